@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { registerAbuseHooks } from './abuse/http.js';
+import { registerDocuments } from './docs/routes.js';
+import { registerOpenApi } from './docs/openapi.js';
+import { installErrorHandler } from './http/errors.js';
+import { installNotFound } from './http/not-found.js';
+import { registerAdminRoutes } from './http/routes/admin.js';
+import { registerPublicRoutes } from './http/routes/public.js';
+import { validatorCompiler } from './http/validator.js';
+import { registerMcp } from './mcp/routes.js';
+import type { ServiceDeps } from './services/deps.js';
+import { registerOperatorConsole } from './web/operator.js';
+import { registerPages } from './web/pages.js';
+
+export const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id'];
+
+/**
+ * Builds the whole application from its dependencies, with no side effects: no listening, no
+ * timers, no store opening. Production (server.ts) and every test use this same function.
+ */
+export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
+  // Typed as the default instance: the pino logger is passed in, the server is plain HTTP/1.1.
+  const app: FastifyInstance = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    bodyLimit: deps.config.limits.maxBodyBytes,
+    // TRUST_PROXY=N: the client is the address N hops back in X-Forwarded-For.
+    trustProxy: (_address: string, hop: number) => hop < deps.config.trustProxy,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  // The API speaks JSON only: any other body is 415 (the web pages add their form parser in their own scope).
+  app.removeContentTypeParser('text/plain');
+  installErrorHandler(app);
+  installNotFound(app, deps);
+
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['Content-Type', 'Idempotency-Key', 'Authorization', 'Accept', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'X-Request-Id'],
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 86400,
+    strictPreflight: false,
+  });
+  // Echo the request id so a client can quote it; the log carries the same id.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+
+  await registerOpenApi(app, deps);
+  registerAbuseHooks(app, deps);
+  registerPublicRoutes(app, deps);
+  await registerAdminRoutes(app, deps);
+  await registerMcp(app, deps);
+  await registerDocuments(app, deps);
+  await registerPages(app, deps);
+  await registerOperatorConsole(app, deps);
+  return app;
+}

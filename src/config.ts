@@ -1,0 +1,172 @@
+import path from 'node:path';
+
+/**
+ * Every configuration variable, validated once at start. A bad value stops the process with a
+ * message naming the variable (ConfigError). Defaults follow shared/spec/contract.md.
+ */
+
+export interface Limits {
+  /** Request body maximum, bytes. */
+  maxBodyBytes: number;
+  descriptionMin: number;
+  descriptionMax: number;
+  messageMin: number;
+  messageMax: number;
+  locationDetailMax: number;
+  /** output_format, requester, from and subject. */
+  shortTextMax: number;
+  budgetMax: number;
+  tasksPerHour: number;
+  tasksPerDay: number;
+  messagesPerHour: number;
+  messagesPerDay: number;
+  statusPollPerDay: number;
+  readsPerMinute: number;
+  servicesPageMax: number;
+  duplicateWindowHours: number;
+  idempotencyWindowHours: number;
+  dailyTaskCap: number;
+  dailyEmailCap: number;
+  /** Refusals within 24 h after which a client is blocked. */
+  autoBlockRefusals: number;
+  autoBlockHours: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  dataDir: string;
+  databaseUrl: string;
+  adminKey: string | undefined;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  operatorEmail: string | undefined;
+  dnsServers: string[];
+  dnsTimeoutMs: number;
+  trustProxy: number;
+  logLevel: string;
+  profileFile: string | undefined;
+  catalogFile: string | undefined;
+  limits: Limits;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = read(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be an absolute URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+function email(env: Env, name: string): string | undefined {
+  const raw = read(env, name);
+  if (raw === undefined) return undefined;
+  if (!/^[^\s@<>()",;]+@[^\s@<>()",;]+$/.test(raw)) throw new ConfigError(name, 'must be an e-mail address');
+  return raw;
+}
+
+function dnsServers(env: Env): string[] {
+  const raw = read(env, 'DNS_SERVERS');
+  if (raw === undefined) return [];
+  return raw.split(',').map((entry) => {
+    const server = entry.trim();
+    const ok = /^(\d{1,3}\.){3}\d{1,3}(:\d{1,5})?$/.test(server) || /^\[[0-9a-fA-F:]+\](:\d{1,5})?$/.test(server) || /^[0-9a-fA-F:]+$/.test(server);
+    if (!ok) throw new ConfigError('DNS_SERVERS', `has an entry that is not ip[:port]: "${server}"`);
+    return server;
+  });
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const baseUrl = (url(env, 'BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const dataDir = path.resolve(read(env, 'DATA_DIR') ?? './data');
+  const databaseUrl = read(env, 'DATABASE_URL') ?? `sqlite:${path.join(dataDir, 'service.db')}`;
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'must start with sqlite: or postgres://');
+  }
+  const adminKey = read(env, 'ADMIN_KEY');
+  if (adminKey !== undefined && adminKey.length < 16) throw new ConfigError('ADMIN_KEY', 'must be at least 16 characters');
+  const logLevel = read(env, 'LOG_LEVEL') ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent');
+  }
+
+  const descriptionMin = integer(env, 'DESCRIPTION_MIN_CHARS', 10, 1);
+  const messageMin = integer(env, 'MESSAGE_MIN_CHARS', 5, 1);
+  const limits: Limits = {
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 64 * 1024, 1024),
+    descriptionMin,
+    descriptionMax: integer(env, 'DESCRIPTION_MAX_CHARS', 5000, descriptionMin),
+    messageMin,
+    messageMax: integer(env, 'MESSAGE_MAX_CHARS', 5000, messageMin),
+    locationDetailMax: integer(env, 'LOCATION_DETAIL_MAX_CHARS', 500, 1),
+    shortTextMax: integer(env, 'SHORT_TEXT_MAX_CHARS', 200, 1),
+    budgetMax: integer(env, 'BUDGET_MAX_USD', 100000, 0),
+    tasksPerHour: integer(env, 'TASK_LIMIT_PER_HOUR', 3, 1),
+    tasksPerDay: integer(env, 'TASK_LIMIT_PER_DAY', 5, 1),
+    messagesPerHour: integer(env, 'MESSAGE_LIMIT_PER_HOUR', 3, 1),
+    messagesPerDay: integer(env, 'MESSAGE_LIMIT_PER_DAY', 5, 1),
+    statusPollPerDay: integer(env, 'STATUS_POLL_LIMIT_PER_DAY', 1, 0),
+    readsPerMinute: integer(env, 'READ_LIMIT_PER_MINUTE', 600, 1),
+    servicesPageMax: integer(env, 'SERVICES_PAGE_MAX', 50, 1),
+    duplicateWindowHours: integer(env, 'DUPLICATE_WINDOW_HOURS', 24, 0),
+    idempotencyWindowHours: integer(env, 'IDEMPOTENCY_WINDOW_HOURS', 24, 1),
+    dailyTaskCap: integer(env, 'DAILY_TASK_CAP', 300, 0),
+    dailyEmailCap: integer(env, 'DAILY_EMAIL_CAP', 200, 0),
+    autoBlockRefusals: integer(env, 'AUTO_BLOCK_REFUSALS', 10, 1),
+    autoBlockHours: integer(env, 'AUTO_BLOCK_HOURS', 24, 1),
+  };
+
+  return {
+    port,
+    host: read(env, 'HOST') ?? '0.0.0.0',
+    baseUrl,
+    dataDir,
+    databaseUrl,
+    adminKey,
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: email(env, 'MAIL_FROM') ?? `no-reply@${new URL(baseUrl).hostname}`,
+    operatorEmail: email(env, 'OPERATOR_EMAIL'),
+    dnsServers: dnsServers(env),
+    dnsTimeoutMs: integer(env, 'DNS_TIMEOUT_MS', 2000, 50, 60000),
+    trustProxy: integer(env, 'TRUST_PROXY', 0, 0, 32),
+    logLevel,
+    profileFile: read(env, 'PROFILE_FILE'),
+    catalogFile: read(env, 'CATALOG_FILE'),
+    limits,
+  };
+}

@@ -1,0 +1,138 @@
+import Type, { type Static, type TSchema } from 'typebox';
+import type { Limits } from '../config.js';
+import { ALL_STATUSES, DELIVERY_MODES, SOURCES, TASK_TYPES } from './task.js';
+
+/**
+ * One schema source per payload. These drive validation (services/validation.ts), the response
+ * serializers, the OpenAPI document and the MCP tool schemas. Input schemas depend on the running
+ * limits, so they are built from the config once at start.
+ */
+
+const DateTime = (description: string) => Type.String({ format: 'date-time', description });
+
+export function taskInputSchema(limits: Limits) {
+  return Type.Object(
+    {
+      task_type: Type.Enum([...TASK_TYPES], { description: 'What kind of human work this is.' }),
+      description: Type.String({
+        minLength: limits.descriptionMin,
+        maxLength: limits.descriptionMax,
+        description: 'What to do, where, and what success looks like.',
+      }),
+      location_required: Type.Optional(Type.Boolean({ description: 'Whether the task needs physical presence. Default false.' })),
+      location_detail: Type.Optional(
+        Type.String({ maxLength: limits.locationDetailMax, description: 'City, address or area; needed in practice when location_required is true.' }),
+      ),
+      deadline: Type.Optional(
+        Type.String({ description: 'ISO 8601 date-time, with or without offset (without one it is read as UTC). Must be in the future.' }),
+      ),
+      output_format: Type.Optional(
+        Type.String({
+          maxLength: limits.shortTextMax,
+          description: 'Default text_report. Suggested: text_report, text_report_with_photos, structured_json, annotated_screenshots, video, or free text.',
+        }),
+      ),
+      budget_usd: Type.Optional(Type.Number({ minimum: 0, maximum: limits.budgetMax, deprecated: true, description: 'Deprecated; accepted and ignored (the pilot is free).' })),
+      contact_email: Type.Optional(
+        Type.String({
+          format: 'email',
+          maxLength: 254,
+          description: 'Where the result is e-mailed. Required unless delivery is status_poll. Must be a real mailbox (MX-checked); never returned.',
+        }),
+      ),
+      delivery: Type.Optional(Type.Enum([...DELIVERY_MODES], { description: 'email (default) or status_poll (result in operator_notes; 1 such task per client per day).' })),
+      requester: Type.Optional(Type.String({ maxLength: limits.shortTextMax, description: 'Optional self-declared agent, company or system identifier.' })),
+    },
+    { description: 'A task request.' },
+  );
+}
+export type TaskInput = Static<ReturnType<typeof taskInputSchema>>;
+
+export function messageInputSchema(limits: Limits) {
+  return Type.Object(
+    {
+      message: Type.String({ minLength: limits.messageMin, maxLength: limits.messageMax, description: 'Free-form text: a question, scoping, or a withdrawal naming a task_id.' }),
+      reply_to: Type.String({ format: 'email', maxLength: 254, description: 'A real mailbox (MX-checked): the only way the operator can answer. Never returned.' }),
+      from: Type.Optional(Type.String({ maxLength: limits.shortTextMax, description: 'Agent, company or system identifier.' })),
+      subject: Type.Optional(Type.String({ maxLength: limits.shortTextMax })),
+    },
+    { description: 'A message to the operator.' },
+  );
+}
+export type MessageInput = Static<ReturnType<typeof messageInputSchema>>;
+
+export const StatusSchema = Type.Enum([...ALL_STATUSES], {
+  description: 'under_review and in_progress are retired: never emitted, only kept in old histories.',
+});
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const PublicTaskSchema = Type.Object(
+  {
+    task_id: Type.String({ description: 'task-<year>-<32 hex>; unguessable; acts as the access token.' }),
+    status: StatusSchema,
+    task_type: Type.Enum([...TASK_TYPES]),
+    description: Type.String(),
+    location_required: Type.Boolean(),
+    location_detail: Nullable(Type.String()),
+    deadline: Nullable(Type.String()),
+    output_format: Type.String(),
+    budget_usd: Nullable(Type.Number({ deprecated: true })),
+    requester: Type.String(),
+    source: Type.Enum([...SOURCES]),
+    created_at: DateTime('When the task was submitted.'),
+    updated_at: DateTime('Last change.'),
+    status_history: Type.Array(Type.Object({ status: StatusSchema, at: Type.String({ format: 'date-time' }) })),
+    operator_notes: Nullable(Type.String({ description: 'For status_poll the deliverable itself; for rejections the reason.' })),
+    seen_by_operator_at: Nullable(Type.String({ format: 'date-time', description: 'Stamped when the operator first opens the task.' })),
+    eta: Nullable(Type.String({ format: 'date-time', description: 'Delivery estimate; present once accepted.' })),
+    receipt: Type.Optional(Type.String({ description: 'Compact JWS (EdDSA, Ed25519); present once delivered. Keys: /.well-known/jwks.json.' })),
+    deliverable_sha256: Type.Optional(Type.String({ description: 'SHA-256 (hex) over the UTF-8 bytes of operator_notes; present once delivered.' })),
+    receipt_issued_at: Type.Optional(Type.String({ format: 'date-time' })),
+  },
+  { description: 'A task as stored. The contact e-mail is never part of it.' },
+);
+export type PublicTask = Static<typeof PublicTaskSchema>;
+
+const Warnings = Type.Optional(Type.Array(Type.String(), { description: 'Unknown fields that were ignored.' }));
+
+export const SubmissionResponseSchema = Type.Object({
+  task_id: Type.String(),
+  status: StatusSchema,
+  created_at: Type.String({ format: 'date-time' }),
+  status_url: Type.String({ description: 'Absolute URL of GET /api/v1/tasks/<task_id>.' }),
+  status_page: Type.String({ description: 'Absolute URL of the human status page /tasks?id=<task_id>.' }),
+  message: Type.String(),
+  warnings: Warnings,
+});
+export type SubmissionResponse = Static<typeof SubmissionResponseSchema>;
+
+export const MessageResponseSchema = Type.Object({
+  message_id: Type.String({ description: 'msg-<year>-<32 hex>' }),
+  created_at: Type.String({ format: 'date-time' }),
+  message: Type.String({ description: 'Confirmation text.' }),
+  warnings: Warnings,
+});
+export type MessageResponse = Static<typeof MessageResponseSchema>;
+
+export const HealthSchema = Type.Object({
+  status: Type.String({ description: 'ok when up' }),
+  service: Type.String(),
+  api_version: Type.String(),
+  time: Type.String({ format: 'date-time' }),
+});
+export type Health = Static<typeof HealthSchema>;
+
+export const ErrorSchema = Type.Object(
+  {
+    error: Type.String({ description: 'Machine code from the closed set in the docs.' }),
+    message: Type.String(),
+    details: Type.Optional(Type.Array(Type.String())),
+    existing_task_id: Type.Optional(Type.String()),
+    limit: Type.Optional(Type.String()),
+    retry_after_seconds: Type.Optional(Type.Integer()),
+    from: Type.Optional(Type.String()),
+    to: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);

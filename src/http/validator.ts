@@ -1,0 +1,18 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { FastifySchemaCompiler } from 'fastify';
+
+/**
+ * Bodies are validated by the service layer (services/validation.ts), the one place REST, MCP and
+ * the web form share; the route's body schema is there for the serializer and OpenAPI. Query
+ * strings, path parameters and headers are checked here, with type coercion (a query is text).
+ */
+const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: true, allErrors: true, strict: false });
+ajv.addFormat('date-time', true).addFormat('email', true);
+
+const passThrough = (data: unknown) => ({ value: data });
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  if (httpPart === 'body') return passThrough;
+  const validate: ValidateFunction = ajv.compile(schema as object);
+  return (data: unknown) => (validate(data) ? { value: data } : { error: Object.assign(new Error('invalid parameters'), { validation: validate.errors }) });
+};

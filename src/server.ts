@@ -1,0 +1,55 @@
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { systemClock } from './domain/time.js';
+import { createLogger } from './logger.js';
+import { initDeps } from './services/deps.js';
+import { startBackground } from './background.js';
+import { migrate, openStore } from './store/db.js';
+import { SERVICE_VERSION } from './version.js';
+
+/** Entry point: config → store → migrations → app → listen; drains and closes on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const log = createLogger(config.logLevel);
+  const store = openStore(config.databaseUrl);
+  await migrate(store);
+  const deps = await initDeps(config, store, { clock: systemClock, log, version: SERVICE_VERSION });
+  const app = await buildApp(deps);
+  await app.listen({ port: config.port, host: config.host });
+  const background = await startBackground(deps);
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down: draining requests');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    try {
+      await background.stop();
+      await app.close();
+      await store.close();
+      log.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Clock } from '../domain/time.js';
+import type { Source } from '../domain/task.js';
+import type { Store } from '../store/db.js';
+import { getOrCreateSetting } from '../store/settings.js';
+import { createValidators, type Validators } from './validation.js';
+
+/** Everything the service layer needs, built once at start and shared by REST, MCP and web. */
+export interface ServiceDeps {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  validators: Validators;
+  /** Server secret for keyed hashes of client addresses and for signing cursors. */
+  secret: Buffer;
+  /** The package version, for documents and the health record. */
+  version: string;
+}
+
+/** Who is calling, whichever door they came in by. */
+export interface Caller {
+  /** HMAC of the client address (IPv4 /32, IPv6 /64); the address itself is never stored. */
+  clientHash: string;
+  source: Source;
+  idempotencyKey?: string | undefined;
+}
+
+export interface InitOptions {
+  clock: Clock;
+  log: Logger;
+  version: string;
+}
+
+/** Loads or creates what must persist across restarts and be shared by every instance. */
+export async function initDeps(config: Config, store: Store, options: InitOptions): Promise<ServiceDeps> {
+  const secret = await getOrCreateSetting(store.db, 'server_secret', () => randomBytes(32).toString('base64'));
+  return {
+    config,
+    store,
+    clock: options.clock,
+    log: options.log,
+    validators: createValidators(config.limits),
+    secret: Buffer.from(secret, 'base64'),
+    version: options.version,
+  };
+}

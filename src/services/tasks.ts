@@ -1,0 +1,127 @@
+import { AppError } from '../domain/errors.js';
+import { canonicalJson, sha256Hex } from '../domain/canonical.js';
+import { newTaskId } from '../domain/ids.js';
+import type { PublicTask, SubmissionResponse, TaskInput } from '../domain/schemas.js';
+import { normalizeDescription } from '../domain/task.js';
+import { iso } from '../domain/time.js';
+import * as guards from '../abuse/guards.js';
+import * as outbox from '../mail/outbox.js';
+import { findTask, insertTask, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
+import type { Caller, ServiceDeps } from './deps.js';
+
+export interface SubmitResult {
+  statusCode: number;
+  location: string;
+  body: SubmissionResponse;
+  /** RateLimit-* headers for the response. */
+  headers: Record<string, string>;
+  replayed: boolean;
+}
+
+export function statusUrl(deps: ServiceDeps, taskId: string): string {
+  return `${deps.config.baseUrl}/api/v1/tasks/${taskId}`;
+}
+
+export function statusPageUrl(deps: ServiceDeps, taskId: string): string {
+  return `${deps.config.baseUrl}/tasks?id=${taskId}`;
+}
+
+/** The key duplicate detection compares: task type plus the normalized description. */
+export function dedupeKey(input: Pick<TaskInput, 'task_type' | 'description'>): string {
+  return sha256Hex(`${input.task_type}\n${normalizeDescription(input.description)}`);
+}
+
+/** The request as submitted, less the contact e-mail: what a receipt's request_sha256 covers. */
+export function requestForReceipt(input: TaskInput): string {
+  const { contact_email: _omitted, ...rest } = input;
+  return canonicalJson(rest);
+}
+
+/**
+ * Submits a task: validate → screen → replay → duplicate → (transaction: quota, task, mail,
+ * idempotency record). The same function serves REST, MCP and the web form.
+ */
+export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown): Promise<SubmitResult> {
+  const now = deps.clock.now();
+  const { value: input, warnings } = deps.validators.task(raw, now);
+  const screening = await guards.screenTask(deps, caller, input);
+
+  const requestHash = sha256Hex(canonicalJson(input));
+  const replay = await guards.findReplay(deps, caller, requestHash);
+  if (replay) {
+    return {
+      statusCode: replay.statusCode,
+      location: replay.location ?? '',
+      body: replay.body as SubmissionResponse,
+      headers: {},
+      replayed: true,
+    };
+  }
+
+  const key = dedupeKey(input);
+  await guards.assertNotDuplicate(deps.store.db, deps, caller, input, key);
+
+  const taskId = newTaskId(now);
+  const at = iso(now);
+  const requestJson = requestForReceipt(input);
+  const row: TaskRow = {
+    id: taskId,
+    status: 'submitted',
+    task_type: input.task_type,
+    description: input.description,
+    dedupe_key: key,
+    location_required: input.location_required ? 1 : 0,
+    location_detail: input.location_detail ?? null,
+    deadline: input.deadline ?? null,
+    output_format: input.output_format ?? 'text_report',
+    budget_usd: input.budget_usd ?? null,
+    requester: input.requester ?? '',
+    source: caller.source,
+    delivery: input.delivery ?? 'email',
+    contact_email: input.contact_email ?? null,
+    email_unverified: screening.emailUnverified ? 1 : 0,
+    client_hash: caller.clientHash,
+    created_at: at,
+    updated_at: at,
+    status_history: JSON.stringify([{ status: 'submitted', at }]),
+    operator_notes: null,
+    seen_by_operator_at: null,
+    eta: null,
+    accepted_at: null,
+    delivered_at: null,
+    rejected_at: null,
+    receipt: null,
+    deliverable_sha256: null,
+    receipt_issued_at: null,
+    request_sha256: sha256Hex(requestJson),
+    request_json: requestJson,
+  };
+  const body: SubmissionResponse = {
+    task_id: taskId,
+    status: 'submitted',
+    created_at: at,
+    status_url: statusUrl(deps, taskId),
+    status_page: statusPageUrl(deps, taskId),
+    message:
+      'Task received. A human operator reviews every task (target: within 12 hours). Poll status_url politely (every few minutes at most); ' +
+      (row.delivery === 'email' ? 'the result is also e-mailed to contact_email.' : 'the result will appear in operator_notes.'),
+  };
+  if (warnings.length > 0) body.warnings = warnings;
+  const location = body.status_url;
+
+  const headers = await deps.store.db.transaction().execute(async (trx) => {
+    const quotaHeaders = await guards.consumeTaskQuota(trx, deps, caller, input);
+    await insertTask(trx, row);
+    await outbox.enqueueTaskSubmitted(trx, deps, row);
+    await guards.saveReplay(trx, deps, caller, requestHash, { statusCode: 202, location, body });
+    return quotaHeaders;
+  });
+  deps.log.info({ task_id: taskId, task_type: row.task_type, source: row.source }, 'task submitted');
+  return { statusCode: 202, location, body, headers, replayed: false };
+}
+
+export async function getTask(deps: ServiceDeps, taskId: string): Promise<PublicTask> {
+  const row = await findTask(deps.store.db, taskId);
+  if (!row) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}". Check the task_id returned at submission.`);
+  return toPublicTask(row);
+}

@@ -1,0 +1,130 @@
+import type { Generated } from 'kysely';
+
+/**
+ * The tables, as Kysely sees them. Both stores use the same column types: text for ids and
+ * ISO 8601 UTC timestamps (which sort as strings), integer 0/1 for booleans, JSON as text.
+ */
+export interface TasksTable {
+  id: string;
+  status: string;
+  task_type: string;
+  description: string;
+  /** sha256(task_type + normalized description): the duplicate-detection key. */
+  dedupe_key: string;
+  location_required: number;
+  location_detail: string | null;
+  deadline: string | null;
+  output_format: string;
+  budget_usd: number | null;
+  requester: string;
+  source: string;
+  delivery: string;
+  contact_email: string | null;
+  email_unverified: number;
+  client_hash: string;
+  created_at: string;
+  updated_at: string;
+  /** JSON array of {status, at}. */
+  status_history: string;
+  operator_notes: string | null;
+  seen_by_operator_at: string | null;
+  eta: string | null;
+  accepted_at: string | null;
+  delivered_at: string | null;
+  rejected_at: string | null;
+  receipt: string | null;
+  deliverable_sha256: string | null;
+  receipt_issued_at: string | null;
+  /** SHA-256 of the RFC 8785 canonical JSON of the request less contact_email. */
+  request_sha256: string;
+  /** That canonical JSON itself, so the receipt's request hash can be re-derived. */
+  request_json: string;
+}
+
+export interface MessagesTable {
+  id: string;
+  message: string;
+  reply_to: string;
+  sender: string | null;
+  subject: string | null;
+  client_hash: string;
+  /** JSON array of task ids the message names. */
+  task_ids: string;
+  email_unverified: number;
+  created_at: string;
+}
+
+/** Fixed-window counters for rate limits, daily caps and refusal counts. */
+export interface CountersTable {
+  key: string;
+  count: number;
+  expires_at: string;
+}
+
+export interface IdempotencyKeysTable {
+  client_hash: string;
+  key: string;
+  request_hash: string;
+  status_code: number;
+  location: string | null;
+  body: string;
+  task_id: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface BlocklistTable {
+  id: string;
+  kind: string;
+  value: string;
+  reason: string | null;
+  source: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export interface OutboxTable {
+  id: string;
+  kind: string;
+  recipient: string;
+  reply_to: string | null;
+  subject: string;
+  text_body: string;
+  html_body: string | null;
+  task_id: string | null;
+  message_id: string | null;
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  locked_until: string | null;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  public_jwk: string;
+  private_jwk: string;
+  created_at: string;
+  retired_at: string | null;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  tasks: TasksTable;
+  messages: MessagesTable;
+  counters: CountersTable;
+  idempotency_keys: IdempotencyKeysTable;
+  blocklist: BlocklistTable;
+  outbox: OutboxTable;
+  signing_keys: SigningKeysTable;
+  settings: SettingsTable;
+}
+
+// Generated is re-exported for migrations that add auto columns later.
+export type { Generated };

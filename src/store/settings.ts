@@ -1,0 +1,25 @@
+import type { Db } from './db.js';
+
+/**
+ * Reads a setting, creating it with `create()` when missing. Safe when several instances start at
+ * once: the first insert wins and everyone reads the winner.
+ */
+export async function getOrCreateSetting(db: Db, key: string, create: () => string): Promise<string> {
+  const existing = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
+  if (existing) return existing.value;
+  await db
+    .insertInto('settings')
+    .values({ key, value: create() })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+  const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
+  return row.value;
+}
+
+export async function setSetting(db: Db, key: string, value: string): Promise<void> {
+  await db
+    .insertInto('settings')
+    .values({ key, value })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+    .execute();
+}

@@ -1,0 +1,133 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { startBackground, type Background } from '../../src/background.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Clock } from '../../src/domain/time.js';
+import { createLogger } from '../../src/logger.js';
+import { initDeps, type ServiceDeps } from '../../src/services/deps.js';
+import { migrate, openStore, type Store } from '../../src/store/db.js';
+import { SERVICE_VERSION } from '../../src/version.js';
+import { createTestDatabase, type TestDatabase } from './databases.js';
+
+/** The stores a suite runs on: SQLite always, PostgreSQL when TEST_POSTGRES_URL is set. */
+export const STORES: ('sqlite' | 'postgres')[] = process.env.TEST_POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+/** The admin key every test app is started with. */
+export const TEST_ADMIN_KEY = 'test-admin-key-0123456789';
+
+/** A clock tests can move. */
+export class TestClock implements Clock {
+  private current: Date;
+  constructor(start: string | Date = '2030-03-10T10:00:00.000Z') {
+    this.current = new Date(start);
+  }
+  now(): Date {
+    return new Date(this.current);
+  }
+  set(value: string | Date): void {
+    this.current = new Date(value);
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  deps: ServiceDeps;
+  config: Config;
+  store: Store;
+  clock: Clock;
+  /** http://127.0.0.1:<port> of the listening server. */
+  url: string;
+  dataDir: string;
+  background?: Background | undefined;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  store?: 'sqlite' | 'postgres';
+  env?: Record<string, string>;
+  clock?: Clock;
+  /** Start the outbox worker and other background work. */
+  background?: boolean;
+  /** Share another test app's database (two instances on one store). */
+  shareDatabaseWith?: TestApp;
+}
+
+/**
+ * Starts the real application exactly as production does (config → store → migrations → deps →
+ * buildApp → listen) on a fresh data directory and, for PostgreSQL, a fresh database.
+ */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const shared = options.shareDatabaseWith;
+  const dataDir = shared?.dataDir ?? mkdtempSync(path.join(tmpdir(), 'hts-test-'));
+  let database: TestDatabase | undefined;
+  let databaseUrl: string;
+  if (shared) {
+    databaseUrl = shared.config.databaseUrl;
+  } else if ((options.store ?? 'sqlite') === 'postgres') {
+    database = await createTestDatabase();
+    databaseUrl = database.url;
+  } else {
+    databaseUrl = `sqlite:${path.join(dataDir, 'service.db')}`;
+  }
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ADMIN_KEY: TEST_ADMIN_KEY,
+    ...options.env,
+  });
+  const store = openStore(config.databaseUrl);
+  await migrate(store);
+  const clock = options.clock ?? shared?.clock ?? new TestClock();
+  const deps = await initDeps(config, store, { clock, log: createLogger(config.logLevel), version: SERVICE_VERSION });
+  const app = await buildApp(deps);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const background = options.background ? await startBackground(deps) : undefined;
+  return {
+    app,
+    deps,
+    config,
+    store,
+    clock,
+    url,
+    dataDir,
+    background,
+    async close() {
+      await background?.stop();
+      await app.close();
+      await store.close();
+      await database?.drop();
+      if (!shared) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A valid task body (unique description each call); override any field. */
+export function validTask(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    task_type: 'real_world_verification',
+    description: `Check whether the bakery at 12 Main Street is open on Sunday mornings (${Math.random().toString(36).slice(2)}).`,
+    location_required: true,
+    location_detail: 'Springfield',
+    contact_email: 'agent@mail.example-agent.dev',
+    ...overrides,
+  };
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
