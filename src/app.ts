@@ -7,6 +7,8 @@ import { registerOpenApi } from './docs/openapi.js';
 import { installErrorHandler } from './http/errors.js';
 import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
+import { registerBlocklistRoutes } from './http/routes/admin-blocklist.js';
+import { registerOutboxRoutes } from './http/routes/admin-outbox.js';
 import { registerPublicRoutes } from './http/routes/public.js';
 import { validatorCompiler } from './http/validator.js';
 import { registerMcp } from './mcp/routes.js';
@@ -56,6 +58,8 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
   registerAbuseHooks(app, deps);
   registerPublicRoutes(app, deps);
   await registerAdminRoutes(app, deps);
+  await registerBlocklistRoutes(app, deps);
+  await registerOutboxRoutes(app, deps);
   await registerMcp(app, deps);
   await registerDocuments(app, deps);
   await registerPages(app, deps);

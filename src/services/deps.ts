@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/time.js';
 import type { Source } from '../domain/task.js';
+import { loadProfileAndCatalog, type CatalogEntry, type Profile } from '../docs/profile.js';
+import { loadAdminKeyHash } from '../http/admin-auth.js';
 import type { Store } from '../store/db.js';
 import { getOrCreateSetting } from '../store/settings.js';
 import { createValidators, type Validators } from './validation.js';
@@ -18,6 +20,11 @@ export interface ServiceDeps {
   secret: Buffer;
   /** The package version, for documents and the health record. */
   version: string;
+  /** SHA-256 of the operator key (http/admin-auth.ts). */
+  adminKeyHash: Buffer;
+  /** The deployment profile and services catalog (docs/profile.ts), loaded from config files. */
+  profile: Profile;
+  catalog: CatalogEntry[];
 }
 
 /** Who is calling, whichever door they came in by. */
@@ -37,6 +44,8 @@ export interface InitOptions {
 /** Loads or creates what must persist across restarts and be shared by every instance. */
 export async function initDeps(config: Config, store: Store, options: InitOptions): Promise<ServiceDeps> {
   const secret = await getOrCreateSetting(store.db, 'server_secret', () => randomBytes(32).toString('base64'));
+  const adminKeyHash = await loadAdminKeyHash(store.db, config.adminKey, options.log);
+  const { profile, catalog } = loadProfileAndCatalog(config);
   return {
     config,
     store,
@@ -45,5 +54,8 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     validators: createValidators(config.limits),
     secret: Buffer.from(secret, 'base64'),
     version: options.version,
+    adminKeyHash,
+    profile,
+    catalog,
   };
 }

@@ -1,0 +1,54 @@
+import { sql } from 'kysely';
+import type { Db } from './db.js';
+
+/**
+ * Fixed-window counters in the store, shared by every instance. A window is part of the key
+ * (e.g. `tasks:h:<client>:2030-03-10T10`), so a new window is a new row; expired rows are swept.
+ */
+
+/**
+ * Adds one to `key` unless it has reached `limit`, atomically (a single upsert, so two instances
+ * racing on PostgreSQL cannot both take the last unit). Returns the new count, or null when the
+ * limit was already reached.
+ */
+export async function consumeCounter(db: Db, key: string, limit: number, expiresAt: string): Promise<number | null> {
+  if (limit <= 0) return null;
+  const row = await db
+    .insertInto('counters')
+    .values({ key, count: 1, expires_at: expiresAt })
+    .onConflict((oc) =>
+      oc
+        .column('key')
+        .doUpdateSet({ count: sql<number>`counters.count + 1` })
+        .where('counters.count', '<', limit),
+    )
+    .returning('count')
+    .executeTakeFirst();
+  return row ? Number(row.count) : null;
+}
+
+/** Adds `by` to `key` with no limit (refusal counts, sent-mail counts). Returns the new count. */
+export async function incrementCounter(db: Db, key: string, expiresAt: string, by = 1): Promise<number> {
+  const row = await db
+    .insertInto('counters')
+    .values({ key, count: by, expires_at: expiresAt })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql<number>`counters.count + ${by}` }))
+    .returning('count')
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export async function readCounter(db: Db, key: string): Promise<number> {
+  const row = await db.selectFrom('counters').select('count').where('key', '=', key).executeTakeFirst();
+  return row ? Number(row.count) : 0;
+}
+
+export async function readCounters(db: Db, keys: string[]): Promise<Map<string, number>> {
+  if (keys.length === 0) return new Map();
+  const rows = await db.selectFrom('counters').select(['key', 'count']).where('key', 'in', keys).execute();
+  return new Map(rows.map((r) => [r.key, Number(r.count)]));
+}
+
+export async function sweepExpiredCounters(db: Db, now: string): Promise<void> {
+  await db.deleteFrom('counters').where('expires_at', '<', now).execute();
+}
