@@ -57,7 +57,25 @@ export interface TestAppOptions {
   background?: boolean;
   /** Share another test app's database (two instances on one store). */
   shareDatabaseWith?: TestApp;
+  /**
+   * 'relaxed' (default) lifts the per-client limits and caps so suites that are not about abuse
+   * control can submit freely from one address; 'production' keeps the real defaults.
+   */
+  limits?: 'relaxed' | 'production';
 }
+
+/** Limits lifted for suites that are not testing them. */
+export const RELAXED_LIMITS: Record<string, string> = {
+  TASK_LIMIT_PER_HOUR: '100000',
+  TASK_LIMIT_PER_DAY: '100000',
+  MESSAGE_LIMIT_PER_HOUR: '100000',
+  MESSAGE_LIMIT_PER_DAY: '100000',
+  STATUS_POLL_LIMIT_PER_DAY: '100000',
+  READ_LIMIT_PER_MINUTE: '1000000',
+  DAILY_TASK_CAP: '1000000',
+  DAILY_EMAIL_CAP: '1000000',
+  AUTO_BLOCK_REFUSALS: '1000000',
+};
 
 /**
  * Starts the real application exactly as production does (config → store → migrations → deps →
@@ -83,6 +101,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     DATABASE_URL: databaseUrl,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ADMIN_KEY: TEST_ADMIN_KEY,
+    ...((options.limits ?? 'relaxed') === 'relaxed' ? RELAXED_LIMITS : {}),
     ...options.env,
   });
   const store = openStore(config.databaseUrl);

@@ -1,0 +1,51 @@
+import type { Db } from '../store/db.js';
+import { consumeCounter, readCounters } from '../store/counters.js';
+import { iso, nextUtcMidnight, utcDay } from '../domain/time.js';
+import type { ServiceDeps } from '../services/deps.js';
+
+/**
+ * The global daily caps (DAILY_TASK_CAP, DAILY_EMAIL_CAP), counted in the store so every instance
+ * shares them; they reset at 00:00 UTC.
+ */
+export function dailyTaskCapKey(now: Date): string {
+  return `cap:tasks:${utcDay(now)}`;
+}
+
+export function dailyEmailCapKey(now: Date): string {
+  return `cap:emails:${utcDay(now)}`;
+}
+
+export interface CapUse {
+  used: number;
+  cap: number;
+  remaining: number;
+}
+
+export interface DailyCapUsage {
+  tasks: CapUse;
+  emails: CapUse;
+  /** When both caps reset (next 00:00 UTC). */
+  resets_at: string;
+}
+
+export async function dailyCapUsage(deps: ServiceDeps): Promise<DailyCapUsage> {
+  const now = deps.clock.now();
+  const { dailyTaskCap, dailyEmailCap } = deps.config.limits;
+  const counts = await readCounters(deps.store.db, [dailyTaskCapKey(now), dailyEmailCapKey(now)]);
+  const use = (used: number, cap: number): CapUse => ({ used, cap, remaining: Math.max(0, cap - used) });
+  return {
+    tasks: use(counts.get(dailyTaskCapKey(now)) ?? 0, dailyTaskCap),
+    emails: use(counts.get(dailyEmailCapKey(now)) ?? 0, dailyEmailCap),
+    resets_at: iso(nextUtcMidnight(now)),
+  };
+}
+
+/**
+ * Takes one unit of today's e-mail cap; false when it is used up (the mail then waits for the
+ * next UTC day). The outbox worker calls this for every mail it is about to send.
+ */
+export async function consumeEmailCap(db: Db, deps: ServiceDeps): Promise<boolean> {
+  const now = deps.clock.now();
+  const count = await consumeCounter(db, dailyEmailCapKey(now), deps.config.limits.dailyEmailCap, iso(new Date(nextUtcMidnight(now).getTime() + 86_400_000)));
+  return count !== null;
+}
