@@ -1,4 +1,5 @@
 import { Compile } from 'typebox/compile';
+import { Settings } from 'typebox/system';
 import type { TObject } from 'typebox';
 import type { Limits } from '../config.js';
 import { AppError, validationFailed } from '../domain/errors.js';
@@ -15,14 +16,15 @@ interface Checked<T> {
   warnings: string[];
 }
 
+// TypeBox stops at 8 errors by default; a task has ten fields and every failing one must be reported.
+Settings.Set({ maxErrors: 64 });
+
 type ErrorLike = { keyword: string; instancePath: string; params: Record<string, unknown>; message: string };
 
 function describe(schema: TObject, field: string, error: ErrorLike): string {
   const prop = (schema.properties as Record<string, Record<string, unknown>>)[field] ?? {};
   const p = error.params;
   switch (error.keyword) {
-    case 'required':
-      return `${String((p.requiredProperties as string[] | undefined)?.join(', ') ?? field)} is required`;
     case 'type':
       return `${field} must be ${article(String(p.type ?? prop.type))}`;
     case 'minLength':
@@ -67,13 +69,15 @@ function checker<T>(schema: TObject) {
     const fieldErrors: string[] = [];
     const seen = new Set<string>();
     for (const error of compiled.Errors(value) as Iterable<ErrorLike>) {
-      const field =
+      const fields =
         error.keyword === 'required'
-          ? String((error.params.requiredProperties as string[] | undefined)?.join(', ') ?? '')
-          : (error.instancePath.split('/')[1] ?? 'body');
-      if (seen.has(field)) continue;
-      seen.add(field);
-      fieldErrors.push(describe(schema, field, error));
+          ? ((error.params.requiredProperties as string[] | undefined) ?? [])
+          : [error.instancePath.split('/')[1] ?? 'body'];
+      for (const field of fields) {
+        if (seen.has(field)) continue;
+        seen.add(field);
+        fieldErrors.push(error.keyword === 'required' ? `${field} is required` : describe(schema, field, error));
+      }
     }
     return { value: value as T, warnings, fieldErrors };
   };

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDialectConfig, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
@@ -12,6 +12,8 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<Database>;
   dialect: DialectName;
+  /** The raw SQLite handle, for the few hot reads that cannot afford Kysely's per-query cost. */
+  sqlite?: SQLite.Database;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -30,10 +32,11 @@ export function openStore(databaseUrl: string, options: { poolSize?: number } = 
     database.pragma('synchronous = FULL');
     database.pragma('busy_timeout = 5000');
     database.pragma('foreign_keys = ON');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
     return {
       db,
       dialect: 'sqlite',
+      sqlite: database,
       ping: async () => {
         await sql`select 1`.execute(db);
       },
@@ -51,6 +54,27 @@ export function openStore(databaseUrl: string, options: { poolSize?: number } = 
       await sql`select 1`.execute(db);
     },
     close: () => db.destroy(),
+  };
+}
+
+/**
+ * Kysely prepares every query anew, and preparing costs more than running a primary-key lookup.
+ * Statements are reused by SQL text (bounded); better-sqlite3 runs them synchronously, so a
+ * cached statement is never used by two queries at once.
+ */
+function withStatementCache(database: SQLite.Database): SqliteDialectConfig['database'] {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => database.close(),
+    prepare: (sqlText: string) => {
+      let statement = cache.get(sqlText);
+      if (!statement) {
+        statement = database.prepare(sqlText);
+        if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
+        cache.set(sqlText, statement);
+      }
+      return statement;
+    },
   };
 }
 

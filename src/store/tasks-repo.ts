@@ -1,17 +1,51 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { CompiledQuery, Insertable, Selectable } from 'kysely';
 import type { PublicTask } from '../domain/schemas.js';
 import type { StatusEntry, TaskStatus, TaskType, Source } from '../domain/task.js';
-import type { Db } from './db.js';
+import type { Db, Store } from './db.js';
 import type { TasksTable } from './schema.js';
 
 export type TaskRow = Selectable<TasksTable>;
+
+/** The columns the public task is made of: never contact_email, client_hash or request_json. */
+const PUBLIC_COLUMNS = [
+  'id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd',
+  'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta',
+  'receipt', 'deliverable_sha256', 'receipt_issued_at',
+] as const satisfies readonly (keyof TaskRow)[];
+export type PublicTaskRow = Pick<TaskRow, (typeof PUBLIC_COLUMNS)[number]>;
 
 export async function insertTask(db: Db, row: Insertable<TasksTable>): Promise<void> {
   await db.insertInto('tasks').values(row).execute();
 }
 
+// The status read is the hottest query: compile it once per store and only swap the parameter.
+const compiledFindTask = new WeakMap<Db, CompiledQuery<TaskRow>>();
+
 export async function findTask(db: Db, id: string): Promise<TaskRow | undefined> {
-  return db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  let compiled = compiledFindTask.get(db);
+  if (!compiled) {
+    compiled = db.selectFrom('tasks').selectAll().where('id', '=', '').compile();
+    compiledFindTask.set(db, compiled);
+  }
+  const result = await db.executeQuery<TaskRow>({ ...compiled, parameters: [id] });
+  return result.rows[0];
+}
+
+const readStatements = new WeakMap<object, { get(id: string): unknown }>();
+
+/**
+ * The public status read: the hottest path of the service. On SQLite it runs one cached prepared
+ * statement directly; on PostgreSQL the precompiled query above.
+ */
+export async function findTaskForRead(store: Store, id: string): Promise<PublicTaskRow | undefined> {
+  const sqlite = store.sqlite;
+  if (!sqlite) return findTask(store.db, id);
+  let statement = readStatements.get(sqlite);
+  if (!statement) {
+    statement = sqlite.prepare(`SELECT ${PUBLIC_COLUMNS.join(', ')} FROM tasks WHERE id = ?`);
+    readStatements.set(sqlite, statement);
+  }
+  return statement.get(id) as PublicTaskRow | undefined;
 }
 
 export async function updateTask(db: Db, id: string, changes: Partial<TasksTable>): Promise<void> {
@@ -23,7 +57,7 @@ export function statusHistory(row: Pick<TaskRow, 'status_history'>): StatusEntry
 }
 
 /** The task as the public status endpoint returns it: never the contact e-mail or the client. */
-export function toPublicTask(row: TaskRow): PublicTask {
+export function toPublicTask(row: PublicTaskRow): PublicTask {
   const task: PublicTask = {
     task_id: row.id,
     status: row.status as TaskStatus,

@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Runs the real entry point, as `npm start` does. */
+function runServer(env: Record<string, string>): Run {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DNS_SERVERS: '127.0.0.1:9', DNS_TIMEOUT_MS: '200', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url: string, timeoutMs = 20_000): Promise<Response> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fetch(url);
+    } catch {
+      if (Date.now() > until) throw new Error(`${url} did not answer`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('configuration', () => {
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['BASE_URL', 'not a url'],
+    ['SMTP_URL', 'http://mail'],
+    ['TRUST_PROXY', '-1'],
+    ['TASK_LIMIT_PER_HOUR', '0'],
+    ['DNS_SERVERS', '1.2.3.4:53,nonsense'],
+    ['OPERATOR_EMAIL', 'nobody'],
+    ['LOG_LEVEL', 'loud'],
+    ['ADMIN_KEY', 'short'],
+  ])('rejects %s=%s naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('has the contract defaults', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(8080);
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.baseUrl).toBe('http://localhost:8080');
+    expect(config.databaseUrl).toBe(`sqlite:${path.resolve('data', 'service.db')}`);
+    expect(config.mailFrom).toBe('no-reply@localhost');
+    expect(config.trustProxy).toBe(0);
+    expect(config.limits).toMatchObject({ readsPerMinute: 600, dailyTaskCap: 300, dailyEmailCap: 200, tasksPerHour: 3, tasksPerDay: 5, messagesPerHour: 3, messagesPerDay: 5, statusPollPerDay: 1, maxBodyBytes: 65536 });
+  });
+
+  it('stops the process at start with a message naming the bad variable', async () => {
+    const run = runServer({ PORT: 'eighty' });
+    expect(await run.exited).toBe(1);
+    expect(run.stderr()).toContain('PORT');
+  });
+});
+
+describe('the entry point', () => {
+  it('serves on the embedded store, prints a generated key once, and drains on SIGTERM', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'hts-server-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const env = { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir };
+
+    const first = runServer(env);
+    const health = await waitFor(`http://127.0.0.1:${port}/api/v1/health`);
+    expect(health.status).toBe(200);
+    expect(existsSync(path.join(dataDir, 'service.db'))).toBe(true);
+    expect(first.stdout()).toMatch(/Generated the operator key/);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+
+    const second = runServer(env);
+    await waitFor(`http://127.0.0.1:${port}/api/v1/health`);
+    expect(second.stdout()).not.toMatch(/Generated the operator key/);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  }, 60_000);
+});
