@@ -1,5 +1,100 @@
-import type { FastifyInstance } from 'fastify';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import Type from 'typebox';
+import { AppError } from '../domain/errors.js';
+import { ErrorSchema } from '../domain/schemas.js';
 import type { ServiceDeps } from '../services/deps.js';
+import { ServerCardSchema, serverCard } from './card.js';
+import { hostGuard } from './host-guard.js';
+import { createMcpServer } from './server.js';
+import { buildTools } from './tools.js';
 
-/** The MCP tool server at /mcp (issue 6). Foundation stub. */
-export async function registerMcp(_app: FastifyInstance, _deps: ServiceDeps): Promise<void> {}
+/**
+ * The MCP tool server: stateless streamable HTTP on POST /mcp inside the Fastify app, plus the
+ * server card. GET and DELETE /mcp have no route, so the app's 405 handler answers them with
+ * `method_not_allowed` and `Allow: POST` (there are no sessions to stream to or to end).
+ *
+ * Fastify parses the body first, so an unparsable body (400 invalid_json), an oversized one (413
+ * payload_too_large) or a non-JSON one (415) gets the contract's error before the SDK sees it;
+ * JSON that is not JSON-RPC gets the SDK's protocol error.
+ */
+
+const MCP_ROUTE_DESCRIPTION =
+  'Model Context Protocol over streamable HTTP, stateless: POST a JSON-RPC 2.0 message (or batch) with ' +
+  'Accept: application/json, text/event-stream. initialize is optional; tools/list and tools/call work directly. ' +
+  'Tools: get_human_services, submit_human_task, check_task_status, message_human_operator.';
+
+/** Headers already set on the reply (CORS, request id, rate-limit policy) must survive hijack(). */
+function carryHeaders(reply: FastifyReply): void {
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined && !reply.raw.hasHeader(name)) reply.raw.setHeader(name, value);
+  }
+}
+
+async function handleMcp(deps: ServiceDeps, tools: ReturnType<typeof buildTools>, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  // Without a Content-Type Fastify only lets an empty body through (anything else is 415 before
+  // this point): there is no message to answer.
+  if (request.headers['content-type'] === undefined) {
+    throw new AppError('invalid_json', 'The request body is empty: send a JSON-RPC 2.0 message as JSON.');
+  }
+  const server = createMcpServer(deps, tools, request);
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  carryHeaders(reply);
+  reply.hijack();
+  // One server and transport per request: release both when the response is done or aborted.
+  reply.raw.on('close', () => {
+    transport.close().catch((error: unknown) => request.log.warn({ err: error }, 'closing the MCP transport failed'));
+    server.close().catch((error: unknown) => request.log.warn({ err: error }, 'closing the MCP server failed'));
+  });
+  try {
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  } catch (error) {
+    request.log.error({ err: error }, 'mcp request failed');
+    if (!reply.raw.headersSent) {
+      const body = new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`).toBody();
+      reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+    } else {
+      reply.raw.end();
+    }
+  }
+}
+
+export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+  const tools = buildTools(deps);
+  const card = serverCard(deps, tools);
+  const guard = hostGuard(deps.config.baseUrl);
+
+  app.post(
+    '/mcp',
+    {
+      // Every request counts as one read for flood control; submissions and messages also use
+      // their own quotas inside the service layer, exactly as over REST.
+      config: { kind: 'read' },
+      ...(guard ? { onRequest: guard } : {}),
+      schema: {
+        operationId: 'mcp',
+        summary: 'MCP tool server (streamable HTTP, stateless)',
+        description: MCP_ROUTE_DESCRIPTION,
+        tags: ['mcp'],
+        body: Type.Unknown({ description: 'A JSON-RPC 2.0 request, notification or batch.' }),
+        response: {
+          200: Type.Object({}, { additionalProperties: true, description: 'The JSON-RPC 2.0 response (or batch of responses).' }),
+          202: Type.Null({ description: 'Notifications only: accepted, no body.' }),
+          ...Object.fromEntries([400, 406, 413, 415].map((code) => [code, Type.Object({}, { additionalProperties: true, description: 'A contract error body, or a JSON-RPC error from the protocol layer.' })])),
+          429: ErrorSchema,
+        },
+      },
+    },
+    (request, reply) => handleMcp(deps, tools, request, reply),
+  );
+
+  const cardRoute = (operationId: string, summary: string, hide = false) => ({
+    config: { kind: 'read' as const },
+    schema: { operationId, summary, tags: ['mcp'], response: { 200: ServerCardSchema }, ...(hide ? { hide } : {}) },
+  });
+  app.get('/.well-known/mcp', cardRoute('mcpServerCard', 'MCP server card: how to connect to the tool server'), async () => card);
+  app.get('/mcp/server-card', cardRoute('mcpServerCardAlias', 'MCP server card (same as /.well-known/mcp)'), async () => card);
+  // The path the server-card proposal's early adopters probe; same card, kept out of the OpenAPI listing.
+  app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardJson', 'MCP server card (same as /.well-known/mcp)', true), async () => card);
+}

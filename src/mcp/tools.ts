@@ -1,0 +1,134 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import Type, { type TSchema } from 'typebox';
+import { ErrorSchema, MessageResponseSchema, PublicTaskSchema, SubmissionResponseSchema, messageInputSchema, taskInputSchema } from '../domain/schemas.js';
+import type { ServiceDeps } from '../services/deps.js';
+import { HumanServicesSchema } from './catalog-info.js';
+
+/**
+ * The four tools, their descriptions (written for a model) and their schemas. Input schemas are
+ * the REST body schemas of src/domain/schemas.ts, built from the running limits, so MCP and REST
+ * validate the same fields the same way; output schemas are the REST response schemas.
+ */
+
+export const TOOL_NAMES = ['get_human_services', 'submit_human_task', 'check_task_status', 'message_human_operator'] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+/** Same rule as the Idempotency-Key header (http/client.ts). */
+export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7e]{1,255}$';
+
+/** TypeBox schemas carry non-enumerable markers; a tool schema is plain JSON. */
+function json(schema: TSchema): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+}
+
+/**
+ * Every result, success or refusal, must match the declared outputSchema: the SDK's own client
+ * (1.x) checks structuredContent against it even when isError is true (typescript-sdk#1943), and
+ * refusals carry the REST error body. So the schema is "the REST response, or the REST error body".
+ */
+function outputSchema(success: TSchema): Tool['outputSchema'] {
+  return {
+    type: 'object',
+    description: 'On success the REST response body; when isError is true the REST error body (error, message, details, ...).',
+    anyOf: [json(success), json(ErrorSchema)],
+  };
+}
+
+function inputSchema(schema: TSchema): Tool['inputSchema'] {
+  return json(schema) as Tool['inputSchema'];
+}
+
+export function buildTools(deps: ServiceDeps): Tool[] {
+  const l = deps.config.limits;
+  const hours = deps.profile.response_target_hours;
+  const base = deps.config.baseUrl;
+  const taskInput = taskInputSchema(l);
+  const submitInput = Type.Object(
+    {
+      ...taskInput.properties,
+      idempotency_key: Type.Optional(
+        Type.String({
+          pattern: IDEMPOTENCY_KEY_PATTERN,
+          description:
+            `Optional. 1 to 255 visible ASCII characters, e.g. a UUID you generate per task. Retrying with the same key and the same arguments within ${l.idempotencyWindowHours} hours ` +
+            'returns the original answer instead of creating a second task; the same key with different arguments is refused (validation_failed).',
+        }),
+      ),
+    },
+    { description: 'A task request, plus an optional idempotency_key.' },
+  );
+  const statusInput = Type.Object({
+    task_id: Type.String({ maxLength: 200, description: 'The task_id returned by submit_human_task, shaped task-<year>-<32 hex>.' }),
+  });
+
+  return [
+    {
+      name: 'get_human_services',
+      title: 'What the human operator can do',
+      description:
+        'Call this first, before submitting anything, to learn what the human operator can and cannot do. ' +
+        'Returns the service catalog (one entry per task_type, each with an example request that would be accepted), the operator profile ' +
+        '(languages, service area, working hours, response target), the review policy (what is always rejected), the current per-client limits, ' +
+        'and how to submit, poll and receive results. Read-only; no arguments; calling it costs no quota.',
+      inputSchema: { type: 'object', properties: {} },
+      outputSchema: outputSchema(HumanServicesSchema),
+      annotations: { title: 'What the human operator can do', readOnlyHint: true, openWorldHint: false },
+    },
+    {
+      name: 'submit_human_task',
+      title: 'Submit a task to a human operator',
+      description:
+        'Ask a real person to do something only a human can: be somewhere physically (check a place, an object, a sign), use their perception ' +
+        'or judgment, test a product or app like a customer, or review AI output. ' +
+        'Asynchronous: the call only files the task and returns at once with task_id, status "submitted" and status_url — the work is NOT done in the call. ' +
+        `A human reviews every task (target: within ${hours} hours) and accepts or rejects it. The result is e-mailed to contact_email (default), ` +
+        `or with delivery "status_poll" — the no-mailbox path, ${l.statusPollPerDay} such task per client per day — it appears as text in operator_notes of check_task_status. ` +
+        `Rejected at review whatever the task_type: ${deps.profile.policy.will_not_do.join('; ')}. ` +
+        `Refused at once: invalid fields (validation_failed, all listed in details), more than ${l.tasksPerHour} tasks per hour or ${l.tasksPerDay} per day ` +
+        `per client (rate_limited: wait retry_after_seconds), the same task_type and description again within ${l.duplicateWindowHours} hours ` +
+        '(duplicate_task: poll existing_task_id instead), placeholder or undeliverable contact_email (it must be a real mailbox; it is MX-checked and never shown back). ' +
+        'Submit each real task once; to retry after a network error pass the same idempotency_key. Free during the pilot: never pay or send credentials. ' +
+        'Mark a trial task with the word "test" in description or requester.',
+      inputSchema: inputSchema(submitInput),
+      outputSchema: outputSchema(SubmissionResponseSchema),
+      annotations: { title: 'Submit a task to a human operator', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    {
+      name: 'check_task_status',
+      title: 'Check a task',
+      description:
+        'Look up a task you submitted, by the task_id submit_human_task returned. Returns the task: status (submitted, then accepted and delivered, ' +
+        'or rejected), status_history, eta once accepted, operator_notes (for delivery "status_poll" the deliverable itself; for a rejection the reason), ' +
+        'and once delivered a signed receipt (EdDSA JWS) with deliverable_sha256. ' +
+        `Poll politely: a person does the work, so check no more often than every few minutes (every 15-30 minutes is plenty; the review target is ${hours} hours). ` +
+        `Stop polling once the status is delivered or rejected — both are final. The same data is at status_url (GET ${base}/api/v1/tasks/{task_id}). ` +
+        'Refused: an unknown task_id (task_not_found). Read-only.',
+      inputSchema: inputSchema(statusInput),
+      outputSchema: outputSchema(PublicTaskSchema),
+      annotations: { title: 'Check a task', readOnlyHint: true, openWorldHint: false },
+    },
+    {
+      name: 'message_human_operator',
+      title: 'Message the human operator',
+      description:
+        'Send the human operator a free-form message: a question before submitting, scoping a task, extra details for an open task, or withdrawing a task ' +
+        '(name its task_id in the message). Returns message_id at once; the operator answers only by e-mail to reply_to, which must be a real mailbox ' +
+        `(MX-checked, never shown back), usually within ${hours} hours. ` +
+        `Refused: invalid fields (validation_failed), more than ${l.messagesPerHour} messages per hour or ${l.messagesPerDay} per day per client (rate_limited). ` +
+        'Do not use it to ask for a status (use check_task_status) or to submit work (use submit_human_task).',
+      inputSchema: inputSchema(messageInputSchema(l)),
+      outputSchema: outputSchema(MessageResponseSchema),
+      annotations: { title: 'Message the human operator', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+  ];
+}
+
+/** Guidance sent with `initialize`: how the four tools fit together. */
+export function serverInstructions(deps: ServiceDeps): string {
+  return (
+    'A human operator performs real-world and judgment tasks for agents. Start with get_human_services to see what is offered and what is refused. ' +
+    'submit_human_task is asynchronous: keep the task_id it returns and poll check_task_status every few minutes at most until the status is delivered or rejected. ' +
+    `Use message_human_operator for questions or to withdraw a task. A human reviews every task (target: within ${deps.profile.response_target_hours} hours). ` +
+    'When a tool returns isError, read the error code and the hint, and act on it instead of retrying at once.'
+  );
+}
