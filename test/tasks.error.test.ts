@@ -228,3 +228,19 @@ describe('health when the store is down', () => {
     }
   });
 });
+
+describe.each(STORES)('NUL characters on %s', (store) => {
+  it('are refused with 422 in any text field of tasks and messages, never a 500', async () => {
+    const t = await startTestApp({ store });
+    try {
+      const task = await postJson(`${t.url}/api/v1/tasks`, validTask({ description: 'Count the benches\u0000 in the park.', requester: 'bot\u0000' }));
+      expect(task.status).toBe(422);
+      expect(((await task.json()) as { details: string[] }).details).toEqual(['description must not contain NUL characters', 'requester must not contain NUL characters']);
+      const message = await postJson(`${t.url}/api/v1/messages`, { message: 'Hello operator', reply_to: 'agent@mail.example-agent.dev', subject: 'a\u0000b' });
+      expect(message.status).toBe(422);
+      expect(((await message.json()) as { details: string[] }).details).toEqual(['subject must not contain NUL characters']);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -79,6 +79,10 @@ function checker<T>(schema: TObject) {
         fieldErrors.push(error.keyword === 'required' ? `${field} is required` : describe(schema, field, error));
       }
     }
+    // PostgreSQL text cannot hold NUL, and no honest task needs one: refuse it on every store alike.
+    for (const [field, v] of Object.entries(value)) {
+      if (typeof v === 'string' && v.includes('\u0000') && !seen.has(field)) fieldErrors.push(`${field} must not contain NUL characters`);
+    }
     return { value: value as T, warnings, fieldErrors };
   };
 }
