@@ -10,6 +10,7 @@ import { initDeps } from '../src/services/deps.js';
 import { migrate, openStore } from '../src/store/db.js';
 import { clientAddress, clientHash } from '../src/http/client.js';
 import { SERVICE_VERSION } from '../src/version.js';
+import { sharedDnsServer } from './support/dns-server.js';
 import { STORES, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
 
 describe.each(STORES)('what the public endpoints never reveal on %s', (store) => {
@@ -88,7 +89,7 @@ describe('unexpected failures', () => {
         done();
       },
     });
-    const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'info', ADMIN_KEY: 'test-admin-key-0123456789' });
+    const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'info', ADMIN_KEY: 'test-admin-key-0123456789', DNS_SERVERS: (await sharedDnsServer()).address });
     const store = openStore(config.databaseUrl);
     await migrate(store);
     const deps = await initDeps(config, store, { clock: new TestClock(), log: pino({ level: 'info' }, sink), version: SERVICE_VERSION });

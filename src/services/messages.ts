@@ -29,12 +29,18 @@ export async function sendMessage(deps: ServiceDeps, caller: Caller, raw: unknow
     email_unverified: screening.emailUnverified ? 1 : 0,
     created_at: at,
   };
-  const headers = await deps.store.db.transaction().execute(async (trx) => {
-    const quotaHeaders = await guards.consumeMessageQuota(trx, deps, caller);
-    await insertMessage(trx, row);
-    await outbox.enqueueMessageReceived(trx, deps, row);
-    return quotaHeaders;
-  });
+  let headers: Record<string, string>;
+  try {
+    headers = await deps.store.db.transaction().execute(async (trx) => {
+      const quotaHeaders = await guards.consumeMessageQuota(trx, deps, caller);
+      await insertMessage(trx, row);
+      await outbox.enqueueMessageReceived(trx, deps, row);
+      return quotaHeaders;
+    });
+  } catch (error) {
+    await guards.noteRefusal(deps, caller, error);
+    throw error;
+  }
   const body: MessageResponse = {
     message_id: row.id,
     created_at: at,

@@ -6,7 +6,7 @@ import { normalizeDescription } from '../domain/task.js';
 import { iso } from '../domain/time.js';
 import * as guards from '../abuse/guards.js';
 import * as outbox from '../mail/outbox.js';
-import { findTask, insertTask, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
+import { findTaskForRead, insertTask, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
 import type { Caller, ServiceDeps } from './deps.js';
 
 export interface SubmitResult {
@@ -38,7 +38,7 @@ export function requestForReceipt(input: TaskInput): string {
 }
 
 /**
- * Submits a task: validate → screen → replay → duplicate → (transaction: quota, task, mail,
+ * Submits a task: validate → screen → (transaction: lock, replay, duplicate, quota, task, mail,
  * idempotency record). The same function serves REST, MCP and the web form.
  */
 export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown): Promise<SubmitResult> {
@@ -47,19 +47,7 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
   const screening = await guards.screenTask(deps, caller, input);
 
   const requestHash = sha256Hex(canonicalJson(input));
-  const replay = await guards.findReplay(deps, caller, requestHash);
-  if (replay) {
-    return {
-      statusCode: replay.statusCode,
-      location: replay.location ?? '',
-      body: replay.body as SubmissionResponse,
-      headers: {},
-      replayed: true,
-    };
-  }
-
   const key = dedupeKey(input);
-  await guards.assertNotDuplicate(deps.store.db, deps, caller, input, key);
 
   const taskId = newTaskId(now);
   const at = iso(now);
@@ -109,19 +97,35 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
   if (warnings.length > 0) body.warnings = warnings;
   const location = body.status_url;
 
-  const headers = await deps.store.db.transaction().execute(async (trx) => {
-    const quotaHeaders = await guards.consumeTaskQuota(trx, deps, caller, input);
-    await insertTask(trx, row);
-    await outbox.enqueueTaskSubmitted(trx, deps, row);
-    await guards.saveReplay(trx, deps, caller, requestHash, { statusCode: 202, location, body });
-    return quotaHeaders;
-  });
+  // Replay, duplicate and quota are decided inside the transaction, under the submission's locks,
+  // so twin requests racing on several instances cannot both get through.
+  let outcome: { headers: Record<string, string>; replay?: guards.StoredResponse };
+  try {
+    outcome = await deps.store.db.transaction().execute(async (trx) => {
+      await guards.lockSubmission(trx, deps, caller, key);
+      const replay = await guards.findReplay(trx, deps, caller, requestHash);
+      if (replay) return { replay, headers: await guards.taskQuotaHeaders(trx, deps, caller) };
+      await guards.assertNotDuplicate(trx, deps, caller, input, key);
+      const quotaHeaders = await guards.consumeTaskQuota(trx, deps, caller, input);
+      await insertTask(trx, row);
+      await outbox.enqueueTaskSubmitted(trx, deps, row);
+      await guards.saveReplay(trx, deps, caller, requestHash, { statusCode: 202, location, body });
+      return { headers: quotaHeaders };
+    });
+  } catch (error) {
+    await guards.noteRefusal(deps, caller, error);
+    throw error;
+  }
+  const { replay, headers } = outcome;
+  if (replay) {
+    return { statusCode: replay.statusCode, location: replay.location ?? '', body: replay.body as SubmissionResponse, headers, replayed: true };
+  }
   deps.log.info({ task_id: taskId, task_type: row.task_type, source: row.source }, 'task submitted');
   return { statusCode: 202, location, body, headers, replayed: false };
 }
 
 export async function getTask(deps: ServiceDeps, taskId: string): Promise<PublicTask> {
-  const row = await findTask(deps.store.db, taskId);
+  const row = await findTaskForRead(deps.store, taskId);
   if (!row) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}". Check the task_id returned at submission.`);
   return toPublicTask(row);
 }

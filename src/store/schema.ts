@@ -100,6 +100,8 @@ export interface OutboxTable {
   last_error: string | null;
   created_at: string;
   sent_at: string | null;
+  /** The worker run holding the lease (migration 030). */
+  claim_token: string | null;
 }
 
 export interface SigningKeysTable {
@@ -108,6 +110,8 @@ export interface SigningKeysTable {
   private_jwk: string;
   created_at: string;
   retired_at: string | null;
+  /** 'active' on the one key that signs (unique), NULL once retired (migration 020). */
+  active_slot: string | null;
 }
 
 export interface SettingsTable {

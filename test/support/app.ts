@@ -12,6 +12,7 @@ import { initDeps, type ServiceDeps } from '../../src/services/deps.js';
 import { migrate, openStore, type Store } from '../../src/store/db.js';
 import { SERVICE_VERSION } from '../../src/version.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
+import { sharedDnsServer } from './dns-server.js';
 
 /** The stores a suite runs on: SQLite always, PostgreSQL when TEST_POSTGRES_URL is set. */
 export const STORES: ('sqlite' | 'postgres')[] = process.env.TEST_POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite'];
@@ -94,7 +95,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   } else {
     databaseUrl = `sqlite:${path.join(dataDir, 'service.db')}`;
   }
+  // Every test app resolves through the local DNS server (test/support/dns-server.ts) unless a test
+  // overrides DNS_SERVERS, so no suite touches the real network.
+  const dns = await sharedDnsServer();
   const config = loadConfig({
+    DNS_SERVERS: dns.address,
+    DNS_TIMEOUT_MS: '500',
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,

@@ -1,5 +1,90 @@
 import type { FastifyInstance } from 'fastify';
+import Type from 'typebox';
+import { addBlock, BLOCK_KINDS, listBlocks, removeBlock, type BlockInput } from '../../abuse/blocklist.js';
+import { AppError } from '../../domain/errors.js';
+import { ErrorSchema } from '../../domain/schemas.js';
 import type { ServiceDeps } from '../../services/deps.js';
+import { requireAdmin } from '../admin-auth.js';
 
-/** The blocklist admin endpoints (issue 3). Foundation stub. */
-export async function registerBlocklistRoutes(_app: FastifyInstance, _deps: ServiceDeps): Promise<void> {}
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const BlockEntrySchema = Type.Object({
+  id: Type.String(),
+  kind: Type.Enum([...BLOCK_KINDS]),
+  value: Type.String({ description: 'For kind ip: the keyed hash of the client (the address itself is never stored).' }),
+  reason: Nullable(Type.String()),
+  source: Type.String({ description: 'admin (added by the operator) or auto (auto-block after repeated 429s).' }),
+  created_at: Type.String({ format: 'date-time' }),
+  expires_at: Nullable(Type.String({ format: 'date-time' })),
+});
+
+/** For the OpenAPI document; the body is validated by abuse/blocklist.ts (422 with details). */
+const BlockInputSchema = Type.Object({
+  kind: Type.Enum([...BLOCK_KINDS]),
+  value: Type.String({ description: 'ip: an IPv4 address, or an IPv6 address or /64 prefix; email; domain (covers subdomains); requester.' }),
+  reason: Type.Optional(Type.String({ maxLength: 500 })),
+  expires_at: Type.Optional(Type.String({ format: 'date-time', description: 'When the block ends; omit for a permanent block.' })),
+});
+
+/**
+ * The blocklist admin endpoints (contract "The operator (admin) API"): thin adapters over
+ * abuse/blocklist.ts, which the operator console calls too. The key is checked on request.
+ */
+export async function registerBlocklistRoutes(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+  const onRequest = requireAdmin(deps.adminKeyHash);
+
+  app.post(
+    '/api/v1/admin/blocklist',
+    {
+      onRequest,
+      config: { kind: 'admin' },
+      schema: {
+        operationId: 'adminAddBlock',
+        summary: 'Block an IP address, e-mail address, e-mail domain or requester',
+        tags: ['admin'],
+        body: BlockInputSchema,
+        response: { 201: BlockEntrySchema, ...errors(400, 401, 415, 422) },
+      },
+    },
+    async (request, reply) => {
+      const entry = await addBlock(deps, request.body as BlockInput);
+      return reply.code(201).send(entry);
+    },
+  );
+
+  app.get(
+    '/api/v1/admin/blocklist',
+    {
+      onRequest,
+      config: { kind: 'admin' },
+      schema: {
+        operationId: 'adminListBlocks',
+        summary: 'Active blocklist entries, newest first',
+        tags: ['admin'],
+        response: { 200: Type.Object({ blocklist: Type.Array(BlockEntrySchema) }), ...errors(401) },
+      },
+    },
+    async () => ({ blocklist: await listBlocks(deps) }),
+  );
+
+  app.delete(
+    '/api/v1/admin/blocklist/:id',
+    {
+      onRequest,
+      config: { kind: 'admin' },
+      schema: {
+        operationId: 'adminRemoveBlock',
+        summary: 'Remove a blocklist entry',
+        tags: ['admin'],
+        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+        response: { 204: Type.Null(), ...errors(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      if (!(await removeBlock(deps, id))) throw new AppError('not_found', 'No blocklist entry has this id.');
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,7 +1,13 @@
 import type { Migration } from 'kysely';
 import * as m001 from './001_initial.js';
+import * as m010 from './010_abuse_indexes.js';
+import * as m020 from './020_signing_key_slot.js';
+import * as m030 from './030_outbox_claims.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
   '001_initial': m001,
+  '010_abuse_indexes': m010,
+  '020_signing_key_slot': m020,
+  '030_outbox_claims': m030,
 };

@@ -1,0 +1,132 @@
+import { Resolver } from 'node:dns/promises';
+import { domainToASCII } from 'node:url';
+import type { Config } from '../config.js';
+import type { Clock } from '../domain/time.js';
+
+/**
+ * Is an address a real mailbox? Syntax, then placeholder domains, then DNS through DNS_SERVERS:
+ * MX present → ok; no MX but A/AAAA → ok (RFC 5321 implicit MX); null MX (RFC 7505), no mail host
+ * at all, or NXDOMAIN → undeliverable; the resolver cannot answer (timeout, refused, SERVFAIL) →
+ * unverified: accepted and flagged, so nothing is lost to a DNS outage. Answers are cached.
+ */
+
+export type Deliverability = 'ok' | 'unverified' | 'invalid' | 'placeholder' | 'null_mx' | 'no_mail_host' | 'no_such_domain';
+
+/** The 422 detail for each refusal, after the field name. The address itself is never echoed. */
+export const REFUSAL_TEXT: Record<Exclude<Deliverability, 'ok' | 'unverified'>, string> = {
+  invalid: 'must be a valid e-mail address',
+  placeholder: 'uses a placeholder domain that cannot receive mail; give a real mailbox',
+  null_mx: 'has a domain that declares it accepts no mail (null MX); give a real mailbox',
+  no_mail_host: 'has a domain with no mail server (no MX, A or AAAA record); give a real mailbox',
+  no_such_domain: 'has a domain that does not exist; give a real mailbox',
+};
+
+const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+const TLD = /^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$/;
+
+const PLACEHOLDER_DOMAINS = ['example.com', 'example.org', 'example.net', 'localhost'];
+const PLACEHOLDER_TLDS = ['example', 'test', 'invalid', 'localhost'];
+
+/** The ASCII (punycode) lower-case domain after the @ of a well-formed local part, or null. */
+function domainPart(address: string): string | null {
+  const at = address.lastIndexOf('@');
+  if (at < 1 || at > 64 || address.length > 254) return null;
+  if (!LOCAL_PART.test(address.slice(0, at))) return null;
+  const domain = domainToASCII(address.slice(at + 1)).toLowerCase();
+  return domain === '' ? null : domain;
+}
+
+/** The ASCII (punycode) lower-case domain of an address, or null when the address is not one. */
+export function emailDomain(address: string): string | null {
+  const domain = domainPart(address);
+  return domain !== null && isHostname(domain) ? domain : null;
+}
+
+/** A dotted DNS name of at least two labels with an alphabetic (or IDN) top-level label. */
+export function isHostname(name: string): boolean {
+  if (name.length === 0 || name.length > 253) return false;
+  const labels = name.split('.');
+  return labels.length >= 2 && labels.every((l) => LABEL.test(l)) && TLD.test(labels[labels.length - 1]!);
+}
+
+export function isPlaceholderDomain(domain: string): boolean {
+  if (PLACEHOLDER_DOMAINS.some((d) => domain === d || domain.endsWith(`.${d}`))) return true;
+  const tld = domain.slice(domain.lastIndexOf('.') + 1);
+  return PLACEHOLDER_TLDS.includes(tld);
+}
+
+/** Resolver outcomes worth caching; `unverified` is cached briefly so an outage is not hammered. */
+type DnsVerdict = 'ok' | 'unverified' | 'null_mx' | 'no_mail_host' | 'no_such_domain';
+
+const OK_TTL_MS = 60 * 60_000;
+const REFUSED_TTL_MS = 10 * 60_000;
+const UNVERIFIED_TTL_MS = 60_000;
+const CACHE_MAX = 10_000;
+
+function errorCode(error: unknown): string {
+  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : '';
+}
+
+export class EmailChecker {
+  private readonly resolver: Resolver;
+  private readonly cache = new Map<string, { verdict: DnsVerdict; expires: number }>();
+  private readonly inFlight = new Map<string, Promise<DnsVerdict>>();
+
+  constructor(
+    config: Pick<Config, 'dnsServers' | 'dnsTimeoutMs'>,
+    private readonly clock: Clock,
+  ) {
+    this.resolver = new Resolver({ timeout: config.dnsTimeoutMs, tries: 1 });
+    if (config.dnsServers.length > 0) this.resolver.setServers(config.dnsServers);
+  }
+
+  async check(address: string): Promise<Deliverability> {
+    const domain = domainPart(address);
+    if (domain === null) return 'invalid';
+    if (isPlaceholderDomain(domain)) return 'placeholder';
+    if (!isHostname(domain)) return 'invalid';
+    return this.lookup(domain);
+  }
+
+  private async lookup(domain: string): Promise<DnsVerdict> {
+    const now = this.clock.now().getTime();
+    const cached = this.cache.get(domain);
+    if (cached && cached.expires > now) return cached.verdict;
+    let pending = this.inFlight.get(domain);
+    if (!pending) {
+      pending = this.resolve(domain).finally(() => this.inFlight.delete(domain));
+      this.inFlight.set(domain, pending);
+    }
+    const verdict = await pending;
+    if (this.cache.size >= CACHE_MAX) this.cache.clear();
+    const ttl = verdict === 'ok' ? OK_TTL_MS : verdict === 'unverified' ? UNVERIFIED_TTL_MS : REFUSED_TTL_MS;
+    this.cache.set(domain, { verdict, expires: now + ttl });
+    return verdict;
+  }
+
+  private async resolve(domain: string): Promise<DnsVerdict> {
+    try {
+      const records = await this.resolver.resolveMx(domain);
+      // RFC 7505: a single MX whose exchange is the root ("." — reported as "") means "no mail".
+      const real = records.filter((r) => r.exchange !== '' && r.exchange !== '.');
+      if (real.length > 0) return 'ok';
+      return records.length > 0 ? 'null_mx' : this.implicitMx(domain);
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'ENOTFOUND') return 'no_such_domain';
+      if (code === 'ENODATA') return this.implicitMx(domain);
+      return 'unverified';
+    }
+  }
+
+  /** No MX: RFC 5321 falls back to the domain's own address records. */
+  private async implicitMx(domain: string): Promise<DnsVerdict> {
+    const results = await Promise.allSettled([this.resolver.resolve4(domain), this.resolver.resolve6(domain)]);
+    if (results.some((r) => r.status === 'fulfilled' && r.value.length > 0)) return 'ok';
+    const codes = results.map((r) => (r.status === 'rejected' ? errorCode(r.reason) : 'ENODATA'));
+    if (codes.includes('ENOTFOUND')) return 'no_such_domain';
+    if (codes.every((c) => c === 'ENODATA')) return 'no_mail_host';
+    return 'unverified';
+  }
+}

@@ -1,0 +1,141 @@
+import type { Limits } from '../config.js';
+import { AppError } from '../domain/errors.js';
+import { nextUtcMidnight, utcDay } from '../domain/time.js';
+
+/**
+ * Windows, policies and the RateLimit-* headers (draft-ietf-httpapi-ratelimit-headers-06, the
+ * four-field form). Hour windows are fixed clock hours (10:00–10:59 UTC), minute windows fixed
+ * clock minutes, day windows UTC days that reset at 00:00 UTC: each window is part of its counter
+ * key, so every instance computes the same key for the same moment.
+ */
+
+export type WindowKind = 'minute' | 'hour' | 'day';
+
+export interface Window {
+  /** Part of the counter key: `2030-03-10T10:07`, `2030-03-10T10`, `2030-03-10`. */
+  id: string;
+  /** When the window ends. */
+  resetsAt: Date;
+  /** Window length for `w=` in RateLimit-Policy. */
+  seconds: number;
+}
+
+export function windowOf(kind: WindowKind, now: Date): Window {
+  if (kind === 'day') return { id: utcDay(now), resetsAt: nextUtcMidnight(now), seconds: 86_400 };
+  const step = kind === 'hour' ? 3_600_000 : 60_000;
+  const start = Math.floor(now.getTime() / step) * step;
+  return {
+    id: new Date(start).toISOString().slice(0, kind === 'hour' ? 13 : 16),
+    resetsAt: new Date(start + step),
+    seconds: step / 1000,
+  };
+}
+
+/** Whole seconds until `at`, at least 1 (a Retry-After of 0 invites an immediate retry). */
+export function secondsUntil(at: Date, now: Date): number {
+  return Math.max(1, Math.ceil((at.getTime() - now.getTime()) / 1000));
+}
+
+/** One quota a request is counted against. */
+export interface Quota {
+  /** The name a 429 reports in `limit`, e.g. `tasks_per_hour`. */
+  name: string;
+  window: WindowKind;
+  limit: number;
+  /** Counter key prefix; the client hash and window id are appended. */
+  prefix: string;
+}
+
+export interface QuotaSet {
+  /** Quotas of the RateLimit-Policy header, in the order counted. */
+  quotas: Quota[];
+  /** Precomputed `RateLimit-Policy` value. */
+  policy: string;
+}
+
+function quotaSet(quotas: Quota[]): QuotaSet {
+  return { quotas, policy: quotas.map((q) => `${q.limit};w=${q.window === 'day' ? 86_400 : q.window === 'hour' ? 3_600 : 60}`).join(', ') };
+}
+
+export interface Policies {
+  task: QuotaSet;
+  message: QuotaSet;
+  read: QuotaSet;
+  /** `status_poll` deliveries: counted on top of the task quotas. */
+  statusPoll: Quota;
+}
+
+export function policiesFor(limits: Limits): Policies {
+  return {
+    task: quotaSet([
+      { name: 'tasks_per_hour', window: 'hour', limit: limits.tasksPerHour, prefix: 'tasks:h' },
+      { name: 'tasks_per_day', window: 'day', limit: limits.tasksPerDay, prefix: 'tasks:d' },
+    ]),
+    message: quotaSet([
+      { name: 'messages_per_hour', window: 'hour', limit: limits.messagesPerHour, prefix: 'messages:h' },
+      { name: 'messages_per_day', window: 'day', limit: limits.messagesPerDay, prefix: 'messages:d' },
+    ]),
+    read: quotaSet([{ name: 'reads_per_minute', window: 'minute', limit: limits.readsPerMinute, prefix: 'reads:m' }]),
+    statusPoll: { name: 'status_poll_per_day', window: 'day', limit: limits.statusPollPerDay, prefix: 'poll:d' },
+  };
+}
+
+export function counterKey(quota: Quota, clientHash: string, window: Window): string {
+  return `${quota.prefix}:${clientHash}:${window.id}`;
+}
+
+/** Counters are kept one hour past their window, then swept. */
+export function counterExpiry(window: Window): string {
+  return new Date(window.resetsAt.getTime() + 3_600_000).toISOString();
+}
+
+/** Where a client stands in one quota after a request. */
+export interface Standing {
+  limit: number;
+  used: number;
+  resetsAt: Date;
+}
+
+/** RateLimit-Limit/Remaining/Reset of the quota closest to running out (ties: the later reset). */
+export function rateLimitHeaders(standings: Standing[], now: Date): Record<string, string> {
+  let tightest: Standing | undefined;
+  for (const s of standings) {
+    const remaining = Math.max(0, s.limit - s.used);
+    const best = tightest ? Math.max(0, tightest.limit - tightest.used) : Infinity;
+    if (!tightest || remaining < best || (remaining === best && s.resetsAt > tightest.resetsAt)) tightest = s;
+  }
+  if (!tightest) return {};
+  return {
+    'RateLimit-Limit': String(tightest.limit),
+    'RateLimit-Remaining': String(Math.max(0, tightest.limit - tightest.used)),
+    'RateLimit-Reset': String(secondsUntil(tightest.resetsAt, now)),
+  };
+}
+
+/** 429 `rate_limited` naming the quota, with Retry-After until its window resets. */
+export function rateLimited(quota: Quota, window: Window, now: Date, policy: string, what: string): AppError {
+  const retry = secondsUntil(window.resetsAt, now);
+  return new AppError(
+    'rate_limited',
+    `Limit reached: ${quota.limit} ${what} per ${quota.window === 'day' ? 'day (UTC)' : quota.window} per client. Retry after ${retry} seconds.`,
+    { limit: quota.name, retry_after_seconds: retry },
+    {
+      'Retry-After': String(retry),
+      'RateLimit-Policy': policy,
+      'RateLimit-Limit': String(quota.limit),
+      'RateLimit-Remaining': '0',
+      'RateLimit-Reset': String(retry),
+    },
+  );
+}
+
+/** 429 `capacity_reached`: the service-wide daily cap is used up until 00:00 UTC. */
+export function capacityReached(now: Date, policy: string): AppError {
+  const retry = secondsUntil(nextUtcMidnight(now), now);
+  return new AppError(
+    'capacity_reached',
+    `The free pilot has reached today's capacity for new tasks. It resets at 00:00 UTC, in ${retry} seconds.`,
+    { retry_after_seconds: retry },
+    { 'Retry-After': String(retry), 'RateLimit-Policy': policy },
+  );
+}

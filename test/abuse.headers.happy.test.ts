@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORES, TEST_ADMIN_KEY, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+
+/**
+ * RateLimit-Policy on every response (contract "Rate-limit headers"): the submission policy on
+ * task and message routes, whatever the outcome; the read policy everywhere else. The other three
+ * fields only on reads and successful submissions.
+ */
+
+const TASKS = '3;w=3600, 5;w=86400';
+const READS = '600;w=60';
+
+describe.each(STORES)('rate-limit headers on %s', (store) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ store, limits: 'production', env: { TRUST_PROXY: '1' } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('carries the read policy on the health record, without the other fields', async () => {
+    const res = await fetch(`${t.url}/api/v1/health`);
+    expect(res.headers.get('ratelimit-policy')).toBe(READS);
+    expect(res.headers.get('ratelimit-limit')).toBeNull();
+    expect(res.headers.get('ratelimit-remaining')).toBeNull();
+  });
+
+  it('carries the read policy on an unknown path (404) and a wrong method (405)', async () => {
+    const missing = await fetch(`${t.url}/no/such/path`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('ratelimit-policy')).toBe(READS);
+    const wrongMethod = await fetch(`${t.url}/api/v1/health`, { method: 'DELETE' });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('ratelimit-policy')).toBe(READS);
+  });
+
+  it('carries a policy on a CORS preflight', async () => {
+    const res = await fetch(`${t.url}/api/v1/tasks`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://agent.example-agent.dev', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(res.status).toBeLessThan(300);
+    expect(res.headers.get('ratelimit-policy')).toBe(READS);
+    expect(res.headers.get('access-control-expose-headers')).toMatch(/RateLimit-Policy/);
+  });
+
+  it('carries the read policy on documents and admin answers, including 401', async () => {
+    const openapi = await fetch(`${t.url}/openapi.json`);
+    expect(openapi.headers.get('ratelimit-policy')).toBe(READS);
+    const unauthorized = await fetch(`${t.url}/api/v1/admin/blocklist`);
+    expect(unauthorized.status).toBe(401);
+    expect(unauthorized.headers.get('ratelimit-policy')).toBe(READS);
+    const admin = await fetch(`${t.url}/api/v1/admin/blocklist`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } });
+    expect(admin.status).toBe(200);
+    expect(admin.headers.get('ratelimit-policy')).toBe(READS);
+  });
+
+  it('carries the submission policy on submission errors, without the other fields', async () => {
+    const invalid = await postJson(`${t.url}/api/v1/tasks`, '{"task_type":', { 'x-forwarded-for': '192.0.2.50' });
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers.get('ratelimit-policy')).toBe(TASKS);
+    const unprocessable = await postJson(`${t.url}/api/v1/tasks`, { task_type: 'nope' }, { 'x-forwarded-for': '192.0.2.50' });
+    expect(unprocessable.status).toBe(422);
+    expect(unprocessable.headers.get('ratelimit-policy')).toBe(TASKS);
+    expect(unprocessable.headers.get('ratelimit-remaining')).toBeNull();
+    const message = await postJson(`${t.url}/api/v1/messages`, { message: 'x' }, { 'x-forwarded-for': '192.0.2.50' });
+    expect(message.status).toBe(422);
+    expect(message.headers.get('ratelimit-policy')).toBe(TASKS);
+  });
+
+  it('carries all four fields on a successful submission and message', async () => {
+    const task = await postJson(`${t.url}/api/v1/tasks`, validTask(), { 'x-forwarded-for': '192.0.2.51' });
+    expect(task.status).toBe(202);
+    expect([task.headers.get('ratelimit-policy'), task.headers.get('ratelimit-limit'), task.headers.get('ratelimit-remaining')]).toEqual([TASKS, '3', '2']);
+    expect(Number(task.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+    const message = await postJson(`${t.url}/api/v1/messages`, { message: 'A question about my task.', reply_to: 'agent@mail.example-agent.dev' }, { 'x-forwarded-for': '192.0.2.51' });
+    expect(message.status).toBe(201);
+    expect([message.headers.get('ratelimit-policy'), message.headers.get('ratelimit-limit'), message.headers.get('ratelimit-remaining')]).toEqual([TASKS, '3', '2']);
+  });
+
+  it('carries all four fields on a status read, found or not', async () => {
+    const created = await postJson(`${t.url}/api/v1/tasks`, validTask(), { 'x-forwarded-for': '192.0.2.52' });
+    const { task_id } = (await created.json()) as { task_id: string };
+    const found = await fetch(`${t.url}/api/v1/tasks/${task_id}`, { headers: { 'x-forwarded-for': '192.0.2.52' } });
+    expect(found.status).toBe(200);
+    expect(found.headers.get('ratelimit-policy')).toBe(READS);
+    expect(found.headers.get('ratelimit-limit')).toBe('600');
+    expect(found.headers.get('ratelimit-remaining')).toBe('599');
+    expect(Number(found.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+    expect(Number(found.headers.get('ratelimit-reset'))).toBeLessThanOrEqual(60);
+    const missing = await fetch(`${t.url}/api/v1/tasks/task-2030-ffffffffffffffffffffffffffffffff`, { headers: { 'x-forwarded-for': '192.0.2.52' } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('ratelimit-remaining')).toBe('598');
+  });
+
+  it('counts documents and the services catalog as reads', async () => {
+    const client = { 'x-forwarded-for': '192.0.2.53' };
+    const first = await fetch(`${t.url}/openapi.json`, { headers: client });
+    expect(first.headers.get('ratelimit-remaining')).toBe('599');
+    const services = await fetch(`${t.url}/api/v1/services`, { headers: client });
+    expect(services.headers.get('ratelimit-policy')).toBe(READS);
+    expect(services.headers.get('ratelimit-remaining')).toBe('598');
+  });
+
+  it('exposes the headers to browsers through CORS', async () => {
+    const res = await fetch(`${t.url}/api/v1/health`, { headers: { origin: 'https://agent.example-agent.dev' } });
+    const exposed = res.headers.get('access-control-expose-headers') ?? '';
+    for (const name of ['RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After']) expect(exposed).toContain(name);
+  });
+});
