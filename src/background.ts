@@ -1,13 +1,41 @@
+import { sweepExpiredIdempotencyKeys } from './abuse/housekeeping.js';
+import { iso } from './domain/time.js';
+import { startOutboxWorker } from './mail/worker.js';
 import type { ServiceDeps } from './services/deps.js';
+import { sweepExpiredCounters } from './store/counters.js';
 
 export interface Background {
   stop(): Promise<void>;
 }
 
+/** How often expired counter rows (past rate-limit windows, old daily caps) are deleted. */
+const SWEEP_INTERVAL_MS = 10 * 60_000;
+
 /**
- * Long-running work beside the HTTP server (the mail outbox worker, housekeeping of expired
- * counters). Started by server.ts after listening; tests start it when they need it.
+ * Long-running work beside the HTTP server: the mail outbox worker and housekeeping of expired
+ * counters. Started by server.ts after listening; tests start it when they need it. stop() waits
+ * for a mail in flight, so a shutdown never cuts a send in half.
  */
-export async function startBackground(_deps: ServiceDeps): Promise<Background> {
-  return { stop: async () => undefined };
+export async function startBackground(deps: ServiceDeps): Promise<Background> {
+  const worker = startOutboxWorker(deps, deps.config.mail);
+  const sweep = async () => {
+    try {
+      await sweepExpiredCounters(deps.store.db, iso(deps.clock.now()));
+      await sweepExpiredIdempotencyKeys(deps.store.db, iso(deps.clock.now()));
+    } catch (error) {
+      deps.log.warn({ err: error }, 'housekeeping: sweeping expired counters failed');
+    }
+  };
+  const sweeper = setInterval(() => void sweep(), SWEEP_INTERVAL_MS);
+  sweeper.unref();
+  let stopping: Promise<void> | undefined;
+  return {
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(sweeper);
+        await worker.stop();
+      })();
+      return stopping;
+    },
+  };
 }

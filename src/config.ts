@@ -32,6 +32,17 @@ export interface Limits {
   autoBlockHours: number;
 }
 
+/** The outbox worker's timing (docs/mail.md). */
+export interface MailSettings {
+  /** How often the worker looks for due mail. */
+  pollMs: number;
+  /** First retry delay; doubles per failed attempt up to retryMaxMs. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Attempts before a mail is marked failed (a permanent 5xx rejection fails it at once). */
+  maxAttempts: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -49,6 +60,7 @@ export interface Config {
   profileFile: string | undefined;
   catalogFile: string | undefined;
   limits: Limits;
+  mail: MailSettings;
 }
 
 export class ConfigError extends Error {
@@ -168,5 +180,11 @@ export function loadConfig(env: Env = process.env): Config {
     profileFile: read(env, 'PROFILE_FILE'),
     catalogFile: read(env, 'CATALOG_FILE'),
     limits,
+    mail: {
+      pollMs: integer(env, 'MAIL_POLL_MS', 1000, 10, 60_000),
+      retryBaseMs: integer(env, 'MAIL_RETRY_BASE_MS', 2000, 1, 600_000),
+      retryMaxMs: integer(env, 'MAIL_RETRY_MAX_MS', 30_000, 1, 3_600_000),
+      maxAttempts: integer(env, 'MAIL_MAX_ATTEMPTS', 2880, 1),
+    },
   };
 }

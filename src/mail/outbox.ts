@@ -1,19 +1,140 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { iso } from '../domain/time.js';
 import type { Db } from '../store/db.js';
 import type { MessageRow } from '../store/messages-repo.js';
 import type { TaskRow } from '../store/tasks-repo.js';
 import type { ServiceDeps } from '../services/deps.js';
+import { bodyText, headerText, isSafeAddress } from './sanitize.js';
+import type { MailParts } from './templates/layout.js';
+import { messageReceivedMail, taskSubmittedMail, type LinkedTask } from './templates/operator.js';
+import { taskAcceptedMail, taskDeliveredMail, taskRejectedMail } from './templates/requester.js';
+import { wakeOutbox } from './wake.js';
 
 /**
  * The transactional outbox: each function writes mail rows in the caller's transaction, so a
- * change and the mail it causes commit together. Foundation stubs; issue "E-mail that never loses
- * a message" fills them in and adds the worker.
+ * change and the mail it causes commit together (or not at all). The worker (worker.ts) sends
+ * them later, from any instance.
  */
 
-/** To OPERATOR_EMAIL: a new task. */
-export async function enqueueTaskSubmitted(_db: Db, _deps: ServiceDeps, _task: TaskRow): Promise<void> {}
+export type MailKind = 'task_submitted' | 'message_received' | 'task_accepted' | 'task_delivered' | 'task_rejected';
 
-/** To OPERATOR_EMAIL: a new message (Reply-To the sender). */
-export async function enqueueMessageReceived(_db: Db, _deps: ServiceDeps, _message: MessageRow): Promise<void> {}
+interface NewMail {
+  /** Set for mails that must exist at most once (one acceptance mail per task, …). */
+  id?: string;
+  kind: MailKind;
+  recipient: string | null | undefined;
+  replyTo?: string | null | undefined;
+  parts: MailParts;
+  taskId?: string;
+  messageId?: string;
+}
 
-/** To the requester: the task was accepted, delivered or rejected (none for status_poll). */
-export async function enqueueTaskTransition(_db: Db, _deps: ServiceDeps, _task: TaskRow): Promise<void> {}
+/** How many named tasks a message mail lists (a message may quote many ids). */
+const LINKED_TASKS_MAX = 10;
+
+async function enqueue(db: Db, deps: ServiceDeps, mail: NewMail): Promise<void> {
+  const context = { kind: mail.kind, task_id: mail.taskId, message_id: mail.messageId };
+  if (!isSafeAddress(mail.recipient)) {
+    // Only validated, plain addresses become recipients; anything else is a bug or an attack.
+    deps.log.warn(context, 'outbox: recipient is not a plain e-mail address; mail not queued');
+    return;
+  }
+  const now = iso(deps.clock.now());
+  await db
+    .insertInto('outbox')
+    .values({
+      id: mail.id ?? `mail-${randomBytes(16).toString('hex')}`,
+      kind: mail.kind,
+      recipient: mail.recipient,
+      reply_to: isSafeAddress(mail.replyTo) ? mail.replyTo : null,
+      subject: headerText(mail.parts.subject),
+      text_body: bodyText(mail.parts.text),
+      html_body: bodyText(mail.parts.html),
+      task_id: mail.taskId ?? null,
+      message_id: mail.messageId ?? null,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      locked_until: null,
+      last_error: null,
+      created_at: now,
+      sent_at: null,
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  deps.log.debug(context, 'outbox: mail queued');
+  // The caller's transaction commits right after this returns; the worker waits a moment first.
+  wakeOutbox(deps);
+}
+
+/** One id per (task, kind): a transition mail is never queued twice for the same task. */
+function onceId(taskId: string, kind: MailKind): string {
+  return `mail-${createHash('sha256').update(`${taskId}\n${kind}`).digest('hex').slice(0, 32)}`;
+}
+
+/** To OPERATOR_EMAIL: a new task. Reply-To is the requester, so the operator can ask back. */
+export async function enqueueTaskSubmitted(db: Db, deps: ServiceDeps, task: TaskRow): Promise<void> {
+  const operator = deps.config.operatorEmail;
+  if (operator === undefined) return;
+  await enqueue(db, deps, {
+    id: onceId(task.id, 'task_submitted'),
+    kind: 'task_submitted',
+    recipient: operator,
+    replyTo: task.contact_email,
+    parts: taskSubmittedMail(deps.config.baseUrl, task),
+    taskId: task.id,
+  });
+}
+
+function namedTaskIds(message: MessageRow): string[] {
+  try {
+    const parsed: unknown = JSON.parse(message.task_ids);
+    return Array.isArray(parsed) ? parsed.filter((id): id is string => typeof id === 'string').slice(0, LINKED_TASKS_MAX) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** To OPERATOR_EMAIL: a new message, Reply-To the sender, with the tasks it names. */
+export async function enqueueMessageReceived(db: Db, deps: ServiceDeps, message: MessageRow): Promise<void> {
+  const operator = deps.config.operatorEmail;
+  if (operator === undefined) return;
+  const ids = namedTaskIds(message);
+  const found =
+    ids.length === 0 ? [] : await db.selectFrom('tasks').select(['id', 'task_type', 'status']).where('id', 'in', ids).execute();
+  const linked: LinkedTask[] = ids.map((id) => {
+    const task = found.find((t) => t.id === id);
+    return task ? { id, task: { task_type: task.task_type, status: task.status } } : { id };
+  });
+  await enqueue(db, deps, {
+    kind: 'message_received',
+    recipient: operator,
+    replyTo: message.reply_to,
+    parts: messageReceivedMail(deps.config.baseUrl, message, linked),
+    messageId: message.id,
+    ...(found.length === 1 && found[0] ? { taskId: found[0].id } : {}),
+  });
+}
+
+const TRANSITION_MAILS = {
+  accepted: { kind: 'task_accepted', build: taskAcceptedMail },
+  delivered: { kind: 'task_delivered', build: taskDeliveredMail },
+  rejected: { kind: 'task_rejected', build: taskRejectedMail },
+} as const satisfies Record<string, { kind: MailKind; build: (baseUrl: string, task: TaskRow) => MailParts }>;
+
+/**
+ * To the requester: the task was accepted, delivered or rejected. Called with the updated row in
+ * the transaction that changed it. None for `status_poll` tasks, and at most one per status.
+ */
+export async function enqueueTaskTransition(db: Db, deps: ServiceDeps, task: TaskRow): Promise<void> {
+  if (task.delivery === 'status_poll' || task.contact_email === null) return;
+  const mail = Object.hasOwn(TRANSITION_MAILS, task.status) ? TRANSITION_MAILS[task.status as keyof typeof TRANSITION_MAILS] : undefined;
+  if (mail === undefined) return;
+  await enqueue(db, deps, {
+    id: onceId(task.id, mail.kind),
+    kind: mail.kind,
+    recipient: task.contact_email,
+    parts: mail.build(deps.config.baseUrl, task),
+    taskId: task.id,
+  });
+}

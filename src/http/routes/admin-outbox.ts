@@ -1,5 +1,86 @@
 import type { FastifyInstance } from 'fastify';
+import Type, { type TSchema } from 'typebox';
+import { AppError } from '../../domain/errors.js';
+import { ErrorSchema } from '../../domain/schemas.js';
+import { countOutbox, getOutboxEntry, listOutbox, OUTBOX_LIST_MAX, OUTBOX_STATUSES, retryOutbox, type OutboxStatus } from '../../mail/admin.js';
 import type { ServiceDeps } from '../../services/deps.js';
+import { requireAdmin } from '../admin-auth.js';
 
-/** The outbox admin endpoints (issue 5). Foundation stub. */
-export async function registerOutboxRoutes(_app: FastifyInstance, _deps: ServiceDeps): Promise<void> {}
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const OutboxEntrySchema = Type.Object(
+  {
+    id: Type.String(),
+    kind: Type.String({ description: 'task_submitted, message_received, task_accepted, task_delivered or task_rejected' }),
+    recipient: Type.String(),
+    subject: Type.String(),
+    status: Type.Enum([...OUTBOX_STATUSES]),
+    attempts: Type.Integer(),
+    last_error: Nullable(Type.String()),
+    created_at: Type.String({ format: 'date-time' }),
+    sent_at: Nullable(Type.String({ format: 'date-time' })),
+    next_attempt_at: Type.String({ format: 'date-time' }),
+    task_id: Nullable(Type.String()),
+    message_id: Nullable(Type.String()),
+  },
+  { description: 'One mail in the outbox (bodies are not listed).' },
+);
+
+const Counts = Type.Object({ pending: Type.Integer(), sent: Type.Integer(), failed: Type.Integer() });
+
+/** The outbox admin endpoints: what is pending, sent and failed (with the last error), and a retry. */
+export async function registerOutboxRoutes(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+  // onRequest, not preHandler: a caller without the key gets 401 before any parameter is checked.
+  const onRequest = requireAdmin(deps.adminKeyHash);
+
+  app.get(
+    '/api/v1/admin/outbox',
+    {
+      onRequest,
+      config: { kind: 'admin' },
+      schema: {
+        operationId: 'adminListOutbox',
+        summary: 'Outgoing mail, newest first',
+        description: 'Operator key required (Authorization: Bearer <ADMIN_KEY>).',
+        tags: ['admin'],
+        querystring: Type.Object({
+          status: Type.Optional(Type.Enum([...OUTBOX_STATUSES])),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: OUTBOX_LIST_MAX })),
+        }),
+        response: { 200: Type.Object({ outbox: Type.Array(OutboxEntrySchema), counts: Counts }), 400: ErrorSchema, 401: ErrorSchema },
+      },
+    },
+    async (request) => {
+      const query = request.query as { status?: OutboxStatus; limit?: number };
+      const [outbox, counts] = await Promise.all([listOutbox(deps, query), countOutbox(deps)]);
+      return { outbox, counts };
+    },
+  );
+
+  app.post(
+    '/api/v1/admin/outbox/:id/retry',
+    {
+      onRequest,
+      config: { kind: 'admin' },
+      schema: {
+        operationId: 'adminRetryOutbox',
+        summary: 'Queue a failed mail again, due now',
+        description: 'Only failed mails can be retried: 404 for an unknown id, 409 for a pending or sent mail.',
+        tags: ['admin'],
+        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+        response: { 200: OutboxEntrySchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      if (!(await retryOutbox(deps, id))) {
+        const entry = await getOutboxEntry(deps, id);
+        if (!entry) throw new AppError('not_found', 'No mail in the outbox has that id.');
+        throw new AppError('invalid_transition', `Only failed mail can be retried; this one is ${entry.status}.`, { from: entry.status, to: 'pending' });
+      }
+      const entry = await getOutboxEntry(deps, id);
+      if (!entry) throw new AppError('not_found', 'No mail in the outbox has that id.');
+      return entry;
+    },
+  );
+}

@@ -1,0 +1,102 @@
+import type { Selectable } from 'kysely';
+import { iso } from '../domain/time.js';
+import type { ServiceDeps } from '../services/deps.js';
+import type { OutboxTable } from '../store/schema.js';
+import { wakeOutbox } from './wake.js';
+
+/**
+ * The operator's view of the outbox (admin API and console): what is pending, what went out, what
+ * failed and why, and a retry for the failed ones. Bodies are not listed: they can be long and the
+ * list is for triage.
+ */
+
+export const OUTBOX_STATUSES = ['pending', 'sent', 'failed'] as const;
+export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
+
+export interface OutboxEntry {
+  id: string;
+  kind: string;
+  recipient: string;
+  subject: string;
+  status: OutboxStatus;
+  attempts: number;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+  next_attempt_at: string;
+  task_id: string | null;
+  message_id: string | null;
+}
+
+export interface ListOutboxOptions {
+  status?: OutboxStatus;
+  limit?: number;
+}
+
+export const OUTBOX_LIST_DEFAULT = 50;
+export const OUTBOX_LIST_MAX = 200;
+
+type Row = Pick<
+  Selectable<OutboxTable>,
+  'id' | 'kind' | 'recipient' | 'subject' | 'status' | 'attempts' | 'last_error' | 'created_at' | 'sent_at' | 'next_attempt_at' | 'task_id' | 'message_id'
+>;
+
+function toEntry(row: Row): OutboxEntry {
+  return { ...row, status: row.status as OutboxStatus, attempts: Number(row.attempts) };
+}
+
+/** Outbox rows, newest first, optionally of one status. `limit` is clamped to 1..200 (default 50). */
+export async function listOutbox(deps: ServiceDeps, options: ListOutboxOptions = {}): Promise<OutboxEntry[]> {
+  const requested = options.limit !== undefined && Number.isFinite(options.limit) ? Math.trunc(options.limit) : OUTBOX_LIST_DEFAULT;
+  const limit = Math.min(OUTBOX_LIST_MAX, Math.max(1, requested));
+  let query = deps.store.db
+    .selectFrom('outbox')
+    .select(['id', 'kind', 'recipient', 'subject', 'status', 'attempts', 'last_error', 'created_at', 'sent_at', 'next_attempt_at', 'task_id', 'message_id'])
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit);
+  if (options.status !== undefined) query = query.where('status', '=', options.status);
+  const rows = await query.execute();
+  return rows.map(toEntry);
+}
+
+/** One outbox row, or undefined. */
+export async function getOutboxEntry(deps: ServiceDeps, id: string): Promise<OutboxEntry | undefined> {
+  const row = await deps.store.db
+    .selectFrom('outbox')
+    .select(['id', 'kind', 'recipient', 'subject', 'status', 'attempts', 'last_error', 'created_at', 'sent_at', 'next_attempt_at', 'task_id', 'message_id'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row ? toEntry(row) : undefined;
+}
+
+/** How many mails are in each state (for the console's summary). */
+export async function countOutbox(deps: ServiceDeps): Promise<Record<OutboxStatus, number>> {
+  const rows = await deps.store.db
+    .selectFrom('outbox')
+    .select((eb) => ['status', eb.fn.countAll<number>().as('count')])
+    .groupBy('status')
+    .execute();
+  const counts: Record<OutboxStatus, number> = { pending: 0, sent: 0, failed: 0 };
+  for (const row of rows) if ((OUTBOX_STATUSES as readonly string[]).includes(row.status)) counts[row.status as OutboxStatus] = Number(row.count);
+  return counts;
+}
+
+/**
+ * Puts a failed mail back in the queue, due now, with a fresh attempt count. Returns false when
+ * no failed mail has that id (unknown, or pending/sent: those need no retry).
+ */
+export async function retryOutbox(deps: ServiceDeps, id: string): Promise<boolean> {
+  const result = await deps.store.db
+    .updateTable('outbox')
+    .set({ status: 'pending', attempts: 0, next_attempt_at: iso(deps.clock.now()), locked_until: null })
+    .where('id', '=', id)
+    .where('status', '=', 'failed')
+    .executeTakeFirst();
+  const changed = Number(result.numUpdatedRows) > 0;
+  if (changed) {
+    deps.log.info({ outbox_id: id }, 'outbox: failed mail queued again by the operator');
+    wakeOutbox(deps);
+  }
+  return changed;
+}

@@ -1,0 +1,85 @@
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import type { Config } from '../config.js';
+
+/** A mail ready to leave: addresses already validated, subject already one safe line. */
+export interface OutgoingMail {
+  /** The outbox row id; also the Message-ID's left part, so a resend can be recognised. */
+  id: string;
+  kind: string;
+  from: string;
+  to: string;
+  replyTo: string | null;
+  subject: string;
+  text: string;
+  html: string | null;
+  createdAt: string;
+}
+
+export interface MailTransport {
+  /** `smtp` or `eml` (the dev outbox directory). */
+  readonly name: 'smtp' | 'eml';
+  send(mail: OutgoingMail): Promise<void>;
+  close(): void;
+}
+
+/** Nodemailer message options. Addresses go in as objects so nodemailer never parses a list out of them. */
+function message(mail: OutgoingMail) {
+  const domain = mail.from.slice(mail.from.lastIndexOf('@') + 1);
+  return {
+    from: { name: '', address: mail.from },
+    to: [{ name: '', address: mail.to }],
+    ...(mail.replyTo ? { replyTo: [{ name: '', address: mail.replyTo }] } : {}),
+    subject: mail.subject,
+    text: mail.text,
+    ...(mail.html ? { html: mail.html } : {}),
+    messageId: `<${mail.id}@${domain}>`,
+    date: new Date(mail.createdAt),
+    // Agent text must never make nodemailer read a local file or fetch a URL as an attachment.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  };
+}
+
+/** SMTP over SMTP_URL, one connection per mail (nothing to go stale during an outage). */
+function smtpTransport(smtpUrl: string): MailTransport {
+  const transporter = nodemailer.createTransport({
+    url: smtpUrl,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 30_000,
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  });
+  return {
+    name: 'smtp',
+    async send(mail) {
+      await transporter.sendMail(message(mail));
+    },
+    close: () => transporter.close(),
+  };
+}
+
+/** Without SMTP_URL: the full MIME message as `<DATA_DIR>/outbox/<created>_<kind>_<id>.eml`. */
+function emlTransport(dataDir: string): MailTransport {
+  const directory = path.join(dataDir, 'outbox');
+  const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    name: 'eml',
+    async send(mail) {
+      const info = await transporter.sendMail(message(mail));
+      await mkdir(directory, { recursive: true });
+      const name = `${mail.createdAt.replace(/[:.]/g, '-')}_${mail.kind}_${mail.id}.eml`;
+      const file = path.join(directory, name);
+      // Written aside then renamed, so a reader never sees half a message.
+      await writeFile(`${file}.tmp`, info.message as Buffer);
+      await rename(`${file}.tmp`, file);
+    },
+    close: () => undefined,
+  };
+}
+
+export function createMailTransport(config: Pick<Config, 'smtpUrl' | 'dataDir'>): MailTransport {
+  return config.smtpUrl ? smtpTransport(config.smtpUrl) : emlTransport(config.dataDir);
+}
