@@ -5,6 +5,7 @@ import type { Clock } from '../domain/time.js';
 import type { Source } from '../domain/task.js';
 import { loadProfileAndCatalog, type CatalogEntry, type Profile } from '../docs/profile.js';
 import { loadAdminKeyHash } from '../http/admin-auth.js';
+import { ensureActiveKey } from '../receipts/keys.js';
 import type { Store } from '../store/db.js';
 import { getOrCreateSetting } from '../store/settings.js';
 import { createValidators, type Validators } from './validation.js';
@@ -45,6 +46,8 @@ export interface InitOptions {
 export async function initDeps(config: Config, store: Store, options: InitOptions): Promise<ServiceDeps> {
   const secret = await getOrCreateSetting(store.db, 'server_secret', () => randomBytes(32).toString('base64'));
   const adminKeyHash = await loadAdminKeyHash(store.db, config.adminKey, options.log);
+  // The receipt-signing key: created on first start (race-safe across instances), then reused.
+  await ensureActiveKey(store.db, options.clock.now());
   const { profile, catalog } = loadProfileAndCatalog(config);
   return {
     config,

@@ -1,5 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServiceDeps } from '../services/deps.js';
+import { registerConsoleRoutes } from './operator/routes.js';
 
-/** The operator console at /operator (issue 4). Foundation stub. */
-export async function registerOperatorConsole(_app: FastifyInstance, _deps: ServiceDeps): Promise<void> {}
+/** The operator console at /operator (docs/operator.md). */
+export async function registerOperatorConsole(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+  await registerConsoleRoutes(app, deps);
+}

@@ -1,5 +1,122 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import Type from 'typebox';
+import {
+  AdminStatsSchema,
+  AdminTaskDetailSchema,
+  AdminTaskSchema,
+  MessageListSchema,
+  MessageQuerySchema,
+  QueueQuerySchema,
+  QueueSchema,
+  StatsQuerySchema,
+  TaskPatchSchema,
+} from '../../domain/admin-schemas.js';
+import { ErrorSchema } from '../../domain/schemas.js';
+import { registerJwksRoute } from '../../receipts/routes.js';
 import type { ServiceDeps } from '../../services/deps.js';
+import { adminStats, listMessages, listQueue, viewTask } from '../../services/operator.js';
+import { patchTask } from '../../services/operator-transitions.js';
+import { requireAdmin } from '../admin-auth.js';
 
-/** The operator's admin API (issue 4). Foundation stub. */
-export async function registerAdminRoutes(_app: FastifyInstance, _deps: ServiceDeps): Promise<void> {}
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
+const TaskParams = Type.Object({ task_id: Type.String({ maxLength: 200 }) });
+
+/**
+ * The operator's admin API (contract "The operator (admin) API"): thin adapters over
+ * services/operator*.ts. The key is checked on request, before the body is even read, so a caller
+ * without it learns nothing but 401.
+ */
+export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+  // Operator data must never sit in a shared cache.
+  const noStore = async (_request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('Cache-Control', 'no-store');
+  };
+  const onRequest = [requireAdmin(deps.adminKeyHash), noStore];
+  registerJwksRoute(app, deps);
+
+  app.get(
+    '/api/v1/admin/tasks',
+    {
+      onRequest,
+      config: { kind: 'admin' },
+      schema: {
+        operationId: 'adminListTasks',
+        summary: 'The operator queue, newest first',
+        tags: ['admin'],
+        querystring: QueueQuerySchema,
+        response: { 200: QueueSchema, ...errors(400, 401) },
+      },
+    },
+    async (request) => listQueue(deps, request.query as { status?: string; limit?: number; cursor?: string }),
+  );
+
+  app.get(
+    '/api/v1/admin/tasks/:task_id',
+    {
+      onRequest,
+      config: { kind: 'admin' },
+      schema: {
+        operationId: 'adminGetTask',
+        summary: 'One task in full; the first view stamps seen_by_operator_at',
+        tags: ['admin'],
+        params: TaskParams,
+        response: { 200: AdminTaskDetailSchema, ...errors(401, 404) },
+      },
+    },
+    async (request) => viewTask(deps, (request.params as { task_id: string }).task_id),
+  );
+
+  for (const url of ['/api/v1/tasks/:task_id', '/api/v1/admin/tasks/:task_id']) {
+    app.patch(
+      url,
+      {
+        onRequest,
+        config: { kind: 'admin' },
+        schema: {
+          operationId: url.includes('/admin/') ? 'adminPatchTask' : 'patchTask',
+          summary: 'Operator: change status (accept, deliver, reject) or edit eta and operator_notes',
+          description:
+            'submitted→accepted (eta optional), accepted→delivered (operator_notes required: the deliverable; issues the receipt), ' +
+            'submitted|accepted→rejected (operator_notes = reason). Anything else is 409 invalid_transition with from and to.',
+          tags: ['admin'],
+          params: TaskParams,
+          body: TaskPatchSchema,
+          response: { 200: AdminTaskSchema, ...errors(400, 401, 404, 409, 413, 415, 422) },
+        },
+      },
+      async (request) => patchTask(deps, (request.params as { task_id: string }).task_id, request.body),
+    );
+  }
+
+  app.get(
+    '/api/v1/admin/messages',
+    {
+      onRequest,
+      config: { kind: 'admin' },
+      schema: {
+        operationId: 'adminListMessages',
+        summary: 'Messages to the operator, newest first, with the task ids they name',
+        tags: ['admin'],
+        querystring: MessageQuerySchema,
+        response: { 200: MessageListSchema, ...errors(400, 401) },
+      },
+    },
+    async (request) => listMessages(deps, request.query as { limit?: number; cursor?: string }),
+  );
+
+  app.get(
+    '/api/v1/admin/stats',
+    {
+      onRequest,
+      config: { kind: 'admin' },
+      schema: {
+        operationId: 'adminStats',
+        summary: "Counts by status, open queue, time to first view and to acceptance, today's daily caps",
+        tags: ['admin'],
+        querystring: StatsQuerySchema,
+        response: { 200: AdminStatsSchema, ...errors(400, 401) },
+      },
+    },
+    async (request) => adminStats(deps, request.query as { days?: number }),
+  );
+}

@@ -1,0 +1,139 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { decodeJwt, type JSONWebKeySet } from 'jose';
+import { TASK_ID_PATTERN } from '../domain/ids.js';
+import { verifyReceipt, type VerifyOptions } from '../receipts/verify.js';
+
+/**
+ * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE]`
+ *
+ * What any client can run to check a receipt: it fetches the JWKS from the service (never from
+ * the receipt's own `iss`, which an attacker would control), verifies the signature and the key
+ * id, and checks the deliverable hash against operator_notes (or a file) and the task id.
+ * Prints a verdict; exits 0 when valid, 1 when not (or when something could not be fetched),
+ * 2 on a usage error.
+ */
+
+const USAGE = 'Usage: npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE]\n';
+
+interface PublishedTask {
+  task_id: string;
+  status: string;
+  receipt?: string;
+  operator_notes: string | null;
+}
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+
+async function getJson(url: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(15_000) });
+  const text = await res.text();
+  try {
+    return { status: res.status, body: JSON.parse(text) as unknown };
+  } catch {
+    return { status: res.status, body: text };
+  }
+}
+
+async function fetchTask(baseUrl: string, taskId: string): Promise<PublishedTask | string> {
+  const { status, body } = await getJson(`${baseUrl}/api/v1/tasks/${encodeURIComponent(taskId)}`);
+  if (status === 404) return `the service has no task ${taskId}`;
+  if (status !== 200 || typeof body !== 'object' || body === null) return `the status endpoint answered ${status}`;
+  return body as PublishedTask;
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { 'base-url': { type: 'string' }, 'notes-file': { type: 'string' }, 'task-id': { type: 'string' }, 'jwks-file': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    });
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    out(USAGE.trimEnd());
+    return 0;
+  }
+  const subject = positionals[0]?.trim();
+  if (!subject || positionals.length > 1) {
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  const baseUrl = (values['base-url'] ?? process.env.BASE_URL ?? `http://localhost:${process.env.PORT ?? '8080'}`).replace(/\/+$/, '');
+
+  let receipt: string;
+  let expectedTaskId = values['task-id'];
+  let operatorNotes: string | undefined = values['notes-file'] !== undefined ? readFileSync(values['notes-file'], 'utf8') : undefined;
+
+  if (TASK_ID_PATTERN.test(subject)) {
+    expectedTaskId = subject;
+    const task = await fetchTask(baseUrl, subject);
+    if (typeof task === 'string') return fail(`Cannot verify: ${task} (at ${baseUrl}).`);
+    if (!task.receipt) return fail(`Task ${subject} is ${task.status}: it has no receipt yet (receipts are issued on delivery).`);
+    receipt = task.receipt;
+    operatorNotes ??= task.operator_notes ?? '';
+    out(`Task ${subject} from ${baseUrl}`);
+  } else {
+    receipt = subject;
+    let claimed: string | undefined;
+    try {
+      const sub = decodeJwt(receipt).sub;
+      claimed = typeof sub === 'string' ? sub : undefined;
+    } catch {
+      // Not decodable: verifyReceipt reports the format problem below.
+    }
+    if (operatorNotes === undefined && claimed !== undefined && TASK_ID_PATTERN.test(claimed)) {
+      // Compare against what the service publishes for the task the receipt claims to cover.
+      const task = await fetchTask(baseUrl, claimed).catch((error: unknown) => `fetching it failed: ${String(error)}`);
+      if (typeof task === 'string') out(`Note: could not fetch task ${claimed} to check the deliverable (${task}).`);
+      else operatorNotes = task.operator_notes ?? '';
+    }
+    out(`Receipt${claimed ? ` claiming task ${claimed}` : ''}, checked against ${baseUrl}`);
+  }
+
+  let jwks: JSONWebKeySet;
+  if (values['jwks-file'] !== undefined) {
+    jwks = JSON.parse(readFileSync(values['jwks-file'], 'utf8')) as JSONWebKeySet;
+  } else {
+    const { status, body } = await getJson(`${baseUrl}/.well-known/jwks.json`);
+    if (status !== 200 || typeof body !== 'object' || body === null || !Array.isArray((body as JSONWebKeySet).keys)) {
+      return fail(`Cannot verify: ${baseUrl}/.well-known/jwks.json answered ${status} without a key set.`);
+    }
+    jwks = body as JSONWebKeySet;
+  }
+
+  const options: VerifyOptions = { jwks };
+  if (expectedTaskId !== undefined) options.expectedTaskId = expectedTaskId;
+  if (operatorNotes !== undefined) options.operatorNotes = operatorNotes;
+  const result = await verifyReceipt(receipt, options);
+  for (const check of result.checks) out(`  ${check.ok ? '✓' : '✗'} ${check.name.padEnd(12)}${check.detail}`);
+  const p = result.payload;
+  if (p) {
+    if (p.iss !== baseUrl) out(`  ! issuer      the receipt names ${String(p.iss)}; the keys came from ${baseUrl}`);
+    const tl = p.timeline ?? {};
+    out(`  timeline      submitted ${tl.submitted_at ?? '-'}, seen ${tl.seen_by_operator_at ?? '-'}, accepted ${tl.accepted_at ?? '-'}, delivered ${tl.delivered_at ?? '-'}`);
+    out(`  request       sha256 ${String(p.request_sha256)}`);
+  }
+  if (operatorNotes === undefined) out('  (deliverable not checked: pass --notes-file with the text you received)');
+  if (!result.valid) return fail('INVALID: this receipt does not verify.');
+  out(`VALID: signed by ${baseUrl} (key ${result.kid ?? '?'}) for ${p?.task_id ?? '?'}, delivered ${p?.timeline.delivered_at ?? '?'}.`);
+  return 0;
+}
+
+function fail(line: string): number {
+  out(line);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`Verification failed to run: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,108 @@
+import Type, { type Static, type TSchema } from 'typebox';
+import { PublicTaskSchema, StatusSchema } from './schemas.js';
+import { ALL_STATUSES, DELIVERY_MODES } from './task.js';
+
+/**
+ * Payloads of the operator (admin) API: one source for validation, the serializers and OpenAPI.
+ * The operator sees everything the public status endpoint hides (contact e-mail, delivery mode,
+ * the e-mail check's outcome) plus the lifecycle timestamps.
+ */
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Timestamp = (description: string) => Nullable(Type.String({ format: 'date-time', description }));
+
+/** Longest deliverable or reason the operator can write (the 64 KB body limit applies too). */
+export const OPERATOR_NOTES_MAX = 50_000;
+export const ADMIN_PAGE_DEFAULT = 50;
+export const ADMIN_PAGE_MAX = 200;
+
+export const AdminTaskSchema = Type.Object(
+  {
+    ...PublicTaskSchema.properties,
+    contact_email: Nullable(Type.String({ description: 'Where the result is e-mailed; null for status_poll tasks. Operator only.' })),
+    delivery: Type.Enum([...DELIVERY_MODES]),
+    email_unverified: Type.Boolean({ description: 'The MX check could not be completed at submission (DNS outage): check the address by hand.' }),
+    accepted_at: Timestamp('When the task was accepted.'),
+    delivered_at: Timestamp('When the task was delivered.'),
+    rejected_at: Timestamp('When the task was rejected.'),
+    request_sha256: Type.String({ description: 'SHA-256 of the RFC 8785 canonical JSON of the request less contact_email; signed into the receipt.' }),
+  },
+  { description: 'A task as the operator sees it.' },
+);
+export type AdminTask = Static<typeof AdminTaskSchema>;
+
+export const AdminMessageSchema = Type.Object(
+  {
+    message_id: Type.String(),
+    created_at: Type.String({ format: 'date-time' }),
+    from: Nullable(Type.String()),
+    subject: Nullable(Type.String()),
+    message: Type.String(),
+    reply_to: Type.String({ description: 'Operator only: the address to answer.' }),
+    email_unverified: Type.Boolean(),
+    task_ids: Type.Array(Type.String(), { description: 'Task ids the message names (a withdrawal or a question about a task).' }),
+  },
+  { description: 'A message to the operator.' },
+);
+export type AdminMessage = Static<typeof AdminMessageSchema>;
+
+export const AdminTaskDetailSchema = Type.Object(
+  { ...AdminTaskSchema.properties, messages: Type.Array(AdminMessageSchema, { description: 'Messages that name this task, newest first.' }) },
+  { description: 'One task in full, with the messages that name it.' },
+);
+export type AdminTaskDetail = Static<typeof AdminTaskDetailSchema>;
+
+const NextCursor = Nullable(Type.String({ description: 'Opaque, tamper-evident; null on the last page.' }));
+
+export const QueueSchema = Type.Object({ tasks: Type.Array(AdminTaskSchema), next_cursor: NextCursor });
+export type Queue = Static<typeof QueueSchema>;
+
+export const MessageListSchema = Type.Object({ messages: Type.Array(AdminMessageSchema), next_cursor: NextCursor });
+export type MessageList = Static<typeof MessageListSchema>;
+
+/** `open` = submitted + accepted: the work still waiting on the operator. */
+export const QUEUE_FILTERS = [...ALL_STATUSES, 'open'] as const;
+export type QueueFilter = (typeof QUEUE_FILTERS)[number];
+
+const Limit = Type.Integer({ minimum: 1, maximum: ADMIN_PAGE_MAX, description: `Page size, 1 to ${ADMIN_PAGE_MAX}; default ${ADMIN_PAGE_DEFAULT}.` });
+const Cursor = Type.String({ maxLength: 1000, description: 'next_cursor of the previous page.' });
+
+export const QueueQuerySchema = Type.Object({
+  status: Type.Optional(Type.Enum([...QUEUE_FILTERS], { description: 'One status, or open (submitted + accepted).' })),
+  limit: Type.Optional(Limit),
+  cursor: Type.Optional(Cursor),
+});
+
+export const MessageQuerySchema = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) });
+
+export const TaskPatchSchema = Type.Object(
+  {
+    status: Type.Optional(StatusSchema),
+    eta: Type.Optional(Type.String({ format: 'date-time', description: 'Delivery estimate, in the future; set when accepting or while accepted.' })),
+    operator_notes: Type.Optional(
+      Nullable(
+        Type.String({
+          maxLength: OPERATOR_NOTES_MAX,
+          description: 'The deliverable (required to deliver), the rejection reason, or working notes; editable while open, frozen once delivered.',
+        }),
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'A status change and/or edits by the operator.' },
+);
+export type TaskPatch = Static<typeof TaskPatchSchema>;
+
+const Duration = Type.Object({ median: Nullable(Type.Number()), p90: Nullable(Type.Number()), samples: Type.Integer() });
+const CapUse = Type.Object({ used: Type.Integer(), cap: Type.Integer(), remaining: Type.Integer() });
+
+export const AdminStatsSchema = Type.Object({
+  window_days: Type.Integer({ description: 'The figures cover tasks created in this many last days.' }),
+  counts_by_status: Type.Record(Type.String(), Type.Integer()),
+  open_queue: Type.Integer({ description: 'submitted + accepted' }),
+  time_to_first_view_seconds: Duration,
+  time_to_acceptance_seconds: Duration,
+  daily_caps: Type.Object({ tasks: CapUse, emails: CapUse, resets_at: Type.String({ format: 'date-time' }) }, { description: "Today's use of the global daily caps." }),
+});
+export type AdminStats = Static<typeof AdminStatsSchema>;
+
+export const StatsQuerySchema = Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'Window in days; default 30.' })) });

@@ -1,0 +1,62 @@
+import { sha256Hex } from '../domain/canonical.js';
+
+/**
+ * The receipt payload, exactly as the contract lists it. Pure: built from the delivered task, so
+ * the signer and every verifier agree on what is covered.
+ */
+export interface ReceiptTimeline {
+  submitted_at: string;
+  seen_by_operator_at: string | null;
+  accepted_at: string | null;
+  delivered_at: string;
+}
+
+export interface ReceiptPayload {
+  iss: string;
+  sub: string;
+  iat: number;
+  receipt_version: 1;
+  task_id: string;
+  task_type: string;
+  delivery: string;
+  deliverable_sha256: string;
+  request_sha256: string;
+  timeline: ReceiptTimeline;
+}
+
+export interface DeliveredTask {
+  id: string;
+  task_type: string;
+  delivery: string;
+  operator_notes: string;
+  request_sha256: string;
+  created_at: string;
+  seen_by_operator_at: string | null;
+  accepted_at: string | null;
+  delivered_at: string;
+}
+
+/** SHA-256 (hex) over the UTF-8 bytes of the deliverable, exactly as operator_notes returns it. */
+export function deliverableSha256(operatorNotes: string): string {
+  return sha256Hex(Buffer.from(operatorNotes, 'utf8'));
+}
+
+export function receiptPayload(issuer: string, task: DeliveredTask, issuedAt: Date): ReceiptPayload {
+  return {
+    iss: issuer,
+    sub: task.id,
+    iat: Math.floor(issuedAt.getTime() / 1000),
+    receipt_version: 1,
+    task_id: task.id,
+    task_type: task.task_type,
+    delivery: task.delivery,
+    deliverable_sha256: deliverableSha256(task.operator_notes),
+    request_sha256: task.request_sha256,
+    timeline: {
+      submitted_at: task.created_at,
+      seen_by_operator_at: task.seen_by_operator_at,
+      accepted_at: task.accepted_at,
+      delivered_at: task.delivered_at,
+    },
+  };
+}

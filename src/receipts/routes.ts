@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import Type from 'typebox';
+import type { ServiceDeps } from '../services/deps.js';
+import { publicKeys } from './keys.js';
+
+const JwkSchema = Type.Object(
+  {
+    kty: Type.String({ description: 'OKP' }),
+    crv: Type.String({ description: 'Ed25519' }),
+    x: Type.String({ description: 'The public key, base64url.' }),
+    kid: Type.String({ description: 'RFC 7638 thumbprint (SHA-256) of the key; receipts name it in their header.' }),
+    alg: Type.String({ description: 'EdDSA' }),
+    use: Type.String({ description: 'sig' }),
+  },
+  { description: 'The public part of a receipt-signing key.' },
+);
+
+export const JwksSchema = Type.Object(
+  { keys: Type.Array(JwkSchema, { description: 'The active key first, then retired keys, which stay published so old receipts keep verifying.' }) },
+  { description: 'JSON Web Key Set for verifying receipts.' },
+);
+
+/** /.well-known/jwks.json: the public part of every receipt-signing key, active and retired. */
+export function registerJwksRoute(app: FastifyInstance, deps: ServiceDeps): void {
+  app.get(
+    '/.well-known/jwks.json',
+    {
+      config: { kind: 'read' },
+      schema: {
+        operationId: 'getJwks',
+        summary: 'Public keys for verifying receipts',
+        tags: ['documents'],
+        response: { 200: JwksSchema },
+      },
+    },
+    async (_request, reply) => {
+      // Short caching: a verifier that meets an unknown kid after a rotation refetches anyway.
+      reply.header('Cache-Control', 'public, max-age=300');
+      return { keys: await publicKeys(deps.store.db) };
+    },
+  );
+}

@@ -1,0 +1,103 @@
+import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
+import { deliverableSha256, type ReceiptPayload } from './payload.js';
+
+/**
+ * Verifies a receipt the way any client can: against a published JWKS, with nothing from the
+ * service's internals. Returns a verdict with every check rather than throwing, so a caller (the
+ * CLI, a test, an agent) can say exactly what failed.
+ */
+
+export interface VerifyOptions {
+  /** The issuer's /.well-known/jwks.json, as fetched. */
+  jwks: JSONWebKeySet;
+  /** The task the receipt is supposed to be for. */
+  expectedTaskId?: string;
+  /** The deliverable as received (operator_notes, or the e-mailed text); checked against deliverable_sha256. */
+  operatorNotes?: string;
+}
+
+export interface ReceiptCheck {
+  name: 'format' | 'kid' | 'signature' | 'payload' | 'task_id' | 'deliverable';
+  ok: boolean;
+  detail: string;
+}
+
+export interface ReceiptVerification {
+  valid: boolean;
+  kid: string | null;
+  payload: ReceiptPayload | null;
+  checks: ReceiptCheck[];
+}
+
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+export async function verifyReceipt(receipt: string, options: VerifyOptions): Promise<ReceiptVerification> {
+  const checks: ReceiptCheck[] = [];
+  const done = (kid: string | null, payload: ReceiptPayload | null): ReceiptVerification => ({
+    valid: checks.every((c) => c.ok),
+    kid,
+    payload,
+    checks,
+  });
+
+  const token = receipt.trim();
+  let kid: string | null = null;
+  try {
+    if (!COMPACT_JWS.test(token)) throw new Error('not a compact JWS (three base64url parts)');
+    const header = decodeProtectedHeader(token);
+    if (header.alg !== 'EdDSA') throw new Error(`alg is ${String(header.alg)}, expected EdDSA`);
+    if (header.typ !== undefined && header.typ !== 'JWT') throw new Error(`typ is ${String(header.typ)}, expected JWT`);
+    if (typeof header.kid !== 'string' || header.kid === '') throw new Error('the header names no kid');
+    kid = header.kid;
+    checks.push({ name: 'format', ok: true, detail: 'compact JWS, alg EdDSA' });
+  } catch (error) {
+    checks.push({ name: 'format', ok: false, detail: message(error) });
+    return done(null, null);
+  }
+
+  const published = (options.jwks.keys ?? []).some((k) => k.kid === kid);
+  checks.push({ name: 'kid', ok: published, detail: published ? `key ${kid} is published` : `key ${kid} is not in the JWKS` });
+  if (!published) return done(kid, null);
+
+  let payload: ReceiptPayload;
+  try {
+    const verified = await compactVerify(token, createLocalJWKSet(options.jwks), { algorithms: ['EdDSA'] });
+    payload = JSON.parse(new TextDecoder().decode(verified.payload)) as ReceiptPayload;
+    checks.push({ name: 'signature', ok: true, detail: `signature valid (Ed25519, key ${kid})` });
+  } catch (error) {
+    checks.push({ name: 'signature', ok: false, detail: `signature invalid: ${message(error)}` });
+    return done(kid, null);
+  }
+
+  const shapeProblems = payloadProblems(payload);
+  checks.push({ name: 'payload', ok: shapeProblems.length === 0, detail: shapeProblems.length === 0 ? 'receipt_version 1, sub = task_id' : shapeProblems.join('; ') });
+
+  if (options.expectedTaskId !== undefined) {
+    const ok = payload.task_id === options.expectedTaskId;
+    checks.push({ name: 'task_id', ok, detail: ok ? `receipt is for ${payload.task_id}` : `receipt is for ${String(payload.task_id)}, not ${options.expectedTaskId}` });
+  }
+  if (options.operatorNotes !== undefined) {
+    const actual = deliverableSha256(options.operatorNotes);
+    const ok = actual === payload.deliverable_sha256;
+    checks.push({
+      name: 'deliverable',
+      ok,
+      detail: ok ? `deliverable matches sha256 ${actual}` : `deliverable sha256 is ${actual}, the receipt signed ${String(payload.deliverable_sha256)}`,
+    });
+  }
+  return done(kid, payload);
+}
+
+function payloadProblems(payload: ReceiptPayload): string[] {
+  const problems: string[] = [];
+  if (payload.receipt_version !== 1) problems.push(`unknown receipt_version ${String(payload.receipt_version)}`);
+  if (typeof payload.task_id !== 'string' || payload.sub !== payload.task_id) problems.push('sub and task_id differ');
+  if (typeof payload.deliverable_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(payload.deliverable_sha256)) problems.push('deliverable_sha256 is not a SHA-256 hex digest');
+  if (typeof payload.request_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(payload.request_sha256)) problems.push('request_sha256 is not a SHA-256 hex digest');
+  if (typeof payload.timeline !== 'object' || payload.timeline === null) problems.push('timeline is missing');
+  return problems;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

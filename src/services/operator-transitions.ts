@@ -1,0 +1,149 @@
+import { Compile } from 'typebox/compile';
+import { OPERATOR_NOTES_MAX, TaskPatchSchema, type AdminTask, type TaskPatch } from '../domain/admin-schemas.js';
+import { AppError, validationFailed } from '../domain/errors.js';
+import { canTransition, isFinal, type StatusEntry, type TaskStatus } from '../domain/task.js';
+import { iso, parseDateTime } from '../domain/time.js';
+import * as outbox from '../mail/outbox.js';
+import { receiptPayload } from '../receipts/payload.js';
+import { signReceipt } from '../receipts/sign.js';
+import type { Db } from '../store/db.js';
+import { findTask, statusHistory, type TaskRow } from '../store/tasks-repo.js';
+import type { ServiceDeps } from './deps.js';
+import { toAdminTask } from './operator.js';
+
+/**
+ * The operator's PATCH: status transitions (service-spec "States and transitions") and edits of
+ * `eta` and `operator_notes`. One function for the admin API and the console.
+ */
+
+const checkPatch = Compile(TaskPatchSchema);
+const KNOWN = new Set(Object.keys(TaskPatchSchema.properties));
+
+/** Field errors, all at once, each naming its field (422); a non-object body is 400. */
+export function parsePatch(raw: unknown): TaskPatch {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new AppError('malformed_request', 'The request body must be a JSON object.', { details: ['body must be a JSON object: {status?, eta?, operator_notes?}'] });
+  }
+  const body = raw as Record<string, unknown>;
+  const details: string[] = [];
+  for (const key of Object.keys(body)) {
+    // Strict here, unlike submissions: a typo in an operator's field would silently do nothing.
+    if (!KNOWN.has(key)) details.push(`${key.slice(0, 64)} is not a field of this request (use status, eta, operator_notes)`);
+  }
+  if (body.status !== undefined && !checkPatch.Check({ status: body.status })) {
+    details.push('status must be one of: submitted, accepted, delivered, rejected');
+  }
+  if (body.eta !== undefined && (typeof body.eta !== 'string' || parseDateTime(body.eta) === null)) {
+    details.push('eta must be an ISO 8601 date-time, e.g. 2030-01-31T17:00:00Z');
+  }
+  const notes = body.operator_notes;
+  if (notes !== undefined && notes !== null) {
+    if (typeof notes !== 'string') details.push('operator_notes must be a string');
+    else if (notes.length > OPERATOR_NOTES_MAX) details.push(`operator_notes must be at most ${OPERATOR_NOTES_MAX} characters`);
+  }
+  if (details.length === 0 && body.status === undefined && body.eta === undefined && notes === undefined) {
+    details.push('send at least one of status, eta, operator_notes');
+  }
+  if (details.length > 0) throw validationFailed(details);
+  return body as TaskPatch;
+}
+
+function invalidTransition(from: string, to: string, why: string): AppError {
+  return new AppError('invalid_transition', why, { from, to });
+}
+
+/** What a PATCH changes on a task, decided from the current row alone (pure). */
+export function planPatch(current: TaskRow, patch: TaskPatch, now: Date): Partial<TaskRow> {
+  const from = current.status as TaskStatus;
+  const to = patch.status;
+  if (isFinal(from)) {
+    throw invalidTransition(from, to ?? from, `The task is ${from}, which is final: its status, eta and operator_notes can no longer change.`);
+  }
+  if (to !== undefined && !canTransition(from, to)) {
+    const allowed = from === 'submitted' ? 'accepted or rejected' : 'delivered or rejected';
+    throw invalidTransition(from, to, `A ${from} task can move to ${allowed} only; ${to} is not allowed from ${from}.`);
+  }
+  const at = iso(now);
+  const changes: Partial<TaskRow> = { updated_at: at };
+  // Any change by the operator implies they have seen the task.
+  if (current.seen_by_operator_at === null) changes.seen_by_operator_at = at;
+
+  if (patch.eta !== undefined) {
+    const target = to ?? from;
+    if (target !== 'accepted') throw validationFailed(['eta can only be set when accepting the task or while it is accepted']);
+    const eta = parseDateTime(patch.eta);
+    if (!eta || eta.getTime() <= now.getTime()) throw validationFailed(['eta must be in the future']);
+    changes.eta = iso(eta);
+  }
+  if (patch.operator_notes !== undefined) changes.operator_notes = patch.operator_notes;
+
+  if (to !== undefined) {
+    changes.status = to;
+    changes.status_history = JSON.stringify([...statusHistory(current), { status: to, at } satisfies StatusEntry]);
+    if (to === 'accepted') changes.accepted_at = at;
+    if (to === 'rejected') changes.rejected_at = at;
+    if (to === 'delivered') {
+      const notes = patch.operator_notes !== undefined ? patch.operator_notes : current.operator_notes;
+      if (notes === null || notes.trim() === '') {
+        throw validationFailed(['operator_notes is required to deliver: it is the deliverable (or, for e-mail delivery, a summary of what was sent)']);
+      }
+      changes.operator_notes = notes;
+      changes.delivered_at = at;
+      changes.receipt_issued_at = at;
+    }
+  }
+  return changes;
+}
+
+/**
+ * Applies a PATCH in one transaction: the conditional update (WHERE status = from) makes two
+ * racing operators unable to both move the task; the receipt is signed and the requester's mail
+ * queued in the same transaction as the change.
+ */
+export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown): Promise<AdminTask> {
+  const patch = parsePatch(raw);
+  const now = deps.clock.now();
+  const updated = await deps.store.db.transaction().execute(async (trx) => {
+    const current = await findTask(trx, taskId);
+    if (!current) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}".`);
+    const changes = planPatch(current, patch, now);
+    let next: TaskRow = { ...current, ...changes };
+    if (next.status === 'delivered' && current.status !== 'delivered') {
+      next = await withReceipt(trx, deps, next, now);
+    }
+    const result = await trx
+      .updateTable('tasks')
+      .set({ ...changes, receipt: next.receipt, deliverable_sha256: next.deliverable_sha256 })
+      .where('id', '=', taskId)
+      .where('status', '=', current.status)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) {
+      const latest = await findTask(trx, taskId);
+      throw invalidTransition(latest?.status ?? current.status, patch.status ?? current.status, 'The task changed while this request was being handled (another operator?). Reload it and try again.');
+    }
+    if (next.status !== current.status) await outbox.enqueueTaskTransition(trx, deps, next);
+    return next;
+  });
+  if (patch.status !== undefined) deps.log.info({ task_id: taskId, status: updated.status }, 'task transition');
+  return toAdminTask(updated);
+}
+
+async function withReceipt(trx: Db, deps: ServiceDeps, task: TaskRow, now: Date): Promise<TaskRow> {
+  const payload = receiptPayload(
+    deps.config.baseUrl,
+    {
+      id: task.id,
+      task_type: task.task_type,
+      delivery: task.delivery,
+      operator_notes: task.operator_notes ?? '',
+      request_sha256: task.request_sha256,
+      created_at: task.created_at,
+      seen_by_operator_at: task.seen_by_operator_at,
+      accepted_at: task.accepted_at,
+      delivered_at: task.delivered_at ?? iso(now),
+    },
+    now,
+  );
+  const receipt = await signReceipt(trx, payload, now);
+  return { ...task, receipt, deliverable_sha256: payload.deliverable_sha256, receipt_issued_at: iso(now) };
+}

@@ -1,0 +1,80 @@
+import { ALL_STATUSES } from '../domain/task.js';
+import { iso } from '../domain/time.js';
+import type { ServiceDeps } from './deps.js';
+
+/** Median and 90th percentile of a set of durations, in whole seconds; null when there are none. */
+export interface DurationStats {
+  median: number | null;
+  p90: number | null;
+  samples: number;
+}
+
+export interface TaskStats {
+  counts_by_status: Record<string, number>;
+  /** Tasks still waiting on the operator: submitted + accepted. */
+  open_queue: number;
+  time_to_first_view_seconds: DurationStats;
+  time_to_acceptance_seconds: DurationStats;
+}
+
+export interface TaskStatsOptions {
+  /** Window over task creation time, in days; default 30. */
+  days?: number;
+}
+
+const DEFAULT_DAYS = 30;
+
+/**
+ * Live figures over the tasks created in the last `days`: the operator's stats page and the
+ * public discovery documents both read them, so they never disagree.
+ */
+export async function taskStats(deps: ServiceDeps, options: TaskStatsOptions = {}): Promise<TaskStats> {
+  const days = options.days ?? DEFAULT_DAYS;
+  const since = iso(new Date(deps.clock.now().getTime() - days * 86_400_000));
+  const db = deps.store.db;
+
+  const counted = await db
+    .selectFrom('tasks')
+    .select(['status', db.fn.countAll<number>().as('n')])
+    .where('created_at', '>=', since)
+    .groupBy('status')
+    .execute();
+  const counts_by_status: Record<string, number> = {};
+  for (const status of ALL_STATUSES) counts_by_status[status] = 0;
+  for (const row of counted) counts_by_status[row.status] = Number(row.n);
+
+  // Durations are computed here rather than in SQL: timestamps are ISO text on both stores, and
+  // the window is small (a pilot's month of tasks), so one narrow select is simpler than two
+  // dialects of date arithmetic.
+  const timed = await db
+    .selectFrom('tasks')
+    .select(['created_at', 'seen_by_operator_at', 'accepted_at'])
+    .where('created_at', '>=', since)
+    .where((eb) => eb.or([eb('seen_by_operator_at', 'is not', null), eb('accepted_at', 'is not', null)]))
+    .execute();
+  const firstView: number[] = [];
+  const acceptance: number[] = [];
+  for (const row of timed) {
+    const created = Date.parse(row.created_at);
+    if (row.seen_by_operator_at !== null) firstView.push((Date.parse(row.seen_by_operator_at) - created) / 1000);
+    if (row.accepted_at !== null) acceptance.push((Date.parse(row.accepted_at) - created) / 1000);
+  }
+
+  return {
+    counts_by_status,
+    open_queue: (counts_by_status.submitted ?? 0) + (counts_by_status.accepted ?? 0),
+    time_to_first_view_seconds: durationStats(firstView),
+    time_to_acceptance_seconds: durationStats(acceptance),
+  };
+}
+
+/** Nearest-rank percentiles (no interpolation), rounded to whole seconds. */
+export function durationStats(values: number[]): DurationStats {
+  if (values.length === 0) return { median: null, p90: null, samples: 0 };
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (p: number): number => {
+    const index = Math.max(0, Math.ceil(p * sorted.length) - 1);
+    return Math.round(Math.max(0, sorted[index] ?? 0));
+  };
+  return { median: rank(0.5), p90: rank(0.9), samples: sorted.length };
+}

@@ -1,0 +1,228 @@
+/**
+ * The console's stylesheet and script, served from /operator/assets/ so the pages can run under a
+ * strict Content-Security-Policy (no inline script or style at all). The script is progressive
+ * enhancement only: every form works without it.
+ */
+
+export const CONSOLE_CSS = String.raw`
+:root {
+  --bg: #f5f6f8; --surface: #fff; --text: #18202c; --muted: #5d6778; --border: #e2e5ea; --soft: #f0f2f5;
+  --accent: #3553d6; --accent-text: #fff; --focus: #8fa6ff;
+  --submitted: #9a4d00; --submitted-bg: #fff1de; --accepted: #1d5fd6; --accepted-bg: #e6eeff;
+  --delivered: #0b7445; --delivered-bg: #e2f5ea; --rejected: #b0261b; --rejected-bg: #fde9e7;
+  --retired: #5d6778; --retired-bg: #eceef2; --warn: #8a5300; --warn-bg: #fff4d6; --danger: #b0261b;
+  --radius: 10px; --shadow: 0 1px 2px rgba(16, 24, 40, .06), 0 1px 3px rgba(16, 24, 40, .08);
+  color-scheme: light dark;
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #0f1318; --surface: #171c23; --text: #e6e9ee; --muted: #98a2b3; --border: #2a313b; --soft: #1e242d;
+    --accent: #7d95ff; --accent-text: #0b0f14; --focus: #7d95ff;
+    --submitted: #ffb35c; --submitted-bg: #3a2810; --accepted: #8fb1ff; --accepted-bg: #1a2744;
+    --delivered: #5fd39a; --delivered-bg: #11301f; --rejected: #ff8f85; --rejected-bg: #3d1714;
+    --retired: #98a2b3; --retired-bg: #252b34; --warn: #ffcf66; --warn-bg: #3a2c0c; --danger: #ff8f85;
+    --shadow: none;
+  }
+}
+* { box-sizing: border-box; }
+html { -webkit-text-size-adjust: 100%; }
+body { margin: 0; background: var(--bg); color: var(--text); font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+a { color: var(--accent); text-decoration: none; }
+a:hover { text-decoration: underline; }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; border-radius: 4px; }
+h1 { font-size: 1.45rem; line-height: 1.25; margin: 0 0 .25rem; letter-spacing: -.01em; }
+h2 { font-size: 1.05rem; margin: 0 0 .75rem; }
+h3 { font-size: .95rem; margin: 0 0 .5rem; }
+p { margin: 0 0 .75rem; }
+.skip { position: absolute; left: -999px; top: 0; background: var(--surface); padding: .5rem 1rem; z-index: 10; }
+.skip:focus { left: .5rem; }
+.topbar { background: var(--surface); border-bottom: 1px solid var(--border); position: sticky; top: 0; z-index: 5; }
+.topbar-inner { max-width: 1120px; margin: 0 auto; padding: .6rem 1rem; display: flex; align-items: center; gap: 1rem; flex-wrap: wrap; }
+.brand { font-weight: 700; color: var(--text); display: flex; align-items: center; gap: .5rem; white-space: nowrap; }
+.brand-mark { width: 26px; height: 26px; border-radius: 7px; background: linear-gradient(135deg, var(--accent), #7b5cff); display: inline-grid; place-items: center; color: #fff; font-size: .8rem; }
+.nav { display: flex; gap: .25rem; overflow-x: auto; flex: 1; scrollbar-width: none; }
+.nav a { padding: .4rem .7rem; border-radius: 8px; color: var(--muted); white-space: nowrap; font-weight: 500; }
+.nav a:hover { background: var(--soft); text-decoration: none; color: var(--text); }
+.nav a[aria-current="page"] { background: var(--soft); color: var(--text); }
+@media (max-width: 700px) { .topbar-inner { gap: .4rem .75rem; } .topbar form { margin-left: auto; } .nav { order: 3; flex-basis: 100%; margin: 0 -.4rem; } .nav a { padding: .4rem .5rem; } }
+.nav .count { display: inline-block; min-width: 1.4em; padding: 0 .35em; margin-left: .3em; border-radius: 99px; background: var(--accent); color: var(--accent-text); font-size: .75rem; text-align: center; }
+main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
+.page-head { display: flex; align-items: flex-end; justify-content: space-between; gap: 1rem; flex-wrap: wrap; margin-bottom: 1rem; }
+.sub { color: var(--muted); font-size: .9rem; }
+.card { background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius); box-shadow: var(--shadow); padding: 1rem 1.1rem; margin-bottom: 1rem; }
+.grid-2 { display: grid; grid-template-columns: minmax(0, 1.6fr) minmax(0, 1fr); gap: 1rem; align-items: start; }
+@media (max-width: 860px) { .grid-2 { grid-template-columns: 1fr; } }
+.tabs { display: flex; gap: .4rem; flex-wrap: wrap; margin-bottom: 1rem; }
+.tabs a { padding: .35rem .75rem; border: 1px solid var(--border); border-radius: 99px; background: var(--surface); color: var(--muted); font-size: .9rem; }
+.tabs a:hover { text-decoration: none; color: var(--text); }
+.tabs a[aria-current="page"] { background: var(--text); border-color: var(--text); color: var(--bg); }
+.tabs .n { opacity: .75; margin-left: .25rem; font-variant-numeric: tabular-nums; }
+.pill { display: inline-flex; align-items: center; gap: .3rem; padding: .1rem .55rem; border-radius: 99px; font-size: .78rem; font-weight: 600; white-space: nowrap; }
+.pill::before { content: ""; width: .45rem; height: .45rem; border-radius: 50%; background: currentColor; }
+.st-submitted { color: var(--submitted); background: var(--submitted-bg); }
+.st-accepted { color: var(--accepted); background: var(--accepted-bg); }
+.st-delivered { color: var(--delivered); background: var(--delivered-bg); }
+.st-rejected { color: var(--rejected); background: var(--rejected-bg); }
+.st-under_review, .st-in_progress { color: var(--retired); background: var(--retired-bg); }
+.badge { display: inline-block; padding: .05rem .5rem; border-radius: 6px; font-size: .75rem; font-weight: 600; border: 1px solid var(--border); color: var(--muted); white-space: nowrap; }
+.badge.warn { color: var(--warn); background: var(--warn-bg); border-color: transparent; }
+.badge.danger { color: var(--rejected); background: var(--rejected-bg); border-color: transparent; }
+.badge.new { color: var(--accent-text); background: var(--accent); border-color: transparent; }
+.queue { list-style: none; margin: 0; padding: 0; display: grid; gap: .6rem; }
+.queue a.item { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: .35rem 1rem; padding: .85rem 1rem; background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius); box-shadow: var(--shadow); color: var(--text); }
+.queue a.item:hover { border-color: var(--accent); text-decoration: none; }
+.queue a.item.overdue { border-left: 4px solid var(--danger); }
+.item-top { display: flex; gap: .45rem; align-items: center; flex-wrap: wrap; }
+.item-type { font-weight: 600; }
+.item-desc { grid-column: 1 / -1; color: var(--text); overflow-wrap: anywhere; display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; }
+.item-meta { grid-column: 1 / -1; display: flex; gap: .35rem 1rem; flex-wrap: wrap; color: var(--muted); font-size: .85rem; }
+.item-when { color: var(--muted); font-size: .85rem; text-align: right; white-space: nowrap; }
+.overdue-text { color: var(--danger); font-weight: 600; }
+.empty { text-align: center; color: var(--muted); padding: 2.5rem 1rem; }
+.pager { display: flex; justify-content: flex-end; margin-top: 1rem; }
+dl.kv { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .45rem 1rem; margin: 0; }
+dl.kv dt { color: var(--muted); font-size: .88rem; }
+dl.kv dd { margin: 0; overflow-wrap: anywhere; }
+@media (max-width: 520px) { dl.kv { grid-template-columns: 1fr; gap: .1rem; } dl.kv dd { margin-bottom: .5rem; } }
+.prose { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; font: inherit; }
+.quote { background: var(--soft); border-radius: 8px; padding: .75rem .9rem; }
+.card > .quote:not(:last-child) { margin-bottom: .75rem; }
+.mono, code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85em; overflow-wrap: anywhere; }
+.idline { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; color: var(--muted); }
+.timeline { list-style: none; margin: 0; padding: 0; }
+.timeline li { position: relative; padding: 0 0 .7rem 1.2rem; border-left: 2px solid var(--border); margin-left: .3rem; }
+.timeline li:last-child { border-left-color: transparent; padding-bottom: 0; }
+.timeline li::before { content: ""; position: absolute; left: -6px; top: .35rem; width: 10px; height: 10px; border-radius: 50%; background: var(--surface); border: 2px solid var(--accent); }
+form { margin: 0; }
+label { display: block; font-weight: 600; font-size: .9rem; margin-bottom: .3rem; }
+.hint { color: var(--muted); font-size: .82rem; font-weight: 400; }
+input[type=text], input[type=password], input[type=datetime-local], input[type=email], select, textarea {
+  width: 100%; padding: .55rem .7rem; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); font: inherit; }
+textarea { min-height: 9rem; resize: vertical; line-height: 1.45; }
+input:focus, select:focus, textarea:focus { outline: 2px solid var(--focus); outline-offset: 0; border-color: var(--focus); }
+.field { margin-bottom: .85rem; }
+.row { display: flex; gap: .5rem; flex-wrap: wrap; align-items: center; }
+.row.end { justify-content: flex-end; }
+.btn { display: inline-flex; align-items: center; justify-content: center; gap: .4rem; padding: .55rem 1rem; border-radius: 8px; border: 1px solid transparent; font: inherit; font-weight: 600; cursor: pointer; background: var(--accent); color: var(--accent-text); min-height: 2.5rem; }
+.btn:hover { filter: brightness(1.07); text-decoration: none; }
+.btn.secondary { background: var(--surface); color: var(--text); border-color: var(--border); }
+.btn.danger { background: var(--danger); color: #fff; }
+.btn.ghost { background: transparent; color: var(--muted); border-color: var(--border); }
+.btn.small { padding: .25rem .6rem; min-height: 2rem; font-size: .85rem; }
+.chip { padding: .2rem .6rem; border-radius: 99px; border: 1px solid var(--border); background: var(--soft); color: var(--text); font: inherit; font-size: .82rem; cursor: pointer; }
+.chip:hover { border-color: var(--accent); }
+.hash { display: block; margin-top: .35rem; padding: .45rem .6rem; background: var(--soft); border-radius: 8px; }
+.flash { border-radius: var(--radius); padding: .7rem 1rem; margin-bottom: 1rem; border: 1px solid transparent; }
+.flash.ok { background: var(--delivered-bg); color: var(--delivered); }
+.flash.error { background: var(--rejected-bg); color: var(--rejected); }
+.flash ul { margin: .3rem 0 0; padding-left: 1.2rem; }
+.action + .action { border-top: 1px solid var(--border); padding-top: 1rem; margin-top: 1rem; }
+table { width: 100%; border-collapse: collapse; font-size: .9rem; }
+th, td { text-align: left; padding: .55rem .5rem; border-bottom: 1px solid var(--border); vertical-align: top; }
+th { color: var(--muted); font-weight: 600; font-size: .8rem; text-transform: uppercase; letter-spacing: .03em; }
+.table-wrap { overflow-x: auto; }
+@media (max-width: 700px) {
+  table.stack thead { display: none; }
+  table.stack tr { display: block; border-bottom: 1px solid var(--border); padding: .5rem 0; }
+  table.stack td { display: flex; gap: .75rem; border: 0; padding: .2rem 0; }
+  table.stack td::before { content: attr(data-label); color: var(--muted); min-width: 6.5rem; font-size: .8rem; }
+}
+.stats { display: grid; grid-template-columns: repeat(auto-fit, minmax(180px, 1fr)); gap: .75rem; margin-bottom: 1rem; }
+.stat { background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius); padding: .9rem 1rem; box-shadow: var(--shadow); }
+.stat .label { color: var(--muted); font-size: .82rem; }
+.stat .value { font-size: 1.6rem; font-weight: 700; font-variant-numeric: tabular-nums; }
+meter { width: 100%; height: .7rem; }
+.login { max-width: 400px; margin: 10vh auto 0; }
+.messages { list-style: none; padding: 0; margin: 0; display: grid; gap: .6rem; }
+.message-head { display: flex; justify-content: space-between; gap: .5rem; flex-wrap: wrap; margin-bottom: .4rem; }
+.noscript-only { }
+.js .noscript-only { display: none; }
+[hidden] { display: none !important; }
+footer.foot { max-width: 1120px; margin: 0 auto; padding: 0 1rem 2rem; color: var(--muted); font-size: .8rem; }
+`;
+
+export const CONSOLE_JS = String.raw`
+(function () {
+  'use strict';
+  document.documentElement.classList.add('js');
+  var pad = function (n) { return String(n).padStart(2, '0'); };
+  var localValue = function (d) {
+    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes());
+  };
+
+  // ETA pickers: the server renders UTC; show and edit local time, send the offset along.
+  document.querySelectorAll('input[data-eta]').forEach(function (input) {
+    var form = input.form;
+    var offset = form.querySelector('input[name="eta_offset"]');
+    var tz = form.querySelector('[data-tz]');
+    if (input.value) {
+      var utc = new Date(input.value + ':00Z');
+      if (!isNaN(utc)) input.value = localValue(utc);
+    }
+    if (tz) {
+      try { tz.textContent = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time'; } catch (e) { tz.textContent = 'local time'; }
+    }
+    form.querySelectorAll('[data-eta-hours]').forEach(function (chip) {
+      chip.hidden = false;
+      chip.addEventListener('click', function () {
+        input.value = localValue(new Date(Date.now() + Number(chip.getAttribute('data-eta-hours')) * 3600000));
+        input.dispatchEvent(new Event('change'));
+      });
+    });
+    form.addEventListener('submit', function () {
+      var chosen = new Date(input.value);
+      if (offset && !isNaN(chosen)) offset.value = String(chosen.getTimezoneOffset());
+    });
+  });
+
+  // Live SHA-256 of the deliverable: exactly what the receipt will sign (UTF-8 bytes, LF line ends).
+  document.querySelectorAll('textarea[data-sha256]').forEach(function (area) {
+    var out = document.getElementById(area.getAttribute('data-sha256'));
+    if (!out) return;
+    if (!(window.crypto && crypto.subtle)) { out.textContent = 'shown once delivered (live hashing needs HTTPS or localhost)'; return; }
+    var seq = 0;
+    var update = function () {
+      var mine = ++seq;
+      crypto.subtle.digest('SHA-256', new TextEncoder().encode(area.value)).then(function (buf) {
+        if (mine !== seq) return;
+        out.textContent = Array.from(new Uint8Array(buf)).map(function (b) { return b.toString(16).padStart(2, '0'); }).join('');
+      });
+    };
+    area.addEventListener('input', update);
+    update();
+  });
+
+  // Canned texts (rejection reasons).
+  document.querySelectorAll('[data-fill]').forEach(function (chip) {
+    chip.hidden = false;
+    chip.addEventListener('click', function () {
+      var target = document.getElementById(chip.getAttribute('data-fill'));
+      if (target) { target.value = chip.getAttribute('data-text') || ''; target.focus(); }
+    });
+  });
+
+  // Final actions ask once.
+  document.querySelectorAll('form[data-confirm]').forEach(function (form) {
+    form.addEventListener('submit', function (event) {
+      var submitter = event.submitter;
+      if (submitter && submitter.hasAttribute('data-no-confirm')) return;
+      if (!window.confirm(form.getAttribute('data-confirm'))) event.preventDefault();
+    });
+  });
+
+  // Copy buttons.
+  document.querySelectorAll('[data-copy]').forEach(function (button) {
+    if (!(navigator.clipboard && window.isSecureContext)) return;
+    button.hidden = false;
+    button.addEventListener('click', function () {
+      var source = document.getElementById(button.getAttribute('data-copy'));
+      if (!source) return;
+      navigator.clipboard.writeText(source.textContent || '').then(function () {
+        var label = button.textContent;
+        button.textContent = 'Copied';
+        setTimeout(function () { button.textContent = label; }, 1500);
+      });
+    });
+  });
+})();
+`;

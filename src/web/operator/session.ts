@@ -1,0 +1,87 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServiceDeps } from '../../services/deps.js';
+
+/**
+ * The console's session: a stateless cookie `<payload>.<mac>` holding a random session id and an
+ * expiry, HMAC-signed with a key derived from the server secret AND the operator key's hash, so
+ * changing ADMIN_KEY signs every operator out. HttpOnly, SameSite=Strict, Path=/operator, Secure
+ * when BASE_URL is https. Each session has its own CSRF token, required in every POST form.
+ */
+
+export const SESSION_COOKIE = 'hts_operator';
+export const SESSION_HOURS = 12;
+const PATH = '/operator';
+
+export interface Session {
+  sid: string;
+  /** Expiry, unix seconds. */
+  exp: number;
+  csrf: string;
+}
+
+function sessionKey(deps: ServiceDeps): Buffer {
+  return createHmac('sha256', deps.secret).update('operator-session\n').update(deps.adminKeyHash).digest();
+}
+
+function mac(deps: ServiceDeps, label: string, value: string): string {
+  return createHmac('sha256', sessionKey(deps)).update(`${label}\n${value}`).digest('base64url');
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function csrfFor(deps: ServiceDeps, sid: string): string {
+  return mac(deps, 'csrf', sid);
+}
+
+/** Reads one cookie by name from the Cookie header (no dependency needed for one cookie). */
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
+  const header = request.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+export function readSession(deps: ServiceDeps, request: FastifyRequest): Session | null {
+  const cookie = readCookie(request, SESSION_COOKIE);
+  if (!cookie) return null;
+  const [payload, signature, extra] = cookie.split('.');
+  if (!payload || !signature || extra !== undefined || !safeEqual(signature, mac(deps, 'session', payload))) return null;
+  try {
+    const parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sid?: unknown; exp?: unknown };
+    if (typeof parsed.sid !== 'string' || typeof parsed.exp !== 'number') return null;
+    if (parsed.exp * 1000 <= deps.clock.now().getTime()) return null;
+    return { sid: parsed.sid, exp: parsed.exp, csrf: csrfFor(deps, parsed.sid) };
+  } catch {
+    return null;
+  }
+}
+
+function cookieAttributes(deps: ServiceDeps, maxAgeSeconds: number): string {
+  const secure = deps.config.baseUrl.startsWith('https:') ? '; Secure' : '';
+  return `; Path=${PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
+}
+
+export function startSession(deps: ServiceDeps, reply: FastifyReply): Session {
+  const sid = randomBytes(18).toString('base64url');
+  const maxAge = SESSION_HOURS * 3600;
+  const exp = Math.floor(deps.clock.now().getTime() / 1000) + maxAge;
+  const payload = Buffer.from(JSON.stringify({ sid, exp }), 'utf8').toString('base64url');
+  reply.header('Set-Cookie', `${SESSION_COOKIE}=${payload}.${mac(deps, 'session', payload)}${cookieAttributes(deps, maxAge)}`);
+  return { sid, exp, csrf: csrfFor(deps, sid) };
+}
+
+export function endSession(deps: ServiceDeps, reply: FastifyReply): void {
+  reply.header('Set-Cookie', `${SESSION_COOKIE}=${cookieAttributes(deps, 0)}`);
+}
+
+export function csrfMatches(session: Session, token: unknown): boolean {
+  return typeof token === 'string' && safeEqual(token, session.csrf);
+}

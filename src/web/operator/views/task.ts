@@ -1,0 +1,179 @@
+import type { AdminMessage, AdminTaskDetail } from '../../../domain/admin-schemas.js';
+import { deliverableSha256 } from '../../../receipts/payload.js';
+import { html, type SafeHtml } from '../../html.js';
+import { csrfField, humanType, relative, statusPill, utcInputValue, when, WITHDRAWAL } from '../layout.js';
+import type { Session } from '../session.js';
+import { isOverdue } from './queue.js';
+
+export interface TaskViewOptions {
+  task: AdminTaskDetail;
+  session: Session;
+  now: Date;
+  /** A banner above the task (the outcome of the last action). */
+  notice?: SafeHtml | undefined;
+  /** What the operator typed before a refused action, so nothing is lost. */
+  draft?: { notes?: string | undefined; reason?: string | undefined; eta?: string | undefined };
+  statusPageUrl: string;
+}
+
+const DEFAULT_ETA_HOURS = 24;
+const REASONS: [string, string][] = [
+  ['Out of scope', 'Out of scope for this service: it does not need a human in the loop.'],
+  ['Unsafe', 'Rejected at review: the task is unsafe, harmful or illegal.'],
+  ['Privacy', 'Rejected at review: the task would invade someone’s privacy.'],
+  ['Needs detail', 'Rejected: the request lacks the detail needed to do it. Please resubmit with where, what and what success looks like.'],
+];
+
+function fields(task: AdminTaskDetail, now: Date): SafeHtml {
+  const overdue = isOverdue(task, now);
+  return html`<dl class="kv">
+    <dt>Type</dt><dd>${humanType(task.task_type)} <span class="sub mono">${task.task_type}</span></dd>
+    <dt>Output format</dt><dd>${task.output_format}</dd>
+    <dt>Delivery</dt><dd>${task.delivery === 'status_poll' ? 'status_poll — the deliverable is shown in operator_notes' : 'E-mail to the requester'}</dd>
+    <dt>Contact e-mail</dt><dd>${
+      task.contact_email
+        ? html`<a href="mailto:${encodeURIComponent(task.contact_email).replace(/%40/g, '@')}">${task.contact_email}</a> ${task.email_unverified ? html`<span class="badge warn">Unverified: the MX check could not run</span>` : ''}`
+        : html`<span class="sub">none (status_poll)</span>`
+    }</dd>
+    <dt>Requester</dt><dd>${task.requester || html`<span class="sub">not given</span>`}</dd>
+    <dt>Location</dt><dd>${task.location_required ? html`<strong>Required</strong> — ${task.location_detail ?? html`<span class="badge warn">no location given</span>`}` : task.location_detail ?? html`<span class="sub">not required</span>`}</dd>
+    <dt>Deadline</dt><dd>${task.deadline ?? html`<span class="sub">none</span>`}</dd>
+    <dt>Budget</dt><dd>${task.budget_usd === null ? html`<span class="sub">none (ignored in the pilot)</span>` : html`${task.budget_usd} USD <span class="sub">(ignored in the pilot)</span>`}</dd>
+    <dt>Source</dt><dd>${task.source}</dd>
+    <dt>Submitted</dt><dd>${when(task.created_at, now)}</dd>
+    <dt>First seen</dt><dd>${when(task.seen_by_operator_at, now)}</dd>
+    ${task.eta ? html`<dt>ETA</dt><dd class="${overdue ? 'overdue-text' : ''}">${when(task.eta, now)}${overdue ? ' — overdue' : ''}</dd>` : ''}
+    <dt>Request hash</dt><dd class="mono">${task.request_sha256}</dd>
+  </dl>`;
+}
+
+function history(task: AdminTaskDetail, now: Date): SafeHtml {
+  return html`<ol class="timeline">${task.status_history.map((h) => html`<li>${statusPill(h.status)} <span class="sub">${when(h.at, now)}</span></li>`)}</ol>`;
+}
+
+function messages(list: AdminMessage[], now: Date): SafeHtml {
+  if (list.length === 0) return html`<p class="sub">No message names this task.</p>`;
+  return html`<ul class="messages">${list.map(
+    (m) => html`<li class="quote">
+      <div class="message-head"><strong>${m.subject ?? 'No subject'}</strong>${WITHDRAWAL.test(`${m.subject ?? ''} ${m.message}`) ? html` <span class="badge danger">Withdrawal?</span>` : ''}<span class="sub">${relative(m.created_at, now)}</span></div>
+      <p class="prose">${m.message}</p>
+      <p class="sub">From ${m.from ?? 'unnamed sender'} · reply to <a href="mailto:${encodeURIComponent(m.reply_to).replace(/%40/g, '@')}">${m.reply_to}</a></p>
+    </li>`,
+  )}</ul>`;
+}
+
+function etaField(id: string, value: Date, label: string): SafeHtml {
+  return html`<div class="field">
+    <label for="${id}">${label} <span class="hint">(<span data-tz>UTC</span>)</span></label>
+    <input id="${id}" type="datetime-local" name="eta_local" value="${utcInputValue(value)}" data-eta required>
+    <input type="hidden" name="eta_offset" value="0">
+    <div class="row">
+      ${[
+        [2, '+2 h'],
+        [6, '+6 h'],
+        [24, '+1 day'],
+        [72, '+3 days'],
+      ].map(([hours, text]) => html`<button type="button" class="chip" data-eta-hours="${hours}" hidden>${text}</button>`)}
+    </div>
+  </div>`;
+}
+
+// The HTML parser drops a newline right after <textarea>, so the forms always write one there:
+// notes that begin with a line break keep it (and keep their hash).
+function rejectForm(task: AdminTaskDetail, session: Session, reason: string | undefined): SafeHtml {
+  return html`<form class="action" method="post" action="/operator/tasks/${task.task_id}/reject" data-confirm="Reject this task? This is final.">
+    ${csrfField(session)}
+    <h3>Reject</h3>
+    <div class="field">
+      <label for="reason">Reason <span class="hint">— shown to the requester in operator_notes</span></label>
+      <textarea id="reason" name="operator_notes" rows="3" maxlength="50000">
+${reason ?? ''}</textarea>
+      <div class="row">${REASONS.map(([label, text]) => html`<button type="button" class="chip" data-fill="reason" data-text="${text}" hidden>${label}</button>`)}</div>
+    </div>
+    <div class="row end"><button class="btn danger" type="submit">Reject task</button></div>
+  </form>`;
+}
+
+function actions(options: TaskViewOptions): SafeHtml {
+  const { task, session, now, draft = {} } = options;
+  const defaultEta = new Date(now.getTime() + DEFAULT_ETA_HOURS * 3600_000);
+  if (task.status === 'submitted') {
+    return html`<section class="card" aria-labelledby="act">
+      <h2 id="act">Review</h2>
+      <form class="action" method="post" action="/operator/tasks/${task.task_id}/accept">
+        ${csrfField(session)}
+        ${etaField('eta', defaultEta, 'Delivery estimate')}
+        <button class="btn" type="submit">Accept task</button>
+      </form>
+      ${rejectForm(task, session, draft.reason)}
+    </section>`;
+  }
+  if (task.status === 'accepted') {
+    const notes = draft.notes ?? task.operator_notes ?? '';
+    return html`<section class="card" aria-labelledby="act">
+      <h2 id="act">Deliver</h2>
+      <form class="action" method="post" action="/operator/tasks/${task.task_id}/deliver" data-confirm="Deliver and sign the receipt? The notes are frozen once delivered.">
+        ${csrfField(session)}
+        <div class="field">
+          <label for="notes">Deliverable <span class="hint">— ${task.delivery === 'status_poll' ? 'the requester reads this in operator_notes' : 'e-mailed to the requester and kept in operator_notes'}</span></label>
+          <textarea id="notes" name="operator_notes" rows="10" maxlength="50000" data-sha256="notes-hash">
+${notes}</textarea>
+          <p class="hint">SHA-256 the receipt will sign: <code class="hash" id="notes-hash" aria-live="polite">${deliverableSha256(notes)}</code></p>
+        </div>
+        <div class="row end">
+          <button class="btn secondary" type="submit" formaction="/operator/tasks/${task.task_id}/notes" data-no-confirm>Save draft</button>
+          <button class="btn" type="submit">Deliver &amp; sign receipt</button>
+        </div>
+      </form>
+      <form class="action" method="post" action="/operator/tasks/${task.task_id}/eta">
+        ${csrfField(session)}
+        ${etaField('eta', task.eta ? new Date(task.eta) : defaultEta, 'Move the ETA')}
+        <button class="btn secondary" type="submit">Update ETA</button>
+      </form>
+      ${rejectForm(task, session, draft.reason)}
+    </section>`;
+  }
+  if (task.status === 'delivered') {
+    return html`<section class="card" aria-labelledby="act">
+      <h2 id="act">Delivered · receipt</h2>
+      <p class="prose quote">${task.operator_notes ?? ''}</p>
+      <dl class="kv">
+        <dt>Delivered</dt><dd>${when(task.delivered_at, now)}</dd>
+        <dt>Deliverable SHA-256</dt><dd class="mono">${task.deliverable_sha256 ?? ''}</dd>
+        <dt>Receipt issued</dt><dd>${when(task.receipt_issued_at ?? null, now)}</dd>
+      </dl>
+      <details><summary>Receipt (compact JWS)</summary><p class="mono" id="receipt">${task.receipt ?? ''}</p><button type="button" class="btn small secondary" data-copy="receipt" hidden>Copy receipt</button></details>
+      <p class="hint">Anyone can check it: <code>npm run verify-receipt -- ${task.task_id}</code></p>
+    </section>`;
+  }
+  return html`<section class="card" aria-labelledby="act">
+    <h2 id="act">${task.status === 'rejected' ? 'Rejected' : `Status ${task.status}`}</h2>
+    ${task.operator_notes ? html`<p class="prose quote">${task.operator_notes}</p>` : html`<p class="sub">No reason was given.</p>`}
+    ${task.rejected_at ? html`<p class="sub">Rejected ${when(task.rejected_at, now)}</p>` : ''}
+  </section>`;
+}
+
+export function taskView(options: TaskViewOptions): SafeHtml {
+  const { task, now } = options;
+  const withdrawal = task.messages.some((m) => WITHDRAWAL.test(`${m.subject ?? ''} ${m.message}`));
+  return html`<p><a href="/operator">← Queue</a></p>
+    ${options.notice ?? ''}
+    <div class="page-head">
+      <div>
+        <div class="row">${statusPill(task.status)}${isOverdue(task, now) ? html`<span class="badge danger">Overdue</span>` : ''}${task.email_unverified ? html`<span class="badge warn">E-mail unverified</span>` : ''}${withdrawal ? html`<span class="badge danger">Withdrawal requested?</span>` : ''}</div>
+        <h1>${humanType(task.task_type)}</h1>
+        <div class="idline"><span class="mono" id="task-id">${task.task_id}</span><button type="button" class="btn small ghost" data-copy="task-id" hidden>Copy id</button><a href="${options.statusPageUrl}" target="_blank" rel="noopener noreferrer">Public status page ↗</a></div>
+      </div>
+    </div>
+    <div class="grid-2">
+      <div>
+        <section class="card" aria-labelledby="req"><h2 id="req">What the agent asked</h2><p class="prose quote">${task.description}</p></section>
+        ${actions(options)}
+        <section class="card" aria-labelledby="msgs"><h2 id="msgs">Messages naming this task</h2>${messages(task.messages, now)}</section>
+      </div>
+      <div>
+        <section class="card" aria-labelledby="det"><h2 id="det">Details</h2>${fields(task, now)}</section>
+        <section class="card" aria-labelledby="his"><h2 id="his">History</h2>${history(task, now)}</section>
+      </div>
+    </div>`;
+}
