@@ -1,5 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import type { Limits } from '../config.js';
+import { CatalogEntrySchema } from '../docs/profile.js';
 import { ALL_STATUSES, DELIVERY_MODES, SOURCES, TASK_TYPES } from './task.js';
 
 /**
@@ -136,3 +137,10 @@ export const ErrorSchema = Type.Object(
   },
   { additionalProperties: true },
 );
+
+/** GET /api/v1/services: one page of the catalog (docs/profile.ts defines an entry). */
+export const ServicesPageSchema = Type.Object({
+  services: Type.Array(CatalogEntrySchema),
+  next_cursor: Nullable(Type.String({ description: 'Opaque; pass as cursor for the next page. null on the last page.' })),
+});
+export type ServicesPage = Static<typeof ServicesPageSchema>;

@@ -1,0 +1,143 @@
+import { API_VERSION } from '../version.js';
+
+/**
+ * The addresses every document, page and summary names. One list, so two documents can never
+ * point an agent at different places.
+ */
+
+export interface DocumentInfo {
+  /** Short id, also the human page: /docs/<id>. */
+  id: string;
+  path: string;
+  /** Other paths serving the same body. */
+  aliases: string[];
+  title: string;
+  description: string;
+  mediaType: string;
+  /** Served by another part of the service (receipts, MCP); this one only links to it. */
+  external?: boolean;
+}
+
+export const DOCUMENTS: readonly DocumentInfo[] = [
+  {
+    id: 'agent',
+    path: '/agent.json',
+    aliases: ['/.well-known/agent.json'],
+    title: 'Platform manifest (agent card)',
+    description: 'Everything an agent needs in one file: services, task schema, accepted and rejected task types, pricing, trust policy, limits and endpoints. Also readable as an A2A-style agent card.',
+    mediaType: 'application/json',
+  },
+  {
+    id: 'human',
+    path: '/.well-known/human.json',
+    aliases: [],
+    title: 'The human operator',
+    description: "Who does the work: the operator's role, languages, service area, working hours, policy, and live availability figures.",
+    mediaType: 'application/json',
+  },
+  {
+    id: 'capabilities',
+    path: '/.well-known/capabilities.json',
+    aliases: [],
+    title: 'Capabilities',
+    description: 'What the service can do, structured by task type, with the interfaces, limits and live queue figures.',
+    mediaType: 'application/json',
+  },
+  {
+    id: 'services',
+    path: '/.well-known/services.json',
+    aliases: [],
+    title: 'Services catalog',
+    description: 'The whole catalog in one document (GET /api/v1/services pages through the same list).',
+    mediaType: 'application/json',
+  },
+  {
+    id: 'openapi',
+    path: '/openapi.json',
+    aliases: [],
+    title: 'OpenAPI 3.0 description',
+    description: 'Every endpoint, parameter, status code and header, generated from the route schemas.',
+    mediaType: 'application/json',
+  },
+  {
+    id: 'jwks',
+    path: '/.well-known/jwks.json',
+    aliases: [],
+    title: 'Receipt signing keys (JWKS)',
+    description: 'The Ed25519 public keys that verify delivery receipts; retired keys stay published.',
+    mediaType: 'application/json',
+    external: true,
+  },
+  {
+    id: 'oauth-protected-resource',
+    path: '/.well-known/oauth-protected-resource',
+    aliases: [],
+    title: 'OAuth protected-resource metadata (RFC 9728)',
+    description: 'States that nothing here is token-protected: no authorization server, no scopes.',
+    mediaType: 'application/json',
+  },
+  {
+    id: 'mcp',
+    path: '/.well-known/mcp',
+    aliases: ['/mcp/server-card'],
+    title: 'MCP server card',
+    description: 'Handshake of the streamable-HTTP tool server at /mcp: its tools and how to connect.',
+    mediaType: 'application/json',
+    external: true,
+  },
+  {
+    id: 'llms',
+    path: '/llms.txt',
+    aliases: [],
+    title: 'llms.txt',
+    description: 'A short plain-text guide for language models, with links to everything else.',
+    mediaType: 'text/plain',
+  },
+  {
+    id: 'index',
+    path: '/index.md',
+    aliases: [],
+    title: 'Overview (markdown)',
+    description: 'What the service is, its policy and how to use it, in markdown.',
+    mediaType: 'text/markdown',
+  },
+  {
+    id: 'api',
+    path: '/api.md',
+    aliases: [],
+    title: 'API reference (markdown)',
+    description: 'Every endpoint, field, limit, error and header in one markdown page.',
+    mediaType: 'text/markdown',
+  },
+];
+
+export function documentById(id: string): DocumentInfo | undefined {
+  return DOCUMENTS.find((d) => d.id === id);
+}
+
+/** The four tools of the MCP server (service-spec.md); their full schemas are on the server card. */
+export const MCP_TOOLS = [
+  { name: 'get_human_services', description: 'The services catalog, the operator profile and policy, and the limits.' },
+  { name: 'submit_human_task', description: 'Submit a task (same fields as POST /api/v1/tasks); asynchronous: returns a task_id to poll.' },
+  { name: 'check_task_status', description: 'A task and its status by task_id (same as GET /api/v1/tasks/{task_id}).' },
+  { name: 'message_human_operator', description: 'Send the operator a message (same fields as POST /api/v1/messages).' },
+] as const;
+
+export function endpoints(base: string) {
+  const api = `${base}/api/${API_VERSION}`;
+  return {
+    submit_task: { method: 'POST', url: `${api}/tasks`, description: 'Submit a task; 202 with task_id, status_url and status_page.' },
+    task_status: { method: 'GET', url: `${api}/tasks/{task_id}`, description: 'Poll a task (every few minutes at most).' },
+    send_message: { method: 'POST', url: `${api}/messages`, description: 'Write to the operator; answers come by e-mail to reply_to.' },
+    services: { method: 'GET', url: `${api}/services`, description: 'The catalog, cursor-paginated (limit, cursor).' },
+    health: { method: 'GET', url: `${api}/health`, description: 'Health of the service and its store.' },
+    mcp: { method: 'POST', url: `${base}/mcp`, transport: 'streamable-http', server_card: `${base}/.well-known/mcp`, description: 'The same capabilities as MCP tools.' },
+    status_page: { method: 'GET', url: `${base}/tasks?id={task_id}`, description: 'The human status page of a task.' },
+    web_form: { method: 'GET', url: `${base}/`, description: 'The home page with a submission form for people.' },
+  };
+}
+
+/** path → absolute URL of every document, keyed by id. */
+export function documentUrls(base: string): Record<string, string> {
+  return Object.fromEntries(DOCUMENTS.map((d) => [d.id, `${base}${d.path}`]));
+}

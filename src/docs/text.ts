@@ -1,0 +1,232 @@
+import { ERROR_STATUS } from '../domain/errors.js';
+import { PublicTaskSchema, messageInputSchema, taskInputSchema } from '../domain/schemas.js';
+import { TASK_TYPES } from '../domain/task.js';
+import type { ServiceDeps } from '../services/deps.js';
+import { API_VERSION, SERVICE_VERSION } from '../version.js';
+import { PRODUCT_NAME, summary } from './documents.js';
+import { DOCUMENTS, MCP_TOOLS, endpoints } from './endpoints.js';
+import { publicLimits } from './limits.js';
+import type { Block } from './markup.js';
+import { STATUS_DESCRIPTIONS } from './openapi.js';
+
+/** llms.txt, index.md and api.md, from the same sources as the JSON documents. */
+
+type Json = Record<string, unknown>;
+
+/** A JSON Schema property's type, as a reader wants it: `string (email)`, `one of a, b`, `string or null`. */
+function typeOf(schema: Json): string {
+  if (Array.isArray(schema.enum)) return `one of ${schema.enum.map((v) => `\`${String(v)}\``).join(', ')}`;
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as Json[]).map(typeOf).join(' or ');
+  if (schema.type === 'null') return 'null';
+  if (schema.type === 'array') return `array of ${typeOf((schema.items as Json | undefined) ?? {})}`;
+  const type = typeof schema.type === 'string' ? schema.type : 'any';
+  const nullable = schema.nullable === true ? ' or null' : '';
+  return `${type}${typeof schema.format === 'string' ? ` (${schema.format})` : ''}${nullable}`;
+}
+
+function rules(schema: Json): string {
+  const out: string[] = [];
+  const inner = Array.isArray(schema.anyOf) ? ((schema.anyOf as Json[]).find((s) => s.type !== 'null') ?? schema) : schema;
+  if (typeof inner.minLength === 'number' && typeof inner.maxLength === 'number') out.push(`${inner.minLength}–${inner.maxLength} characters`);
+  else if (typeof inner.maxLength === 'number') out.push(`max ${inner.maxLength} characters`);
+  if (typeof inner.minimum === 'number' && typeof inner.maximum === 'number') out.push(`${inner.minimum} to ${inner.maximum}`);
+  if (inner.deprecated === true || schema.deprecated === true) out.push('deprecated');
+  return out.join('; ');
+}
+
+/** A fields table of an object schema: field, type, required, rules, description. */
+export function fieldsTable(schema: Json): Block {
+  const props = (schema.properties ?? {}) as Record<string, Json>;
+  const required = new Set((schema.required as string[] | undefined) ?? []);
+  return {
+    table: {
+      head: ['field', 'type', 'required', 'rules', 'description'],
+      rows: Object.entries(props).map(([name, p]) => [`\`${name}\``, typeOf(p), required.has(name) ? 'yes' : 'no', rules(p), typeof p.description === 'string' ? p.description : '']),
+    },
+  };
+}
+
+export function llmsTxt(deps: ServiceDeps): string {
+  const base = deps.config.baseUrl;
+  const e = endpoints(base);
+  const lines = [
+    `# ${PRODUCT_NAME}`,
+    '',
+    `> ${summary(deps)}`,
+    '',
+    'Submitting is asynchronous: POST a task, keep the task_id, poll its status_url every few minutes at most. A human reviews every task; ' +
+      'illegal, harmful, deceptive, unsafe or privacy-invasive requests are rejected whatever their type. Never send payment details or credentials.',
+    '',
+    `Task types: ${TASK_TYPES.join(', ')}.`,
+    '',
+    '## API',
+    '',
+    `- [Submit a task](${e.submit_task.url}): POST JSON {task_type, description, contact_email | delivery: "status_poll", ...}; 202 with task_id`,
+    `- [Task status](${base}/api/${API_VERSION}/tasks/TASK_ID): GET; status, history, eta, operator_notes, receipt`,
+    `- [Message the operator](${e.send_message.url}): POST JSON {message, reply_to, from?, subject?}`,
+    `- [Services catalog](${e.services.url}): GET ?limit=1-${deps.config.limits.servicesPageMax}&cursor=`,
+    `- [MCP server](${e.mcp.url}): streamable HTTP, no auth; tools ${MCP_TOOLS.map((t) => t.name).join(', ')}`,
+    '',
+    '## Documents',
+    '',
+    ...DOCUMENTS.filter((d) => d.id !== 'llms').map((d) => `- [${d.title}](${base}${d.path}): ${d.description}`),
+    '',
+    '## Optional',
+    '',
+    `- [Human pages](${base}/docs): the same documents for people`,
+    `- [Home page](${base}/): what the service is, with a submission form`,
+    '',
+  ];
+  return lines.join('\n');
+}
+
+export function indexDoc(deps: ServiceDeps): Block[] {
+  const base = deps.config.baseUrl;
+  const p = deps.profile;
+  const limits = deps.config.limits;
+  return [
+    { h: 1, text: PRODUCT_NAME },
+    { quote: summary(deps) },
+    { h: 2, text: 'What it does' },
+    {
+      list: [
+        'A client — usually an AI agent — submits a task that needs a human: physical presence, human perception or human judgment.',
+        `The operator reviews every task before accepting it (target: within ${p.response_target_hours} hours), performs the accepted ones and delivers the result.`,
+        'Results arrive by e-mail to `contact_email` (default), or as text in `operator_notes` of the status response when `delivery` is `status_poll`.',
+        'Each delivery carries a receipt: a JWS signed with Ed25519 that binds the deliverable and the timeline to the task id.',
+      ],
+    },
+    { h: 2, text: 'Services' },
+    { list: deps.catalog.map((s) => `**${s.title}** (\`${s.task_type}\`): ${s.description}`) },
+    { h: 2, text: 'Policy' },
+    { p: p.policy.review },
+    { p: 'The operator will not do:' },
+    { list: p.policy.will_not_do },
+    { p: p.policy.privacy },
+    { h: 2, text: 'The operator' },
+    {
+      list: [
+        `Name: ${p.operator.name}`,
+        `Role: ${p.operator.role}`,
+        `Languages: ${p.operator.languages.join(', ')}`,
+        `Service area: ${p.operator.service_area}`,
+        `Working hours: ${p.operator.working_hours}`,
+        `Time zone: ${p.operator.timezone}`,
+      ],
+    },
+    { h: 2, text: 'How agents use it' },
+    {
+      list: [
+        `**REST**: \`POST ${base}/api/${API_VERSION}/tasks\` with a JSON task, then poll \`GET ${base}/api/${API_VERSION}/tasks/{task_id}\`. See [api.md](${base}/api.md) and [openapi.json](${base}/openapi.json).`,
+        `**MCP**: streamable HTTP at \`${base}/mcp\`, no authentication; tools ${MCP_TOOLS.map((t) => `\`${t.name}\``).join(', ')}. Server card: [/.well-known/mcp](${base}/.well-known/mcp).`,
+        `**Documents**: [agent.json](${base}/agent.json) (everything in one file), [llms.txt](${base}/llms.txt), [capabilities](${base}/.well-known/capabilities.json), [services](${base}/.well-known/services.json), [human.json](${base}/.well-known/human.json).`,
+        `**People**: the form on [the home page](${base}/) creates the same task; [the status page](${base}/tasks) shows its progress.`,
+      ],
+    },
+    { h: 2, text: 'Pricing and limits' },
+    {
+      list: [
+        'Free during the pilot; `budget_usd` is accepted and ignored. The service never asks for payment or credentials.',
+        `Per client: ${limits.tasksPerHour} tasks per hour and ${limits.tasksPerDay} per day; ${limits.messagesPerHour} messages per hour and ${limits.messagesPerDay} per day; ${limits.statusPollPerDay} \`status_poll\` ${limits.statusPollPerDay === 1 ? 'task' : 'tasks'} per day.`,
+        'Daily windows reset at 00:00 UTC. Over a limit: 429 with `Retry-After`. One small test task is fine: mark it with the word "test".',
+      ],
+    },
+    { p: `Version ${SERVICE_VERSION}, API ${API_VERSION}.` },
+  ];
+}
+
+function errorCodesTable(): Block {
+  const extra: Record<string, string> = {
+    malformed_request: '`details`',
+    validation_failed: '`details`',
+    duplicate_task: '`existing_task_id`',
+    invalid_transition: '`from`, `to`',
+    rate_limited: '`limit`, `retry_after_seconds`',
+    capacity_reached: '`retry_after_seconds`',
+  };
+  return {
+    table: {
+      head: ['HTTP', 'error', 'extra fields'],
+      rows: Object.entries(ERROR_STATUS).map(([code, status]) => [String(status), `\`${code}\``, extra[code] ?? '']),
+    },
+  };
+}
+
+function limitsTable(deps: ServiceDeps): Block {
+  const flat: string[][] = [];
+  const walk = (prefix: string, value: unknown) => {
+    if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) walk(prefix ? `${prefix}.${k}` : k, v);
+    else flat.push([`\`${prefix}\``, String(value)]);
+  };
+  walk('', publicLimits(deps.config));
+  return { table: { head: ['limit', 'value'], rows: flat } };
+}
+
+function operationBlocks(openapi: Json): Block[] {
+  const blocks: Block[] = [];
+  const paths = (openapi.paths ?? {}) as Record<string, Record<string, Json>>;
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      blocks.push({ h: 3, text: `${method.toUpperCase()} ${path}` });
+      const lead = [op.summary, op.description].filter((s): s is string => typeof s === 'string').join('. ').replace(/\.\./g, '.');
+      if (lead) blocks.push({ p: lead });
+      if (Array.isArray(op.security) && op.security.length > 0) blocks.push({ p: 'Needs `Authorization: Bearer <ADMIN_KEY>` (operator only).' });
+      const params = (op.parameters ?? []) as Json[];
+      if (params.length > 0) {
+        blocks.push({
+          table: {
+            head: ['parameter', 'in', 'type', 'required', 'description'],
+            rows: params.map((p) => [`\`${String(p.name)}\``, String(p.in), typeOf((p.schema as Json | undefined) ?? {}), p.required ? 'yes' : 'no', typeof p.description === 'string' ? p.description : '']),
+          },
+        });
+      }
+      const responses = (op.responses ?? {}) as Record<string, Json>;
+      blocks.push({
+        table: {
+          head: ['status', 'meaning', 'headers'],
+          rows: Object.entries(responses).map(([code, r]) => [code, String(r.description ?? STATUS_DESCRIPTIONS[code] ?? ''), Object.keys((r.headers ?? {}) as Json).map((h) => `\`${h}\``).join(', ')]),
+        },
+      });
+    }
+  }
+  return blocks;
+}
+
+export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
+  const base = deps.config.baseUrl;
+  const limits = deps.config.limits;
+  return [
+    { h: 1, text: `${PRODUCT_NAME} — API reference` },
+    {
+      p: `Base URL \`${base}\`. JSON in, JSON out (\`Content-Type: application/json\`), bodies up to ${limits.maxBodyBytes} bytes. No authentication on the public endpoints: send no Authorization header. CORS is enabled. Version ${SERVICE_VERSION}; every endpoint lives under \`/api/${API_VERSION}/\`. Machine-readable: [openapi.json](${base}/openapi.json).`,
+    },
+    { h: 2, text: 'Submit a task' },
+    { p: `\`POST ${base}/api/${API_VERSION}/tasks\` → 202 with \`task_id\`, \`status_url\`, \`status_page\` and a \`Location\` header. Optional header \`Idempotency-Key\`: the same key and payload within ${limits.idempotencyWindowHours} hours replays the first answer; another payload is 422. Unknown fields are ignored and listed in \`warnings\`.` },
+    fieldsTable(taskInputSchema(limits) as unknown as Json),
+    { p: `Example: \`${JSON.stringify(deps.catalog[0]?.example_request ?? {})}\`` },
+    { h: 2, text: 'The task as returned' },
+    { p: `\`GET ${base}/api/${API_VERSION}/tasks/{task_id}\`. The contact e-mail is never returned. Statuses: \`submitted\` → \`accepted\` → \`delivered\`, or \`rejected\` from either; \`under_review\` and \`in_progress\` are retired and only appear in old histories.` },
+    fieldsTable(PublicTaskSchema as unknown as Json),
+    { h: 2, text: 'Messages' },
+    { p: `\`POST ${base}/api/${API_VERSION}/messages\` → 201 with \`message_id\`, \`created_at\` and a confirmation. The operator answers by e-mail to \`reply_to\`. To withdraw a task, name its \`task_id\` in the message.` },
+    fieldsTable(messageInputSchema(limits) as unknown as Json),
+    { h: 2, text: 'Services' },
+    { p: `\`GET ${base}/api/${API_VERSION}/services?limit=&cursor=\` → \`{services, next_cursor}\`. \`limit\` 1–${limits.servicesPageMax}; pass \`next_cursor\` back as \`cursor\` until it is null. A cursor the service did not issue is 400 \`invalid_cursor\`.` },
+    { h: 2, text: 'Errors' },
+    { p: 'Every error is `{error, message}`; validation errors add `details`, an array of messages each naming its field. 5xx bodies never carry internals; quote the `X-Request-Id` header.' },
+    errorCodesTable(),
+    { h: 2, text: 'Headers' },
+    {
+      list: [
+        '`RateLimit-Policy` on every response; `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` on reads and successful submissions (draft-ietf-httpapi-ratelimit-headers-06).',
+        '`Retry-After` (seconds) on every 429.',
+        '`Location` on 202 from task submission.',
+        '`Deprecation` (RFC 9745), `Sunset` (RFC 8594) and `Link: rel="successor-version"` on the responses of a deprecated API version; version 1 sends none.',
+      ],
+    },
+    { h: 2, text: 'Limits' },
+    limitsTable(deps),
+    { h: 2, text: 'Endpoints' },
+    ...operationBlocks(openapi),
+  ];
+}

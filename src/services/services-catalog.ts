@@ -1,0 +1,73 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../domain/errors.js';
+import type { ServicesPage } from '../domain/schemas.js';
+import type { ServiceDeps } from './deps.js';
+
+/** Page size when the client names none. */
+export const DEFAULT_SERVICES_PAGE = 20;
+
+export interface ServicesQuery {
+  /** A number, or the raw query-string text; anything else is 400 malformed_request. */
+  limit?: unknown;
+  cursor?: unknown;
+}
+
+export type { ServicesPage };
+
+// The cursor is `<payload>.<mac>`: the payload names the last service_id returned, the MAC (keyed
+// with the server secret, shared by every instance) makes it tamper-evident. A cursor is opaque to
+// clients; its form may change at any time.
+const CURSOR_CONTEXT = 'services-cursor:v1:';
+
+function mac(deps: ServiceDeps, payload: string): Buffer {
+  return createHmac('sha256', deps.secret).update(CURSOR_CONTEXT + payload).digest().subarray(0, 16);
+}
+
+function encodeCursor(deps: ServiceDeps, afterServiceId: string): string {
+  const payload = Buffer.from(afterServiceId, 'utf8').toString('base64url');
+  return `${payload}.${mac(deps, payload).toString('base64url')}`;
+}
+
+function invalidCursor(): AppError {
+  return new AppError('invalid_cursor', 'The cursor is not one this service issued. Start again without a cursor, then pass next_cursor exactly as returned.');
+}
+
+/** The index of the first entry after the cursor's position. */
+function decodeCursor(deps: ServiceDeps, cursor: string): number {
+  const match = /^([A-Za-z0-9_-]{1,200})\.([A-Za-z0-9_-]{22})$/.exec(cursor);
+  if (!match) throw invalidCursor();
+  const [, payload = '', signature = ''] = match;
+  const given = Buffer.from(signature, 'base64url');
+  const expected = mac(deps, payload);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();
+  const after = Buffer.from(payload, 'base64url').toString('utf8');
+  const index = deps.catalog.findIndex((entry) => entry.service_id === after);
+  // A genuine cursor whose entry has since left the catalog (the operator edited it) cannot be resumed.
+  if (index < 0) throw invalidCursor();
+  return index + 1;
+}
+
+function parseLimit(deps: ServiceDeps, raw: unknown): number {
+  const max = deps.config.limits.servicesPageMax;
+  if (raw === undefined || raw === '') return Math.min(DEFAULT_SERVICES_PAGE, max);
+  const value = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d{1,6}$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new AppError('malformed_request', `limit must be an integer from 1 to ${max}.`, { details: [`limit must be an integer from 1 to ${max}`] });
+  }
+  return value;
+}
+
+/** One page of the services catalog, in catalog-file order. REST and MCP both call this. */
+export function listServices(deps: ServiceDeps, query: ServicesQuery = {}): ServicesPage {
+  const limit = parseLimit(deps, query.limit);
+  let start = 0;
+  // An empty cursor is the same as none: clients often send `cursor=` for a null next_cursor.
+  if (query.cursor !== undefined && query.cursor !== null && query.cursor !== '') {
+    if (typeof query.cursor !== 'string') throw invalidCursor();
+    start = decodeCursor(deps, query.cursor);
+  }
+  const services = deps.catalog.slice(start, start + limit);
+  const last = services.at(-1);
+  const more = start + limit < deps.catalog.length;
+  return { services, next_cursor: more && last ? encodeCursor(deps, last.service_id) : null };
+}

@@ -1,0 +1,170 @@
+import { toMarkdown, type Block } from '../../docs/markup.js';
+import type { PublicTask } from '../../domain/schemas.js';
+import type { ServiceDeps } from '../../services/deps.js';
+import { API_VERSION } from '../../version.js';
+import { html, type SafeHtml } from '../html.js';
+import { when } from './format.js';
+
+/** The status page of a task, and its markdown twin. Every field an agent wrote is escaped. */
+
+const STATUS_TEXT: Record<string, string> = {
+  submitted: 'Waiting for review',
+  under_review: 'Under review',
+  in_progress: 'In progress',
+  accepted: 'Accepted — being worked on',
+  delivered: 'Delivered',
+  rejected: 'Declined',
+};
+
+function title(deps: ServiceDeps, taskType: string): string {
+  return deps.catalog.find((s) => s.task_type === taskType)?.title ?? taskType;
+}
+
+function steps(task: PublicTask): SafeHtml {
+  const reached = new Set(task.status_history.map((h) => h.status));
+  const at = (status: string) => task.status_history.find((h) => h.status === status)?.at;
+  const rejected = task.status === 'rejected';
+  const step = (status: string, label: string, done: boolean, bad = false) =>
+    html`<li class="${bad ? 'bad' : done ? 'done' : ''}"${done ? html` aria-current="${task.status === status ? 'step' : 'false'}"` : ''}><b>${label}</b>${done ? when(at(status)) : 'not yet'}</li>`;
+  return html`<ol class="steps" aria-label="Progress">
+${step('submitted', 'Submitted', true)}
+${step('accepted', 'Accepted', reached.has('accepted'))}
+${rejected ? step('rejected', 'Declined', true, true) : step('delivered', 'Delivered', reached.has('delivered'))}
+</ol>`;
+}
+
+function notesHeading(task: PublicTask): string {
+  if (task.status === 'delivered') return 'The result';
+  if (task.status === 'rejected') return 'Why it was declined';
+  return 'Notes from the operator';
+}
+
+function receiptSection(deps: ServiceDeps, task: PublicTask): SafeHtml {
+  if (!task.receipt) return html``;
+  const base = deps.config.baseUrl;
+  return html`<section class="card" aria-labelledby="receipt-heading">
+<h2 id="receipt-heading" class="flush-top">Signed receipt</h2>
+<p>The operator signed this delivery. The receipt binds the result (its SHA-256), what was asked and the timeline to this task id, so anyone can check that the result shown above is the one that was delivered.</p>
+<dl class="facts">
+<dt>Issued</dt><dd>${when(task.receipt_issued_at)}</dd>
+<dt>SHA-256 of the result</dt><dd><code>${task.deliverable_sha256 ?? ''}</code></dd>
+</dl>
+<details><summary>The receipt (compact JWS)</summary><pre class="receipt"><code>${task.receipt}</code></pre></details>
+<h3>How to verify it</h3>
+<ol>
+<li>Fetch the public keys from <a href="/.well-known/jwks.json">${base}/.well-known/jwks.json</a>.</li>
+<li>Verify the receipt as a JWS with algorithm EdDSA (Ed25519), using the key whose <code>kid</code> matches the receipt’s header.</li>
+<li>Check that its <code>task_id</code> and <code>sub</code> are <code>${task.task_id}</code> and its <code>iss</code> is <code>${base}</code>.</li>
+<li>Compute SHA-256 over the UTF-8 bytes of <code>operator_notes</code> exactly as <a href="/api/${API_VERSION}/tasks/${task.task_id}">the status endpoint</a> returns it, and compare with <code>deliverable_sha256</code> in the receipt.</li>
+</ol>
+<p class="small muted">With this service’s code: <code>npm run verify-receipt -- ${task.task_id}</code>.</p>
+</section>`;
+}
+
+function nextStep(deps: ServiceDeps, task: PublicTask): string {
+  switch (task.status) {
+    case 'submitted':
+      return `Received. A human reviews it and accepts it with an estimate or declines it with a reason, usually within ${deps.profile.response_target_hours} hours. Keep this page’s address: the task id in it is the only key to the task.`;
+    case 'accepted':
+      return task.eta ? `Accepted. The operator expects to deliver by ${when(task.eta)}.` : 'Accepted. The operator is working on it.';
+    case 'delivered':
+      return 'Delivered. The result and its signed receipt are below.';
+    case 'rejected':
+      return 'The operator declined this task. The reason, when given, is below.';
+    default:
+      return '';
+  }
+}
+
+export function statusBody(deps: ServiceDeps, task: PublicTask): SafeHtml {
+  const api = `/api/${API_VERSION}/tasks/${task.task_id}`;
+  return html`<p class="muted small">Task <code>${task.task_id}</code></p>
+<h1>${title(deps, task.task_type)} <span class="badge ${task.status}">${STATUS_TEXT[task.status] ?? task.status}</span></h1>
+${steps(task)}
+<p class="next">${nextStep(deps, task)}</p>
+${
+  task.operator_notes !== null && task.operator_notes !== ''
+    ? html`<section class="card" aria-labelledby="notes-heading"><h2 id="notes-heading" class="flush-top">${notesHeading(task)}</h2><p class="text">${task.operator_notes}</p></section>`
+    : ''
+}
+<section class="card" aria-labelledby="details-heading">
+<h2 id="details-heading" class="flush-top">The task</h2>
+<p class="text">${task.description}</p>
+<dl class="facts">
+<dt>Status</dt><dd>${task.status}</dd>
+<dt>Submitted</dt><dd>${when(task.created_at)}</dd>
+<dt>First seen by the operator</dt><dd>${task.seen_by_operator_at ? when(task.seen_by_operator_at) : 'not yet'}</dd>
+<dt>Estimated delivery</dt><dd>${task.eta ? when(task.eta) : task.status === 'submitted' ? 'given on acceptance' : '—'}</dd>
+<dt>Deadline</dt><dd>${task.deadline ? when(task.deadline) : 'none'}</dd>
+<dt>Location</dt><dd>${task.location_required ? (task.location_detail ?? 'in person, place not given') : (task.location_detail ?? 'remote')}</dd>
+<dt>Result format</dt><dd>${task.output_format}</dd>
+${task.requester ? html`<dt>Requested by</dt><dd>${task.requester}</dd>` : ''}
+<dt>Submitted through</dt><dd>${task.source === 'web_form' ? 'the web form' : 'the API'}</dd>
+<dt>Last change</dt><dd>${when(task.updated_at)}</dd>
+</dl>
+</section>
+${receiptSection(deps, task)}
+<section aria-labelledby="history-heading">
+<h2 id="history-heading">History</h2>
+<div class="table-wrap"><table><thead><tr><th scope="col">Status</th><th scope="col">When</th></tr></thead>
+<tbody>${task.status_history.map((h) => html`<tr><td>${h.status}</td><td>${when(h.at)}</td></tr>`)}</tbody></table></div>
+</section>
+<p class="small muted">This page does not refresh itself; reload it to see changes. For programs: <a href="${api}">${api}</a>. To ask about or withdraw this task, send a message to the operator (<code>POST /api/${API_VERSION}/messages</code>) that names the task id.</p>`;
+}
+
+/** Without an id: a form to look one up. */
+export function lookupBody(message?: string): SafeHtml {
+  return html`<h1>Check a task</h1>
+${message ? html`<div class="alert bad" role="alert">${message}</div>` : ''}
+<form method="get" action="/tasks" class="card">
+<div class="field"><label for="f-id">Task id</label><span class="hint" id="h-id">It looks like task-2030-…; it was shown when the task was submitted.</span>
+<input type="search" id="f-id" name="id" autocomplete="off" spellcheck="false" aria-describedby="h-id"></div>
+<button type="submit">Show the task</button>
+</form>`;
+}
+
+export function notFoundBody(id: string): SafeHtml {
+  return html`<h1>No task with that id</h1>
+<p>There is no task <code>${id.slice(0, 120)}</code>. Check that the whole id was copied, from <code>task-</code> to the end.</p>
+${lookupBody()}`;
+}
+
+/** Agent text goes in fenced blocks so it stays text in any markdown renderer. */
+export function statusMarkdown(deps: ServiceDeps, task: PublicTask): string {
+  const base = deps.config.baseUrl;
+  const blocks: Block[] = [
+    { h: 1, text: `Task ${task.task_id}` },
+    {
+      list: [
+        `Status: **${task.status}** (${STATUS_TEXT[task.status] ?? task.status})`,
+        `Type: \`${task.task_type}\``,
+        `Submitted: ${task.created_at}`,
+        `Seen by the operator: ${task.seen_by_operator_at ?? 'not yet'}`,
+        `ETA: ${task.eta ?? 'none yet'}`,
+        `Deadline: ${task.deadline ?? 'none'}`,
+        `JSON: ${base}/api/${API_VERSION}/tasks/${task.task_id}`,
+      ],
+    },
+    { h: 2, text: 'Description' },
+    { code: task.description },
+  ];
+  if (task.operator_notes) blocks.push({ h: 2, text: notesHeading(task) }, { code: task.operator_notes });
+  blocks.push({ h: 2, text: 'History' }, { table: { head: ['status', 'at'], rows: task.status_history.map((h) => [h.status, h.at]) } });
+  if (task.receipt) {
+    blocks.push(
+      { h: 2, text: 'Receipt' },
+      { p: `deliverable_sha256: \`${task.deliverable_sha256 ?? ''}\`; issued ${task.receipt_issued_at ?? ''}. Verify the JWS (EdDSA) against ${base}/.well-known/jwks.json and compare deliverable_sha256 with SHA-256 of operator_notes.` },
+      { code: task.receipt },
+    );
+  }
+  return toMarkdown(blocks);
+}
+
+export function notFoundMarkdown(deps: ServiceDeps, id: string): string {
+  return toMarkdown([
+    { h: 1, text: '404 task_not_found' },
+    { p: 'No task has that id. Check the task_id returned at submission.' },
+    { code: id.slice(0, 120) },
+    { p: `Look tasks up at ${deps.config.baseUrl}/api/${API_VERSION}/tasks/{task_id}.` },
+  ]);
+}
