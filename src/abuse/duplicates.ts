@@ -14,19 +14,18 @@ export async function findDuplicate(db: Db, deps: ServiceDeps, caller: Caller, c
   const hours = deps.config.limits.duplicateWindowHours;
   if (hours <= 0) return null;
   const since = iso(new Date(deps.clock.now().getTime() - hours * 3_600_000));
-  const row = await db
+  // Look up by the dedupe key alone (its index is selective: identical descriptions are rare) and
+  // match the client or e-mail here. Given the OR, a planner may otherwise pick the client index
+  // and scan every task that client sent in the window.
+  const rows = await db
     .selectFrom('tasks')
-    .select('id')
+    .select(['id', 'client_hash', 'contact_email'])
     .where('dedupe_key', '=', dedupeKey)
     .where('created_at', '>', since)
-    .where((eb) => {
-      const same = [eb('client_hash', '=', caller.clientHash)];
-      if (contactEmail !== undefined) same.push(eb(eb.fn('lower', ['contact_email']), '=', contactEmail.toLowerCase()));
-      return eb.or(same);
-    })
     .orderBy('created_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+    .execute();
+  const email = contactEmail?.toLowerCase();
+  const row = rows.find((r) => r.client_hash === caller.clientHash || (email !== undefined && r.contact_email?.toLowerCase() === email));
   return row?.id ?? null;
 }
 

@@ -1,10 +1,29 @@
 import { sql } from 'kysely';
 import type { Db } from './db.js';
+import { reusableQuery } from './prepared.js';
 
 /**
  * Fixed-window counters in the store, shared by every instance. A window is part of the key
  * (e.g. `tasks:h:<client>:2030-03-10T10`), so a new window is a new row; expired rows are swept.
  */
+
+const consumeQuery = reusableQuery(
+  (db: Db, key: string, first: number, expiresAt: string, limit: number) =>
+    db
+      .insertInto('counters')
+      .values({ key, count: first, expires_at: expiresAt })
+      .onConflict((oc) =>
+        oc
+          .column('key')
+          .doUpdateSet({ count: sql<number>`counters.count + 1` })
+          .where('counters.count', '<', limit),
+      )
+      .returning('count'),
+  '\u0000key',
+  -1.5,
+  '\u0000expires_at',
+  -2.5,
+);
 
 /**
  * Adds one to `key` unless it has reached `limit`, atomically (a single upsert, so two instances
@@ -13,17 +32,8 @@ import type { Db } from './db.js';
  */
 export async function consumeCounter(db: Db, key: string, limit: number, expiresAt: string): Promise<number | null> {
   if (limit <= 0) return null;
-  const row = await db
-    .insertInto('counters')
-    .values({ key, count: 1, expires_at: expiresAt })
-    .onConflict((oc) =>
-      oc
-        .column('key')
-        .doUpdateSet({ count: sql<number>`counters.count + 1` })
-        .where('counters.count', '<', limit),
-    )
-    .returning('count')
-    .executeTakeFirst();
+  const { rows } = await db.executeQuery(consumeQuery(db, key, 1, expiresAt, limit));
+  const row = rows[0];
   return row ? Number(row.count) : null;
 }
 

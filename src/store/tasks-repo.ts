@@ -2,6 +2,7 @@ import type { CompiledQuery, Insertable, Selectable } from 'kysely';
 import type { PublicTask } from '../domain/schemas.js';
 import type { StatusEntry, TaskStatus, TaskType, Source } from '../domain/task.js';
 import type { Db, Store } from './db.js';
+import { reusableQuery } from './prepared.js';
 import type { TasksTable } from './schema.js';
 
 export type TaskRow = Selectable<TasksTable>;
@@ -14,8 +15,24 @@ const PUBLIC_COLUMNS = [
 ] as const satisfies readonly (keyof TaskRow)[];
 export type PublicTaskRow = Pick<TaskRow, (typeof PUBLIC_COLUMNS)[number]>;
 
-export async function insertTask(db: Db, row: Insertable<TasksTable>): Promise<void> {
-  await db.insertInto('tasks').values(row).execute();
+/** Every column of the tasks table; the check below fails to compile when one is missing. */
+const TASK_COLUMNS = [
+  'id', 'status', 'task_type', 'description', 'dedupe_key', 'location_required', 'location_detail', 'deadline', 'output_format',
+  'budget_usd', 'requester', 'source', 'delivery', 'contact_email', 'email_unverified', 'client_hash', 'created_at', 'updated_at',
+  'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'accepted_at', 'delivered_at', 'rejected_at', 'receipt',
+  'deliverable_sha256', 'receipt_issued_at', 'request_sha256', 'request_json',
+] as const satisfies readonly (keyof TasksTable)[];
+const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
+void allColumnsListed;
+
+// Submitting inserts one task per request with always the same columns: compile that once.
+const insertQuery = reusableQuery(
+  (db: Db, ...values: unknown[]) => db.insertInto('tasks').values(Object.fromEntries(TASK_COLUMNS.map((c, i) => [c, values[i]])) as Insertable<TasksTable>),
+  ...TASK_COLUMNS.map((c): unknown => `\u0000${c}`),
+);
+
+export async function insertTask(db: Db, row: TaskRow): Promise<void> {
+  await db.executeQuery(insertQuery(db, ...TASK_COLUMNS.map((c) => row[c])));
 }
 
 // The status read is the hottest query: compile it once per store and only swap the parameter.
@@ -35,17 +52,22 @@ const readStatements = new WeakMap<object, { get(id: string): unknown }>();
 
 /**
  * The public status read: the hottest path of the service. On SQLite it runs one cached prepared
- * statement directly; on PostgreSQL the precompiled query above.
+ * statement directly, in raw mode (an array per row: building an object per row in the driver
+ * costs more than the lookup); on PostgreSQL the precompiled query above.
  */
 export async function findTaskForRead(store: Store, id: string): Promise<PublicTaskRow | undefined> {
   const sqlite = store.sqlite;
   if (!sqlite) return findTask(store.db, id);
   let statement = readStatements.get(sqlite);
   if (!statement) {
-    statement = sqlite.prepare(`SELECT ${PUBLIC_COLUMNS.join(', ')} FROM tasks WHERE id = ?`);
+    statement = sqlite.prepare(`SELECT ${PUBLIC_COLUMNS.join(', ')} FROM tasks WHERE id = ?`).raw(true);
     readStatements.set(sqlite, statement);
   }
-  return statement.get(id) as PublicTaskRow | undefined;
+  const values = statement.get(id) as unknown[] | undefined;
+  if (!values) return undefined;
+  const row: Record<string, unknown> = {};
+  for (let i = 0; i < PUBLIC_COLUMNS.length; i++) row[PUBLIC_COLUMNS[i] as string] = values[i];
+  return row as PublicTaskRow;
 }
 
 export async function updateTask(db: Db, id: string, changes: Partial<TasksTable>): Promise<void> {
