@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -15,9 +15,9 @@ interface Run {
   exited: Promise<number | null>;
 }
 
-/** Runs the real entry point, as `npm start` does. */
+/** Runs the real entry point as `npm start` does: the bundle in dist/, built once for this file. */
 function runServer(env: Record<string, string>): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['--enable-source-maps', 'dist/server.mjs'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DNS_SERVERS: '127.0.0.1:9', DNS_TIMEOUT_MS: '200', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -51,6 +51,10 @@ async function waitFor(url: string, timeoutMs = 20_000): Promise<Response> {
     }
   }
 }
+
+beforeAll(() => {
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
+});
 
 const dirs: string[] = [];
 afterAll(() => {

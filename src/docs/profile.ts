@@ -3,6 +3,7 @@ import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ConfigError, type Config } from '../config.js';
 import { TASK_TYPES } from '../domain/task.js';
+import { projectPath } from '../paths.js';
 
 /**
  * The deployment profile (who the operator is, where and when they work, what they will not do)
@@ -45,7 +46,7 @@ export const CatalogSchema = Type.Array(CatalogEntrySchema, { minItems: 1 });
 const checkProfile = Compile(ProfileSchema);
 const checkCatalog = Compile(CatalogSchema);
 
-function readJson(file: URL | string, variable: string): unknown {
+function readJson(file: string, variable: string): unknown {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
@@ -58,8 +59,8 @@ function firstProblem(errors: Iterable<{ instancePath: string; message: string }
   return 'is invalid';
 }
 
-const DEFAULT_PROFILE = new URL('../../config/profile.json', import.meta.url);
-const DEFAULT_CATALOG = new URL('../../config/catalog.json', import.meta.url);
+const DEFAULT_PROFILE = projectPath('config', 'profile.json');
+const DEFAULT_CATALOG = projectPath('config', 'catalog.json');
 
 /** Loads and validates both files; a bad file stops the start with the variable's name. */
 export function loadProfileAndCatalog(config: Pick<Config, 'profileFile' | 'catalogFile'>): { profile: Profile; catalog: CatalogEntry[] } {
