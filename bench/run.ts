@@ -8,10 +8,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { freePort, waitForServer } from '../test/support/net.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
@@ -19,29 +19,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const NODE_FLAGS = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
   .split(' ')
   .filter((word) => word.startsWith('--') && !word.startsWith('--enable-source-maps'));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(url: string): Promise<void> {
-  const until = Date.now() + 30_000;
-  for (;;) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      if (Date.now() > until) throw new Error(`${url} did not come up`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
 
 function peakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -85,7 +62,7 @@ async function startService(dataDir: string, port: number): Promise<ChildProcess
       DNS_TIMEOUT_MS: '50',
     },
   });
-  await waitFor(`http://127.0.0.1:${port}/api/v1/health`);
+  await waitForServer(`http://127.0.0.1:${port}/api/v1/health`);
   return child;
 }
 
@@ -116,7 +93,7 @@ async function main(): Promise<void> {
       ],
       { stdio: 'ignore' },
     );
-    await waitFor(`http://127.0.0.1:${barePort}/`);
+    await waitForServer(`http://127.0.0.1:${barePort}/`);
     const bareResult = await run({ url: `http://127.0.0.1:${barePort}${statusPath}` });
     bare.kill();
 

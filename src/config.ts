@@ -188,3 +188,16 @@ export function loadConfig(env: Env = process.env): Config {
     },
   };
 }
+
+/** For entry points: the config, or the bad variable's message on stderr and exit code 1. */
+export function loadConfigOrExit(env: Env = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}

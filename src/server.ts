@@ -1,5 +1,5 @@
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfigOrExit } from './config.js';
 import { systemClock } from './domain/time.js';
 import { createLogger } from './logger.js';
 import { initDeps } from './services/deps.js';
@@ -9,16 +9,7 @@ import { SERVICE_VERSION } from './version.js';
 
 /** Entry point: config → store → migrations → app → listen; drains and closes on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
   const store = openStore(config.databaseUrl);
   await migrate(store);

@@ -1,10 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { freePort, waitForServer } from './support/net.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -28,28 +28,6 @@ function runServer(env: Record<string, string>): Run {
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, stdout: () => out, stderr: () => err, exited };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(url: string, timeoutMs = 20_000): Promise<Response> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fetch(url);
-    } catch {
-      if (Date.now() > until) throw new Error(`${url} did not answer`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
 }
 
 beforeAll(() => {
@@ -105,7 +83,7 @@ describe('the entry point', () => {
     const env = { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir };
 
     const first = runServer(env);
-    const health = await waitFor(`http://127.0.0.1:${port}/api/v1/health`);
+    const health = await waitForServer(`http://127.0.0.1:${port}/api/v1/health`);
     expect(health.status).toBe(200);
     expect(existsSync(path.join(dataDir, 'service.db'))).toBe(true);
     expect(first.stdout()).toMatch(/Generated the operator key/);
@@ -113,7 +91,7 @@ describe('the entry point', () => {
     expect(await first.exited).toBe(0);
 
     const second = runServer(env);
-    await waitFor(`http://127.0.0.1:${port}/api/v1/health`);
+    await waitForServer(`http://127.0.0.1:${port}/api/v1/health`);
     expect(second.stdout()).not.toMatch(/Generated the operator key/);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../config.js';
+import { loadConfigOrExit } from '../config.js';
 import { systemClock } from '../domain/time.js';
 import { listKeys, rotateKeys } from '../receipts/keys.js';
 import { migrate, openStore } from '../store/db.js';
@@ -9,16 +9,7 @@ import { migrate, openStore } from '../store/db.js';
  * so far keeps verifying; running instances sign with the new key from their next delivery.
  */
 async function main(): Promise<number> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  const config = loadConfigOrExit();
   const store = openStore(config.databaseUrl, { poolSize: 1 });
   try {
     await migrate(store);

@@ -53,20 +53,25 @@ async function generateKey(): Promise<GeneratedKey> {
  * Makes sure one key is active, creating it when none is. Safe when several instances start at
  * once: the unique active slot lets one insert win; the others find the winner.
  */
+/** The row of a freshly generated key that becomes the active one. */
+function activeKeyValues(key: Awaited<ReturnType<typeof generateKey>>, now: Date) {
+  return {
+    kid: key.kid,
+    public_jwk: JSON.stringify(key.publicJwk),
+    private_jwk: JSON.stringify(key.privateJwk),
+    created_at: iso(now),
+    retired_at: null,
+    active_slot: ACTIVE,
+  };
+}
+
 export async function ensureActiveKey(db: Db, now: Date): Promise<string> {
   const existing = await activeKeyRow(db);
   if (existing) return existing.kid;
   const key = await generateKey();
   await db
     .insertInto('signing_keys')
-    .values({
-      kid: key.kid,
-      public_jwk: JSON.stringify(key.publicJwk),
-      private_jwk: JSON.stringify(key.privateJwk),
-      created_at: iso(now),
-      retired_at: null,
-      active_slot: ACTIVE,
-    })
+    .values(activeKeyValues(key, now))
     .onConflict((oc) => oc.doNothing())
     .execute();
   const winner = await activeKeyRow(db);
@@ -88,14 +93,7 @@ export async function rotateKeys(db: Db, now: Date): Promise<{ retired: string |
     }
     await trx
       .insertInto('signing_keys')
-      .values({
-        kid: key.kid,
-        public_jwk: JSON.stringify(key.publicJwk),
-        private_jwk: JSON.stringify(key.privateJwk),
-        created_at: iso(now),
-        retired_at: null,
-        active_slot: ACTIVE,
-      })
+      .values(activeKeyValues(key, now))
       .execute();
     return { retired: previous?.kid ?? null, active: key.kid };
   };
