@@ -83,13 +83,18 @@ async function main(): Promise<void> {
     const sample = await fetch(`${base}${statusPath}`);
     const bytes = Buffer.from(await sample.arrayBuffer());
 
-    // The bare baseline: node:http serving the very same bytes.
+    // The bare baseline: node:http serving the very same bytes — the status body and the same
+    // response headers (a client, and the load generator, must read all of them).
+    const headers: Record<string, string> = {};
+    sample.headers.forEach((value, name) => {
+      if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)) headers[name] = value;
+    });
     const barePort = await freePort();
     const bare = spawn(
       process.execPath,
       [
         '-e',
-        `const b=Buffer.from(${JSON.stringify(bytes.toString('base64'))},'base64');require('node:http').createServer((q,s)=>{s.writeHead(200,{'content-type':'application/json; charset=utf-8','content-length':b.length});s.end(b)}).listen(${barePort},'127.0.0.1')`,
+        `const b=Buffer.from(${JSON.stringify(bytes.toString('base64'))},'base64');const h=${JSON.stringify(headers)};require('node:http').createServer((q,s)=>{s.writeHead(200,h);s.end(b)}).listen(${barePort},'127.0.0.1')`,
       ],
       { stdio: 'ignore' },
     );

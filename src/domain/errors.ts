@@ -36,18 +36,25 @@ export interface ErrorBody {
 }
 
 export class AppError extends Error {
+  readonly code: ErrorCode;
   readonly status: number;
+  /** Extra fields of the error body (details, existing_task_id, limit, …). */
+  readonly extras: ErrorExtras;
+  /** Response headers that belong to this refusal (Retry-After, rate-limit headers). */
+  readonly headers: Record<string, string>;
 
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly extras: ErrorExtras = {},
-    /** Response headers that belong to this refusal (Retry-After, rate-limit headers). */
-    readonly headers: Record<string, string> = {},
-  ) {
+  constructor(code: ErrorCode, message: string, extras: ErrorExtras = {}, headers: Record<string, string> = {}) {
+    // A refusal is an expected answer, not a fault: skip the stack trace, which costs more than
+    // the rest of a refused request (and floods of refusals are what abuse looks like).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'AppError';
+    this.code = code;
     this.status = ERROR_STATUS[code];
+    this.extras = extras;
+    this.headers = headers;
   }
 
   toBody(): ErrorBody {
