@@ -39,6 +39,8 @@ const FLUSH_INTERVAL_MS = 1000;
 /** Idle clients whose shared totals one flush refreshes. */
 const MAX_REFRESH = 1000;
 const MAX_CLIENTS = 100_000;
+/** Clients per flush statement. */
+const FLUSH_CHUNK = 500;
 
 export class ReadLimiter {
   private readonly entries = new Map<string, Entry>();
@@ -113,29 +115,32 @@ export class ReadLimiter {
   }
 
   private async write(batch: Pending[], idle: Pending[]): Promise<void> {
+    let settled = 0;
     try {
-      if (batch.length > 0) {
-        const expires = counterExpiry(windowOf('minute', this.clock.now()));
+      const expires = counterExpiry(windowOf('minute', this.clock.now()));
+      // In chunks: one statement may bind only so many parameters (SQLite 32 766, PostgreSQL 65 535).
+      while (settled < batch.length) {
+        const chunk = batch.slice(settled, settled + FLUSH_CHUNK);
         const rows = await this.db
           .insertInto('counters')
-          .values(batch.map((b) => ({ key: b.key, count: b.count, expires_at: expires })))
+          .values(chunk.map((b) => ({ key: b.key, count: b.count, expires_at: expires })))
           .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql<number>`counters.count + excluded.count` }))
           .returning(['key', 'count'])
           .execute();
         const totals = new Map(rows.map((r) => [r.key, Number(r.count)]));
-        for (const b of batch) {
+        for (const b of chunk) {
           b.entry.flushing -= b.count;
           b.entry.shared = Math.max(b.entry.shared + b.count, totals.get(b.key) ?? 0);
         }
-        batch = [];
+        settled += chunk.length;
       }
       if (idle.length > 0) {
         const totals = await readCounters(this.db, idle.map((i) => i.key));
         for (const i of idle) i.entry.shared = Math.max(i.entry.shared, totals.get(i.key) ?? 0);
       }
     } catch (error) {
-      // The store is unreachable: keep counting locally and try again next time.
-      for (const b of batch) {
+      // The store is unreachable: keep counting what was not written locally and try again later.
+      for (const b of batch.slice(settled)) {
         b.entry.flushing -= b.count;
         b.entry.local += b.count;
       }
