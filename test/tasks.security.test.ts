@@ -124,3 +124,32 @@ describe('unexpected failures', () => {
     }
   });
 });
+
+describe.each(STORES)('status reads and open transactions on %s', (store) => {
+  it('never show a change that is later rolled back, and show a committed one at once', async () => {
+    const t = await startTestApp({ store });
+    try {
+      const res = await postJson(`${t.url}/api/v1/tasks`, validTask());
+      const { task_id } = (await res.json()) as { task_id: string };
+      const statusOf = async () => ((await (await fetch(`${t.url}/api/v1/tasks/${task_id}`)).json()) as { status: string }).status;
+      expect(await statusOf()).toBe('submitted');
+
+      let during: Promise<string> | undefined;
+      await expect(
+        t.store.db.transaction().execute(async (trx) => {
+          await trx.updateTable('tasks').set({ status: 'accepted' }).where('id', '=', task_id).execute();
+          during = statusOf();
+          await new Promise((r) => setTimeout(r, 100));
+          throw new Error('roll back');
+        }),
+      ).rejects.toThrow('roll back');
+      expect(await during).toBe('submitted');
+      expect(await statusOf()).toBe('submitted');
+
+      await t.store.db.updateTable('tasks').set({ status: 'accepted' }).where('id', '=', task_id).execute();
+      expect(await statusOf()).toBe('accepted');
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -12,8 +12,14 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<Database>;
   dialect: DialectName;
-  /** The raw SQLite handle, for the few hot reads that cannot afford Kysely's per-query cost. */
+  /** SQLite only: the raw handle, for the status read that cannot afford Kysely's per-query cost. */
   sqlite?: SQLite.Database;
+  /**
+   * SQLite only: bumped whenever a statement that changes existing tasks (UPDATE or DELETE on
+   * `tasks`) is about to run. Every write goes through this process's one connection, so a cached
+   * task is current exactly while this number has not moved.
+   */
+  taskChanges?: { count: number };
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -32,11 +38,13 @@ export function openStore(databaseUrl: string, options: { poolSize?: number } = 
     database.pragma('synchronous = FULL');
     database.pragma('busy_timeout = 5000');
     database.pragma('foreign_keys = ON');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+    const taskChanges = { count: 0 };
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database, taskChanges) }) });
     return {
       db,
       dialect: 'sqlite',
       sqlite: database,
+      taskChanges,
       ping: async () => {
         await sql`select 1`.execute(db);
       },
@@ -57,23 +65,27 @@ export function openStore(databaseUrl: string, options: { poolSize?: number } = 
   };
 }
 
+const CHANGES_TASKS = /^\s*(update\s+"tasks"|delete\s+from\s+"tasks")/i;
+
 /**
  * Kysely prepares every query anew, and preparing costs more than running a primary-key lookup.
  * Statements are reused by SQL text (bounded); better-sqlite3 runs them synchronously, so a
- * cached statement is never used by two queries at once.
+ * cached statement is never used by two queries at once. Kysely prepares right before every run,
+ * which is where statements that change tasks are counted (see Store.taskChanges).
  */
-function withStatementCache(database: SQLite.Database): SqliteDialectConfig['database'] {
-  const cache = new Map<string, SQLite.Statement>();
+function withStatementCache(database: SQLite.Database, taskChanges: { count: number }): SqliteDialectConfig['database'] {
+  const cache = new Map<string, { statement: SQLite.Statement; changesTasks: boolean }>();
   return {
     close: () => database.close(),
     prepare: (sqlText: string) => {
-      let statement = cache.get(sqlText);
-      if (!statement) {
-        statement = database.prepare(sqlText);
+      let entry = cache.get(sqlText);
+      if (!entry) {
+        entry = { statement: database.prepare(sqlText), changesTasks: CHANGES_TASKS.test(sqlText) };
         if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
-        cache.set(sqlText, statement);
+        cache.set(sqlText, entry);
       }
-      return statement;
+      if (entry.changesTasks) taskChanges.count += 1;
+      return entry.statement;
     },
   };
 }

@@ -48,25 +48,39 @@ export async function findTask(db: Db, id: string): Promise<TaskRow | undefined>
   return result.rows[0];
 }
 
-const readStatements = new WeakMap<object, { get(id: string): unknown }>();
+interface ReadCache {
+  statement: { get(id: string): unknown };
+  rows: Map<string, { row: PublicTaskRow; changes: number }>;
+}
+const readCaches = new WeakMap<object, ReadCache>();
+/** Tasks kept per store; a few hundred kilobytes at most. */
+const READ_CACHE_SIZE = 1000;
 
 /**
- * The public status read: the hottest path of the service. On SQLite it runs one cached prepared
- * statement directly, in raw mode (an array per row: building an object per row in the driver
- * costs more than the lookup); on PostgreSQL the precompiled query above.
+ * The public status read: the hottest path of the service, and polled again and again for the
+ * same task. On SQLite it runs one cached prepared statement directly, in raw mode (an array per
+ * row: building an object per row in the driver costs more than the lookup), and remembers the
+ * row until any statement changes a task (Store.taskChanges). On PostgreSQL, where other instances
+ * write too, it runs the precompiled query above every time.
  */
 export async function findTaskForRead(store: Store, id: string): Promise<PublicTaskRow | undefined> {
-  const sqlite = store.sqlite;
-  if (!sqlite) return findTask(store.db, id);
-  let statement = readStatements.get(sqlite);
-  if (!statement) {
-    statement = sqlite.prepare(`SELECT ${PUBLIC_COLUMNS.join(', ')} FROM tasks WHERE id = ?`).raw(true);
-    readStatements.set(sqlite, statement);
+  const { sqlite, taskChanges } = store;
+  // While a transaction is open on the one connection, a direct read would see its uncommitted
+  // writes: wait for it through Kysely instead.
+  if (!sqlite || !taskChanges || sqlite.inTransaction) return findTask(store.db, id);
+  let cache = readCaches.get(sqlite);
+  if (!cache) {
+    cache = { statement: sqlite.prepare(`SELECT ${PUBLIC_COLUMNS.join(', ')} FROM tasks WHERE id = ?`).raw(true), rows: new Map() };
+    readCaches.set(sqlite, cache);
   }
-  const values = statement.get(id) as unknown[] | undefined;
+  const cached = cache.rows.get(id);
+  if (cached && cached.changes === taskChanges.count) return cached.row;
+  const values = cache.statement.get(id) as unknown[] | undefined;
   if (!values) return undefined;
   const row: Record<string, unknown> = {};
   for (let i = 0; i < PUBLIC_COLUMNS.length; i++) row[PUBLIC_COLUMNS[i] as string] = values[i];
+  if (cache.rows.size >= READ_CACHE_SIZE) cache.rows.delete(cache.rows.keys().next().value as string);
+  cache.rows.set(id, { row: row as PublicTaskRow, changes: taskChanges.count });
   return row as PublicTaskRow;
 }
 
