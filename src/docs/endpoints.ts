@@ -1,3 +1,4 @@
+import { TOOL_NAMES, type ToolName } from '../mcp/tools.js';
 import { API_VERSION } from '../version.js';
 
 /**
@@ -115,13 +116,16 @@ export function documentById(id: string): DocumentInfo | undefined {
   return DOCUMENTS.find((d) => d.id === id);
 }
 
-/** The four tools of the MCP server (service-spec.md); their full schemas are on the server card. */
-export const MCP_TOOLS = [
-  { name: 'get_human_services', description: 'The services catalog, the operator profile and policy, and the limits.' },
-  { name: 'submit_human_task', description: 'Submit a task (same fields as POST /api/v1/tasks); asynchronous: returns a task_id to poll.' },
-  { name: 'check_task_status', description: 'A task and its status by task_id (same as GET /api/v1/tasks/{task_id}).' },
-  { name: 'message_human_operator', description: 'Send the operator a message (same fields as POST /api/v1/messages).' },
-] as const;
+/** One-line summaries of the MCP tools for the documents; full descriptions are on the server card. */
+const MCP_TOOL_SUMMARIES: Record<ToolName, string> = {
+  get_human_services: 'The services catalog, the operator profile and policy, and the limits.',
+  submit_human_task: 'Submit a task (same fields as POST /api/v1/tasks); asynchronous: returns a task_id to poll.',
+  check_task_status: 'A task and its status by task_id (same as GET /api/v1/tasks/{task_id}).',
+  message_human_operator: 'Send the operator a message (same fields as POST /api/v1/messages).',
+};
+
+/** The tools of the MCP server, named by the server's own list so the documents cannot drift from it. */
+export const MCP_TOOLS = TOOL_NAMES.map((name) => ({ name, description: MCP_TOOL_SUMMARIES[name] }));
 
 export function endpoints(base: string) {
   const api = `${base}/api/${API_VERSION}`;
