@@ -16,6 +16,8 @@ import type { ServiceDeps } from './services/deps.js';
 import { registerOperatorConsole } from './web/operator.js';
 import { registerPages } from './web/pages.js';
 
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
 export const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id'];
 
 /**
@@ -29,8 +31,13 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
     bodyLimit: deps.config.limits.maxBodyBytes,
     // TRUST_PROXY=N: the client is the address N hops back in X-Forwarded-For.
     trustProxy: (_address: string, hop: number) => hop < deps.config.trustProxy,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // A caller's X-Request-Id is kept when it is a plain token, so it can quote it back; anything
+    // else (long, or with characters a log or header should not carry) gets a fresh UUID.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',

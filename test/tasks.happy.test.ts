@@ -154,5 +154,9 @@ describe.each(STORES)('task submission and status on %s', (store) => {
     expect(res.headers.get('x-request-id')).toBe('trace-123');
     const other = await fetch(`${t.url}/api/v1/health`);
     expect(other.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    for (const unfit of ['x'.repeat(200), 'has spaces in it', '<script>']) {
+      const res = await fetch(`${t.url}/api/v1/health`, { headers: { 'x-request-id': unfit } });
+      expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    }
   });
 });
