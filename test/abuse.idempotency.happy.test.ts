@@ -24,6 +24,35 @@ describe.each(STORES)('idempotent replays on %s', (store) => {
 
   const taskCount = async () => Number((await t.store.db.selectFrom('tasks').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 
+  it('replays even after the deadline it carried has passed', async () => {
+    clock.set('2030-03-10T10:00:00.000Z');
+    const headers = { ...newClient(), 'idempotency-key': 'deadline-1' };
+    const task = validTask({ deadline: '2030-03-10T11:00:00Z' });
+    const first = await postJson(`${t.url}/api/v1/tasks`, task, headers);
+    expect(first.status).toBe(202);
+    const firstBody = (await first.json()) as Json;
+
+    clock.set('2030-03-10T12:00:00.000Z');
+    const again = await postJson(`${t.url}/api/v1/tasks`, task, headers);
+    expect(again.status).toBe(202);
+    expect(await again.json()).toEqual(firstBody);
+    // Without the key, the same body is now refused: the deadline is in the past.
+    expect((await postJson(`${t.url}/api/v1/tasks`, task, newClient())).status).toBe(422);
+  });
+
+  it('treats a payload that differs only by an unknown field as another payload (422)', async () => {
+    clock.set('2030-03-10T10:00:00.000Z');
+    const headers = { ...newClient(), 'idempotency-key': 'extra-1' };
+    const task = validTask();
+    expect((await postJson(`${t.url}/api/v1/tasks`, task, headers)).status).toBe(202);
+    const changed = await postJson(`${t.url}/api/v1/tasks`, { ...task, note: 'x' }, headers);
+    expect(changed.status).toBe(422);
+    expect(((await changed.json()) as Json).error).toBe('validation_failed');
+    // Key order and spacing do not make another payload.
+    const reordered = Object.fromEntries(Object.entries(task).reverse());
+    expect((await postJson(`${t.url}/api/v1/tasks`, JSON.stringify(reordered, null, 2), headers)).status).toBe(202);
+  });
+
   it('replays the original 202, Location and body without creating a task or using quota', async () => {
     clock.set('2030-03-10T10:00:00.000Z');
     const client = newClient();

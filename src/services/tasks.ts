@@ -43,10 +43,17 @@ export function requestForReceipt(input: TaskInput): string {
  */
 export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown): Promise<SubmitResult> {
   const now = deps.clock.now();
+  // A repeated Idempotency-Key replays the original answer before anything else is checked: the
+  // request was valid when it was first accepted, even if its deadline has passed since. The
+  // payload is compared as sent (canonical JSON), so any change to it is "another payload".
+  const requestHash = isJsonObject(raw) ? sha256Hex(canonicalJson(raw)) : '';
+  if (requestHash !== '') {
+    const early = await guards.findReplay(deps.store.db, deps, caller, requestHash);
+    if (early) return replayResult(early, await guards.taskQuotaHeaders(deps.store.db, deps, caller));
+  }
   const { value: input, warnings } = deps.validators.task(raw, now);
   const screening = await guards.screenTask(deps, caller, input);
 
-  const requestHash = sha256Hex(canonicalJson(input));
   const key = dedupeKey(input);
 
   const taskId = newTaskId(now);
@@ -117,11 +124,17 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
     throw error;
   }
   const { replay, headers } = outcome;
-  if (replay) {
-    return { statusCode: replay.statusCode, location: replay.location ?? '', body: replay.body as SubmissionResponse, headers, replayed: true };
-  }
+  if (replay) return replayResult(replay, headers);
   deps.log.info({ task_id: taskId, task_type: row.task_type, source: row.source }, 'task submitted');
   return { statusCode: 202, location, body, headers, replayed: false };
+}
+
+function replayResult(replay: guards.StoredResponse, headers: Record<string, string>): SubmitResult {
+  return { statusCode: replay.statusCode, location: replay.location ?? '', body: replay.body as SubmissionResponse, headers, replayed: true };
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export async function getTask(deps: ServiceDeps, taskId: string): Promise<PublicTask> {
