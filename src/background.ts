@@ -8,7 +8,7 @@ export interface Background {
   stop(): Promise<void>;
 }
 
-/** How often expired counter rows (past rate-limit windows, old daily caps) are deleted. */
+/** How often expired rows (rate-limit windows, old daily caps, idempotency records, signed-out sessions) are deleted. */
 const SWEEP_INTERVAL_MS = 10 * 60_000;
 
 /**
@@ -22,6 +22,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
     try {
       await sweepExpiredCounters(deps.store.db, iso(deps.clock.now()));
       await sweepExpiredIdempotencyKeys(deps.store.db, iso(deps.clock.now()));
+      await deps.store.db.deleteFrom('revoked_sessions').where('expires_at', '<=', iso(deps.clock.now())).execute();
     } catch (error) {
       deps.log.warn({ err: error }, 'housekeeping: sweeping expired counters failed');
     }

@@ -113,6 +113,27 @@ describe.each(STORES)('operator console security on %s', (store) => {
     }
   });
 
+  it('makes a signed-out session useless, even to a copy of its cookie, on every instance', async () => {
+    const { cookie, csrf } = await signIn(t);
+    const other = await signIn(t);
+    const second = await startTestApp({ shareDatabaseWith: t });
+    try {
+      expect((await fetch(`${t.url}/operator`, { headers: { cookie }, redirect: 'manual' })).status).toBe(200);
+      const out = await postForm(t, '/operator/logout', { _csrf: csrf }, cookie);
+      expect(out.status).toBe(303);
+      expect(out.headers.get('set-cookie')).toMatch(/Max-Age=0/);
+      for (const app of [t, second]) {
+        const copied = await fetch(`${app.url}/operator`, { headers: { cookie }, redirect: 'manual' });
+        expect(copied.status).toBe(303);
+        expect(copied.headers.get('location')).toMatch(/^\/operator\/login/);
+      }
+      // Another session stays signed in.
+      expect((await fetch(`${t.url}/operator`, { headers: { cookie: other.cookie }, redirect: 'manual' })).status).toBe(200);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('signs everyone out when the operator key changes', async () => {
     const { cookie } = await signIn(t);
     const rekeyed = await startTestApp({ shareDatabaseWith: t, env: { ADMIN_KEY: 'a-brand-new-operator-key-42' } });

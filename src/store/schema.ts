@@ -114,6 +114,12 @@ export interface SigningKeysTable {
   active_slot: string | null;
 }
 
+/** Console sessions signed out before their cookie expires. */
+export interface RevokedSessionsTable {
+  sid: string;
+  expires_at: string;
+}
+
 export interface SettingsTable {
   key: string;
   value: string;
@@ -128,6 +134,7 @@ export interface Database {
   outbox: OutboxTable;
   signing_keys: SigningKeysTable;
   settings: SettingsTable;
+  revoked_sessions: RevokedSessionsTable;
 }
 
 // Generated is re-exported for migrations that add auto columns later.

@@ -104,7 +104,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
 
     /** Signed-in operators only; POSTs must also carry the session's CSRF token. */
     const requireSession = async (request: FastifyRequest, reply: FastifyReply) => {
-      const session = readSession(deps, request);
+      const session = await readSession(deps, request);
       if (!session) {
         const next = request.method === 'GET' ? request.url : '/operator';
         return reply.redirect(`/operator/login?next=${encodeURIComponent(safeNext(next))}`, 303);
@@ -132,7 +132,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
 
     scope.get('/operator/login', { config: { kind: 'admin' }, schema: HIDDEN }, async (request, reply) => {
       const next = safeNext(text(request.query as Form, 'next'));
-      if (readSession(deps, request)) return reply.redirect(next, 303);
+      if (await readSession(deps, request)) return reply.redirect(next, 303);
       return render(reply, null, 'none', 'Sign in', loginView(null, next));
     });
 
@@ -149,8 +149,8 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
       return reply.redirect(next, 303);
     });
 
-    scope.post('/operator/logout', guarded, async (_request, reply) => {
-      endSession(deps, reply);
+    scope.post('/operator/logout', guarded, async (request, reply) => {
+      await endSession(deps, reply, session(request));
       return reply.redirect('/operator/login', 303);
     });
 

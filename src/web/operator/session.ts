@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { iso } from '../../domain/time.js';
 import type { ServiceDeps } from '../../services/deps.js';
 
 /**
@@ -7,6 +8,7 @@ import type { ServiceDeps } from '../../services/deps.js';
  * expiry, HMAC-signed with a key derived from the server secret AND the operator key's hash, so
  * changing ADMIN_KEY signs every operator out. HttpOnly, SameSite=Strict, Path=/operator, Secure
  * when BASE_URL is https. Each session has its own CSRF token, required in every POST form.
+ * Signing out revokes the session id in the store (until it would have expired).
  */
 
 export const SESSION_COOKIE = 'hts_operator';
@@ -49,7 +51,7 @@ export function readCookie(request: FastifyRequest, name: string): string | unde
   return undefined;
 }
 
-export function readSession(deps: ServiceDeps, request: FastifyRequest): Session | null {
+function verifiedSession(deps: ServiceDeps, request: FastifyRequest): Session | null {
   const cookie = readCookie(request, SESSION_COOKIE);
   if (!cookie) return null;
   const [payload, signature, extra] = cookie.split('.');
@@ -62,6 +64,14 @@ export function readSession(deps: ServiceDeps, request: FastifyRequest): Session
   } catch {
     return null;
   }
+}
+
+/** The signed, unexpired session of the request, unless it was signed out. */
+export async function readSession(deps: ServiceDeps, request: FastifyRequest): Promise<Session | null> {
+  const session = verifiedSession(deps, request);
+  if (!session) return null;
+  const revoked = await deps.store.db.selectFrom('revoked_sessions').select('sid').where('sid', '=', session.sid).executeTakeFirst();
+  return revoked ? null : session;
 }
 
 function cookieAttributes(deps: ServiceDeps, maxAgeSeconds: number): string {
@@ -78,7 +88,13 @@ export function startSession(deps: ServiceDeps, reply: FastifyReply): Session {
   return { sid, exp, csrf: csrfFor(deps, sid) };
 }
 
-export function endSession(deps: ServiceDeps, reply: FastifyReply): void {
+/** Signs out: clears the cookie, and revokes the session so a copy of the cookie stops working too. */
+export async function endSession(deps: ServiceDeps, reply: FastifyReply, session: Session): Promise<void> {
+  await deps.store.db
+    .insertInto('revoked_sessions')
+    .values({ sid: session.sid, expires_at: iso(new Date(session.exp * 1000)) })
+    .onConflict((oc) => oc.column('sid').doNothing())
+    .execute();
   reply.header('Set-Cookie', `${SESSION_COOKIE}=${cookieAttributes(deps, 0)}`);
 }
 
