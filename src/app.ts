@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { registerAbuseHooks } from './abuse/http.js';
+import { AppError, validationFailed } from './domain/errors.js';
 import { registerDocuments } from './docs/routes.js';
 import { registerOpenApi } from './docs/openapi.js';
 import { installErrorHandler } from './http/errors.js';
@@ -17,6 +18,32 @@ import { registerOperatorConsole } from './web/operator.js';
 import { registerPages } from './web/pages.js';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Deeper bodies are refused: no field of the API nests beyond a few levels. */
+const MAX_BODY_DEPTH = 32;
+
+/**
+ * Checks a parsed API body without recursion (a 64 KB body can nest thousands of levels): returns
+ * the dotted paths of strings and keys holding a NUL character, or null when it nests too deeply.
+ */
+function fieldsWithNul(body: object): string[] | null {
+  const found: string[] = [];
+  const stack: [unknown, string, number][] = [[body, '', 0]];
+  while (stack.length > 0) {
+    const [value, path, depth] = stack.pop() as [unknown, string, number];
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) found.push(path || 'body');
+    } else if (typeof value === 'object' && value !== null) {
+      if (depth >= MAX_BODY_DEPTH) return null;
+      for (const [key, inner] of Object.entries(value)) {
+        const here = path ? `${path}.${key}` : key;
+        if (key.includes('\u0000')) found.push(here.replace(/\u0000/g, '\\0'));
+        else stack.push([inner, here, depth + 1]);
+      }
+    }
+  }
+  return found.reverse();
+}
 
 export const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id'];
 
@@ -56,9 +83,25 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
     maxAge: 86400,
     strictPreflight: false,
   });
-  // Echo the request id so a client can quote it; the log carries the same id.
+  // Echo the request id so a client can quote it; the log carries the same id. A NUL byte in the
+  // URL is never meaningful, and PostgreSQL cannot even compare text holding one: refuse it here.
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+    if (request.url.includes('%00')) {
+      throw new AppError('malformed_request', 'The URL contains a NUL character.', { details: ['the path and query must not contain %00'] });
+    }
+  });
+
+  // PostgreSQL text cannot hold NUL, and no honest request needs one: refuse it in any API body
+  // field with the contract's 422 before a route sees it; refuse absurdly deep bodies too. (MCP reports refusals as tool results,
+  // and the task and message fields it carries are checked by the shared validation.)
+  app.addHook('preValidation', async (request) => {
+    if (!request.url.startsWith('/api/') || typeof request.body !== 'object' || request.body === null) return;
+    const fields = fieldsWithNul(request.body);
+    if (fields === null) {
+      throw new AppError('malformed_request', 'The request body nests too deeply.', { details: [`body must not nest more than ${MAX_BODY_DEPTH} levels`] });
+    }
+    if (fields.length > 0) throw validationFailed(fields.map((field) => `${field} must not contain NUL characters`));
   });
 
   await registerOpenApi(app, deps);

@@ -244,3 +244,36 @@ describe.each(STORES)('NUL characters on %s', (store) => {
     }
   });
 });
+
+describe.each(STORES)('bodies no API field needs on %s', (store) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ store });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('400 malformed_request for a body nested deeper than any field goes', async () => {
+    const deep = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000);
+    for (const path of ['/api/v1/tasks', '/api/v1/messages']) {
+      const res = await postJson(`${t.url}${path}`, deep, { 'idempotency-key': 'deep-1' });
+      expect(res.status).toBe(400);
+      expect((await errorOf(res)).details).toEqual(['body must not nest more than 32 levels']);
+    }
+  });
+
+  it('422 naming the field for a NUL character anywhere in an API body, the operator API included', async () => {
+    const res = await postJson(`${t.url}/api/v1/admin/blocklist`, { kind: 'requester', value: 'bot\u0000', reason: 'x' }, { authorization: 'Bearer test-admin-key-0123456789' });
+    expect(res.status).toBe(422);
+    expect((await errorOf(res)).details).toEqual(['value must not contain NUL characters']);
+  });
+
+  it('400 malformed_request for a NUL character in the URL', async () => {
+    for (const path of ['/api/v1/tasks/%00', '/api/v1/services?cursor=%00', '/api/v1/admin/tasks/x%00y']) {
+      const res = await fetch(`${t.url}${path}`);
+      expect(res.status).toBe(400);
+      expect((await errorOf(res)).error).toBe('malformed_request');
+    }
+  });
+});

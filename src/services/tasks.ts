@@ -1,6 +1,6 @@
 import { AppError } from '../domain/errors.js';
 import { canonicalJson, sha256Hex } from '../domain/canonical.js';
-import { newTaskId } from '../domain/ids.js';
+import { TASK_ID_PATTERN, newTaskId } from '../domain/ids.js';
 import type { PublicTask, SubmissionResponse, TaskInput } from '../domain/schemas.js';
 import { normalizeDescription } from '../domain/task.js';
 import { iso } from '../domain/time.js';
@@ -138,7 +138,8 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
 }
 
 export async function getTask(deps: ServiceDeps, taskId: string): Promise<PublicTask> {
-  const row = await findTaskForRead(deps.store, taskId);
+  // Only a well-formed id can name a task; anything else is answered without asking the store.
+  const row = TASK_ID_PATTERN.test(taskId) ? await findTaskForRead(deps.store, taskId) : undefined;
   if (!row) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}". Check the task_id returned at submission.`);
   return toPublicTask(row);
 }
