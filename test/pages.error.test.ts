@@ -79,9 +79,18 @@ describe.each(STORES)('the web form and status page refusing on %s', (store) => 
     expect(task.budget_usd).toBeNull();
   });
 
-  it('answers 413 to a form over the body limit', async () => {
+  it('answers 413 to a form over the body limit with a page and the form to try again', async () => {
     const res = await submit(t, { ...GOOD, description: 'x'.repeat(70_000) });
     expect(res.status).toBe(413);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.text).toContain('64 KB');
+    expect(res.text).toContain('<form');
+  });
+
+  it('answers 415 to a form in another encoding with a page', async () => {
+    const res = await fetch(`${t.url}/tasks`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'task_type=data_collection', redirect: 'manual' });
+    expect(res.status).toBe(415);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
   });
 });
 

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, type ErrorBody } from '../domain/errors.js';
 
 /** Fastify's own failures (parsing, size, media type, schema) mapped to the contract's codes. */
-function fromFastify(error: FastifyError): AppError | undefined {
+export function fromFastify(error: FastifyError): AppError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

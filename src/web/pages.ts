@@ -1,5 +1,5 @@
 import formbody from '@fastify/formbody';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PRODUCT_NAME, summary } from '../docs/documents.js';
 import { documentById } from '../docs/endpoints.js';
 import { prefersMarkdown } from '../docs/http.js';
@@ -7,6 +7,7 @@ import { documentSet, readLive } from '../docs/routes.js';
 import { AppError, isAppError } from '../domain/errors.js';
 import { TASK_ID_PATTERN } from '../domain/ids.js';
 import { callerFrom } from '../http/client.js';
+import { fromFastify } from '../http/errors.js';
 import type { ServiceDeps } from '../services/deps.js';
 import { getTask, submitTask } from '../services/tasks.js';
 import { html, type SafeHtml } from './html.js';
@@ -107,6 +108,15 @@ export async function registerPages(app: FastifyInstance, deps: ServiceDeps): Pr
     });
 
     scope.post('/tasks', { config: { kind: 'task' }, schema: hidden }, async (request, reply) => submitForm(deps, request, reply));
+
+    // A form that never reached the service (over the size limit, another encoding) still gets a
+    // page a person can read, with the form to try again; everything else goes to the app's handler.
+    scope.setErrorHandler(async (error: FastifyError, request, reply) => {
+      const known = isAppError(error) ? error : fromFastify(error);
+      if (request.method !== 'POST' || !known || known.status >= 500) throw error;
+      request.log.info({ err: error }, 'web form refused before submission');
+      return renderRefusal(deps, reply, known.status, { values: EMPTY_FORM.values, errors: {}, general: [html`${known.message}`] });
+    });
 
     scope.get('/tasks', { config: { kind: 'read' }, schema: hidden }, async (request, reply) => showTask(deps, request, reply));
 
