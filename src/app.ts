@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type preValidationHookHandler } from 'fastify';
 import { registerAbuseHooks } from './abuse/http.js';
 import { AppError, validationFailed } from './domain/errors.js';
 import { registerDocuments } from './docs/routes.js';
@@ -85,23 +85,34 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
   });
   // Echo the request id so a client can quote it; the log carries the same id. A NUL byte in the
   // URL is never meaningful, and PostgreSQL cannot even compare text holding one: refuse it here.
-  app.addHook('onRequest', async (request, reply) => {
+  // (Hooks on every request are callback-style: an async hook costs a promise per request.)
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
     if (request.url.includes('%00')) {
-      throw new AppError('malformed_request', 'The URL contains a NUL character.', { details: ['the path and query must not contain %00'] });
+      done(new AppError('malformed_request', 'The URL contains a NUL character.', { details: ['the path and query must not contain %00'] }));
+      return;
     }
+    done();
   });
 
   // PostgreSQL text cannot hold NUL, and no honest request needs one: refuse it in any API body
-  // field with the contract's 422 before a route sees it; refuse absurdly deep bodies too. (MCP reports refusals as tool results,
-  // and the task and message fields it carries are checked by the shared validation.)
-  app.addHook('preValidation', async (request) => {
-    if (!request.url.startsWith('/api/') || typeof request.body !== 'object' || request.body === null) return;
+  // field with the contract's 422 before a route sees it; refuse absurdly deep bodies too. Only
+  // routes that take a body get the check. (MCP reports refusals as tool results, and the task and
+  // message fields it carries are checked by the shared validation.)
+  const checkBody: preValidationHookHandler = (request, _reply, done) => {
+    if (typeof request.body !== 'object' || request.body === null) return done();
     const fields = fieldsWithNul(request.body);
     if (fields === null) {
-      throw new AppError('malformed_request', 'The request body nests too deeply.', { details: [`body must not nest more than ${MAX_BODY_DEPTH} levels`] });
+      return done(new AppError('malformed_request', 'The request body nests too deeply.', { details: [`body must not nest more than ${MAX_BODY_DEPTH} levels`] }));
     }
-    if (fields.length > 0) throw validationFailed(fields.map((field) => `${field} must not contain NUL characters`));
+    if (fields.length > 0) return done(validationFailed(fields.map((field) => `${field} must not contain NUL characters`)));
+    return done();
+  };
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!route.url.startsWith('/api/') || !methods.some((m) => m === 'POST' || m === 'PATCH' || m === 'PUT')) return;
+    const existing = route.preValidation;
+    route.preValidation = existing === undefined ? [checkBody] : [checkBody, ...(Array.isArray(existing) ? existing : [existing])];
   });
 
   await registerOpenApi(app, deps);

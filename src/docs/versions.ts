@@ -92,9 +92,9 @@ export function deprecationNotices(baseUrl: string) {
  * route (from registerOpenApi) so it covers them all, errors included.
  */
 export function registerVersionHeaders(app: FastifyInstance, clock: Clock, baseUrl: string): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const path = request.url;
-    if (!path.startsWith('/api/')) return payload;
+    if (!path.startsWith('/api/')) return done(null, payload);
     const version = registry.find((v) => path.startsWith(v.prefix));
     if (version) {
       for (const [name, value] of Object.entries(deprecationHeaders(version, clock.now(), baseUrl))) {
@@ -106,6 +106,6 @@ export function registerVersionHeaders(app: FastifyInstance, clock: Clock, baseU
         }
       }
     }
-    return payload;
+    return done(null, payload);
   });
 }

@@ -6,7 +6,7 @@ import { normalizeDescription } from '../domain/task.js';
 import { iso } from '../domain/time.js';
 import * as guards from '../abuse/guards.js';
 import * as outbox from '../mail/outbox.js';
-import { findTaskForRead, insertTask, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
+import { findPublicTask, insertTask, type TaskRow } from '../store/tasks-repo.js';
 import type { Caller, ServiceDeps } from './deps.js';
 
 export interface SubmitResult {
@@ -137,9 +137,10 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export async function getTask(deps: ServiceDeps, taskId: string): Promise<PublicTask> {
+/** The task as anyone holding its id may read it. Shared and frozen: do not modify it. */
+export async function getTask(deps: ServiceDeps, taskId: string): Promise<Readonly<PublicTask>> {
   // Only a well-formed id can name a task; anything else is answered without asking the store.
-  const row = TASK_ID_PATTERN.test(taskId) ? await findTaskForRead(deps.store, taskId) : undefined;
-  if (!row) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}". Check the task_id returned at submission.`);
-  return toPublicTask(row);
+  const task = TASK_ID_PATTERN.test(taskId) ? await findPublicTask(deps.store, taskId) : undefined;
+  if (!task) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}". Check the task_id returned at submission.`);
+  return task;
 }

@@ -50,7 +50,7 @@ export async function findTask(db: Db, id: string): Promise<TaskRow | undefined>
 
 interface ReadCache {
   statement: { get(id: string): unknown };
-  rows: Map<string, { row: PublicTaskRow; changes: number }>;
+  tasks: Map<string, { task: Readonly<PublicTask>; changes: number }>;
 }
 const readCaches = new WeakMap<object, ReadCache>();
 /** Tasks kept per store; a few hundred kilobytes at most. */
@@ -59,29 +59,36 @@ const READ_CACHE_SIZE = 1000;
 /**
  * The public status read: the hottest path of the service, and polled again and again for the
  * same task. On SQLite it runs one cached prepared statement directly, in raw mode (an array per
- * row: building an object per row in the driver costs more than the lookup), and remembers the
- * row until any statement changes a task (Store.taskChanges). On PostgreSQL, where other instances
- * write too, it runs the precompiled query above every time.
+ * row: building an object per row in the driver costs more than the lookup), and keeps the public
+ * task (frozen: callers share it) until any statement changes a task (Store.taskChanges). On
+ * PostgreSQL, where other instances write too, it runs the precompiled query above every time.
  */
-export async function findTaskForRead(store: Store, id: string): Promise<PublicTaskRow | undefined> {
+export async function findPublicTask(store: Store, id: string): Promise<Readonly<PublicTask> | undefined> {
   const { sqlite, taskChanges } = store;
   // While a transaction is open on the one connection, a direct read would see its uncommitted
   // writes: wait for it through Kysely instead.
-  if (!sqlite || !taskChanges || sqlite.inTransaction) return findTask(store.db, id);
+  if (!sqlite || !taskChanges || sqlite.inTransaction) {
+    const row = await findTask(store.db, id);
+    return row ? toPublicTask(row) : undefined;
+  }
   let cache = readCaches.get(sqlite);
   if (!cache) {
-    cache = { statement: sqlite.prepare(`SELECT ${PUBLIC_COLUMNS.join(', ')} FROM tasks WHERE id = ?`).raw(true), rows: new Map() };
+    cache = { statement: sqlite.prepare(`SELECT ${PUBLIC_COLUMNS.join(', ')} FROM tasks WHERE id = ?`).raw(true), tasks: new Map() };
     readCaches.set(sqlite, cache);
   }
-  const cached = cache.rows.get(id);
-  if (cached && cached.changes === taskChanges.count) return cached.row;
+  const cached = cache.tasks.get(id);
+  if (cached && cached.changes === taskChanges.count) return cached.task;
   const values = cache.statement.get(id) as unknown[] | undefined;
   if (!values) return undefined;
   const row: Record<string, unknown> = {};
   for (let i = 0; i < PUBLIC_COLUMNS.length; i++) row[PUBLIC_COLUMNS[i] as string] = values[i];
-  if (cache.rows.size >= READ_CACHE_SIZE) cache.rows.delete(cache.rows.keys().next().value as string);
-  cache.rows.set(id, { row: row as PublicTaskRow, changes: taskChanges.count });
-  return row as PublicTaskRow;
+  const task = toPublicTask(row as PublicTaskRow);
+  for (const entry of task.status_history) Object.freeze(entry);
+  Object.freeze(task.status_history);
+  Object.freeze(task);
+  if (cache.tasks.size >= READ_CACHE_SIZE) cache.tasks.delete(cache.tasks.keys().next().value as string);
+  cache.tasks.set(id, { task, changes: taskChanges.count });
+  return task;
 }
 
 export async function updateTask(db: Db, id: string, changes: Partial<TasksTable>): Promise<void> {
