@@ -1,6 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
 import type { ServicesPage } from '../domain/schemas.js';
+import { openCursor, signCursor } from './cursor.js';
 import type { ServiceDeps } from './deps.js';
 
 /** Page size when the client names none. */
@@ -14,19 +14,9 @@ export interface ServicesQuery {
 
 export type { ServicesPage };
 
-// The cursor is `<payload>.<mac>`: the payload names the last service_id returned, the MAC (keyed
-// with the server secret, shared by every instance) makes it tamper-evident. A cursor is opaque to
-// clients; its form may change at any time.
-const CURSOR_CONTEXT = 'services-cursor:v1:';
-
-function mac(deps: ServiceDeps, payload: string): Buffer {
-  return createHmac('sha256', deps.secret).update(CURSOR_CONTEXT + payload).digest().subarray(0, 16);
-}
-
-function encodeCursor(deps: ServiceDeps, afterServiceId: string): string {
-  const payload = Buffer.from(afterServiceId, 'utf8').toString('base64url');
-  return `${payload}.${mac(deps, payload).toString('base64url')}`;
-}
+// The cursor names the last service_id returned (see cursor.ts); it is opaque to clients and its
+// form may change at any time.
+const CURSOR_SCOPE = 'services:v1';
 
 function invalidCursor(): AppError {
   return new AppError('invalid_cursor', 'The cursor is not one this service issued. Start again without a cursor, then pass next_cursor exactly as returned.');
@@ -34,13 +24,8 @@ function invalidCursor(): AppError {
 
 /** The index of the first entry after the cursor's position. */
 function decodeCursor(deps: ServiceDeps, cursor: string): number {
-  const match = /^([A-Za-z0-9_-]{1,200})\.([A-Za-z0-9_-]{22})$/.exec(cursor);
-  if (!match) throw invalidCursor();
-  const [, payload = '', signature = ''] = match;
-  const given = Buffer.from(signature, 'base64url');
-  const expected = mac(deps, payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();
-  const after = Buffer.from(payload, 'base64url').toString('utf8');
+  const after = openCursor(deps.secret, CURSOR_SCOPE, cursor);
+  if (after === null) throw invalidCursor();
   const index = deps.catalog.findIndex((entry) => entry.service_id === after);
   // A genuine cursor whose entry has since left the catalog (the operator edited it) cannot be resumed.
   if (index < 0) throw invalidCursor();
@@ -69,5 +54,5 @@ export function listServices(deps: ServiceDeps, query: ServicesQuery = {}): Serv
   const services = deps.catalog.slice(start, start + limit);
   const last = services.at(-1);
   const more = start + limit < deps.catalog.length;
-  return { services, next_cursor: more && last ? encodeCursor(deps, last.service_id) : null };
+  return { services, next_cursor: more && last ? signCursor(deps.secret, CURSOR_SCOPE, last.service_id) : null };
 }
