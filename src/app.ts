@@ -45,7 +45,7 @@ function fieldsWithNul(body: object): string[] | null {
   return found.reverse();
 }
 
-export const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id'];
+const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id'];
 
 /**
  * Builds the whole application from its dependencies, with no side effects: no listening, no

@@ -48,11 +48,6 @@ export async function incrementCounter(db: Db, key: string, expiresAt: string, b
   return Number(row.count);
 }
 
-export async function readCounter(db: Db, key: string): Promise<number> {
-  const row = await db.selectFrom('counters').select('count').where('key', '=', key).executeTakeFirst();
-  return row ? Number(row.count) : 0;
-}
-
 export async function readCounters(db: Db, keys: string[]): Promise<Map<string, number>> {
   if (keys.length === 0) return new Map();
   const rows = await db.selectFrom('counters').select(['key', 'count']).where('key', 'in', keys).execute();

@@ -16,10 +16,3 @@ export async function getOrCreateSetting(db: Db, key: string, create: () => stri
   return row.value;
 }
 
-export async function setSetting(db: Db, key: string, value: string): Promise<void> {
-  await db
-    .insertInto('settings')
-    .values({ key, value })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
-    .execute();
-}
