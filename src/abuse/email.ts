@@ -43,6 +43,16 @@ export function emailDomain(address: string): string | null {
   return domain !== null && isHostname(domain) ? domain : null;
 }
 
+/**
+ * A plain ASCII `local@domain` address — dot-atom local part, LDH domain labels, no quoted strings,
+ * comments or address literals — so no space, comma, angle bracket, quote or line break can be in
+ * it: safe to put in a mail header as it is.
+ */
+export function isPlainAddress(address: string): boolean {
+  const at = address.lastIndexOf('@');
+  return at >= 1 && at <= 64 && address.length <= 254 && LOCAL_PART.test(address.slice(0, at)) && isHostname(address.slice(at + 1).toLowerCase());
+}
+
 /** A dotted DNS name of at least two labels with an alphabetic (or IDN) top-level label. */
 export function isHostname(name: string): boolean {
   if (name.length === 0 || name.length > 253) return false;

@@ -1,3 +1,5 @@
+import { isPlainAddress } from '../abuse/email.js';
+
 /**
  * Keeping agent-written text out of mail headers. A header value never carries a line break or a
  * control character (so it cannot end the header and start another, or add a recipient), and
@@ -22,19 +24,9 @@ export function headerText(value: string, max = SUBJECT_MAX_CHARS): string {
 }
 
 
-// Dot-atom local part and LDH domain labels (RFC 5321 without quoted strings, comments or
-// address literals): no space, comma, angle bracket, quote or line break can get through.
-const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
-const LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
-
-/** True for a plain `local@domain` address safe to put in To or Reply-To. */
+/** True for a plain `local@domain` address safe to put in To or Reply-To (see isPlainAddress). */
 export function isSafeAddress(value: string | null | undefined): value is string {
-  if (typeof value !== 'string' || value.length > 254) return false;
-  const at = value.lastIndexOf('@');
-  if (at <= 0 || at === value.length - 1) return false;
-  const local = value.slice(0, at);
-  const labels = value.slice(at + 1).split('.');
-  return local.length <= 64 && LOCAL.test(local) && labels.length >= 2 && labels.every((l) => LABEL.test(l));
+  return typeof value === 'string' && isPlainAddress(value);
 }
 
 /** For logs: enough to tell mails apart, never the whole address (`ag***@mail.example.org`). */
