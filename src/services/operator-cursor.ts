@@ -1,9 +1,9 @@
 import { AppError } from '../domain/errors.js';
-import { openCursor, signCursor } from './cursor.js';
+import { openToken, signToken } from './signed-token.js';
 
 /**
  * Opaque, tamper-evident cursors for the operator's lists: the position (created_at, id) of the
- * last row served, bound to the list and its filter (see cursor.ts).
+ * last row served, bound to the list and its filter (see signed-token.ts).
  * A cursor edited, forged or carried to another list or filter is refused with `invalid_cursor`.
  */
 
@@ -14,12 +14,12 @@ export interface Position {
 
 /** `scope` names the list and its filter, e.g. `tasks:open` or `messages`. */
 export function encodeCursor(secret: Buffer, scope: string, position: Position): string {
-  return signCursor(secret, `admin:${scope}`, JSON.stringify([position.created_at, position.id]));
+  return signToken(secret, `cursor:admin:${scope}`, JSON.stringify([position.created_at, position.id]));
 }
 
 export function decodeCursor(secret: Buffer, scope: string, cursor: string): Position {
   const invalid = new AppError('invalid_cursor', 'The cursor was not issued for this list (or was changed). Start again without a cursor.');
-  const text = openCursor(secret, `admin:${scope}`, cursor);
+  const text = openToken(secret, `cursor:admin:${scope}`, cursor);
   if (text === null) throw invalid;
   try {
     const parsed: unknown = JSON.parse(text);

@@ -1,6 +1,6 @@
 import { AppError } from '../domain/errors.js';
 import type { ServicesPage } from '../domain/schemas.js';
-import { openCursor, signCursor } from './cursor.js';
+import { openToken, signToken } from './signed-token.js';
 import type { ServiceDeps } from './deps.js';
 
 /** Page size when the client names none. */
@@ -14,9 +14,9 @@ export interface ServicesQuery {
 
 export type { ServicesPage };
 
-// The cursor names the last service_id returned (see cursor.ts); it is opaque to clients and its
+// The cursor names the last service_id returned (see signed-token.ts); it is opaque to clients and its
 // form may change at any time.
-const CURSOR_SCOPE = 'services:v1';
+const CURSOR_SCOPE = 'cursor:services:v1';
 
 function invalidCursor(): AppError {
   return new AppError('invalid_cursor', 'The cursor is not one this service issued. Start again without a cursor, then pass next_cursor exactly as returned.');
@@ -24,7 +24,7 @@ function invalidCursor(): AppError {
 
 /** The index of the first entry after the cursor's position. */
 function decodeCursor(deps: ServiceDeps, cursor: string): number {
-  const after = openCursor(deps.secret, CURSOR_SCOPE, cursor);
+  const after = openToken(deps.secret, CURSOR_SCOPE, cursor);
   if (after === null) throw invalidCursor();
   const index = deps.catalog.findIndex((entry) => entry.service_id === after);
   // A genuine cursor whose entry has since left the catalog (the operator edited it) cannot be resumed.
@@ -54,5 +54,5 @@ export function listServices(deps: ServiceDeps, query: ServicesQuery = {}): Serv
   const services = deps.catalog.slice(start, start + limit);
   const last = services.at(-1);
   const more = start + limit < deps.catalog.length;
-  return { services, next_cursor: more && last ? signCursor(deps.secret, CURSOR_SCOPE, last.service_id) : null };
+  return { services, next_cursor: more && last ? signToken(deps.secret, CURSOR_SCOPE, last.service_id) : null };
 }

@@ -2,10 +2,11 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { iso } from '../../domain/time.js';
 import type { ServiceDeps } from '../../services/deps.js';
+import { openToken, signToken } from '../../services/signed-token.js';
 
 /**
- * The console's session: a stateless cookie `<payload>.<mac>` holding a random session id and an
- * expiry, HMAC-signed with a key derived from the server secret AND the operator key's hash, so
+ * The console's session: a signed token (services/signed-token.ts) holding a random session id and
+ * an expiry, HMAC-signed with a key derived from the server secret AND the operator key's hash, so
  * changing ADMIN_KEY signs every operator out. HttpOnly, SameSite=Strict, Path=/operator, Secure
  * when BASE_URL is https. Each session has its own CSRF token, required in every POST form.
  * Signing out revokes the session id in the store (until it would have expired).
@@ -26,9 +27,7 @@ function sessionKey(deps: ServiceDeps): Buffer {
   return createHmac('sha256', deps.secret).update('operator-session\n').update(deps.adminKeyHash).digest();
 }
 
-function mac(deps: ServiceDeps, label: string, value: string): string {
-  return createHmac('sha256', sessionKey(deps)).update(`${label}\n${value}`).digest('base64url');
-}
+const SESSION_SCOPE = 'operator-session';
 
 function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -37,7 +36,7 @@ function safeEqual(a: string, b: string): boolean {
 }
 
 function csrfFor(deps: ServiceDeps, sid: string): string {
-  return mac(deps, 'csrf', sid);
+  return createHmac('sha256', sessionKey(deps)).update(`csrf\n${sid}`).digest('base64url');
 }
 
 /** Reads one cookie by name from the Cookie header (no dependency needed for one cookie). */
@@ -53,11 +52,10 @@ export function readCookie(request: FastifyRequest, name: string): string | unde
 
 function verifiedSession(deps: ServiceDeps, request: FastifyRequest): Session | null {
   const cookie = readCookie(request, SESSION_COOKIE);
-  if (!cookie) return null;
-  const [payload, signature, extra] = cookie.split('.');
-  if (!payload || !signature || extra !== undefined || !safeEqual(signature, mac(deps, 'session', payload))) return null;
+  const text = cookie === undefined ? null : openToken(sessionKey(deps), SESSION_SCOPE, cookie);
+  if (text === null) return null;
   try {
-    const parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sid?: unknown; exp?: unknown };
+    const parsed = JSON.parse(text) as { sid?: unknown; exp?: unknown };
     if (typeof parsed.sid !== 'string' || typeof parsed.exp !== 'number') return null;
     if (parsed.exp * 1000 <= deps.clock.now().getTime()) return null;
     return { sid: parsed.sid, exp: parsed.exp, csrf: csrfFor(deps, parsed.sid) };
@@ -83,8 +81,8 @@ export function startSession(deps: ServiceDeps, reply: FastifyReply): Session {
   const sid = randomBytes(18).toString('base64url');
   const maxAge = SESSION_HOURS * 3600;
   const exp = Math.floor(deps.clock.now().getTime() / 1000) + maxAge;
-  const payload = Buffer.from(JSON.stringify({ sid, exp }), 'utf8').toString('base64url');
-  reply.header('Set-Cookie', `${SESSION_COOKIE}=${payload}.${mac(deps, 'session', payload)}${cookieAttributes(deps, maxAge)}`);
+  const token = signToken(sessionKey(deps), SESSION_SCOPE, JSON.stringify({ sid, exp }));
+  reply.header('Set-Cookie', `${SESSION_COOKIE}=${token}${cookieAttributes(deps, maxAge)}`);
   return { sid, exp, csrf: csrfFor(deps, sid) };
 }
 
