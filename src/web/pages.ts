@@ -5,7 +5,6 @@ import { documentById } from '../docs/endpoints.js';
 import { prefersMarkdown } from '../docs/http.js';
 import { documentSet, readLive } from '../docs/routes.js';
 import { AppError, isAppError } from '../domain/errors.js';
-import { TASK_ID_PATTERN } from '../domain/ids.js';
 import { callerFrom } from '../http/client.js';
 import { fromFastify } from '../http/errors.js';
 import type { ServiceDeps } from '../services/deps.js';
@@ -86,7 +85,6 @@ async function showTask(deps: ServiceDeps, request: FastifyRequest, reply: Fasti
     return sendPage(reply, 200, page({ title: 'Check a task', section: 'status', body: lookupBody() }));
   }
   try {
-    if (!TASK_ID_PATTERN.test(id)) throw new AppError('task_not_found', 'No such task.');
     const task = await getTask(deps, id);
     if (markdown) return sendMarkdown(reply, 200, statusMarkdown(deps, task), { noStore: true });
     return sendPage(reply, 200, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task), noindex: true }), { noStore: true });
