@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type preValidationHookHandler } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { registerAbuseHooks } from './abuse/http.js';
-import { AppError, validationFailed } from './domain/errors.js';
 import { registerDocuments } from './docs/routes.js';
 import { registerOpenApi } from './docs/openapi.js';
 import { installErrorHandler } from './http/errors.js';
+import { installRequestGuards, requestIdFor } from './http/guards.js';
 import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerBlocklistRoutes } from './http/routes/admin-blocklist.js';
@@ -16,34 +15,6 @@ import { registerMcp } from './mcp/routes.js';
 import type { ServiceDeps } from './services/deps.js';
 import { registerOperatorConsole } from './web/operator.js';
 import { registerPages } from './web/pages.js';
-
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
-
-/** Deeper bodies are refused: no field of the API nests beyond a few levels. */
-const MAX_BODY_DEPTH = 32;
-
-/**
- * Checks a parsed API body without recursion (a 64 KB body can nest thousands of levels): returns
- * the dotted paths of strings and keys holding a NUL character, or null when it nests too deeply.
- */
-function fieldsWithNul(body: object): string[] | null {
-  const found: string[] = [];
-  const stack: [unknown, string, number][] = [[body, '', 0]];
-  while (stack.length > 0) {
-    const [value, path, depth] = stack.pop() as [unknown, string, number];
-    if (typeof value === 'string') {
-      if (value.includes('\u0000')) found.push(path || 'body');
-    } else if (typeof value === 'object' && value !== null) {
-      if (depth >= MAX_BODY_DEPTH) return null;
-      for (const [key, inner] of Object.entries(value)) {
-        const here = path ? `${path}.${key}` : key;
-        if (key.includes('\u0000')) found.push(here.replace(/\u0000/g, '\\0'));
-        else stack.push([inner, here, depth + 1]);
-      }
-    }
-  }
-  return found.reverse();
-}
 
 const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id'];
 
@@ -61,10 +32,7 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
     // A caller's X-Request-Id is kept when it is a plain token, so it can quote it back; anything
     // else (long, or with characters a log or header should not carry) gets a fresh UUID.
     requestIdHeader: false,
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdFor,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
@@ -83,37 +51,7 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
     maxAge: 86400,
     strictPreflight: false,
   });
-  // Echo the request id so a client can quote it; the log carries the same id. A NUL byte in the
-  // URL is never meaningful, and PostgreSQL cannot even compare text holding one: refuse it here.
-  // (Hooks on every request are callback-style: an async hook costs a promise per request.)
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('X-Request-Id', request.id);
-    if (request.url.includes('%00')) {
-      done(new AppError('malformed_request', 'The URL contains a NUL character.', { details: ['the path and query must not contain %00'] }));
-      return;
-    }
-    done();
-  });
-
-  // PostgreSQL text cannot hold NUL, and no honest request needs one: refuse it in any API body
-  // field with the contract's 422 before a route sees it; refuse absurdly deep bodies too. Only
-  // routes that take a body get the check. (MCP reports refusals as tool results, and the task and
-  // message fields it carries are checked by the shared validation.)
-  const checkBody: preValidationHookHandler = (request, _reply, done) => {
-    if (typeof request.body !== 'object' || request.body === null) return done();
-    const fields = fieldsWithNul(request.body);
-    if (fields === null) {
-      return done(new AppError('malformed_request', 'The request body nests too deeply.', { details: [`body must not nest more than ${MAX_BODY_DEPTH} levels`] }));
-    }
-    if (fields.length > 0) return done(validationFailed(fields.map((field) => `${field} must not contain NUL characters`)));
-    return done();
-  };
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (!route.url.startsWith('/api/') || !methods.some((m) => m === 'POST' || m === 'PATCH' || m === 'PUT')) return;
-    const existing = route.preValidation;
-    route.preValidation = existing === undefined ? [checkBody] : [checkBody, ...(Array.isArray(existing) ? existing : [existing])];
-  });
+  installRequestGuards(app);
 
   await registerOpenApi(app, deps);
   registerAbuseHooks(app, deps);
