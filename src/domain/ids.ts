@@ -15,3 +15,11 @@ export const TASK_ID_PATTERN = /^task-\d{4}-[0-9a-f]{32}$/;
 export function taskIdsIn(text: string): string[] {
   return [...new Set(text.match(/task-\d{4}-[0-9a-f]{32}/g) ?? [])];
 }
+
+/** An Idempotency-Key (header or MCP argument): 1 to 255 visible ASCII characters. */
+export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7e]{1,255}$';
+const IDEMPOTENCY_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
+
+export function isIdempotencyKey(value: unknown): value is string {
+  return typeof value === 'string' && IDEMPOTENCY_KEY.test(value);
+}

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
+import { isIdempotencyKey } from '../domain/ids.js';
 import type { Source } from '../domain/task.js';
 import type { Caller, ServiceDeps } from '../services/deps.js';
 
@@ -29,14 +30,12 @@ export function clientHash(secret: Buffer, ip: string): string {
   return createHmac('sha256', secret).update(clientAddress(ip)).digest('hex').slice(0, 40);
 }
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
 export function callerFrom(request: FastifyRequest, deps: ServiceDeps, source: Source = 'api'): Caller {
   const raw = request.headers['idempotency-key'];
   let idempotencyKey: string | undefined;
   if (raw !== undefined) {
     const key = Array.isArray(raw) ? raw[0] : raw;
-    if (key === undefined || !IDEMPOTENCY_KEY.test(key)) {
+    if (!isIdempotencyKey(key)) {
       throw new AppError('malformed_request', 'The Idempotency-Key header is malformed.', {
         details: ['Idempotency-Key must be 1 to 255 visible ASCII characters'],
       });

@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyRequest } from 'fastify';
 import { AppError, isAppError, validationFailed } from '../domain/errors.js';
+import { isIdempotencyKey } from '../domain/ids.js';
 import { callerFrom } from '../http/client.js';
 import type { ServiceDeps } from '../services/deps.js';
 import { sendMessage } from '../services/messages.js';
@@ -10,7 +11,7 @@ import { SERVICE_NAME } from '../version.js';
 import { SERVER_TITLE } from './card.js';
 import { humanServices } from './catalog-info.js';
 import { refusal, success } from './results.js';
-import { IDEMPOTENCY_KEY_PATTERN, serverInstructions, type ToolName } from './tools.js';
+import { serverInstructions, type ToolName } from './tools.js';
 
 /**
  * One MCP server per HTTP request (stateless streamable HTTP). Each tool is a thin adapter over
@@ -21,14 +22,13 @@ import { IDEMPOTENCY_KEY_PATTERN, serverInstructions, type ToolName } from './to
 type Args = Record<string, unknown>;
 type Handler = (args: Args) => Promise<object>;
 
-const IDEMPOTENCY_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 const IDEMPOTENCY_KEY_RULE = 'idempotency_key must be 1 to 255 visible ASCII characters (no spaces)';
 
 /** The idempotency_key argument plays the Idempotency-Key header's part. */
 function idempotencyKeyOf(deps: ServiceDeps, args: Args, task: Args): string | undefined {
   const key = args.idempotency_key;
   if (key === undefined || key === null) return undefined;
-  if (typeof key === 'string' && IDEMPOTENCY_KEY.test(key)) return key;
+  if (isIdempotencyKey(key)) return key;
   // Report every field error at once, as REST does: the task's own errors plus this one.
   try {
     deps.validators.task(task, deps.clock.now());

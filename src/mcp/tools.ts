@@ -1,5 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import Type, { type TSchema } from 'typebox';
+import { IDEMPOTENCY_KEY_PATTERN } from '../domain/ids.js';
 import { ErrorSchema, MessageResponseSchema, PublicTaskSchema, SubmissionResponseSchema, messageInputSchema, taskInputSchema } from '../domain/schemas.js';
 import type { ServiceDeps } from '../services/deps.js';
 import { HumanServicesSchema } from './catalog-info.js';
@@ -14,7 +15,6 @@ export const TOOL_NAMES = ['get_human_services', 'submit_human_task', 'check_tas
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /** Same rule as the Idempotency-Key header (http/client.ts). */
-export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7e]{1,255}$';
 
 /** TypeBox schemas carry non-enumerable markers; a tool schema is plain JSON. */
 function json(schema: TSchema): Record<string, unknown> {
