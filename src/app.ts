@@ -40,7 +40,7 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   // The API speaks JSON only: any other body is 415 (the web pages add their form parser in their own scope).
   app.removeContentTypeParser('text/plain');
-  installErrorHandler(app);
+  installErrorHandler(app, deps.store.faults);
   installNotFound(app, deps);
 
   await app.register(cors, {

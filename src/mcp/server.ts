@@ -6,6 +6,7 @@ import { isIdempotencyKey } from '../domain/ids.js';
 import { callerFrom } from '../http/client.js';
 import type { ServiceDeps } from '../services/deps.js';
 import { sendMessage } from '../services/messages.js';
+import { asStoreUnavailable } from '../store/faults.js';
 import { getTask, submitTask } from '../services/tasks.js';
 import { SERVICE_NAME } from '../version.js';
 import { SERVER_TITLE } from './card.js';
@@ -92,7 +93,9 @@ export function createMcpServer(deps: ServiceDeps, tools: Tool[], request: Fasti
         else request.log.info({ tool: name, error: error.code }, 'mcp tool call refused');
         return refusal(name, error);
       }
+      const unavailable = asStoreUnavailable(deps.store.faults, error);
       request.log.error({ err: error, tool: name }, 'mcp tool call failed');
+      if (unavailable) return refusal(name, unavailable);
       return refusal(name, new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`));
     }
   });

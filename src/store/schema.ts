@@ -120,6 +120,12 @@ export interface RevokedSessionsTable {
   expires_at: string;
 }
 
+/** The health record's write probe: one row (migration 090). */
+export interface StoreProbeTable {
+  id: number;
+  at: string;
+}
+
 export interface SettingsTable {
   key: string;
   value: string;
@@ -135,6 +141,7 @@ export interface Database {
   signing_keys: SigningKeysTable;
   settings: SettingsTable;
   revoked_sessions: RevokedSessionsTable;
+  store_probe: StoreProbeTable;
 }
 
 // Generated is re-exported for migrations that add auto columns later.
