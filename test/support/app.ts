@@ -110,7 +110,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...((options.limits ?? 'relaxed') === 'relaxed' ? RELAXED_LIMITS : {}),
     ...options.env,
   });
-  const store = openStore(config.databaseUrl);
+  const store = openStore(config.databaseUrl, { timeoutMs: config.storeTimeoutMs });
   await migrate(store);
   const clock = options.clock ?? shared?.clock ?? new TestClock();
   const deps = await initDeps(config, store, { clock, log: createLogger(config.logLevel), version: SERVICE_VERSION });
