@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { registerAbuseHooks } from './abuse/http.js';
 import { registerDocuments } from './docs/routes.js';
 import { registerOpenApi } from './docs/openapi.js';
+import { installConnectionLimits, serverTimeoutOptions } from './http/connections.js';
 import { installErrorHandler } from './http/errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
 import { installNotFound } from './http/not-found.js';
@@ -36,6 +37,7 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    ...serverTimeoutOptions(deps.config.server),
   });
   app.setValidatorCompiler(validatorCompiler);
   // The API speaks JSON only: any other body is 415 (the web pages add their form parser in their own scope).
@@ -52,6 +54,7 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
     strictPreflight: false,
   });
   installRequestGuards(app);
+  installConnectionLimits(app, deps.config.server, deps.config.trustProxy === 0);
 
   await registerOpenApi(app, deps);
   registerAbuseHooks(app, deps);
