@@ -4,6 +4,7 @@ import { registerAbuseHooks } from './abuse/http.js';
 import { registerDocuments } from './docs/routes.js';
 import { registerOpenApi } from './docs/openapi.js';
 import { installConnectionLimits, serverTimeoutOptions } from './http/connections.js';
+import { quietRequestLog } from './http/admin-auth.js';
 import { installErrorHandler } from './http/errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
 import { installNotFound } from './http/not-found.js';
@@ -37,6 +38,7 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    disableRequestLogging: quietRequestLog(deps.adminKeyHash),
     ...serverTimeoutOptions(deps.config.server),
   });
   app.setValidatorCompiler(validatorCompiler);

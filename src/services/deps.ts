@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { AdminThrottle } from '../abuse/admin-throttle.js';
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/time.js';
 import type { Source } from '../domain/task.js';
@@ -26,6 +27,8 @@ export interface ServiceDeps {
   /** The deployment profile and services catalog (docs/profile.ts), loaded from config files. */
   profile: Profile;
   catalog: CatalogEntry[];
+  /** Throttle of failed operator-key attempts (admin API and console sign-in). */
+  adminThrottle: AdminThrottle;
 }
 
 /** Who is calling, whichever door they came in by. */
@@ -60,5 +63,6 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     adminKeyHash,
     profile,
     catalog,
+    adminThrottle: new AdminThrottle(config.adminThrottle),
   };
 }

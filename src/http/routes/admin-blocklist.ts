@@ -32,7 +32,7 @@ const BlockInputSchema = Type.Object({
  * abuse/blocklist.ts, which the operator console calls too. The key is checked on request.
  */
 export async function registerBlocklistRoutes(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
-  const onRequest = requireAdmin(deps.adminKeyHash);
+  const onRequest = requireAdmin(deps);
 
   app.post(
     '/api/v1/admin/blocklist',

@@ -31,7 +31,7 @@ const Counts = Type.Object({ pending: Type.Integer(), sent: Type.Integer(), fail
 /** The outbox admin endpoints: what is pending, sent and failed (with the last error), and a retry. */
 export async function registerOutboxRoutes(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
   // onRequest, not preHandler: a caller without the key gets 401 before any parameter is checked.
-  const onRequest = requireAdmin(deps.adminKeyHash);
+  const onRequest = requireAdmin(deps);
 
   app.get(
     '/api/v1/admin/outbox',

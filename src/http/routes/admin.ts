@@ -31,7 +31,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDep
   const noStore = async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Cache-Control', 'no-store');
   };
-  const onRequest = [requireAdmin(deps.adminKeyHash), noStore];
+  const onRequest = [requireAdmin(deps), noStore];
   registerJwksRoute(app, deps);
 
   app.get(

@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { addBlock, listBlocks, removeBlock, type BlockInput } from '../../abuse/blocklist.js';
 import { AppError, isAppError } from '../../domain/errors.js';
 import { iso, parseDateTime } from '../../domain/time.js';
-import { adminKeyMatches } from '../../http/admin-auth.js';
+import { adminKeyMatches, markFailedKeyAttempt } from '../../http/admin-auth.js';
+import { clientHash } from '../../http/client.js';
 import { countOutbox, listOutbox, OUTBOX_STATUSES, retryOutbox, type OutboxStatus } from '../../mail/admin.js';
 import type { ServiceDeps } from '../../services/deps.js';
 import { asStoreUnavailable } from '../../store/faults.js';
@@ -142,8 +143,12 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
       const form = (request.body ?? {}) as Form;
       const next = safeNext(text(form, 'next'));
       if (!adminKeyMatches(deps.adminKeyHash, text(form, 'key')?.trim())) {
-        request.log.warn('console: sign-in with a wrong key');
-        return render(reply, null, 'none', 'Sign in', loginView('That is not the operator key.', next), 401);
+        // The failed-attempt throttle (shared with the admin API) may hold this answer and make it a 429.
+        markFailedKeyAttempt(request);
+        const wrong = new AppError('unauthorized', 'That is not the operator key.');
+        const refusal = await deps.adminThrottle.failed(deps, { clientHash: clientHash(deps.secret, request.ip), source: 'web_form' }, request.log, wrong);
+        for (const [name, value] of Object.entries(refusal.headers)) reply.header(name, value);
+        return render(reply, null, 'none', 'Sign in', loginView(refusal.message, next), refusal.status);
       }
       startSession(deps, reply);
       request.log.info('console: operator signed in');
