@@ -2,6 +2,7 @@ import { Compile } from 'typebox/compile';
 import { Settings } from 'typebox/system';
 import type { TObject } from 'typebox';
 import type { Limits } from '../config.js';
+import { bodyGuardError } from '../domain/body-guard.js';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { messageInputSchema, taskInputSchema, type MessageInput, type TaskInput } from '../domain/schemas.js';
 import { parseDateTime } from '../domain/time.js';
@@ -60,6 +61,8 @@ function checker<T>(schema: TObject) {
         details: ['body must be a JSON object with the documented fields'],
       });
     }
+    const unsafe = bodyGuardError(raw);
+    if (unsafe) throw unsafe;
     const value: Record<string, unknown> = {};
     const warnings: string[] = [];
     for (const [key, v] of Object.entries(raw)) {
