@@ -5,6 +5,7 @@ import { registerDocuments } from './docs/routes.js';
 import { registerOpenApi } from './docs/openapi.js';
 import { installConnectionLimits, serverTimeoutOptions } from './http/connections.js';
 import { quietRequestLog } from './http/admin-auth.js';
+import { installResponseHeaders } from './http/caching.js';
 import { installErrorHandler } from './http/errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
 import { installNotFound } from './http/not-found.js';
@@ -56,6 +57,7 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
     strictPreflight: false,
   });
   installRequestGuards(app);
+  installResponseHeaders(app);
   installConnectionLimits(app, deps.config.server, deps.config.trustProxy === 0);
 
   await registerOpenApi(app, deps);

@@ -32,7 +32,7 @@ describe.each(STORES)('body guards on %s', (store) => {
     ['an unknown field', '"priority":-1e999'],
     ['a nested unknown field', '"extra":{"deep":[1,2,1e999]}'],
   ])('refuses a number JSON cannot hold in %s with 422 naming the field, with or without Idempotency-Key', async (_label, fragment) => {
-    for (const headers of [{}, { 'idempotency-key': `odd-number-${Math.random()}` }]) {
+    for (const headers of [{}, { 'idempotency-key': `odd-number-${Math.random()}` }] as Record<string, string>[]) {
       const res = await postJson(`${t.url}/api/v1/tasks`, rawTask(fragment), headers);
       expect(res.status).toBe(422);
       const body = (await res.json()) as ErrorBody;
@@ -83,5 +83,25 @@ describe.each(STORES)('body guards on %s', (store) => {
     const body = (await res.json()) as ErrorBody;
     expect(body.error).toBe('malformed_request');
     expect(JSON.stringify(body)).not.toContain('internal_error');
+  });
+});
+
+describe('warnings', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('lists at most 20 unknown fields and says how many more were ignored', async () => {
+    const extra = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`extra_${i}`, i]));
+    const res = await postJson(`${t.url}/api/v1/tasks`, validTask(extra));
+    expect(res.status).toBe(202);
+    const { warnings } = (await res.json()) as { warnings: string[] };
+    expect(warnings).toHaveLength(21);
+    expect(warnings[0]).toBe('unknown field "extra_0" was ignored');
+    expect(warnings[20]).toBe('480 more unknown fields were ignored');
   });
 });

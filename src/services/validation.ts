@@ -20,6 +20,9 @@ interface Checked<T> {
 // TypeBox stops at 8 errors by default; a task has ten fields and every failing one must be reported.
 Settings.Set({ maxErrors: 64 });
 
+/** Unknown fields listed one by one at most; the rest are counted in one last warning. */
+const MAX_WARNINGS = 20;
+
 type ErrorLike = { keyword: string; instancePath: string; params: Record<string, unknown>; message: string };
 
 function describe(schema: TObject, field: string, error: ErrorLike): string {
@@ -65,10 +68,14 @@ function checker<T>(schema: TObject) {
     if (unsafe) throw unsafe;
     const value: Record<string, unknown> = {};
     const warnings: string[] = [];
+    let unknown = 0;
     for (const [key, v] of Object.entries(raw)) {
-      if (!known.has(key)) warnings.push(`unknown field "${key.slice(0, 64)}" was ignored`);
-      else if (!(v === null && !required.has(key))) value[key] = v;
+      if (!known.has(key)) {
+        unknown += 1;
+        if (unknown <= MAX_WARNINGS) warnings.push(`unknown field "${key.slice(0, 64)}" was ignored`);
+      } else if (!(v === null && !required.has(key))) value[key] = v;
     }
+    if (unknown > MAX_WARNINGS) warnings.push(`${unknown - MAX_WARNINGS} more unknown fields were ignored`);
     const fieldErrors: string[] = [];
     const seen = new Set<string>();
     for (const error of compiled.Errors(value) as Iterable<ErrorLike>) {

@@ -13,6 +13,7 @@ import type { ServiceDeps } from '../../services/deps.js';
 import { health } from '../../services/health.js';
 import { sendMessage } from '../../services/messages.js';
 import { getTask, submitTask } from '../../services/tasks.js';
+import { statusReadCaching } from '../caching.js';
 import { callerFrom } from '../client.js';
 
 /** Route kinds, read by abuse control for rate limits and RateLimit-Policy. */
@@ -53,6 +54,7 @@ export function registerPublicRoutes(app: FastifyInstance, deps: ServiceDeps): v
     '/api/v1/tasks/:task_id',
     {
       config: { kind: 'read' },
+      onSend: statusReadCaching,
       schema: {
         operationId: 'getTask',
         summary: 'Get a task and its status',
