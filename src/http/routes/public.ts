@@ -60,7 +60,8 @@ export function registerPublicRoutes(app: FastifyInstance, deps: ServiceDeps): v
         summary: 'Get a task and its status',
         tags: ['tasks'],
         params: Type.Object({ task_id: Type.String({ maxLength: 200 }) }),
-        response: { 200: PublicTaskSchema, ...errors(404, 429) },
+        headers: Type.Object({ 'if-none-match': Type.Optional(Type.String({ description: 'The ETag of an earlier read: 304 while the task is unchanged.' })) }),
+        response: { 200: PublicTaskSchema, 304: Type.Null({ description: 'Not modified: the ETag in If-None-Match still matches.' }), ...errors(404, 429) },
       },
     },
     async (request) => {
