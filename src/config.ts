@@ -41,6 +41,10 @@ export interface MailSettings {
   retryMaxMs: number;
   /** Attempts before a mail is marked failed (a permanent 5xx rejection fails it at once). */
   maxAttempts: number;
+  /** A claim's lease; renewed by a heartbeat while the mail is being sent, so a dead worker's mail is free again within it. */
+  leaseMs: number;
+  /** Mails sent at once by one worker (and pooled SMTP connections). */
+  concurrency: number;
 }
 
 /** Connection handling (issue 15): slow clients and floods of sockets cannot hold the service. */
@@ -215,6 +219,8 @@ export function loadConfig(env: Env = process.env): Config {
       retryBaseMs: integer(env, 'MAIL_RETRY_BASE_MS', 2000, 1, 600_000),
       retryMaxMs: integer(env, 'MAIL_RETRY_MAX_MS', 30_000, 1, 3_600_000),
       maxAttempts: integer(env, 'MAIL_MAX_ATTEMPTS', 2880, 1),
+      leaseMs: integer(env, 'MAIL_LEASE_MS', 6000, 300, 600_000),
+      concurrency: integer(env, 'MAIL_CONCURRENCY', 4, 1, 64),
     },
     storeTimeoutMs: integer(env, 'STORE_TIMEOUT_MS', 3000, 100, 60_000),
     server: {

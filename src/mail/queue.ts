@@ -1,7 +1,8 @@
-import type { Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import { iso } from '../domain/time.js';
 import type { ServiceDeps } from '../services/deps.js';
 import type { OutboxTable } from '../store/schema.js';
+import { NOTIFICATION_KINDS } from './priority.js';
 
 /**
  * The outbox worker's store operations. A claim takes a lease (`locked_until`) under a token:
@@ -18,8 +19,11 @@ export type OutboxRow = Selectable<OutboxTable>;
  * write transaction on the store's one connection (and takes SQLite's write lock, so a second
  * process on the same file cannot claim the same rows either).
  */
-export async function claimDue(deps: ServiceDeps, token: string, limit: number, leaseMs: number): Promise<OutboxRow[]> {
+export async function claimDue(deps: ServiceDeps, token: string, limit: number, leaseMs: number, onlyKinds?: readonly string[]): Promise<OutboxRow[]> {
   const now = deps.clock.now();
+  // Requester mail first (0), operator notifications after (1); then oldest due first.
+  const rank = sql<number>`case when kind in (${sql.join([...NOTIFICATION_KINDS])}) then 1 else 0 end`;
+  const kinds = onlyKinds === undefined ? undefined : [...onlyKinds];
   const at = iso(now);
   const lease = { locked_until: iso(new Date(now.getTime() + leaseMs)), claim_token: token };
   const db = deps.store.db;
@@ -31,6 +35,8 @@ export async function claimDue(deps: ServiceDeps, token: string, limit: number, 
         .where('status', '=', 'pending')
         .where('next_attempt_at', '<=', at)
         .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+        .$if(kinds !== undefined, (q) => q.where('kind', 'in', kinds ?? []))
+        .orderBy(rank)
         .orderBy('next_attempt_at')
         .orderBy('id')
         .limit(limit)
@@ -60,13 +66,54 @@ export async function claimDue(deps: ServiceDeps, token: string, limit: number, 
         .where('status', '=', 'pending')
         .where('next_attempt_at', '<=', at)
         .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', at)]))
+        .$if(kinds !== undefined, (q) => q.where('kind', 'in', kinds ?? []))
+        .orderBy(rank)
         .orderBy('next_attempt_at')
         .orderBy('id')
         .limit(limit),
     )
     .returningAll()
     .execute();
-  return rows.sort((a, b) => a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id));
+  return rows.sort((a, b) => priorityOf(a) - priorityOf(b) || a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id));
+}
+
+function priorityOf(row: OutboxRow): number {
+  return NOTIFICATION_KINDS.includes(row.kind) ? 1 : 0;
+}
+
+/** The heartbeat: while a mail is being sent its lease is renewed, so only a dead worker's claim expires. */
+export async function extendLease(deps: ServiceDeps, row: OutboxRow, token: string, leaseMs: number): Promise<boolean> {
+  const result = await deps.store.db
+    .updateTable('outbox')
+    .set({ locked_until: iso(new Date(deps.clock.now().getTime() + leaseMs)) })
+    .where('id', '=', row.id)
+    .where('claim_token', '=', token)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Replaces claimed notifications by one digest mail, in one transaction: the digest row is queued
+ * and the bundled rows are marked sent (their `last_error` names the digest), so nothing is lost
+ * and nothing is sent twice.
+ */
+export async function bundleIntoDigest(deps: ServiceDeps, token: string, rows: OutboxRow[], digest: Insertable<OutboxTable>): Promise<void> {
+  const at = iso(deps.clock.now());
+  await deps.store.db.transaction().execute(async (trx) => {
+    await trx.insertInto('outbox').values(digest).execute();
+    await trx
+      .updateTable('outbox')
+      .set({ status: 'sent', sent_at: at, last_error: `bundled into digest ${digest.id}`, locked_until: null, claim_token: null })
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .where('claim_token', '=', token)
+      .where('status', '=', 'pending')
+      .execute();
+  });
 }
 
 function held(row: OutboxRow, token: string) {

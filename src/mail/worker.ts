@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { consumeEmailCap, dailyEmailCapKey } from '../abuse/quotas.js';
+import { consumeEmailCap, dailyEmailCapKey, emailCapUsed } from '../abuse/quotas.js';
 import type { MailSettings } from '../config.js';
 import { iso, nextUtcMidnight, utcDay } from '../domain/time.js';
 import type { ServiceDeps } from '../services/deps.js';
 import { incrementCounter } from '../store/counters.js';
 import { describeSendError, isPermanentRejection, logSafeError, responseCodeOf } from './errors.js';
-import { claimDue, markFailed, markSent, postpone, release, scheduleRetry, type OutboxRow } from './queue.js';
+import { DIGEST_KIND, digestMail, isNotification, NOTIFICATION_KINDS, notificationShare, notificationVerdict } from './priority.js';
+import { bundleIntoDigest, claimDue, extendLease, markFailed, markSent, postpone, release, scheduleRetry, type OutboxRow } from './queue.js';
 import { headerText, isSafeAddress, maskAddress } from './sanitize.js';
 import { createMailTransport, type MailTransport } from './transport.js';
 import { onOutboxWake } from './wake.js';
@@ -20,8 +21,6 @@ import { onOutboxWake } from './wake.js';
  */
 
 export interface OutboxWorkerOptions extends MailSettings {
-  /** How long a claim holds before another worker may take the row (a crashed worker's claim expires). */
-  leaseMs?: number;
   /** Delay between an enqueue's nudge and the look for mail, so the enqueuing transaction has committed. */
   wakeDelayMs?: number;
   /** Defaults to SMTP over SMTP_URL, or .eml files without it. */
@@ -34,7 +33,8 @@ export interface OutboxWorker {
   stop(): Promise<void>;
 }
 
-export const DEFAULT_LEASE_MS = 120_000;
+/** Notifications bundled into one digest at most. */
+const DIGEST_MAX = 200;
 
 /** Delay before attempt n+1 after n failed attempts: base, 2·base, 4·base …, at most max. */
 export function retryDelayMs(failedAttempts: number, settings: Pick<MailSettings, 'retryBaseMs' | 'retryMaxMs'>): number {
@@ -44,7 +44,8 @@ export function retryDelayMs(failedAttempts: number, settings: Pick<MailSettings
 export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOptions): OutboxWorker {
   const log = deps.log.child({ component: 'outbox' });
   const transport = options.transport ?? createMailTransport(deps.config);
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const leaseMs = options.leaseMs;
+  const concurrency = Math.max(1, options.concurrency);
   const wakeDelayMs = options.wakeDelayMs ?? 25;
   // Names this run's claims; a restarted process is a new run and never mistakes old claims for its own.
   const token = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
@@ -73,42 +74,113 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
     again = false;
   }
 
-  /** Sends due mail until none is left (or the worker stops). */
+  /** Sends due mail until none is left (or the worker stops), up to `concurrency` at once. */
   async function drain(): Promise<void> {
+    const inFlight = new Set<Promise<void>>();
+    let failed = false;
     try {
-      while (!stopped) {
+      while (!stopped && !failed) {
+        while (inFlight.size >= concurrency) await Promise.race(inFlight);
+        if (failed) break;
         const [row] = await claimDue(deps, token, 1, leaseMs);
-        if (!row) return;
+        if (!row) break;
         if (stopped) {
           await release(deps, row, token);
-          return;
+          break;
         }
-        try {
-          await deliver(row);
-        } catch (error) {
-          // A store error mid-delivery: hand the row back now rather than when the lease runs out.
-          await release(deps, row, token).catch(() => undefined);
-          throw error;
-        }
+        const job: Promise<void> = runOne(row)
+          .catch((error: unknown) => {
+            failed = true;
+            log.error({ err: error }, 'outbox: worker pass failed');
+          })
+          .finally(() => inFlight.delete(job));
+        inFlight.add(job);
       }
     } catch (error) {
       // The store is unreachable or a query failed: log and try again at the next poll.
       log.error({ err: error }, 'outbox: worker pass failed');
     }
+    await Promise.all(inFlight);
+  }
+
+  /**
+   * One claimed mail, with a heartbeat renewing its lease while it is being sent: the lease can be
+   * short, so the mail of a worker that died mid-send is free for another within seconds.
+   */
+  async function runOne(row: OutboxRow): Promise<void> {
+    const heartbeat = setInterval(() => {
+      extendLease(deps, row, token, leaseMs).catch((error: unknown) => log.warn({ err: error, outbox_id: row.id }, 'outbox: lease renewal failed'));
+    }, Math.max(100, Math.floor(leaseMs / 3)));
+    try {
+      await deliver(row);
+    } catch (error) {
+      // A store error mid-delivery: hand the row back now rather than when the lease runs out.
+      await release(deps, row, token).catch(() => undefined);
+      throw error;
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /**
+   * Takes the cap unit a mail needs: requester mail may use the whole cap, notifications only
+   * their share (mail/priority.ts), bundled into a digest at its last unit. Returns false when the
+   * mail was postponed or bundled instead.
+   */
+  async function takeCapUnit(row: OutboxRow, takenAt: Date, context: Record<string, unknown>): Promise<boolean> {
+    const cap = deps.config.limits.dailyEmailCap;
+    if (isNotification(row.kind)) {
+      const verdict = notificationVerdict(row.kind, await emailCapUsed(deps.store.db, takenAt), cap);
+      if (verdict === 'digest') {
+        await digest(row, context);
+        return false;
+      }
+      if (verdict === 'send' && (await consumeEmailCap(deps.store.db, deps, notificationShare(cap)))) return true;
+    } else if (await consumeEmailCap(deps.store.db, deps)) {
+      return true;
+    }
+    const resume = nextUtcMidnight(takenAt);
+    await postpone(deps, row, token, resume);
+    if (capWarnedDay !== utcDay(takenAt)) {
+      capWarnedDay = utcDay(takenAt);
+      log.warn({ ...context, resume_at: iso(resume), cap }, 'outbox: daily e-mail cap reached; mail waits for the next UTC day');
+    }
+    return false;
+  }
+
+  /** Bundles this notification and every other due one into one digest mail to the operator. */
+  async function digest(row: OutboxRow, context: Record<string, unknown>): Promise<void> {
+    const others = await claimDue(deps, token, DIGEST_MAX, leaseMs, NOTIFICATION_KINDS.filter((kind) => kind !== DIGEST_KIND));
+    const rows = [row, ...others];
+    const parts = digestMail(deps.config.baseUrl, rows.map((r) => ({ subject: r.subject, text: r.text_body, created_at: r.created_at })));
+    const at = iso(deps.clock.now());
+    const id = `mail-${randomBytes(16).toString('hex')}`;
+    await bundleIntoDigest(deps, token, rows, {
+      id,
+      kind: DIGEST_KIND,
+      recipient: row.recipient,
+      reply_to: null,
+      subject: headerText(parts.subject),
+      text_body: parts.text,
+      html_body: parts.html,
+      task_id: null,
+      message_id: null,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: at,
+      locked_until: null,
+      last_error: null,
+      created_at: at,
+      sent_at: null,
+    });
+    log.warn({ ...context, bundled: rows.length, digest_id: id }, 'outbox: daily e-mail cap is near; notifications bundled into one digest');
+    again = true;
   }
 
   async function deliver(row: OutboxRow): Promise<void> {
     const context = { outbox_id: row.id, kind: row.kind, to: maskAddress(row.recipient), attempt: Number(row.attempts) + 1 };
     const takenAt = deps.clock.now();
-    if (!(await consumeEmailCap(deps.store.db, deps))) {
-      const resume = nextUtcMidnight(takenAt);
-      await postpone(deps, row, token, resume);
-      if (capWarnedDay !== utcDay(takenAt)) {
-        capWarnedDay = utcDay(takenAt);
-        log.warn({ ...context, resume_at: iso(resume), cap: deps.config.limits.dailyEmailCap }, 'outbox: daily e-mail cap reached; mail waits for the next UTC day');
-      }
-      return;
-    }
+    if (!(await takeCapUnit(row, takenAt, context))) return;
     try {
       if (!isSafeAddress(row.recipient)) throw new Error('recipient is not a plain e-mail address');
       await transport.send({
