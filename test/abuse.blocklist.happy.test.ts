@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addBlock, listBlocks, removeBlock } from '../src/abuse/blocklist.js';
-import { clientHash } from '../src/http/client.js';
+import { clientHash } from '../src/domain/client.js';
 import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
 
 /** The blocklist through the admin API: every kind blocks, expiry ends a block, removal too. */

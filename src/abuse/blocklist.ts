@@ -4,11 +4,11 @@ import { domainToASCII } from 'node:url';
 import type { Selectable } from 'kysely';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { iso, parseDateTime } from '../domain/time.js';
-import { clientHash } from '../http/client.js';
-import type { ServiceDeps } from '../services/deps.js';
+import { clientHash } from '../domain/client.js';
+import type { AbuseDeps } from './context.js';
 import type { Db } from '../store/db.js';
 import type { BlocklistTable } from '../store/schema.js';
-import { emailDomain, isHostname } from './email.js';
+import { emailDomain, isHostname } from '../domain/email.js';
 
 /**
  * The blocklist: ip (stored as the client hash, never the address), email, domain (the domain and
@@ -69,7 +69,7 @@ function parseIp(value: string): string | null {
 }
 
 /** Validates and normalizes an entry; every problem at once, each naming its field. */
-function checkInput(deps: ServiceDeps, raw: unknown): { kind: BlockKind; value: string; reason: string | null; expiresAt: string | null } {
+function checkInput(deps: AbuseDeps, raw: unknown): { kind: BlockKind; value: string; reason: string | null; expiresAt: string | null } {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new AppError('malformed_request', 'The request body must be a JSON object.', { details: ['body must be a JSON object with kind and value'] });
   }
@@ -134,7 +134,7 @@ async function insertEntry(db: Db, row: Selectable<BlocklistTable>): Promise<voi
 }
 
 /** Active entries (not expired), newest first. */
-export async function listBlocks(deps: ServiceDeps): Promise<BlockEntry[]> {
+export async function listBlocks(deps: AbuseDeps): Promise<BlockEntry[]> {
   const now = iso(deps.clock.now());
   const rows = await deps.store.db
     .selectFrom('blocklist')
@@ -150,7 +150,7 @@ export async function listBlocks(deps: ServiceDeps): Promise<BlockEntry[]> {
  * Adds an entry (422 `validation_failed` for bad input). An operator's entry replaces any entry of
  * the same kind and value, so adding again is how an expiry is changed or removed.
  */
-export async function addBlock(deps: ServiceDeps, input: BlockInput, source: BlockSource = 'admin'): Promise<BlockEntry> {
+export async function addBlock(deps: AbuseDeps, input: BlockInput, source: BlockSource = 'admin'): Promise<BlockEntry> {
   const checked = checkInput(deps, input);
   const row: Selectable<BlocklistTable> = {
     id: `blk-${randomBytes(12).toString('hex')}`,
@@ -169,7 +169,7 @@ export async function addBlock(deps: ServiceDeps, input: BlockInput, source: Blo
   return toEntry(row);
 }
 
-export async function removeBlock(deps: ServiceDeps, id: string): Promise<boolean> {
+export async function removeBlock(deps: AbuseDeps, id: string): Promise<boolean> {
   const result = await deps.store.db.deleteFrom('blocklist').where('id', '=', id).executeTakeFirst();
   const removed = Number(result.numDeletedRows) > 0;
   if (removed) deps.log.info({ block_id: id }, 'blocklist entry removed');
@@ -177,7 +177,7 @@ export async function removeBlock(deps: ServiceDeps, id: string): Promise<boolea
 }
 
 /** Auto-block: the client hash itself (no address to hash), unless an active entry exists. */
-export async function blockClient(deps: ServiceDeps, hash: string, reason: string, expiresAt: Date): Promise<void> {
+export async function blockClient(deps: AbuseDeps, hash: string, reason: string, expiresAt: Date): Promise<void> {
   const now = iso(deps.clock.now());
   const active = await deps.store.db
     .selectFrom('blocklist')
@@ -207,7 +207,7 @@ export interface BlockSubject {
 }
 
 /** The kind of the first active entry matching the subject, or null. */
-export async function matchBlock(deps: ServiceDeps, subject: BlockSubject): Promise<BlockKind | null> {
+export async function matchBlock(deps: AbuseDeps, subject: BlockSubject): Promise<BlockKind | null> {
   const now = iso(deps.clock.now());
   const email = subject.email !== undefined ? normalizeEmail(subject.email) : undefined;
   const domain = subject.email !== undefined ? emailDomain(subject.email) : null;

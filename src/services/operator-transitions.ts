@@ -6,9 +6,9 @@ import { iso, parseDateTime } from '../domain/time.js';
 import * as outbox from '../mail/outbox.js';
 import { receiptPayload } from '../receipts/payload.js';
 import { signReceipt } from '../receipts/sign.js';
-import type { Db } from '../store/db.js';
-import { findTask, statusHistory, type TaskRow } from '../store/tasks-repo.js';
-import type { ServiceDeps } from './deps.js';
+import { withTransaction, type Db } from '../store/db.js';
+import { findTask, statusHistory, updateTaskIfStatus, type TaskRow } from '../store/tasks-repo.js';
+import type { ServiceDeps } from './context.js';
 import { toAdminTask } from './operator.js';
 
 /**
@@ -103,7 +103,7 @@ export function planPatch(current: TaskRow, patch: TaskPatch, now: Date): Partia
 export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown): Promise<AdminTask> {
   const patch = parsePatch(raw);
   const now = deps.clock.now();
-  const updated = await deps.store.db.transaction().execute(async (trx) => {
+  const updated = await withTransaction(deps.store.db, async (trx) => {
     const current = await findTask(trx, taskId);
     if (!current) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}".`);
     const changes = planPatch(current, patch, now);
@@ -111,13 +111,8 @@ export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown)
     if (next.status === 'delivered' && current.status !== 'delivered') {
       next = await withReceipt(trx, deps, next, now);
     }
-    const result = await trx
-      .updateTable('tasks')
-      .set({ ...changes, receipt: next.receipt, deliverable_sha256: next.deliverable_sha256 })
-      .where('id', '=', taskId)
-      .where('status', '=', current.status)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) {
+    const changed = await updateTaskIfStatus(trx, taskId, current.status, { ...changes, receipt: next.receipt, deliverable_sha256: next.deliverable_sha256 });
+    if (!changed) {
       const latest = await findTask(trx, taskId);
       throw invalidTransition(latest?.status ?? current.status, patch.status ?? current.status, 'The task changed while this request was being handled (another operator?). Reload it and try again.');
     }

@@ -15,9 +15,9 @@ import { AppError } from '../domain/errors.js';
 import { TASK_ID_PATTERN } from '../domain/ids.js';
 import type { Delivery } from '../domain/task.js';
 import { iso } from '../domain/time.js';
-import type { MessageRow } from '../store/messages-repo.js';
-import { findTask, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
-import type { ServiceDeps } from './deps.js';
+import { listMessageRows, messagesNamingTask, recentMessagesNamingTasks, type MessageRow } from '../store/messages-repo.js';
+import { countTasksByStatus, findTask, listTasks, markSeen, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
+import type { ServiceDeps } from './context.js';
 import { decodeCursor, encodeCursor, type Position } from './operator-cursor.js';
 import { taskStats } from './stats.js';
 
@@ -83,11 +83,8 @@ export async function listQueue(deps: ServiceDeps, options: QueueOptions = {}): 
   const scope = `tasks:${filter ?? 'all'}`;
   const after = options.cursor ? decodeCursor(deps.secret, scope, options.cursor) : undefined;
 
-  let query = deps.store.db.selectFrom('tasks').selectAll();
-  if (filter === 'open') query = query.where('status', 'in', ['submitted', 'accepted']);
-  else if (filter) query = query.where('status', '=', filter);
-  if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const statuses = filter === 'open' ? ['submitted', 'accepted'] : filter ? [filter] : undefined;
+  const rows = await listTasks(deps.store.db, { statuses, after, limit: limit + 1 });
   const page = rows.slice(0, limit);
   return { tasks: page.map(toAdminTask), next_cursor: nextCursor(deps, scope, rows.length > limit ? page.at(-1) : undefined) };
 }
@@ -110,8 +107,7 @@ export async function viewTask(deps: ServiceDeps, taskId: string): Promise<Admin
   if (!row) throw notFound(taskId);
   if (row.seen_by_operator_at === null) {
     const at = iso(deps.clock.now());
-    const result = await db.updateTable('tasks').set({ seen_by_operator_at: at }).where('id', '=', taskId).where('seen_by_operator_at', 'is', null).executeTakeFirst();
-    if (Number(result.numUpdatedRows) > 0) {
+    if (await markSeen(db, taskId, at)) {
       row = { ...row, seen_by_operator_at: at };
       deps.log.info({ task_id: taskId }, 'task first seen by the operator');
     } else {
@@ -125,14 +121,7 @@ export async function viewTask(deps: ServiceDeps, taskId: string): Promise<Admin
 export async function messagesNaming(deps: ServiceDeps, taskId: string): Promise<AdminMessage[]> {
   // Task ids are [a-z0-9-] only, so the id can sit in a LIKE pattern without escaping.
   if (!TASK_ID_PATTERN.test(taskId)) return [];
-  const rows = await deps.store.db
-    .selectFrom('messages')
-    .selectAll()
-    .where('task_ids', 'like', `%"${taskId}"%`)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(100)
-    .execute();
+  const rows = await messagesNamingTask(deps.store.db, taskId);
   return rows.map(toAdminMessage);
 }
 
@@ -140,9 +129,7 @@ export async function listMessages(deps: ServiceDeps, options: ListOptions = {})
   const limit = pageSize(options.limit);
   const scope = 'messages';
   const after = options.cursor ? decodeCursor(deps.secret, scope, options.cursor) : undefined;
-  let query = deps.store.db.selectFrom('messages').selectAll();
-  if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await listMessageRows(deps.store.db, { after, limit: limit + 1 });
   const page = rows.slice(0, limit);
   return { messages: page.map(toAdminMessage), next_cursor: nextCursor(deps, scope, rows.length > limit ? page.at(-1) : undefined) };
 }
@@ -158,11 +145,7 @@ export async function adminStats(deps: ServiceDeps, options: { days?: number | s
 
 /** How many tasks are in each status, over all time (the console's filter tabs). */
 export async function countByStatus(deps: ServiceDeps): Promise<Record<string, number>> {
-  const db = deps.store.db;
-  const rows = await db.selectFrom('tasks').select(['status', db.fn.countAll<number>().as('n')]).groupBy('status').execute();
-  const counts: Record<string, number> = {};
-  for (const row of rows) counts[row.status] = Number(row.n);
-  return counts;
+  return countTasksByStatus(deps.store.db);
 }
 
 /**
@@ -174,14 +157,7 @@ export async function messagesNamingAny(deps: ServiceDeps, tasks: Pick<AdminTask
   if (tasks.length === 0) return byTask;
   const since = tasks.reduce((min, t) => (t.created_at < min ? t.created_at : min), tasks[0]?.created_at ?? '');
   const wanted = new Set(tasks.map((t) => t.task_id));
-  const rows = await deps.store.db
-    .selectFrom('messages')
-    .selectAll()
-    .where('created_at', '>=', since)
-    .where('task_ids', '!=', '[]')
-    .orderBy('created_at', 'desc')
-    .limit(500)
-    .execute();
+  const rows = await recentMessagesNamingTasks(deps.store.db, since, 500);
   for (const message of rows.map(toAdminMessage)) {
     for (const id of message.task_ids) {
       if (wanted.has(id)) byTask.set(id, [...(byTask.get(id) ?? []), message]);

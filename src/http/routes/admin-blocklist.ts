@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { addBlock, BLOCK_KINDS, listBlocks, removeBlock, type BlockInput } from '../../abuse/blocklist.js';
 import { AppError } from '../../domain/errors.js';
 import { ErrorSchema } from '../../domain/schemas.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { requireAdmin } from '../admin-auth.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));

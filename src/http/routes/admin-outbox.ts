@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import Type, { type TSchema } from 'typebox';
 import { AppError } from '../../domain/errors.js';
 import { ErrorSchema } from '../../domain/schemas.js';
-import { countOutbox, getOutboxEntry, listOutbox, OUTBOX_LIST_MAX, OUTBOX_STATUSES, retryOutbox, type OutboxStatus } from '../../mail/admin.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import { countOutbox, getOutboxEntry, listOutbox, OUTBOX_LIST_MAX, OUTBOX_STATUSES, retryOutbox, type OutboxStatus } from '../../services/outbox-admin.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { requireAdmin } from '../admin-auth.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

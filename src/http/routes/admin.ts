@@ -12,8 +12,8 @@ import {
   TaskPatchSchema,
 } from '../../domain/admin-schemas.js';
 import { ErrorSchema } from '../../domain/schemas.js';
-import { registerJwksRoute } from '../../receipts/routes.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import { registerJwksRoute } from './jwks.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { adminStats, listMessages, listQueue, viewTask } from '../../services/operator.js';
 import { patchTask } from '../../services/operator-transitions.js';
 import { requireAdmin } from '../admin-auth.js';

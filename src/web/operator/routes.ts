@@ -4,11 +4,12 @@ import { addBlock, listBlocks, removeBlock, type BlockInput } from '../../abuse/
 import { AppError, isAppError } from '../../domain/errors.js';
 import { iso, parseDateTime } from '../../domain/time.js';
 import { adminKeyMatches } from '../../http/admin-auth.js';
-import { countOutbox, listOutbox, OUTBOX_STATUSES, retryOutbox, type OutboxStatus } from '../../mail/admin.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import { countOutbox, listOutbox, OUTBOX_STATUSES, retryOutbox, type OutboxStatus } from '../../services/outbox-admin.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { adminStats, countByStatus, listMessages, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { patchTask } from '../../services/operator-transitions.js';
-import { html, type SafeHtml } from '../html.js';
+import { html, type SafeHtml } from '../../domain/html.js';
+import { statusPagePath } from '../../domain/urls.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { flash, page, type Section } from './layout.js';
 import { csrfMatches, endSession, readSession, startSession, type Session } from './session.js';
@@ -167,7 +168,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
 
     const showTask = async (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200) => {
       const task = await viewTask(deps, taskId);
-      const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: `/tasks?id=${encodeURIComponent(task.task_id)}` });
+      const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: statusPagePath(task.task_id) });
       return render(reply, session(request), 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
     };
 

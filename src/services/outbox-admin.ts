@@ -1,8 +1,7 @@
 import type { Selectable } from 'kysely';
 import { iso } from '../domain/time.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceDeps } from './context.js';
 import type { OutboxTable } from '../store/schema.js';
-import { wakeOutbox } from './wake.js';
 
 /**
  * The operator's view of the outbox (admin API and console): what is pending, what went out, what
@@ -96,7 +95,7 @@ export async function retryOutbox(deps: ServiceDeps, id: string): Promise<boolea
   const changed = Number(result.numUpdatedRows) > 0;
   if (changed) {
     deps.log.info({ outbox_id: id }, 'outbox: failed mail queued again by the operator');
-    wakeOutbox(deps);
+    deps.outboxWake.wake();
   }
   return changed;
 }
