@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addBlock, listBlocks, removeBlock } from '../src/abuse/blocklist.js';
+import { addBlock, listBlocks, removeBlock } from '../src/services/blocklist.js';
 import { clientHash } from '../src/domain/client.js';
 import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
 

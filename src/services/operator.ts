@@ -16,7 +16,7 @@ import { TASK_ID_PATTERN } from '../domain/ids.js';
 import type { Delivery } from '../domain/task.js';
 import { iso } from '../domain/time.js';
 import { listMessageRows, messagesNamingTask, recentMessagesNamingTasks, type MessageRow } from '../store/messages-repo.js';
-import { countTasksByStatus, findTask, listTasks, markSeen, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
+import { countTasksByStatus, findTask, listTasks, markSeen, taskSummaries, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './context.js';
 import { decodeCursor, encodeCursor, type Position } from './operator-cursor.js';
 import { taskStats } from './stats.js';
@@ -164,4 +164,10 @@ export async function messagesNamingAny(deps: ServiceDeps, tasks: Pick<AdminTask
     }
   }
   return byTask;
+}
+
+/** The current status of each existing task among `taskIds` (the console's message list). */
+export async function statusesOf(deps: ServiceDeps, taskIds: string[]): Promise<Map<string, string>> {
+  const rows = await taskSummaries(deps.store.db, taskIds);
+  return new Map(rows.map((r) => [r.id, r.status]));
 }

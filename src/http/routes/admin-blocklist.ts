@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
-import { addBlock, BLOCK_KINDS, listBlocks, removeBlock, type BlockInput } from '../../abuse/blocklist.js';
+import { addBlock, BLOCK_KINDS, listBlocks, removeBlock, type BlockInput } from '../../services/blocklist.js';
 import { AppError } from '../../domain/errors.js';
 import { ErrorSchema } from '../../domain/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';

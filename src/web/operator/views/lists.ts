@@ -1,5 +1,5 @@
-import type { BlockEntry } from '../../../abuse/blocklist.js';
-import { BLOCK_KINDS } from '../../../abuse/blocklist.js';
+import type { BlockEntry } from '../../../services/blocklist.js';
+import { BLOCK_KINDS } from '../../../services/blocklist.js';
 import type { AdminStats, MessageList } from '../../../domain/admin-schemas.js';
 import type { OutboxEntry, OutboxStatus } from '../../../services/outbox-admin.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
