@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { emailDomain } from '../domain/email.js';
+import { BLOCK_KINDS, type BlockKind } from '../domain/admin-schemas.js';
 import { AppError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { hasActiveBlock, insertBlock, matchingBlockKinds } from '../store/blocklist-repo.js';
@@ -12,8 +13,7 @@ import type { AbuseDeps } from './context.js';
  * operator's administration of entries is services/blocklist.ts.
  */
 
-export const BLOCK_KINDS = ['ip', 'email', 'domain', 'requester'] as const;
-export type BlockKind = (typeof BLOCK_KINDS)[number];
+export { BLOCK_KINDS, type BlockKind } from '../domain/admin-schemas.js';
 export type BlockSource = 'admin' | 'auto';
 
 /** Requesters compare trimmed, whitespace collapsed and case folded. */

@@ -1,15 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
-import { BLOCK_KINDS, normalizeEmail, normalizeRequester, type BlockKind, type BlockSource } from '../abuse/blocklist.js';
+import { normalizeEmail, normalizeRequester, type BlockSource } from '../abuse/blocklist.js';
+import { BlockInputSchema, type BlockInput, type BlockKind } from '../domain/admin-schemas.js';
 import { clientHash } from '../domain/client.js';
 import { emailDomain, isHostname } from '../domain/email.js';
-import { AppError, validationFailed } from '../domain/errors.js';
+import { validationFailed } from '../domain/errors.js';
 import { iso, parseDateTime } from '../domain/time.js';
 import { deleteBlock, listActiveBlocks, replaceBlock, type BlockRow } from '../store/blocklist-repo.js';
 import type { ServiceDeps } from './context.js';
+import { DATE_TIME_RULE, schemaChecker } from './validation.js';
 
-export { BLOCK_KINDS, type BlockKind, type BlockSource } from '../abuse/blocklist.js';
+export { BLOCK_KINDS, type BlockInput, type BlockKind } from '../domain/admin-schemas.js';
+export type { BlockSource } from '../abuse/blocklist.js';
 
 /**
  * The operator's administration of the blocklist (admin API and console): list, add (an entry
@@ -27,14 +30,6 @@ export interface BlockEntry {
   expires_at: string | null;
 }
 
-export interface BlockInput {
-  kind: 'ip' | 'email' | 'domain' | 'requester';
-  value: string;
-  reason?: string;
-  expires_at?: string;
-}
-
-const REASON_MAX = 500;
 const REQUESTER_MAX = 200;
 
 function toEntry(row: BlockRow): BlockEntry {
@@ -60,56 +55,49 @@ function parseIp(value: string): string | null {
   return address;
 }
 
-/** Validates and normalizes an entry; every problem at once, each naming its field. */
-function checkInput(deps: ServiceDeps, raw: unknown): { kind: BlockKind; value: string; reason: string | null; expiresAt: string | null } {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new AppError('malformed_request', 'The request body must be a JSON object.', { details: ['body must be a JSON object with kind and value'] });
-  }
-  const input = raw as Record<string, unknown>;
-  const details: string[] = [];
-  const kind = input.kind;
-  const validKind = typeof kind === 'string' && (BLOCK_KINDS as readonly string[]).includes(kind);
-  if (!validKind) details.push(`kind must be one of: ${BLOCK_KINDS.join(', ')}`);
+const checkBlock = schemaChecker<BlockInput>(BlockInputSchema, {
+  unknown: 'ignore',
+  messages: { value: 'value is required (a non-empty string)', expires_at: `expires_at ${DATE_TIME_RULE}` },
+  notAnObject: 'body must be a JSON object with kind and value',
+});
 
+/** The stored form of a value of each kind (ip: the client hash; the address is never stored), or the problem. */
+function normalizeValue(deps: ServiceDeps, kind: BlockKind, value: string): { value: string } | { problem: string } {
+  if (kind === 'ip') {
+    const address = parseIp(value);
+    return address === null ? { problem: 'value must be an IPv4 address or an IPv6 address or /64 prefix when kind is ip' } : { value: clientHash(deps.secret, address) };
+  }
+  if (kind === 'email') return emailDomain(value) === null ? { problem: 'value must be a valid e-mail address when kind is email' } : { value: normalizeEmail(value) };
+  if (kind === 'domain') {
+    const domain = normalizeDomain(value);
+    return isHostname(domain) ? { value: domain } : { problem: 'value must be a domain name such as mail.example-agent.dev when kind is domain' };
+  }
+  return value.length > REQUESTER_MAX ? { problem: `value must be at most ${REQUESTER_MAX} characters when kind is requester` } : { value: normalizeRequester(value) };
+}
+
+/** Validates and normalizes an entry from its schema; every problem at once, each naming its field. */
+function checkInput(deps: ServiceDeps, raw: unknown): { kind: BlockKind; value: string; reason: string | null; expiresAt: string | null } {
+  const { value: input, fieldErrors } = checkBlock(raw);
+  const failed = (field: string) => fieldErrors.some((e) => e.startsWith(`${field} `));
   let value = '';
-  if (typeof input.value !== 'string' || input.value.trim() === '') {
-    details.push('value is required (a non-empty string)');
-  } else if (validKind) {
-    const raw = input.value.trim();
-    if (kind === 'ip') {
-      const address = parseIp(raw);
-      if (address === null) details.push('value must be an IPv4 address or an IPv6 address or /64 prefix when kind is ip');
-      else value = clientHash(deps.secret, address);
-    } else if (kind === 'email') {
-      if (emailDomain(raw) === null) details.push('value must be a valid e-mail address when kind is email');
-      else value = normalizeEmail(raw);
-    } else if (kind === 'domain') {
-      const domain = normalizeDomain(raw);
-      if (!isHostname(domain)) details.push('value must be a domain name such as mail.example-agent.dev when kind is domain');
-      else value = domain;
-    } else {
-      if (raw.length > REQUESTER_MAX) details.push(`value must be at most ${REQUESTER_MAX} characters when kind is requester`);
-      else value = normalizeRequester(raw);
+  if (!failed('value')) {
+    const trimmed = input.value.trim();
+    if (trimmed === '') fieldErrors.push('value is required (a non-empty string)');
+    else if (!failed('kind')) {
+      const normalized = normalizeValue(deps, input.kind, trimmed);
+      if ('problem' in normalized) fieldErrors.push(normalized.problem);
+      else value = normalized.value;
     }
   }
-
-  let reason: string | null = null;
-  if (input.reason !== undefined && input.reason !== null) {
-    if (typeof input.reason !== 'string') details.push('reason must be a string');
-    else if (input.reason.length > REASON_MAX) details.push(`reason must be at most ${REASON_MAX} characters`);
-    else reason = input.reason.trim() || null;
-  }
-
   let expiresAt: string | null = null;
-  if (input.expires_at !== undefined && input.expires_at !== null) {
-    const parsed = typeof input.expires_at === 'string' ? parseDateTime(input.expires_at) : null;
-    if (!parsed) details.push('expires_at must be an ISO 8601 date-time, e.g. 2030-01-31T17:00:00Z');
-    else if (parsed.getTime() <= deps.clock.now().getTime()) details.push('expires_at must be in the future');
+  if (input.expires_at !== undefined && !failed('expires_at')) {
+    const parsed = parseDateTime(input.expires_at);
+    if (!parsed) fieldErrors.push(`expires_at ${DATE_TIME_RULE}`);
+    else if (parsed.getTime() <= deps.clock.now().getTime()) fieldErrors.push('expires_at must be in the future');
     else expiresAt = iso(parsed);
   }
-
-  if (details.length > 0) throw validationFailed(details);
-  return { kind: kind as BlockKind, value, reason, expiresAt };
+  if (fieldErrors.length > 0) throw validationFailed(fieldErrors);
+  return { kind: input.kind, value, reason: input.reason?.trim() || null, expiresAt };
 }
 
 function normalizeDomain(value: string): string {

@@ -1,15 +1,18 @@
 import { dailyCapUsage } from '../abuse/quotas.js';
 import {
   ADMIN_PAGE_DEFAULT,
-  ADMIN_PAGE_MAX,
-  QUEUE_FILTERS,
   type AdminMessage,
   type AdminStats,
   type AdminTask,
   type AdminTaskDetail,
   type MessageList,
+  type MessageQuery,
+  MessageQuerySchema,
   type Queue,
-  type QueueFilter,
+  type QueueQuery,
+  QueueQuerySchema,
+  type StatsQuery,
+  StatsQuerySchema,
 } from '../domain/admin-schemas.js';
 import { AppError } from '../domain/errors.js';
 import { TASK_ID_PATTERN } from '../domain/ids.js';
@@ -20,6 +23,7 @@ import { countTasksByStatus, findTask, listTasks, markSeen, taskSummaries, toPub
 import type { ServiceDeps } from './context.js';
 import { decodeCursor, encodeCursor, type Position } from './operator-cursor.js';
 import { taskStats } from './stats.js';
+import { queryChecker } from './validation.js';
 
 /** The operator's reads: the queue, one task (stamping the first view), messages, stats. */
 
@@ -58,30 +62,23 @@ export interface QueueOptions extends ListOptions {
   status?: string | undefined;
 }
 
-function malformed(detail: string): AppError {
-  return new AppError('malformed_request', 'The request has malformed parameters; see details.', { details: [detail] });
-}
+// The REST routes pass coerced numbers, the console raw query text: both go through these.
+const checkQueueQuery = queryChecker<QueueQuery>(QueueQuerySchema);
+const checkMessageQuery = queryChecker<MessageQuery>(MessageQuerySchema);
+const checkStatsQuery = queryChecker<StatsQuery>(StatsQuerySchema);
 
-/** The console passes raw query text, the REST route passes coerced numbers: both go through here. */
-function pageSize(limit: ListOptions['limit']): number {
-  if (limit === undefined || limit === '') return ADMIN_PAGE_DEFAULT;
-  const n = typeof limit === 'number' ? limit : /^\d+$/.test(limit) ? Number(limit) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > ADMIN_PAGE_MAX) throw malformed(`limit must be an integer from 1 to ${ADMIN_PAGE_MAX}`);
-  return n;
-}
-
-function queueFilter(status: string | undefined): QueueFilter | undefined {
-  if (status === undefined || status === '') return undefined;
-  if (!(QUEUE_FILTERS as readonly string[]).includes(status)) throw malformed(`status must be one of: ${QUEUE_FILTERS.join(', ')}`);
-  return status as QueueFilter;
+/** Drops parameters given as empty text (an empty form field means "not given"). */
+function given<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined && v !== '')) as Partial<T>;
 }
 
 /** The queue, newest first, optionally filtered by status (or `open`). */
 export async function listQueue(deps: ServiceDeps, options: QueueOptions = {}): Promise<Queue> {
-  const limit = pageSize(options.limit);
-  const filter = queueFilter(options.status);
+  const query = checkQueueQuery(given(options));
+  const limit = query.limit ?? ADMIN_PAGE_DEFAULT;
+  const filter = query.status;
   const scope = `tasks:${filter ?? 'all'}`;
-  const after = options.cursor ? decodeCursor(deps.secret, scope, options.cursor) : undefined;
+  const after = query.cursor ? decodeCursor(deps.secret, scope, query.cursor) : undefined;
 
   const statuses = filter === 'open' ? ['submitted', 'accepted'] : filter ? [filter] : undefined;
   const rows = await listTasks(deps.store.db, { statuses, after, limit: limit + 1 });
@@ -126,9 +123,10 @@ export async function messagesNaming(deps: ServiceDeps, taskId: string): Promise
 }
 
 export async function listMessages(deps: ServiceDeps, options: ListOptions = {}): Promise<MessageList> {
-  const limit = pageSize(options.limit);
+  const query = checkMessageQuery(given(options));
+  const limit = query.limit ?? ADMIN_PAGE_DEFAULT;
   const scope = 'messages';
-  const after = options.cursor ? decodeCursor(deps.secret, scope, options.cursor) : undefined;
+  const after = query.cursor ? decodeCursor(deps.secret, scope, query.cursor) : undefined;
   const rows = await listMessageRows(deps.store.db, { after, limit: limit + 1 });
   const page = rows.slice(0, limit);
   return { messages: page.map(toAdminMessage), next_cursor: nextCursor(deps, scope, rows.length > limit ? page.at(-1) : undefined) };
@@ -136,9 +134,7 @@ export async function listMessages(deps: ServiceDeps, options: ListOptions = {})
 
 /** Task figures over the window plus today's use of the global daily caps. */
 export async function adminStats(deps: ServiceDeps, options: { days?: number | string | undefined } = {}): Promise<AdminStats> {
-  const raw = options.days;
-  const days = raw === undefined || raw === '' ? 30 : typeof raw === 'number' ? raw : /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(days) || days < 1 || days > 3650) throw malformed('days must be an integer from 1 to 3650');
+  const days = checkStatsQuery(given(options)).days ?? 30;
   const [stats, caps] = await Promise.all([taskStats(deps, { days }), dailyCapUsage(deps)]);
   return { window_days: days, ...stats, daily_caps: caps };
 }

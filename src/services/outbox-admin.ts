@@ -1,3 +1,4 @@
+import { OUTBOX_LIST_DEFAULT, OUTBOX_LIST_MAX, OUTBOX_STATUSES, type OutboxStatus } from '../domain/admin-schemas.js';
 import { iso } from '../domain/time.js';
 import { countOutboxByStatus, findOutboxRow, listOutboxRows, requeueFailedOutbox, type ListedOutboxRow } from '../store/outbox-repo.js';
 import type { ServiceDeps } from './context.js';
@@ -8,8 +9,7 @@ import type { ServiceDeps } from './context.js';
  * list is for triage.
  */
 
-export const OUTBOX_STATUSES = ['pending', 'sent', 'failed'] as const;
-export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
+export { OUTBOX_LIST_DEFAULT, OUTBOX_LIST_MAX, OUTBOX_STATUSES, type OutboxStatus } from '../domain/admin-schemas.js';
 
 export interface OutboxEntry {
   id: string;
@@ -31,8 +31,6 @@ export interface ListOutboxOptions {
   limit?: number;
 }
 
-export const OUTBOX_LIST_DEFAULT = 50;
-export const OUTBOX_LIST_MAX = 200;
 
 function toEntry(row: ListedOutboxRow): OutboxEntry {
   return { ...row, status: row.status as OutboxStatus, attempts: Number(row.attempts) };
