@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DocsDeps } from './context.js';
-import { buildCapabilities, buildHuman, buildManifest, buildProtectedResource, buildServices, withLive } from './documents.js';
+import { buildCapabilities, buildHuman, buildManifest, buildProtectedResource, buildServices } from './documents.js';
 import { jsonBody, staticBody, type StaticBody } from './http.js';
 import type { LiveFigures, LiveSource } from './live.js';
 import { toMarkdown, type Block } from '../domain/markup.js';

@@ -6,7 +6,7 @@ import { ErrorSchema } from '../domain/schemas.js';
 import type { ServiceDeps } from '../services/context.js';
 import { ServerCardSchema, serverCard } from './card.js';
 import { hostGuard } from './host-guard.js';
-import { createMcpServer } from './server.js';
+import { createMcpServer } from './mcp-server.js';
 import { buildTools } from './tools.js';
 
 /**
