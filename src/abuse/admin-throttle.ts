@@ -1,6 +1,6 @@
 import type { AdminThrottleSettings } from '../config.js';
 import { AppError } from '../domain/errors.js';
-import type { Caller, ServiceDeps } from '../services/deps.js';
+import type { AbuseDeps, Caller } from './context.js';
 import { noteRefusal } from './auto-block.js';
 import { clientBlocked, matchBlock } from './blocklist.js';
 
@@ -45,7 +45,7 @@ export class AdminThrottle {
    * Records a failed attempt and answers it: the given 401 while under the limits, else (after the
    * delay) 429, or 403 for a blocked client. Always returns the error to throw; never throws itself.
    */
-  async failed(deps: ServiceDeps, caller: Caller, log: { warn(details: object, message: string): void }, unauthorized: AppError): Promise<AppError> {
+  async failed(deps: AbuseDeps, caller: Caller, log: { warn(details: object, message: string): void }, unauthorized: AppError): Promise<AppError> {
     const now = Date.now();
     const client = this.count(this.clients.get(caller.clientHash), now);
     if (!this.clients.has(caller.clientHash) && this.clients.size >= MAX_TRACKED) this.clients.clear();

@@ -1,9 +1,8 @@
-import { sql } from 'kysely';
 import { validationFailed } from '../domain/errors.js';
 import type { MessageInput, TaskInput } from '../domain/schemas.js';
-import type { Caller, ServiceDeps } from '../services/deps.js';
-import { consumeCounter, readCounters } from '../store/counters.js';
-import type { Db } from '../store/db.js';
+import type { Caller, AbuseDeps } from './context.js';
+import { consumeCounter, readCounters } from '../store/counters-repo.js';
+import { lockKeys, type Db } from '../store/db.js';
 import { noteRefusal } from './auto-block.js';
 import { clientBlocked, matchBlock, type BlockSubject } from './blocklist.js';
 import { duplicateTask, findDuplicate } from './duplicates.js';
@@ -11,7 +10,6 @@ import { REFUSAL_TEXT } from './email.js';
 import { findStoredResponse, storeResponse, type StoredResponse } from './idempotency.js';
 import { capacityReached, counterExpiry, counterKey, rateLimited, rateLimitHeaders, windowOf, type Quota, type QuotaSet, type Standing } from './limits.js';
 import { dailyTaskCapKey } from './quotas.js';
-import { abuseState } from './state.js';
 
 export { noteRefusal } from './auto-block.js';
 export type { StoredResponse } from './idempotency.js';
@@ -33,12 +31,12 @@ export interface Screening {
  * limits or a full daily cap cannot make the service query DNS. The quota is only read here; it
  * is taken for real inside the write transaction.
  */
-async function screen(deps: ServiceDeps, subject: BlockSubject, field: string, email: string | undefined, precheck: () => Promise<void>): Promise<Screening> {
+async function screen(deps: AbuseDeps, subject: BlockSubject, field: string, email: string | undefined, precheck: () => Promise<void>): Promise<Screening> {
   const blocked = await matchBlock(deps, subject);
   if (blocked) throw clientBlocked(blocked);
   await precheck();
   if (email === undefined) return { emailUnverified: false };
-  const verdict = await abuseState(deps).email.check(email);
+  const verdict = await deps.abuse.email.check(email);
   if (verdict === 'ok') return { emailUnverified: false };
   if (verdict === 'unverified') {
     deps.log.warn({ field }, 'e-mail domain could not be verified (resolver did not answer); accepted and flagged');
@@ -47,8 +45,8 @@ async function screen(deps: ServiceDeps, subject: BlockSubject, field: string, e
   throw validationFailed([`${field} ${REFUSAL_TEXT[verdict]}`], 'The e-mail address cannot receive mail; see details.');
 }
 
-export async function screenTask(deps: ServiceDeps, caller: Caller, input: TaskInput): Promise<Screening> {
-  const { task, statusPoll } = abuseState(deps).policies;
+export async function screenTask(deps: AbuseDeps, caller: Caller, input: TaskInput): Promise<Screening> {
+  const { task, statusPoll } = deps.abuse.policies;
   const quotas = input.delivery === 'status_poll' ? [...task.quotas, statusPoll] : task.quotas;
   const precheck = async () => {
     await quotaLeft(deps, caller, task, quotas, 'task submissions');
@@ -59,14 +57,14 @@ export async function screenTask(deps: ServiceDeps, caller: Caller, input: TaskI
   return screen(deps, { clientHash: caller.clientHash, email: input.contact_email, requester: input.requester }, 'contact_email', input.contact_email, precheck);
 }
 
-export async function screenMessage(deps: ServiceDeps, caller: Caller, input: MessageInput): Promise<Screening> {
-  const { message } = abuseState(deps).policies;
+export async function screenMessage(deps: AbuseDeps, caller: Caller, input: MessageInput): Promise<Screening> {
+  const { message } = deps.abuse.policies;
   const precheck = () => quotaLeft(deps, caller, message, message.quotas, 'messages');
   return screen(deps, { clientHash: caller.clientHash, email: input.reply_to, requester: input.from }, 'reply_to', input.reply_to, precheck);
 }
 
 /** Read-only: 429 when a quota is already used up (counted toward auto-block like any 429). */
-async function quotaLeft(deps: ServiceDeps, caller: Caller, set: QuotaSet, quotas: Quota[], what: string): Promise<void> {
+async function quotaLeft(deps: AbuseDeps, caller: Caller, set: QuotaSet, quotas: Quota[], what: string): Promise<void> {
   const now = deps.clock.now();
   const windows = quotas.map((q) => windowOf(q.window, now));
   const keys = quotas.map((q, i) => counterKey(q, caller.clientHash, windows[i]!));
@@ -85,27 +83,24 @@ async function quotaLeft(deps: ServiceDeps, caller: Caller, set: QuotaSet, quota
  * instance waits here until this one commits, then sees it. (SQLite runs one transaction at a time.)
  * Always the same order — key, then description — so two submissions cannot deadlock.
  */
-export async function lockSubmission(db: Db, deps: ServiceDeps, caller: Caller, dedupeKey: string): Promise<void> {
-  if (deps.store.dialect !== 'postgres') return;
-  if (caller.idempotencyKey !== undefined) {
-    await sql`select pg_advisory_xact_lock(hashtextextended(${`idem:${caller.clientHash}:${caller.idempotencyKey}`}, 0))`.execute(db);
-  }
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`dup:${dedupeKey}`}, 0))`.execute(db);
+export async function lockSubmission(db: Db, deps: AbuseDeps, caller: Caller, dedupeKey: string): Promise<void> {
+  const keys = caller.idempotencyKey !== undefined ? [`idem:${caller.clientHash}:${caller.idempotencyKey}`] : [];
+  await lockKeys(db, deps.store.dialect, [...keys, `dup:${dedupeKey}`]);
 }
 
 /** Returns the stored response for this client's key and payload, or null; 422 for another payload. */
-export async function findReplay(db: Db, deps: ServiceDeps, caller: Caller, requestHash: string): Promise<StoredResponse | null> {
+export async function findReplay(db: Db, deps: AbuseDeps, caller: Caller, requestHash: string): Promise<StoredResponse | null> {
   return findStoredResponse(db, deps, caller, requestHash);
 }
 
 /** Throws 409 duplicate_task when the same client or contact e-mail sent the same task within the window. */
-export async function assertNotDuplicate(db: Db, deps: ServiceDeps, caller: Caller, input: TaskInput, dedupeKey: string): Promise<void> {
+export async function assertNotDuplicate(db: Db, deps: AbuseDeps, caller: Caller, input: TaskInput, dedupeKey: string): Promise<void> {
   const existing = await findDuplicate(db, deps, caller, input.contact_email, dedupeKey);
   if (existing !== null) throw duplicateTask(existing, deps.config.limits.duplicateWindowHours);
 }
 
 /** Takes one unit of each quota, in a fixed order (so concurrent transactions cannot deadlock). */
-async function consume(db: Db, deps: ServiceDeps, caller: Caller, set: QuotaSet, quotas: Quota[], what: string): Promise<Standing[]> {
+async function consume(db: Db, deps: AbuseDeps, caller: Caller, set: QuotaSet, quotas: Quota[], what: string): Promise<Standing[]> {
   const now = deps.clock.now();
   const standings: Standing[] = [];
   for (const quota of quotas) {
@@ -118,8 +113,8 @@ async function consume(db: Db, deps: ServiceDeps, caller: Caller, set: QuotaSet,
 }
 
 /** Inside the write transaction: uses one unit of every quota or throws 429. Returns RateLimit-* headers. */
-export async function consumeTaskQuota(db: Db, deps: ServiceDeps, caller: Caller, input: TaskInput): Promise<Record<string, string>> {
-  const { task, statusPoll } = abuseState(deps).policies;
+export async function consumeTaskQuota(db: Db, deps: AbuseDeps, caller: Caller, input: TaskInput): Promise<Record<string, string>> {
+  const { task, statusPoll } = deps.abuse.policies;
   const quotas = input.delivery === 'status_poll' ? [...task.quotas, statusPoll] : task.quotas;
   const standings = await consume(db, deps, caller, task, quotas, 'task submissions');
   const now = deps.clock.now();
@@ -131,8 +126,8 @@ export async function consumeTaskQuota(db: Db, deps: ServiceDeps, caller: Caller
 }
 
 /** RateLimit-* headers of the task quotas without using any (for idempotent replays). */
-export async function taskQuotaHeaders(db: Db, deps: ServiceDeps, caller: Caller): Promise<Record<string, string>> {
-  const { task } = abuseState(deps).policies;
+export async function taskQuotaHeaders(db: Db, deps: AbuseDeps, caller: Caller): Promise<Record<string, string>> {
+  const { task } = deps.abuse.policies;
   const now = deps.clock.now();
   const windows = task.quotas.map((q) => windowOf(q.window, now));
   const keys = task.quotas.map((q, i) => counterKey(q, caller.clientHash, windows[i]!));
@@ -141,13 +136,13 @@ export async function taskQuotaHeaders(db: Db, deps: ServiceDeps, caller: Caller
   return { 'RateLimit-Policy': task.policy, ...rateLimitHeaders(standings, now) };
 }
 
-export async function consumeMessageQuota(db: Db, deps: ServiceDeps, caller: Caller): Promise<Record<string, string>> {
-  const { message } = abuseState(deps).policies;
+export async function consumeMessageQuota(db: Db, deps: AbuseDeps, caller: Caller): Promise<Record<string, string>> {
+  const { message } = deps.abuse.policies;
   const standings = await consume(db, deps, caller, message, message.quotas, 'messages');
   return { 'RateLimit-Policy': message.policy, ...rateLimitHeaders(standings, deps.clock.now()) };
 }
 
 /** Inside the write transaction: remembers the response for Idempotency-Key replays. */
-export async function saveReplay(db: Db, deps: ServiceDeps, caller: Caller, requestHash: string, response: StoredResponse): Promise<void> {
+export async function saveReplay(db: Db, deps: AbuseDeps, caller: Caller, requestHash: string, response: StoredResponse): Promise<void> {
   await storeResponse(db, deps, caller, requestHash, response);
 }

@@ -1,4 +1,4 @@
-import { html } from '../web/html.js';
+import { html } from '../domain/html.js';
 import { headerText } from './sanitize.js';
 import { documentHtml, quoteHtml, type MailParts } from './templates/layout.js';
 

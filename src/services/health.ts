@@ -3,7 +3,7 @@ import type { Health } from '../domain/schemas.js';
 import { iso } from '../domain/time.js';
 import { STORE_RETRY_AFTER_SECONDS, storeFaultReason } from '../store/faults.js';
 import { API_VERSION, SERVICE_NAME } from '../version.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './context.js';
 
 /** A write probe at most this often: health is polled by load balancers and must stay cheap. */
 const PROBE_INTERVAL_MS = 2000;
