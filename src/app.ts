@@ -1,5 +1,5 @@
 import cors from '@fastify/cors';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { registerAbuseHooks } from './http/abuse-hooks.js';
 import { registerDocuments } from './http/routes/documents.js';
 import { registerOpenApi } from './docs/openapi.js';
@@ -39,7 +39,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    disableRequestLogging: quietRequestLog(deps.adminKeyHash),
+    logController: new LogController({ disableRequestLogging: quietRequestLog(deps.adminKeyHash) }),
     ...serverTimeoutOptions(deps.config.server),
   });
   app.setValidatorCompiler(validatorCompiler);
