@@ -1,4 +1,7 @@
+import type { FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../src/domain/errors.js';
+import { quietRequestLog } from '../src/http/admin-auth.js';
 import { postJson, startTestApp, TEST_ADMIN_KEY, validTask, type TestApp } from './support/app.js';
 import { signIn } from './console.support.js';
 
@@ -110,5 +113,34 @@ describe('failed operator-key attempts and auto-block', () => {
     expect(((await blocked.json()) as { error: string }).error).toBe('client_blocked');
     expect((await postJson(`${t.url}/api/v1/tasks`, validTask(), { 'x-forwarded-for': '192.0.2.77' })).status).toBe(403);
     expect((await admin(t, '192.0.2.77', TEST_ADMIN_KEY)).status).toBe(200);
+  });
+});
+
+describe('failed operator-key attempts in the log', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { ...THROTTLE, ADMIN_FAILURE_DELAY_MS: '0' } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('writes a few warn lines a minute per client, not one per attempt', async () => {
+    const warnings: string[] = [];
+    const log = { warn: (_details: object, message: string) => void warnings.push(message) };
+    const unauthorized = new AppError('unauthorized', 'wrong key');
+    for (let i = 0; i < 50; i += 1) await t.deps.abuse.adminThrottle.failed(t.deps, { clientHash: 'client-a', source: 'api' }, log, unauthorized);
+    // The first failure, crossing the client limit, crossing the global limit.
+    expect(warnings.length).toBeLessThanOrEqual(3);
+    expect(warnings.length).toBeGreaterThan(0);
+  });
+
+  it('leaves the per-request info lines out for a wrong bearer on an admin path, and keeps them otherwise', () => {
+    const quiet = quietRequestLog(t.deps.adminKeyHash);
+    const request = (url: string, authorization?: string, method = 'GET') => ({ url, method, headers: authorization ? { authorization } : {}, raw: {} }) as unknown as FastifyRequest;
+    expect(quiet(request('/api/v1/admin/tasks', 'Bearer wrong-key-aaaaaaaaaaaa'))).toBe(true);
+    expect(quiet(request('/api/v1/tasks/task-x', 'Bearer wrong-key-aaaaaaaaaaaa', 'PATCH'))).toBe(true);
+    expect(quiet(request('/api/v1/admin/tasks', `Bearer ${TEST_ADMIN_KEY}`))).toBe(false);
+    expect(quiet(request('/api/v1/tasks'))).toBe(false);
   });
 });
