@@ -1,3 +1,4 @@
+import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postJson, startTestApp, TEST_ADMIN_KEY, validTask, type TestApp } from './support/app.js';
@@ -139,5 +140,31 @@ describe.skipIf(!pgUrl)('PostgreSQL behind a proxy that is cut and restored', ()
     expect(after.status).toBe(202);
     // The worker resumed by itself: the new task's notification goes out.
     await smtp.waitFor(2, undefined, 15_000);
+  });
+});
+
+describe('SQLite busy: another process holds the write lock', () => {
+  it('answers 503 with Retry-After within STORE_TIMEOUT_MS, reports it in health, and recovers', async () => {
+    app = await startTestApp({ env: { STORE_TIMEOUT_MS: '500' } });
+    const file = app.config.databaseUrl.slice('sqlite:'.length);
+    const other = new SQLite(file);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const started = Date.now();
+      const refused = await postJson(`${app.url}/api/v1/tasks`, validTask());
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(((await refused.json()) as { message: string }).message).toContain('SQLITE_BUSY');
+      expect(Date.now() - started).toBeLessThan(5000);
+      const health = await fetch(`${app.url}/api/v1/health`);
+      expect(health.status).toBe(503);
+      // Reads do not need the write lock (WAL).
+      expect((await fetch(`${app.url}/.well-known/jwks.json`)).status).toBe(200);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    await waitUntil(async () => (await fetch(`${app?.url}/api/v1/health`)).status === 200, 10_000, 'health to return to 200');
+    expect((await postJson(`${app.url}/api/v1/tasks`, validTask())).status).toBe(202);
   });
 });
