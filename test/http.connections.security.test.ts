@@ -128,13 +128,13 @@ describe('connection caps', () => {
   });
 });
 
-describe('long-polls (route config longPoll: true)', () => {
+describe('long-polls (route config holdsRequests: true)', () => {
   it('are exempt from the idle timeout but count against the caps', async () => {
     const config = loadConfig({ IDLE_TIMEOUT_MS: '500', MAX_CONNECTIONS: '2', MAX_CONNECTIONS_PER_ADDRESS: '2' });
     const app = Fastify({ ...serverTimeoutOptions(config.server) });
     installConnectionLimits(app, config.server, true);
     const hold = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    app.get('/poll', { config: { longPoll: true } }, async () => {
+    app.get('/poll', { config: { holdsRequests: true } }, async () => {
       await hold(1500);
       return { held: true };
     });

@@ -22,12 +22,16 @@ export function installResponseHeaders(app: FastifyInstance): void {
   });
 }
 
-/** onSend of a status read: `private, no-cache`, a strong ETag of the bytes, and 304 on a match. */
+/**
+ * onSend of a status read: `private, no-cache`, and — unless the route set its own — a strong ETag
+ * of the bytes, with 304 on a match.
+ */
 export const statusReadCaching: onSendHookHandler = (request, reply, payload, done) => {
   if (reply.statusCode !== 200 || typeof payload !== 'string') return done(null, payload);
+  reply.header('Cache-Control', 'private, no-cache');
+  if (reply.hasHeader('etag')) return done(null, payload);
   const etag = `"${createHash('sha256').update(payload).digest('base64url').slice(0, 27)}"`;
   reply.header('ETag', etag);
-  reply.header('Cache-Control', 'private, no-cache');
   const match = request.headers['if-none-match'];
   if (typeof match === 'string' && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) {
     reply.code(304);

@@ -16,7 +16,7 @@ import { AppError } from '../domain/errors.js';
  *   Retry-After and `Connection: close`, and a connection that sends nothing is closed after 2 s.
  *   Far beyond the cap (a quarter more) sockets are dropped at once, before they cost anything.
  *
- * Long-polls: a route that holds its response open on purpose declares `config: { longPoll: true }`.
+ * Long-polls: a route that holds its response open on purpose declares `config: { holdsRequests: true }`.
  * A held long-poll is exempt from the idle timeout (its socket timeout is lifted while it is held);
  * the request timeout only bounds receiving the request, so it never cuts a held response. It
  * still counts against both connection caps, like any open connection.
@@ -24,8 +24,11 @@ import { AppError } from '../domain/errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route holds its response open (long-poll): exempt from the idle timeout, counted in the caps. */
-    longPoll?: boolean;
+    /**
+     * The route may hold a request open while it waits for a change (long-poll, MCP waits): exempt
+     * from the idle timeout, counted in the connection caps; the route bounds the hold itself.
+     */
+    holdsRequests?: boolean;
   }
 }
 
@@ -90,7 +93,7 @@ export function installConnectionLimits(app: FastifyInstance, settings: ServerSe
 
   // A held long-poll is silent by design: lift the idle timeout while it is held.
   app.addHook('onRoute', (route) => {
-    if (route.config?.longPoll !== true) return;
+    if (route.config?.holdsRequests !== true) return;
     const lift: onRequestHookHandler = (request, _reply, done) => {
       request.raw.socket.setTimeout(0);
       done();
