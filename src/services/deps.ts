@@ -9,6 +9,8 @@ import { ensureActiveKey } from '../receipts/keys.js';
 import { createChangeFeed, type ChangeFeed } from '../store/change-feed.js';
 import type { Store } from '../store/db.js';
 import { getOrCreateSetting } from '../store/settings.js';
+import { findPublicTask } from '../store/tasks-repo.js';
+import { TaskWaits } from './task-waits.js';
 import { createValidators, type Validators } from './validation.js';
 
 /** Everything the service layer needs, built once at start and shared by REST, MCP and web. */
@@ -29,6 +31,8 @@ export interface ServiceDeps {
   catalog: CatalogEntry[];
   /** Tells every instance what changed (store/change-feed.ts): long-polls, live views and caches listen. */
   changes: ChangeFeed;
+  /** Held reads waiting for a task to change (REST long-poll, MCP waits), woken by `changes`. */
+  waits: TaskWaits;
 }
 
 /** Who is calling, whichever door they came in by. */
@@ -52,6 +56,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   // The receipt-signing key: created on first start (race-safe across instances), then reused.
   await ensureActiveKey(store.db, options.clock.now());
   const { profile, catalog } = loadProfileAndCatalog(config);
+  const changes = createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log });
   return {
     config,
     store,
@@ -63,6 +68,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     adminKeyHash,
     profile,
     catalog,
-    changes: createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log }),
+    changes,
+    waits: new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskId), log: options.log }),
   };
 }
