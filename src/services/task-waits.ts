@@ -53,7 +53,7 @@ export class TaskWaits {
   /** Tasks being re-read right now, and whether another change came in meanwhile. */
   private readonly checking = new Map<string, boolean>();
   private unsubscribe: (() => void) | undefined;
-  private closed = false;
+  private isClosed = false;
   /** Counts task changes told by the feed; `recent` keeps the count at each task's last change. */
   private sequence = 0;
   private readonly recent = new Map<string, number>();
@@ -69,6 +69,11 @@ export class TaskWaits {
     return n;
   }
 
+  /** true once the app closes: waits end at once. */
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
   /** Call before reading the task a wait will start from; pass the number as `since`. */
   mark(): number {
     this.listen();
@@ -77,7 +82,7 @@ export class TaskWaits {
 
   /** Holds until the task changes (stillCurrent turns false), the time passes, or the app closes. */
   wait(options: WaitOptions): Promise<WaitResult> {
-    if (this.closed || options.timeoutMs <= 0 || options.signal?.aborted) return Promise.resolve({ task: options.current, changed: false });
+    if (this.isClosed || options.timeoutMs <= 0 || options.signal?.aborted) return Promise.resolve({ task: options.current, changed: false });
     this.listen();
     return new Promise((resolve) => {
       const waiter: Waiter = {
@@ -105,7 +110,7 @@ export class TaskWaits {
 
   /** Answers every held request as unchanged (graceful shutdown) and holds no new ones. */
   close(): void {
-    this.closed = true;
+    this.isClosed = true;
     for (const set of [...this.byTask.values()]) {
       for (const waiter of [...set]) this.finish(waiter, { task: waiter.options.current, changed: false });
     }
