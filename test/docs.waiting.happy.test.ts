@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from './support/app.js';
 import { getJson, getText, type Json } from './docs.support.js';
 import { connectClient } from './mcp.support.js';
 
 /** Every document tells an agent how to wait for a result instead of polling (issue 11, part 5). */
 describe('documents: how to wait', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp();
 
   it('OpenAPI describes ETag, If-None-Match, Prefer, Preference-Applied and 304 on the status read', async () => {
     const doc = await getJson(t, '/openapi.json');

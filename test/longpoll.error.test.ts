@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, startTestApp, type TestApp } from './support/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STORES, startTestApp, useTestApp } from './support/app.js';
 import { submit } from './operator.support.js';
 import { etagOf, readTask } from './longpoll.support.js';
 
 describe.each(STORES)('conditional reads and long-poll, bad input, on %s', (store) => {
-  let t: TestApp;
+  const t = useTestApp({ store });
   let id: string;
   let etag: string;
   beforeAll(async () => {
-    t = await startTestApp({ store });
     id = await submit(t);
     etag = await etagOf(t, id);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it.each(['wait=abc', 'wait=0', 'wait=-5', 'wait=1.5', 'wait', 'wait=', 'handling=lenient', `wait=${'9'.repeat(2000)}`, 'wait=5x'])(

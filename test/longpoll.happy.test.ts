@@ -1,17 +1,11 @@
 import http from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, startTestApp, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, startTestApp, useTestApp } from './support/app.js';
 import { adminGet, patchOk, submit } from './operator.support.js';
 import { etagOf, heldCount, readTask, sleep } from './longpoll.support.js';
 
 describe.each(STORES)('conditional reads on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store });
 
   it('carries a strong ETag that stays while nothing changes', async () => {
     const id = await submit(t);
@@ -70,13 +64,7 @@ describe.each(STORES)('conditional reads on %s', (store) => {
 });
 
 describe.each(STORES)('long-poll on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store });
 
   it('holds until the task changes, then answers 200 with the changed task', async () => {
     const id = await submit(t);
@@ -200,16 +188,8 @@ describe.each(STORES)('long-poll at shutdown on %s', (store) => {
 });
 
 describe.runIf(STORES.includes('postgres'))('long-poll across PostgreSQL instances', () => {
-  let a: TestApp;
-  let b: TestApp;
-  beforeAll(async () => {
-    a = await startTestApp({ store: 'postgres' });
-    b = await startTestApp({ shareDatabaseWith: a });
-  });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
+  const a = useTestApp({ store: 'postgres' });
+  const b = useTestApp(() => ({ shareDatabaseWith: a }));
 
   it('wakes a request held on one instance within a second of a change made through another', async () => {
     const id = await submit(a);

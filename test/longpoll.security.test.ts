@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { STORES, startTestApp, type TestApp } from './support/app.js';
+import { STORES, useTestApp } from './support/app.js';
 import { patchOk, submit } from './operator.support.js';
 import { etagOf, heldCount, readTask } from './longpoll.support.js';
 import { connectClient } from './mcp.support.js';
 
 describe.each(STORES)('conditional reads and waits, security, on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store });
 
   it('never echoes the caller\'s Prefer text: Preference-Applied is built from the number alone', async () => {
     const id = await submit(t);

@@ -1,9 +1,8 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, startTestApp, validTask, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, useTestApp, validTask } from './support/app.js';
 import { patchOk } from './operator.support.js';
-import { call, connectClient, rpc, type Json } from './mcp.support.js';
+import { call, rpc, useMcpClient, type Json } from './mcp.support.js';
 
 async function mcpError(promise: Promise<unknown>): Promise<McpError> {
   const error = await promise.then(
@@ -17,16 +16,8 @@ async function mcpError(promise: Promise<unknown>): Promise<McpError> {
 const UNKNOWN = 'task-2030-00000000000000000000000000000000';
 
 describe.each(STORES)('MCP tasks, bad input, on %s', (store) => {
-  let t: TestApp;
-  let client: Client;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-    client = await connectClient(t);
-  });
-  afterAll(async () => {
-    await client.close();
-    await t.close();
-  });
+  const t = useTestApp({ store });
+  const client = useMcpClient(t);
 
   async function submitTask(): Promise<string> {
     const result = await client.request(
@@ -56,11 +47,11 @@ describe.each(STORES)('MCP tasks, bad input, on %s', (store) => {
 
   it.each([UNKNOWN, 'nonsense', 'x'.repeat(300)])('answers tasks/get, tasks/result and tasks/cancel for an unknown task id (%#) with "task not found"', async (id) => {
     for (const attempt of [
-      client.experimental.tasks.getTask(id),
-      client.experimental.tasks.getTaskResult(id, CallToolResultSchema),
-      client.experimental.tasks.cancelTask(id),
+      () => client.experimental.tasks.getTask(id),
+      () => client.experimental.tasks.getTaskResult(id, CallToolResultSchema),
+      () => client.experimental.tasks.cancelTask(id),
     ]) {
-      const error = await mcpError(attempt);
+      const error = await mcpError(attempt());
       expect(error.code).toBe(ErrorCode.InvalidParams);
       expect(error.message).toMatch(/not found/i);
     }

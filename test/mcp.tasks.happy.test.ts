@@ -1,9 +1,9 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TestClock, startTestApp, validTask, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, TestClock, startTestApp, useTestApp, validTask } from './support/app.js';
 import { patchOk } from './operator.support.js';
-import { call, connectClient, type Json } from './mcp.support.js';
+import { call, connectClient, useMcpClient, type Json } from './mcp.support.js';
 import { heldCount, sleep } from './longpoll.support.js';
 
 /** Submits through a task-augmented call (the SDK's experimental tasks API) and returns the MCP task. */
@@ -19,18 +19,9 @@ async function submitAsTask(client: Client, args: Json = validTask()) {
 }
 
 describe.each(STORES)('MCP tasks on %s', (store) => {
-  let t: TestApp;
-  let client: Client;
-  let clock: TestClock;
-  beforeAll(async () => {
-    clock = new TestClock('2030-03-10T10:00:00.000Z');
-    t = await startTestApp({ store, clock });
-    client = await connectClient(t);
-  });
-  afterAll(async () => {
-    await client.close();
-    await t.close();
-  });
+  const clock = new TestClock('2030-03-10T10:00:00.000Z');
+  const t = useTestApp({ store, clock });
+  const client = useMcpClient(t);
 
   it('declares the tasks capability, and submit_human_task as optionally a task', async () => {
     expect(client.getServerCapabilities()?.tasks).toEqual({ requests: { tools: { call: {} } }, cancel: {} });
@@ -177,16 +168,8 @@ describe.each(STORES)('MCP waits at shutdown on %s', (store) => {
 });
 
 describe.runIf(STORES.includes('postgres'))('MCP tasks across PostgreSQL instances', () => {
-  let a: TestApp;
-  let b: TestApp;
-  beforeAll(async () => {
-    a = await startTestApp({ store: 'postgres' });
-    b = await startTestApp({ shareDatabaseWith: a });
-  });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
+  const a = useTestApp({ store: 'postgres' });
+  const b = useTestApp(() => ({ shareDatabaseWith: a }));
 
   it('answers tasks/get and tasks/result on any instance: the MCP task is the service task', async () => {
     const clientA = await connectClient(a);
