@@ -85,7 +85,9 @@ export async function benchLongPoll(options: LongPollOptions): Promise<LongPollR
   await new Promise((r) => setTimeout(r, 1500 + waiters));
   const during = rssKb(pid);
   const perWaiterKb = (during - before) / waiters;
-  lines.push(`held long-polls: ${waiters} on ${taskCount} tasks; service RSS ${Math.round(before / 1024)} → ${Math.round(during / 1024)} MB = ${perWaiterKb.toFixed(1)} KB per held request (target ≤ 64 KB)`);
+  lines.push(
+    `held long-polls: ${waiters} on ${taskCount} tasks; service RSS ${Math.round(before / 1024)} → ${Math.round(during / 1024)} MB = ${perWaiterKb.toFixed(1)} KB per held request (target ≤ 64 KB)`,
+  );
   if (perWaiterKb > 64) failures.push('memory per held request');
 
   // Change the tasks one at a time; each change must wake its own waiters only.

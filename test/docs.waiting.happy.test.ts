@@ -14,7 +14,10 @@ describe('documents: how to wait', () => {
     expect(params).toEqual(expect.arrayContaining(['header:If-None-Match', 'header:Prefer']));
     const shared = (doc.components as Json).responses as Record<string, Json>;
     const responses = Object.fromEntries(
-      Object.entries(op.responses as Record<string, Json>).map(([code, r]) => [code, typeof r.$ref === 'string' ? (shared[r.$ref.split('/').pop() as string] as Json) : r]),
+      Object.entries(op.responses as Record<string, Json>).map(([code, r]) => [
+        code,
+        typeof r.$ref === 'string' ? (shared[r.$ref.split('/').pop() as string] as Json) : r,
+      ]),
     );
     expect(Object.keys(responses)).toEqual(expect.arrayContaining(['200', '304', '404', '429']));
     for (const code of ['200', '304']) {

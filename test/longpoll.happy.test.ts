@@ -220,7 +220,9 @@ describe.runIf(STORES.includes('postgres'))('long-poll across PostgreSQL instanc
     const admin = new pg.Client({ connectionString: a.config.databaseUrl });
     await admin.connect();
     try {
-      await admin.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like 'LISTEN%' and pid <> pg_backend_pid()");
+      await admin.query(
+        "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like 'LISTEN%' and pid <> pg_backend_pid()",
+      );
     } finally {
       await admin.end();
     }

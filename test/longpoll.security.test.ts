@@ -8,7 +8,7 @@ import { connectClient } from './mcp.support.js';
 describe.each(STORES)('conditional reads and waits, security, on %s', (store) => {
   const t = useTestApp({ store });
 
-  it('never echoes the caller\'s Prefer text: Preference-Applied is built from the number alone', async () => {
+  it("never echoes the caller's Prefer text: Preference-Applied is built from the number alone", async () => {
     const id = await submit(t);
     const etag = await etagOf(t, id);
     const res = await readTask(t, id, { 'if-none-match': etag, prefer: 'wait=1; x="<script>", evil=1' });
@@ -16,7 +16,7 @@ describe.each(STORES)('conditional reads and waits, security, on %s', (store) =>
     expect(res.headers.get('preference-applied')).toBe('wait=1');
   });
 
-  it('answers a held request with its own task only, never another task\'s change', async () => {
+  it("answers a held request with its own task only, never another task's change", async () => {
     const mine = await submit(t);
     const other = await submit(t);
     const etag = await etagOf(t, mine);

@@ -45,21 +45,26 @@ describe.each(STORES)('MCP tasks, bad input, on %s', (store) => {
     expect(error.message).toMatch(/terminal/);
   });
 
-  it.each([UNKNOWN, 'nonsense', 'x'.repeat(300)])('answers tasks/get, tasks/result and tasks/cancel for an unknown task id (%#) with "task not found"', async (id) => {
-    for (const attempt of [
-      () => client.experimental.tasks.getTask(id),
-      () => client.experimental.tasks.getTaskResult(id, CallToolResultSchema),
-      () => client.experimental.tasks.cancelTask(id),
-    ]) {
-      const error = await mcpError(attempt());
-      expect(error.code).toBe(ErrorCode.InvalidParams);
-      expect(error.message).toMatch(/not found/i);
-    }
-  });
+  it.each([UNKNOWN, 'nonsense', 'x'.repeat(300)])(
+    'answers tasks/get, tasks/result and tasks/cancel for an unknown task id (%#) with "task not found"',
+    async (id) => {
+      for (const attempt of [
+        () => client.experimental.tasks.getTask(id),
+        () => client.experimental.tasks.getTaskResult(id, CallToolResultSchema),
+        () => client.experimental.tasks.cancelTask(id),
+      ]) {
+        const error = await mcpError(attempt());
+        expect(error.code).toBe(ErrorCode.InvalidParams);
+        expect(error.message).toMatch(/not found/i);
+      }
+    },
+  );
 
   it('refuses a task-augmented call of a tool that cannot be a task', async () => {
     for (const name of ['check_task_status', 'get_human_services', 'message_human_operator']) {
-      const error = await mcpError(client.request({ method: 'tools/call', params: { name, arguments: { task_id: UNKNOWN }, task: {} } }, CreateTaskResultSchema));
+      const error = await mcpError(
+        client.request({ method: 'tools/call', params: { name, arguments: { task_id: UNKNOWN }, task: {} } }, CreateTaskResultSchema),
+      );
       expect(error.code).toBe(ErrorCode.MethodNotFound);
       expect(error.message).toMatch(/cannot be called as a task/);
     }
@@ -67,7 +72,10 @@ describe.each(STORES)('MCP tasks, bad input, on %s', (store) => {
 
   it('refuses an invalid task-augmented submission with a JSON-RPC error carrying every field error', async () => {
     const error = await mcpError(
-      client.request({ method: 'tools/call', params: { name: 'submit_human_task', arguments: { task_type: 'nope', description: 'x' }, task: {} } }, CreateTaskResultSchema),
+      client.request(
+        { method: 'tools/call', params: { name: 'submit_human_task', arguments: { task_type: 'nope', description: 'x' }, task: {} } },
+        CreateTaskResultSchema,
+      ),
     );
     expect(error.code).toBe(ErrorCode.InvalidParams);
     const data = error.data as Json;

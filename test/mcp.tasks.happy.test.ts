@@ -28,7 +28,8 @@ describe.each(STORES)('MCP tasks on %s', (store) => {
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
     expect(byName.submit_human_task?.execution?.taskSupport).toBe('optional');
-    for (const name of ['get_human_services', 'check_task_status', 'message_human_operator']) expect(byName[name]?.execution?.taskSupport ?? 'forbidden').toBe('forbidden');
+    for (const name of ['get_human_services', 'check_task_status', 'message_human_operator'])
+      expect(byName[name]?.execution?.taskSupport ?? 'forbidden').toBe('forbidden');
   });
 
   it('creates the human task from a task-augmented call: the MCP taskId is the task_id', async () => {
