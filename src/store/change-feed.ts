@@ -56,18 +56,18 @@ class SqliteChangeFeed implements ChangeFeed {
   readonly connected = true;
   private readonly listeners = new Set<(change: Change) => void>();
   private pending: Change[] = [];
+  private readonly onTransactionEnd = (committed: boolean) => {
+    if (this.pending.length === 0) return;
+    const done = this.pending;
+    this.pending = [];
+    if (committed) for (const change of done) emit(this.listeners, change, this.log);
+  };
 
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
   ) {
-    if (store.transactionEnd) {
-      store.transactionEnd.listener = (committed) => {
-        const done = this.pending;
-        this.pending = [];
-        if (committed) for (const change of done) emit(this.listeners, change, this.log);
-      };
-    }
+    store.transactionEnd?.add(this.onTransactionEnd);
   }
 
   async publish(change: Change, trx?: Db): Promise<void> {
@@ -87,7 +87,7 @@ class SqliteChangeFeed implements ChangeFeed {
 
   async close(): Promise<void> {
     this.listeners.clear();
-    if (this.store.transactionEnd) this.store.transactionEnd.listener = undefined;
+    this.store.transactionEnd?.delete(this.onTransactionEnd);
   }
 }
 
