@@ -14,7 +14,7 @@ import {
 import { isAppError, type AppError } from '../domain/errors.js';
 import type { PublicTask } from '../domain/schemas.js';
 import { isFinal } from '../domain/task.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceDeps } from '../services/context.js';
 import { awaitFinalTask } from '../services/task-watch.js';
 import { getTask } from '../services/tasks.js';
 import { hintFor, success } from './results.js';

@@ -1,7 +1,7 @@
 import { AppError } from '../domain/errors.js';
 import type { PublicTask } from '../domain/schemas.js';
 import { isFinal } from '../domain/task.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './context.js';
 import { getTask } from './tasks.js';
 
 /**

@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import {
@@ -9,7 +10,7 @@ import {
   messageInputSchema,
   taskInputSchema,
 } from '../../domain/schemas.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { health } from '../../services/health.js';
 import { sendMessage } from '../../services/messages.js';
 import { getTask, submitTask } from '../../services/tasks.js';
@@ -32,7 +33,8 @@ declare module 'fastify' {
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 
 /** The public REST core: thin adapters over the service layer. */
-export function registerPublicRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const limits = deps.config.limits;
 
   app.post(
@@ -55,7 +57,9 @@ export function registerPublicRoutes(app: FastifyInstance, deps: ServiceDeps): v
     },
   );
 
-  app.get(
+  // Registered without the type provider: the handler sends the body it already serialized
+  // (a string, hashed for the ETag) and a bodiless 304, which the typed reply would not accept.
+  server.get(
     '/api/v1/tasks/:task_id',
     {
       config: { kind: 'read', holdsRequests: true },

@@ -12,7 +12,7 @@ import type { FastifyRequest } from 'fastify';
 import { AppError, isAppError, validationFailed } from '../domain/errors.js';
 import { isIdempotencyKey } from '../domain/ids.js';
 import { callerFrom } from '../http/client.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceDeps } from '../services/context.js';
 import { sendMessage } from '../services/messages.js';
 import { awaitTaskUpdate, MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
 import { submitTask } from '../services/tasks.js';
