@@ -23,7 +23,7 @@ export async function awaitTaskUpdate(
   taskId: string,
   options: { waitSeconds: number; knownUpdatedAt?: string | undefined; signal?: AbortSignal | undefined },
 ): Promise<Task> {
-  const since = deps.waits.mark();
+  const since = options.waitSeconds > 0 ? deps.waits.mark() : 0;
   const task = await getTask(deps, taskId);
   const known = options.knownUpdatedAt ?? task.updated_at;
   if (options.waitSeconds <= 0 || isFinal(task.status) || task.updated_at !== known) return task;

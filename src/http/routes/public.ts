@@ -80,12 +80,14 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     },
     async (request, reply) => {
       const { task_id } = request.params as { task_id: string };
-      const since = deps.waits.mark();
+      const known = request.headers['if-none-match'];
+      // A hold is possible only with If-None-Match and a usable Prefer: wait; only then does the
+      // read need a mark on the change feed (taken before reading, so no change slips between).
+      const wait = known === undefined ? 0 : preferredWait(request.headers.prefer);
+      const since = wait > 0 ? deps.waits.mark() : 0;
       let task = await getTask(deps, task_id);
       let { body, etag } = representationOf(reply, task);
-      const known = request.headers['if-none-match'];
       if (noneMatch(known, etag)) {
-        const wait = preferredWait(request.headers.prefer);
         if (wait > 0) {
           reply.header('Preference-Applied', `wait=${wait}`);
           // A client that goes away releases its place at once.
