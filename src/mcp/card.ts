@@ -49,7 +49,7 @@ export function serverCard(deps: ServiceDeps, tools: Tool[]): ServerCard {
     version: deps.version,
     description:
       'Tools for AI agents to hand real-world, perception and judgment tasks to a human operator who reviews every task, performs the accepted ones ' +
-      'and delivers the results with a signed receipt. Submission is asynchronous: submit, keep the task_id, poll politely. Free during the pilot.',
+      'and delivers the results with a signed receipt. Submission is asynchronous: submit, keep the task_id, and wait for the result (see waiting) instead of polling. Free during the pilot.',
     protocolVersion: LATEST_PROTOCOL_VERSION,
     remotes: [{ type: 'streamable-http', url: `${base}/mcp` }],
     authentication: { required: false, note: 'No authentication, accounts or tokens; per-client rate limits apply instead.' },
