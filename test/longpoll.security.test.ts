@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { STORES, useTestApp } from './support/app.js';
@@ -46,5 +47,27 @@ describe.each(STORES)('conditional reads and waits, security, on %s', (store) =>
     } finally {
       await client.close();
     }
+  });
+
+  it('releases held MCP calls (tasks/result, check_task_status) whose client goes away', async () => {
+    const id = await submit(t);
+    const bodies = [
+      { jsonrpc: '2.0', id: 1, method: 'tasks/result', params: { taskId: id } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'check_task_status', arguments: { task_id: id, wait_seconds: 50 } } },
+    ];
+    const requests = bodies.map((body) => {
+      const payload = JSON.stringify(body);
+      const request = http.request(`${t.url}/mcp`, {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(payload) },
+      });
+      request.on('error', () => undefined);
+      request.end(payload);
+      return request;
+    });
+    await heldCount(t, 2);
+    for (const request of requests) request.destroy();
+    await expect.poll(() => t.deps.waits.size, { timeout: 3000 }).toBe(0);
   });
 });
