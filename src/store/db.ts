@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient, type SqliteDialectConfig, type SqliteStatement, type Transaction } from 'kysely';
 import pg from 'pg';
 import { StoreFaults, storeFaultReason } from './faults.js';
 import type { Database } from './schema.js';
@@ -23,6 +23,11 @@ export interface Store {
   taskChanges?: { count: number };
   /** Recent store faults (faults.ts), for the health record. */
   faults: StoreFaults;
+  /**
+   * SQLite only: told when a transaction on the one connection ends, after its COMMIT ran
+   * (`true`) or its ROLLBACK (`false`); the change feed holds a transaction's changes until then.
+   */
+  transactionEnd?: Set<(committed: boolean) => void>;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
   /** Throws when the store cannot take a write (disk full, read-only, lost connection). */
@@ -90,13 +95,15 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     database.pragma(`busy_timeout = ${timeoutMs}`);
     database.pragma('foreign_keys = ON');
     const taskChanges = { count: 0 };
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database, taskChanges) }) });
+    const transactionEnd = new Set<(committed: boolean) => void>();
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database, taskChanges, transactionEnd) }) });
     return {
       db,
       dialect: 'sqlite',
       sqlite: database,
       taskChanges,
       faults,
+      transactionEnd,
       ping: async () => {
         await sql`select 1`.execute(db);
       },
@@ -173,7 +180,17 @@ function boundedPool(pool: pg.Pool, bounds: { timeoutMs: number; unbounded: numb
 }
 
 /** Stands in for ROLLBACK when SQLite has already rolled the transaction back (see withStatementCache). */
-const NO_ROLLBACK = { reader: false, run: () => ({ changes: 0, lastInsertRowid: 0 }) } as unknown as SQLite.Statement;
+function alreadyRolledBack(transactionEnd: Set<(committed: boolean) => void>): SqliteStatement {
+  return {
+    reader: false,
+    all: () => [],
+    iterate: () => [][Symbol.iterator](),
+    run: () => {
+      for (const listener of transactionEnd) listener(false);
+      return { changes: 0, lastInsertRowid: 0 };
+    },
+  };
+}
 
 const CHANGES_TASKS = /^\s*(update\s+"tasks"|delete\s+from\s+"tasks")/i;
 
@@ -183,15 +200,30 @@ const CHANGES_TASKS = /^\s*(update\s+"tasks"|delete\s+from\s+"tasks")/i;
  * cached statement is never used by two queries at once. Kysely prepares right before every run,
  * which is where statements that change tasks are counted (see Store.taskChanges).
  */
-function withStatementCache(database: SQLite.Database, taskChanges: { count: number }): SqliteDialectConfig['database'] {
+function withStatementCache(
+  database: SQLite.Database,
+  taskChanges: { count: number },
+  transactionEnd: Set<(committed: boolean) => void>,
+): SqliteDialectConfig['database'] {
   const cache = new Map<string, { statement: SQLite.Statement; changesTasks: boolean }>();
+  const endings = new Map<string, SqliteStatement>();
   return {
     close: () => database.close(),
     prepare: (sqlText: string) => {
       // SQLite rolls a transaction back by itself on SQLITE_FULL or SQLITE_IOERR; Kysely's own
       // ROLLBACK would then fail with "cannot rollback - no transaction is active" and replace the
-      // real error (a full disk would be reported as a bug). Nothing is open: nothing to roll back.
-      if (sqlText === 'rollback' && !database.inTransaction) return NO_ROLLBACK;
+      // real error (a full disk would be reported as a bug). Nothing is open: nothing to roll back,
+      // but the transaction did end (rolled back), which the change feed must hear.
+      if (sqlText === 'rollback' && !database.inTransaction) return alreadyRolledBack(transactionEnd);
+      // Kysely ends every transaction with exactly these statements: report the end once it ran.
+      if (sqlText === 'commit' || sqlText === 'rollback') {
+        let ending = endings.get(sqlText);
+        if (!ending) {
+          ending = endingStatement(database.prepare(sqlText), sqlText === 'commit', transactionEnd);
+          endings.set(sqlText, ending);
+        }
+        return ending;
+      }
       let entry = cache.get(sqlText);
       if (!entry) {
         entry = { statement: database.prepare(sqlText), changesTasks: CHANGES_TASKS.test(sqlText) };
@@ -200,6 +232,23 @@ function withStatementCache(database: SQLite.Database, taskChanges: { count: num
       }
       if (entry.changesTasks) taskChanges.count += 1;
       return entry.statement;
+    },
+  };
+}
+
+function endingStatement(
+  statement: SQLite.Statement,
+  committed: boolean,
+  transactionEnd: Set<(committed: boolean) => void>,
+): SqliteStatement {
+  return {
+    reader: false,
+    all: (parameters) => statement.all(...parameters),
+    iterate: (parameters) => statement.iterate(...parameters),
+    run: (parameters) => {
+      const result = statement.run(...parameters);
+      for (const listener of transactionEnd) listener(committed);
+      return result;
     },
   };
 }
