@@ -3,6 +3,7 @@ import { iso } from './domain/time.js';
 import { startOutboxWorker } from './mail/worker.js';
 import type { ServiceDeps } from './services/deps.js';
 import { sweepExpiredCounters } from './store/counters.js';
+import { startWebhookWorker } from './webhooks/worker.js';
 
 export interface Background {
   stop(): Promise<void>;
@@ -18,6 +19,7 @@ const SWEEP_INTERVAL_MS = 10 * 60_000;
  */
 export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const worker = startOutboxWorker(deps, deps.config.mail);
+  const webhooks = startWebhookWorker(deps);
   const sweep = async () => {
     try {
       await sweepExpiredCounters(deps.store.db, iso(deps.clock.now()));
@@ -34,7 +36,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
     stop() {
       stopping ??= (async () => {
         clearInterval(sweeper);
-        await worker.stop();
+        await Promise.all([worker.stop(), webhooks.stop()]);
       })();
       return stopping;
     },

@@ -1,6 +1,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import type { Limits } from '../config.js';
 import { CatalogEntrySchema } from '../docs/profile.js';
+import { CALLBACK_URL_MAX_CHARS } from './callback-url.js';
 import { ALL_STATUSES, DELIVERY_MODES, SOURCES, TASK_TYPES } from './task.js';
 
 /**
@@ -43,6 +44,15 @@ export function taskInputSchema(limits: Limits) {
       ),
       delivery: Type.Optional(Type.Enum([...DELIVERY_MODES], { description: 'email (default) or status_poll (result in operator_notes; 1 such task per client per day).' })),
       requester: Type.Optional(Type.String({ maxLength: limits.shortTextMax, description: 'Optional self-declared agent, company or system identifier.' })),
+      callback_url: Type.Optional(
+        Type.String({
+          maxLength: CALLBACK_URL_MAX_CHARS,
+          writeOnly: true,
+          description:
+            'Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) ' +
+            'when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.',
+        }),
+      ),
     },
     { description: 'A task request.' },
   );

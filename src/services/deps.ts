@@ -8,6 +8,7 @@ import { loadAdminKeyHash } from '../http/admin-auth.js';
 import { ensureActiveKey } from '../receipts/keys.js';
 import type { Store } from '../store/db.js';
 import { getOrCreateSetting } from '../store/settings.js';
+import { Nudge } from '../webhooks/nudge.js';
 import { createValidators, type Validators } from './validation.js';
 
 /** Everything the service layer needs, built once at start and shared by REST, MCP and web. */
@@ -26,6 +27,8 @@ export interface ServiceDeps {
   /** The deployment profile and services catalog (docs/profile.ts), loaded from config files. */
   profile: Profile;
   catalog: CatalogEntry[];
+  /** Wakes this instance's webhook worker when an event is queued (webhooks/nudge.ts). */
+  webhookNudge: Nudge;
 }
 
 /** Who is calling, whichever door they came in by. */
@@ -54,11 +57,12 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     store,
     clock: options.clock,
     log: options.log,
-    validators: createValidators(config.limits),
+    validators: createValidators(config.limits, { allowPrivateCallbacks: config.webhooks.allowPrivate }),
     secret: Buffer.from(secret, 'base64'),
     version: options.version,
     adminKeyHash,
     profile,
     catalog,
+    webhookNudge: new Nudge(),
   };
 }

@@ -10,6 +10,7 @@ import type { Db } from '../store/db.js';
 import { findTask, statusHistory, type TaskRow } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './deps.js';
 import { toAdminTask } from './operator.js';
+import { enqueueTaskEvent } from './webhooks.js';
 
 /**
  * The operator's PATCH: status transitions (service-spec "States and transitions") and edits of
@@ -121,7 +122,10 @@ export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown)
       const latest = await findTask(trx, taskId);
       throw invalidTransition(latest?.status ?? current.status, patch.status ?? current.status, 'The task changed while this request was being handled (another operator?). Reload it and try again.');
     }
-    if (next.status !== current.status) await outbox.enqueueTaskTransition(trx, deps, next);
+    if (next.status !== current.status) {
+      await outbox.enqueueTaskTransition(trx, deps, next);
+      await enqueueTaskEvent(trx, deps, next);
+    }
     return next;
   });
   if (patch.status !== undefined) deps.log.info({ task_id: taskId, status: updated.status }, 'task transition');
