@@ -1,0 +1,180 @@
+import { createPublicKey, verify as nodeVerify, webcrypto } from 'node:crypto';
+import { importJWK, type JWK } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
+import { waitUntil } from './support/smtp.js';
+import { ACCEPT, WEBHOOK_TEST_ENV, admin, listWebhooks, patchTask, startReceiver, submitWithCallback, waitForEvent, type Receiver } from './webhooks.support.js';
+
+async function jwks(t: TestApp): Promise<JWK[]> {
+  return ((await (await fetch(`${t.url}/.well-known/jwks.json`)).json()) as { keys: JWK[] }).keys;
+}
+
+/** The verification a receiver does with jose (WebCrypto Ed25519), trying every published key. */
+async function verifiesWithJose(keys: JWK[], id: string, timestamp: string, body: string, header: string): Promise<boolean> {
+  const [version, signature] = header.split(',', 2);
+  if (version !== 'v1a' || signature === undefined) return false;
+  for (const jwk of keys) {
+    const key = (await importJWK(jwk, 'EdDSA')) as webcrypto.CryptoKey;
+    if (await webcrypto.subtle.verify('Ed25519', key, Buffer.from(signature, 'base64'), Buffer.from(`${id}.${timestamp}.${body}`))) return true;
+  }
+  return false;
+}
+
+/** The same, independently, with node:crypto alone. */
+function verifiesWithNode(keys: JWK[], id: string, timestamp: string, body: string, header: string): boolean {
+  const signature = Buffer.from(header.slice('v1a,'.length), 'base64');
+  return keys.some((jwk) => nodeVerify(null, Buffer.from(`${id}.${timestamp}.${body}`), createPublicKey({ key: jwk as webcrypto.JsonWebKey, format: 'jwk' }), signature));
+}
+
+describe.each(STORES)('webhooks on %s', (store) => {
+  let receiver: Receiver;
+  let t: TestApp;
+  const clock = new TestClock();
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    t = await startTestApp({ store, clock, background: true, env: WEBHOOK_TEST_ENV });
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  it('posts task.accepted, signed with a published key, carrying the task exactly as GET returns it', async () => {
+    const id = await submitWithCallback(t, `${receiver.url}/ok-accepted`);
+    await patchTask(t, id, ACCEPT);
+    const status = await (await fetch(`${t.url}/api/v1/tasks/${id}`)).text();
+    const [hit] = await waitUntil(() => (receiver.to('/ok-accepted').length > 0 ? receiver.to('/ok-accepted') : undefined), 15_000, 'the webhook');
+    expect(hit!.headers['content-type']).toBe('application/json');
+    const webhookId = String(hit!.headers['webhook-id']);
+    const timestamp = String(hit!.headers['webhook-timestamp']);
+    const signature = String(hit!.headers['webhook-signature']);
+    expect(webhookId).toMatch(/^evt-2030-[0-9a-f]{32}$/);
+    expect(timestamp).toBe(String(Math.floor(clock.now().getTime() / 1000)));
+    expect(signature).toMatch(/^v1a,[A-Za-z0-9+/]+={0,2}$/);
+    const body = JSON.parse(hit!.body) as { type: string; timestamp: string; data: unknown };
+    expect(body.type).toBe('task.accepted');
+    expect(body.timestamp).toBe(clock.now().toISOString());
+    expect(body.data).toEqual(JSON.parse(status));
+    expect(Object.keys(body)).toEqual(['type', 'timestamp', 'data']);
+
+    const keys = await jwks(t);
+    expect(await verifiesWithJose(keys, webhookId, timestamp, hit!.body, signature)).toBe(true);
+    expect(verifiesWithNode(keys, webhookId, timestamp, hit!.body, signature)).toBe(true);
+    // A changed byte, id or timestamp no longer verifies.
+    expect(await verifiesWithJose(keys, webhookId, timestamp, hit!.body.replace('accepted', 'rejected'), signature)).toBe(false);
+    expect(verifiesWithNode(keys, webhookId, String(Number(timestamp) + 1), hit!.body, signature)).toBe(false);
+
+    const [event] = await waitUntil(async () => {
+      const list = await listWebhooks(t, id);
+      return list[0]?.status === 'delivered' ? list : undefined;
+    });
+    expect(event).toMatchObject({ id: webhookId, task_id: id, event: 'task.accepted', target: receiver.url, status: 'delivered', attempts: 1, last_status_code: 204, last_error: null, next_attempt_at: null });
+    expect(event!.attempt_log).toEqual([expect.objectContaining({ attempt: 1, status_code: 204, error: null })]);
+  });
+
+  it('posts task.delivered with the receipt, and task.rejected with the reason', async () => {
+    const delivered = await submitWithCallback(t, `${receiver.url}/ok-delivered`);
+    await patchTask(t, delivered, ACCEPT);
+    await patchTask(t, delivered, { status: 'delivered', operator_notes: 'Open Sundays 8-12.' });
+    const rejected = await submitWithCallback(t, `${receiver.url}/ok-rejected`);
+    await patchTask(t, rejected, { status: 'rejected', operator_notes: 'Outside the service area.' });
+    const hits = await waitUntil(() => (receiver.to('/ok-delivered').length === 2 && receiver.to('/ok-rejected').length === 1 ? true : undefined), 15_000, 'three webhooks');
+    expect(hits).toBe(true);
+    const bodies = receiver.to('/ok-delivered').map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> });
+    const final = bodies.find((b) => b.type === 'task.delivered')!;
+    expect(bodies.map((b) => b.type).sort()).toEqual(['task.accepted', 'task.delivered']);
+    expect(final.data).toEqual(await (await fetch(`${t.url}/api/v1/tasks/${delivered}`)).json());
+    expect(final.data.receipt).toEqual(expect.any(String));
+    const rejection = JSON.parse(receiver.to('/ok-rejected')[0]!.body) as { type: string; data: Record<string, unknown> };
+    expect(rejection.type).toBe('task.rejected');
+    expect(rejection.data).toMatchObject({ task_id: rejected, status: 'rejected', operator_notes: 'Outside the service area.' });
+    // Distinct events have distinct ids.
+    const ids = new Set([...receiver.to('/ok-delivered'), ...receiver.to('/ok-rejected')].map((r) => r.headers['webhook-id']));
+    expect(ids.size).toBe(3);
+  });
+
+  it('retries a failing receiver with backoff, keeping the same webhook-id, until it answers 2xx', async () => {
+    const id = await submitWithCallback(t, `${receiver.url}/fail-2-${store}`);
+    await patchTask(t, id, ACCEPT);
+    const first = await waitForEvent(t, id, 'task.accepted', (w) => w.attempts === 1);
+    expect(first).toMatchObject({ status: 'pending', last_status_code: 500, last_error: 'the receiver answered 500' });
+    // The first retry is due 5 s later (±20 % jitter); nothing is sent before that.
+    const due = Date.parse(first.next_attempt_at!) - clock.now().getTime();
+    expect(due).toBeGreaterThanOrEqual(4000);
+    expect(due).toBeLessThanOrEqual(6000);
+    clock.advance(7000);
+    const second = await waitForEvent(t, id, 'task.accepted', (w) => w.attempts === 2);
+    const secondDue = Date.parse(second.next_attempt_at!) - clock.now().getTime();
+    expect(secondDue).toBeGreaterThanOrEqual(8000);
+    expect(secondDue).toBeLessThanOrEqual(12000);
+    clock.advance(13000);
+    const done = await waitForEvent(t, id, 'task.accepted', (w) => w.status === 'delivered');
+    expect(done.attempt_log.map((a) => a.status_code)).toEqual([500, 500, 200]);
+    const hits = receiver.to(`/fail-2-${store}`);
+    expect(hits).toHaveLength(3);
+    expect(new Set(hits.map((h) => h.headers['webhook-id']))).toEqual(new Set([done.id]));
+    expect(new Set(hits.map((h) => h.body)).size).toBe(1);
+  });
+
+  it('sends nothing for a task without a callback URL', async () => {
+    const res = await fetch(`${t.url}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ task_type: 'ai_output_review', description: 'Review this generated summary for factual errors, please.', delivery: 'status_poll' }),
+    });
+    const { task_id: id } = (await res.json()) as { task_id: string };
+    await patchTask(t, id, ACCEPT);
+    expect(await listWebhooks(t, id)).toEqual([]);
+  });
+
+  it('lets the operator retry a failed event, which is then delivered', async () => {
+    const retry = await startTestApp({ store, clock: new TestClock(), background: true, env: { ...WEBHOOK_TEST_ENV, WEBHOOK_MAX_ATTEMPTS: '1' } });
+    try {
+      const id = await submitWithCallback(retry, `${receiver.url}/fail-1-retry-${store}`);
+      await patchTask(retry, id, ACCEPT);
+      const failed = await waitForEvent(retry, id, 'task.accepted', (w) => w.status === 'failed');
+      expect(failed).toMatchObject({ attempts: 1, last_status_code: 500, next_attempt_at: null });
+      const res = await fetch(`${retry.url}/api/v1/admin/webhooks/${failed.id}/retry`, { method: 'POST', headers: admin });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ id: failed.id, status: 'pending', attempts: 0 });
+      const done = await waitForEvent(retry, id, 'task.accepted', (w) => w.status === 'delivered');
+      expect(done.attempt_log.map((a) => a.status_code)).toEqual([500, 200]);
+      expect(new Set(receiver.to(`/fail-1-retry-${store}`).map((h) => h.headers['webhook-id']))).toEqual(new Set([failed.id]));
+    } finally {
+      await retry.close();
+    }
+  });
+});
+
+describe.runIf(STORES.includes('postgres'))('webhooks with two instances on one PostgreSQL database', () => {
+  let receiver: Receiver;
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    a = await startTestApp({ store: 'postgres', background: true, env: WEBHOOK_TEST_ENV });
+    b = await startTestApp({ shareDatabaseWith: a, background: true, env: WEBHOOK_TEST_ENV });
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+    await receiver.close();
+  });
+
+  it('sends each event exactly once although both workers poll the same outbox', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await submitWithCallback(a, `${receiver.url}/slow-150-twice`));
+    // Accept through both instances, so both nudge their workers and both poll.
+    await Promise.all(ids.map((id, i) => patchTask(i % 2 === 0 ? a : b, id, ACCEPT)));
+    await waitUntil(async () => {
+      const rows = await Promise.all(ids.map((id) => listWebhooks(a, id)));
+      return rows.every((list) => list[0]?.status === 'delivered') ? true : undefined;
+    }, 30_000, 'every event delivered');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const hits = receiver.to('/slow-150-twice');
+    expect(hits).toHaveLength(12);
+    expect(new Set(hits.map((h) => h.headers['webhook-id'])).size).toBe(12);
+    const attempts = await Promise.all(ids.map(async (id) => (await listWebhooks(b, id))[0]!.attempt_log.length));
+    expect(attempts).toEqual(ids.map(() => 1));
+  });
+});
