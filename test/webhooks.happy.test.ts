@@ -1,4 +1,4 @@
-import { createPublicKey, verify as nodeVerify, webcrypto } from 'node:crypto';
+import { createPublicKey, verify as nodeVerify, webcrypto, type JsonWebKey } from 'node:crypto';
 import { importJWK, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
@@ -23,7 +23,7 @@ async function verifiesWithJose(keys: JWK[], id: string, timestamp: string, body
 /** The same, independently, with node:crypto alone. */
 function verifiesWithNode(keys: JWK[], id: string, timestamp: string, body: string, header: string): boolean {
   const signature = Buffer.from(header.slice('v1a,'.length), 'base64');
-  return keys.some((jwk) => nodeVerify(null, Buffer.from(`${id}.${timestamp}.${body}`), createPublicKey({ key: jwk as webcrypto.JsonWebKey, format: 'jwk' }), signature));
+  return keys.some((jwk) => nodeVerify(null, Buffer.from(`${id}.${timestamp}.${body}`), createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }), signature));
 }
 
 describe.each(STORES)('webhooks on %s', (store) => {

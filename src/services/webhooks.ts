@@ -6,6 +6,7 @@ import { toPublicTask, type TaskRow } from '../store/tasks-repo.js';
 import {
   findWebhookEvent,
   insertWebhookEvent,
+  taskWebhooksGone,
   listWebhookAttempts,
   listWebhookEvents,
   requeueWebhookEvent,
@@ -28,6 +29,8 @@ export async function enqueueTaskEvent(db: Db, deps: Pick<ServiceDeps, 'clock' |
   if (task.callback_url === null) return;
   const type = Object.hasOwn(WEBHOOK_EVENTS, task.status) ? WEBHOOK_EVENTS[task.status as keyof typeof WEBHOOK_EVENTS] : undefined;
   if (type === undefined) return;
+  // 410 Gone answers for the task, not one event: its later events are not sent either.
+  if (await taskWebhooksGone(db, task.id)) return;
   const now = deps.clock.now();
   const body = JSON.stringify({ type, timestamp: iso(now), data: toPublicTask(task) });
   await insertWebhookEvent(db, {

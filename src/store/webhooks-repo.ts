@@ -24,6 +24,12 @@ export async function insertWebhookEvent(db: Db, row: Insertable<WebhookOutboxTa
     .execute();
 }
 
+/** Has a receiver of this task answered 410 Gone (it wants no more of this task's events)? */
+export async function taskWebhooksGone(db: Db, taskId: string): Promise<boolean> {
+  const row = await db.selectFrom('webhook_outbox').select('id').where('task_id', '=', taskId).where('status', '=', 'gone').limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Claims up to `limit` due events for `token` until `lockedUntil`. */
 export async function claimDueWebhooks(store: Pick<Store, 'db' | 'dialect'>, token: string, limit: number, at: string, lockedUntil: string): Promise<WebhookEventRow[]> {
   const lease = { locked_until: lockedUntil, claim_token: token };
