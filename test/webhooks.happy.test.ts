@@ -3,6 +3,7 @@ import { importJWK, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
+import { postForm, signIn } from './console.support.js';
 import { ACCEPT, WEBHOOK_TEST_ENV, admin, listWebhooks, patchTask, startReceiver, submitWithCallback, waitForEvent, type Receiver } from './webhooks.support.js';
 
 async function jwks(t: TestApp): Promise<JWK[]> {
@@ -143,6 +144,44 @@ describe.each(STORES)('webhooks on %s', (store) => {
     } finally {
       await retry.close();
     }
+  });
+});
+
+describe.each(STORES)('webhooks in the operator console on %s', (store) => {
+  let receiver: Receiver;
+  let t: TestApp;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    t = await startTestApp({ store, background: true, env: { ...WEBHOOK_TEST_ENV, WEBHOOK_MAX_ATTEMPTS: '1' } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  it('shows each event with its attempts on the task page, and retries it from there', async () => {
+    const id = await submitWithCallback(t, `${receiver.url}/fail-1-console-${store}`);
+    await patchTask(t, id, ACCEPT);
+    const failed = await waitForEvent(t, id, 'task.accepted', (w) => w.status === 'failed');
+    const { cookie, csrf } = await signIn(t);
+    const page = await (await fetch(`${t.url}/operator/tasks/${id}`, { headers: { cookie } })).text();
+    expect(page).toContain('<h2 id="hooks">Webhooks</h2>');
+    expect(page).toContain(`To ${receiver.url}`);
+    expect(page).toContain('task.accepted');
+    expect(page).toContain('failed');
+    expect(page).toContain('Last error: the receiver answered 500');
+    expect(page).toContain(`action="/operator/webhooks/${failed.id}/retry"`);
+    expect(page).not.toContain(`/fail-1-console-${store}`);
+
+    const refused = await postForm(t, `/operator/webhooks/${failed.id}/retry`, {}, cookie);
+    expect(refused.status).toBe(403);
+    const res = await postForm(t, `/operator/webhooks/${failed.id}/retry`, { _csrf: csrf }, cookie);
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe(`/operator/tasks/${id}?done=webhook`);
+    await waitForEvent(t, id, 'task.accepted', (w) => w.status === 'delivered');
+    const after = await (await fetch(`${t.url}/operator/tasks/${id}`, { headers: { cookie } })).text();
+    expect(after).toContain('delivered');
+    expect(after).not.toContain(`action="/operator/webhooks/${failed.id}/retry"`);
   });
 });
 

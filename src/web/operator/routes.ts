@@ -8,6 +8,7 @@ import { countOutbox, listOutbox, OUTBOX_STATUSES, retryOutbox, type OutboxStatu
 import type { ServiceDeps } from '../../services/deps.js';
 import { adminStats, countByStatus, listMessages, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { patchTask } from '../../services/operator-transitions.js';
+import { listWebhooks, retryWebhook } from '../../services/webhooks.js';
 import { html, type SafeHtml } from '../html.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { flash, page, type Section } from './layout.js';
@@ -39,6 +40,7 @@ const DONE: Record<string, string> = {
   added: 'Added to the blocklist.',
   removed: 'Removed from the blocklist.',
   retried: 'Queued again; the worker sends it shortly.',
+  webhook: 'Webhook queued again; the worker sends it shortly.',
 };
 // Pages for people: not part of the OpenAPI description.
 const HIDDEN = { hide: true } as const;
@@ -167,7 +169,8 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
 
     const showTask = async (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200) => {
       const task = await viewTask(deps, taskId);
-      const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: `/tasks?id=${encodeURIComponent(task.task_id)}` });
+      const hooks = await listWebhooks(deps, { taskId: task.task_id });
+      const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: `/tasks?id=${encodeURIComponent(task.task_id)}`, webhooks: hooks });
       return render(reply, session(request), 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
     };
 
@@ -246,6 +249,11 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
       const retried = await retryOutbox(deps, (request.params as { id: string }).id);
       if (!retried) return showOutbox(request, reply, flash('error', 'Only a failed mail can be retried; this one is pending, sent or gone.'), 409);
       return reply.redirect('/operator/outbox?status=pending&done=retried', 303);
+    });
+
+    scope.post('/operator/webhooks/:id/retry', guarded, async (request, reply) => {
+      const event = await retryWebhook(deps, (request.params as { id: string }).id);
+      return reply.redirect(`/operator/tasks/${encodeURIComponent(event.task_id)}?done=webhook`, 303);
     });
 
     scope.get('/operator/stats', guarded, async (request, reply) => {
