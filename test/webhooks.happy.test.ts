@@ -1,10 +1,24 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createPublicKey, verify as nodeVerify, webcrypto, type JsonWebKey } from 'node:crypto';
 import { importJWK, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 import { postForm, signIn } from './console.support.js';
-import { ACCEPT, WEBHOOK_TEST_ENV, admin, listWebhooks, patchTask, startReceiver, submitWithCallback, waitForEvent, type Receiver } from './webhooks.support.js';
+import {
+  ACCEPT,
+  WEBHOOK_TEST_ENV,
+  admin,
+  listWebhooks,
+  patchTask,
+  runVerifyWebhook,
+  startReceiver,
+  submitWithCallback,
+  waitForEvent,
+  type Receiver,
+} from './webhooks.support.js';
 
 async function jwks(t: TestApp): Promise<JWK[]> {
   return ((await (await fetch(`${t.url}/.well-known/jwks.json`)).json()) as { keys: JWK[] }).keys;
@@ -115,6 +129,43 @@ describe.each(STORES)('webhooks on %s', (store) => {
     expect(hits).toHaveLength(3);
     expect(new Set(hits.map((h) => h.headers['webhook-id']))).toEqual(new Set([done.id]));
     expect(new Set(hits.map((h) => h.body)).size).toBe(1);
+  });
+
+  it('verifies a received webhook with npm run verify-webhook (0 valid, 4 tampered, 2 usage)', async () => {
+    const id = await submitWithCallback(t, `${receiver.url}/ok-cli-${store}`);
+    await patchTask(t, id, ACCEPT);
+    const [hit] = await waitUntil(() => (receiver.to(`/ok-cli-${store}`).length > 0 ? receiver.to(`/ok-cli-${store}`) : undefined), 15_000, 'the webhook');
+    const dir = mkdtempSync(path.join(tmpdir(), 'hts-webhook-'));
+    try {
+      const headersFile = path.join(dir, 'headers.txt');
+      const bodyFile = path.join(dir, 'body.json');
+      const jwksFile = path.join(dir, 'jwks.json');
+      writeFileSync(headersFile, `POST /ok-cli HTTP/1.1\n${['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => `${h}: ${String(hit!.headers[h])}`).join('\n')}\n`);
+      writeFileSync(bodyFile, hit!.body);
+      writeFileSync(jwksFile, JSON.stringify({ keys: await jwks(t) }));
+      const viaService = await runVerifyWebhook(['--headers-file', headersFile, '--body-file', bodyFile, '--base-url', t.url]);
+      expect(viaService.code).toBe(0);
+      expect(viaService.stdout).toContain('VALID');
+      expect(viaService.stdout).toContain(`task.accepted for ${id}`);
+      const viaStdin = await runVerifyWebhook(
+        ['--id', String(hit!.headers['webhook-id']), '--timestamp', String(hit!.headers['webhook-timestamp']), '--signature', String(hit!.headers['webhook-signature']), '--jwks-file', jwksFile],
+        hit!.body,
+      );
+      expect(viaStdin.code).toBe(0);
+      const tampered = await runVerifyWebhook(['--headers-file', headersFile, '--jwks-file', jwksFile], hit!.body.replace('"accepted"', '"rejected"'));
+      expect(tampered.code).toBe(4);
+      expect(tampered.stdout).toContain('INVALID');
+      // The clock of the test app is in 2030: a freshness check against the real clock refuses it.
+      const stale = await runVerifyWebhook(['--headers-file', headersFile, '--body-file', bodyFile, '--jwks-file', jwksFile, '--tolerance', '300']);
+      expect(stale.code).toBe(4);
+      const usage = await runVerifyWebhook(['--body-file', bodyFile, '--jwks-file', jwksFile]);
+      expect(usage.code).toBe(2);
+      writeFileSync(jwksFile, '{"keys":[]}');
+      const noKeys = await runVerifyWebhook(['--headers-file', headersFile, '--body-file', bodyFile, '--jwks-file', jwksFile]);
+      expect(noKeys.code).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('sends nothing for a task without a callback URL', async () => {

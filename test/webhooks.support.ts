@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { expect } from 'vitest';
@@ -134,4 +136,16 @@ export function waitForEvent(t: TestApp, taskId: string, event: string, check: (
     timeoutMs,
     `webhook ${event} of ${taskId}`,
   );
+}
+
+/** Runs `npm run verify-webhook` (tsx, as npm does), optionally with a body on stdin. */
+export function runVerifyWebhook(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  // Vite puts its own BASE_URL ('/') into the test process's environment; the CLI must not see it.
+  const { BASE_URL: _vite, ...env } = process.env;
+  return new Promise((resolve) => {
+    const child = execFile(path.resolve('node_modules/.bin/tsx'), ['src/cli/verify-webhook.ts', ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+    child.stdin?.end(stdin ?? '');
+  });
 }
