@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 import { postForm, signIn } from './console.support.js';
+import { connectClient } from './mcp.support.js';
 import {
   ACCEPT,
   WEBHOOK_TEST_ENV,
@@ -233,6 +234,51 @@ describe.each(STORES)('webhooks in the operator console on %s', (store) => {
     const after = await (await fetch(`${t.url}/operator/tasks/${id}`, { headers: { cookie } })).text();
     expect(after).toContain('delivered');
     expect(after).not.toContain(`action="/operator/webhooks/${failed.id}/retry"`);
+  });
+});
+
+describe('webhooks in the documents', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('describes callback_url (write-only) and the webhook as an OpenAPI callbacks object on POST /api/v1/tasks', async () => {
+    const doc: unknown = await (await fetch(`${t.url}/openapi.json`)).json();
+    /** Walks object keys (they contain dots and slashes, so no path string). */
+    const get = (value: unknown, ...keys: string[]): unknown => keys.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], value);
+    const schemas = get(doc, 'components', 'schemas');
+    expect(get(schemas, 'TaskInput', 'properties', 'callback_url')).toMatchObject({ type: 'string', maxLength: 2000, writeOnly: true });
+    expect(get(schemas, 'Task', 'properties', 'callback_url')).toBeUndefined();
+    const callback = get(doc, 'paths', '/api/v1/tasks', 'post', 'callbacks', 'taskEvent', '{$request.body#/callback_url}', 'post');
+    expect((get(callback, 'parameters') as { name: string }[]).map((p) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    expect(get(callback, 'requestBody', 'content', 'application/json', 'schema')).toEqual({ $ref: '#/components/schemas/WebhookEvent' });
+    expect(get(schemas, 'WebhookEvent', 'properties', 'data')).toEqual({ $ref: '#/components/schemas/Task' });
+    expect(get(schemas, 'WebhookEvent', 'properties', 'type', 'enum')).toEqual(['task.accepted', 'task.delivered', 'task.rejected']);
+    expect(Object.keys(get(callback, 'responses') as object).sort()).toEqual(['2XX', '410', 'default']);
+    for (const path of ['/api/v1/admin/webhooks', '/api/v1/admin/webhooks/{id}/retry']) expect(get(doc, 'paths', path)).toBeDefined();
+  });
+
+  it('tells agents about webhooks in llms.txt, api.md, agent.json and the MCP tool description', async () => {
+    const llms = await (await fetch(`${t.url}/llms.txt`)).text();
+    expect(llms).toMatch(/callback_url.*signed POST.*accepted, delivered or rejected/);
+    const api = await (await fetch(`${t.url}/api.md`)).text();
+    expect(api).toContain('## Webhooks');
+    expect(api).toContain('webhook-signature: v1a,');
+    const agent = (await (await fetch(`${t.url}/agent.json`)).json()) as { how_it_works: string[]; task_schema: { properties: Record<string, unknown> } };
+    expect(agent.how_it_works.some((line) => line.includes('callback_url'))).toBe(true);
+    expect(agent.task_schema.properties.callback_url).toBeDefined();
+    const client = await connectClient(t);
+    try {
+      const submit = (await client.listTools()).tools.find((tool) => tool.name === 'submit_human_task')!;
+      expect(submit.description).toMatch(/callback_url \(https\).*accepted, delivered or rejected/);
+      expect(submit.inputSchema.properties!.callback_url).toMatchObject({ type: 'string', maxLength: 2000 });
+    } finally {
+      await client.close();
+    }
   });
 });
 

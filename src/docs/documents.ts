@@ -141,6 +141,8 @@ export function buildManifest(deps: ServiceDeps) {
       `A human reviews it (target: within ${deps.profile.response_target_hours} hours): accepted (with an eta) or rejected (with a reason in operator_notes).`,
       'Accepted tasks are performed and delivered: by e-mail to contact_email (default), or as text in operator_notes when delivery is status_poll. A signed receipt comes with the delivery.',
       'Poll status_url politely (every few minutes at most). Write to the operator with send_message; name the task_id to withdraw a task.',
+      'Or, instead of polling, give callback_url (https) with the task: it receives a signed POST {type, timestamp, data} on task.accepted, task.delivered and task.rejected ' +
+        '(Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature "v1a,<base64 Ed25519>" over "<id>.<timestamp>.<body>", verified with the keys of /.well-known/jwks.json).',
     ],
     endpoints: endpoints(base),
     mcp: mcpBlock(base),

@@ -105,6 +105,16 @@ export const PublicTaskSchema = Type.Object(
 );
 export type PublicTask = Static<typeof PublicTaskSchema>;
 
+/** The body of every webhook POST (contract "Webhooks"). */
+export const WebhookEventSchema = Type.Object(
+  {
+    type: Type.Enum(['task.accepted', 'task.delivered', 'task.rejected'], { description: 'What happened.' }),
+    timestamp: DateTime('When it happened.'),
+    data: PublicTaskSchema,
+  },
+  { description: 'A task event, POSTed to the callback_url with webhook-id, webhook-timestamp and webhook-signature headers.' },
+);
+
 const Warnings = Type.Optional(Type.Array(Type.String(), { description: 'Unknown fields that were ignored.' }));
 
 export const SubmissionResponseSchema = Type.Object({
