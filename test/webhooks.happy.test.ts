@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPublicKey, verify as nodeVerify, webcrypto, type JsonWebKey } from 'node:crypto';
@@ -279,6 +280,68 @@ describe('webhooks in the documents', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+/** The code blocks of one language in docs/webhooks.md. */
+function snippets(language: string): string[] {
+  const text = readFileSync(path.resolve('docs/webhooks.md'), 'utf8');
+  return [...text.matchAll(new RegExp(`\`\`\`${language}\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1] ?? '');
+}
+
+function run(command: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { timeout: 60_000 }, (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }));
+  });
+}
+
+const hasPythonCryptography = async () => (await run('python3', ['-c', 'import cryptography'])).code === 0;
+
+describe('the verification snippets of docs/webhooks.md', () => {
+  let receiver: Receiver;
+  let t: TestApp;
+  let dir: string;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    // The snippets refuse timestamps far from now: this app's clock reads the real time.
+    t = await startTestApp({ clock: new TestClock(new Date()), background: true, env: WEBHOOK_TEST_ENV });
+    dir = mkdtempSync(path.join(tmpdir(), 'hts-snippets-'));
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function receivedWebhook(pathname: string): Promise<{ headers: Record<string, string>; body: string }> {
+    const id = await submitWithCallback(t, `${receiver.url}${pathname}`);
+    await patchTask(t, id, ACCEPT);
+    const [hit] = await waitUntil(() => (receiver.to(pathname).length > 0 ? receiver.to(pathname) : undefined), 15_000, 'the webhook');
+    const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(hit!.headers[h])]));
+    return { headers, body: hit!.body };
+  }
+
+  it('verifies a real webhook with the Node snippet, and refuses a tampered one', async () => {
+    const [code] = snippets('js');
+    const { headers, body } = await receivedWebhook('/ok-snippet-js');
+    const file = path.join(dir, 'verify.mjs');
+    const call = (raw: string) => `console.log(await verifyWebhook(${JSON.stringify(headers)}, ${JSON.stringify(raw)}, ${JSON.stringify(t.url)}));\n`;
+    writeFileSync(file, `${code}\n${call(body)}${call(body.replace('"accepted"', '"rejected"'))}`);
+    const result = await run(process.execPath, [file]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout.trim().split('\n')).toEqual(['true', 'false']);
+  });
+
+  it('verifies a real webhook with the Python snippet (cryptography), and refuses a tampered one', async (context) => {
+    if (!(await hasPythonCryptography())) context.skip();
+    const [code] = snippets('python');
+    const { headers, body } = await receivedWebhook('/ok-snippet-python');
+    const file = path.join(dir, 'verify.py');
+    const call = (raw: string) => `print(verify_webhook(${JSON.stringify(headers)}, ${JSON.stringify(raw)}.encode(), ${JSON.stringify(t.url)}))\n`;
+    writeFileSync(file, `${code}\n${call(body)}${call(body.replace('"accepted"', '"rejected"'))}`);
+    const result = await run('python3', [file]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout.trim().split('\n')).toEqual(['True', 'False']);
   });
 });
 
