@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 import { ACCEPT, WEBHOOK_TEST_ENV, admin, listWebhooks, patchTask, startReceiver, submitWithCallback, waitForEvent, type Receiver } from './webhooks.support.js';
@@ -12,6 +13,17 @@ async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+describe('webhook configuration', () => {
+  it('stops the start with the variable named when a WEBHOOK_ value is bad', () => {
+    expect(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'maybe' })).toThrow('Invalid configuration: WEBHOOK_ALLOW_PRIVATE must be true or false, got "maybe"');
+    expect(() => loadConfig({ WEBHOOK_TIMEOUT_MS: 'ten' })).toThrow(/^Invalid configuration: WEBHOOK_TIMEOUT_MS must be a whole number/);
+    expect(() => loadConfig({ WEBHOOK_MAX_ATTEMPTS: '0' })).toThrow(/^Invalid configuration: WEBHOOK_MAX_ATTEMPTS must be between 1/);
+    expect(() => loadConfig({ WEBHOOK_RETRY_BASE_MS: '-5' })).toThrow(/WEBHOOK_RETRY_BASE_MS/);
+    expect(() => loadConfig({ WEBHOOK_RETRY_MAX_MS: '1.5' })).toThrow(/WEBHOOK_RETRY_MAX_MS/);
+    expect(loadConfig({}).webhooks).toEqual({ allowPrivate: false, retryBaseMs: 5000, retryMaxMs: 3_600_000, maxAttempts: 81, timeoutMs: 10_000 });
+  });
+});
 
 describe.each(STORES)('webhook receivers that misbehave, on %s', (store) => {
   let receiver: Receiver;
@@ -71,6 +83,14 @@ describe.each(STORES)('webhook receivers that misbehave, on %s', (store) => {
     const event = await waitForEvent(t, id, 'task.accepted', (w) => w.status === 'delivered');
     expect(event.attempt_log[0]!.duration_ms).toBeLessThan(2900);
     await waitUntil(() => receiver.openSockets() === 0 || undefined, 5000, 'sockets closed');
+  });
+
+  it('retries a receiver that resets the connection', async () => {
+    const id = await submitWithCallback(t, `${receiver.url}/reset-${store}`);
+    await patchTask(t, id, ACCEPT);
+    const event = await waitForEvent(t, id, 'task.accepted', (w) => w.attempts === 1);
+    expect(event).toMatchObject({ status: 'pending', last_status_code: null });
+    expect(event.last_error).toMatch(/ECONNRESET|socket hang up/);
   });
 
   it('retries after a connection error and records it', async () => {

@@ -30,7 +30,7 @@ export interface Receiver {
  * Paths:
  * - `/ok…` 204; `/fail-N…` 500 for the first N requests to that exact path, then 200;
  * - `/gone…` 410; `/redirect…` 302 to `/ok-redirected`; `/hang…` never answers;
- * - `/huge…` 200 then an endless body; `/slow-<ms>…` 200 after <ms>.
+ * - `/huge…` 200 then an endless body; `/slow-<ms>…` 200 after <ms>; `/reset…` drops the connection.
  */
 export async function startReceiver(): Promise<Receiver> {
   const received: Received[] = [];
@@ -51,6 +51,7 @@ export async function startReceiver(): Promise<Receiver> {
       else if (path.startsWith('/gone')) res.writeHead(410).end();
       else if (path.startsWith('/redirect')) res.writeHead(302, { location: '/ok-redirected' }).end();
       else if (path.startsWith('/hang')) return;
+      else if (path.startsWith('/reset')) req.socket.resetAndDestroy();
       else if (path.startsWith('/huge')) {
         res.writeHead(200, { 'content-type': 'application/octet-stream' });
         const block = Buffer.alloc(64 * 1024, 120);
