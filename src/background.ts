@@ -3,7 +3,7 @@ import { iso } from './domain/time.js';
 import { startOutboxWorker } from './mail/worker.js';
 import type { ServiceDeps } from './services/deps.js';
 import { sweepExpiredCounters } from './store/counters.js';
-import { startWebhookWorker } from './webhooks/worker.js';
+import { startWebhookWorker } from './services/webhook-worker.js';
 
 export interface Background {
   stop(): Promise<void>;

@@ -168,7 +168,8 @@ describe.each(STORES)('webhooks on %s', (store) => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+    // Six runs of the CLI through tsx: slow on a loaded machine.
+  }, 180_000);
 
   it('sends nothing for a task without a callback URL', async () => {
     const res = await fetch(`${t.url}/api/v1/tasks`, {

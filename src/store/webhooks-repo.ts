@@ -90,6 +90,11 @@ export async function finishClaim(db: Db, id: string, token: string, changes: Pa
   return Number(result.numUpdatedRows) > 0;
 }
 
+/** Gives a claimed event back untouched (the worker is stopping before it got to it). */
+export async function releaseWebhookClaim(db: Db, id: string, token: string): Promise<void> {
+  await finishClaim(db, id, token, {});
+}
+
 export async function insertWebhookAttempt(db: Db, attempt: WebhookAttemptRow): Promise<void> {
   await db.insertInto('webhook_attempts').values(attempt).execute();
 }

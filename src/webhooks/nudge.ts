@@ -2,20 +2,21 @@
  * An in-process hint from the code that queues a webhook to this instance's worker, so an event
  * goes out without waiting for the next poll. Only a hint: polling is what makes delivery certain
  * (other instances' rows, restarts, a nudge that arrived before the commit). One per app, built
- * in the composition root.
+ * in the composition root; it is a WakeSource of services/scheduler.ts.
  */
 export class Nudge {
-  private listener: (() => void) | undefined;
+  // Several: each delivery lane of the worker listens.
+  private readonly listeners = new Set<() => void>();
 
-  /** Registers the one listener; returns its removal. */
-  on(listener: () => void): () => void {
-    this.listener = listener;
+  /** Adds a listener; returns its removal. */
+  listen(listener: () => void): () => void {
+    this.listeners.add(listener);
     return () => {
-      if (this.listener === listener) this.listener = undefined;
+      this.listeners.delete(listener);
     };
   }
 
   fire(): void {
-    this.listener?.();
+    for (const listener of this.listeners) listener();
   }
 }
