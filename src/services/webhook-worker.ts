@@ -4,7 +4,7 @@ import { iso } from '../domain/time.js';
 import { claimDueWebhooks, releaseWebhookClaim } from '../store/webhooks-repo.js';
 import { deliverOne, type DeliveryContext } from '../webhooks/deliver.js';
 import { createTargetResolver } from '../webhooks/target.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './context.js';
 import { startScheduler, type Scheduler } from './scheduler.js';
 
 /**

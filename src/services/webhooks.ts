@@ -13,7 +13,7 @@ import {
   type WebhookEventSummary,
   type WebhookStatus,
 } from '../store/webhooks-repo.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './context.js';
 
 /**
  * Webhook events (contract "Webhooks"): queued in the transaction of the status change, with the

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import Type, { type TSchema } from 'typebox';
 import { ErrorSchema } from '../../domain/schemas.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { listWebhooks, retryWebhook, WEBHOOK_LIST_MAX } from '../../services/webhooks.js';
 import { WEBHOOK_STATUSES } from '../../store/webhooks-repo.js';
 import { requireAdmin } from '../admin-auth.js';
