@@ -193,6 +193,8 @@ function addWebhookCallbacks(paths: Record<string, Record<string, Json>>, compon
             'Sent only when the task was submitted with a callback_url. A 2xx answer ends it; 410 Gone stops this and every later event of the task; ' +
             'anything else (another status, no answer within 10 s, a connection error) is retried with exponential backoff and jitter for about 3 days. ' +
             'Redirects are not followed. Verify the signature before acting on it (see /docs/webhooks or `npm run verify-webhook`).',
+          // No credentials are sent: the receiver authenticates the request by its signature.
+          security: [],
           parameters: WEBHOOK_HEADERS.map(([name, description]) => ({ in: 'header', name, required: true, description, schema: { type: 'string' } })),
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookEvent' } } } },
           responses: {
