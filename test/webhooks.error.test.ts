@@ -1,9 +1,9 @@
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
+import { STORES, TestClock, startTestApp, useTestApp } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
-import { ACCEPT, WEBHOOK_TEST_ENV, admin, listWebhooks, patchTask, startReceiver, submitWithCallback, waitForEvent, type Receiver } from './webhooks.support.js';
+import { ACCEPT, WEBHOOK_TEST_ENV, admin, listWebhooks, patchTask, submitWithCallback, useReceiver, waitForEvent } from './webhooks.support.js';
 
 /** A port nothing listens on (bound, then closed). */
 async function closedPort(): Promise<number> {
@@ -26,17 +26,9 @@ describe('webhook configuration', () => {
 });
 
 describe.each(STORES)('webhook receivers that misbehave, on %s', (store) => {
-  let receiver: Receiver;
-  let t: TestApp;
+  const receiver = useReceiver();
   const clock = new TestClock();
-  beforeAll(async () => {
-    receiver = await startReceiver();
-    t = await startTestApp({ store, clock, background: true, env: { ...WEBHOOK_TEST_ENV, WEBHOOK_TIMEOUT_MS: '3000' } });
-  });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-  });
+  const t = useTestApp({ store, clock, background: true, env: { ...WEBHOOK_TEST_ENV, WEBHOOK_TIMEOUT_MS: '3000' } });
 
   it('stops for good when the receiver answers 410 Gone, later events of the task included', async () => {
     const id = await submitWithCallback(t, `${receiver.url}/gone-${store}`);

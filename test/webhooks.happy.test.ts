@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPublicKey, verify as nodeVerify, webcrypto, type JsonWebKey } from 'node:crypto';
 import { importJWK, type JWK } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, TestClock, startTestApp, useSuiteResource, useTestApp, type TestApp } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 import { postForm, signIn } from './console.support.js';
 import { connectClient } from './mcp.support.js';
@@ -16,10 +16,9 @@ import {
   listWebhooks,
   patchTask,
   runVerifyWebhook,
-  startReceiver,
   submitWithCallback,
+  useReceiver,
   waitForEvent,
-  type Receiver,
 } from './webhooks.support.js';
 
 async function jwks(t: TestApp): Promise<JWK[]> {
@@ -44,17 +43,9 @@ function verifiesWithNode(keys: JWK[], id: string, timestamp: string, body: stri
 }
 
 describe.each(STORES)('webhooks on %s', (store) => {
-  let receiver: Receiver;
-  let t: TestApp;
+  const receiver = useReceiver();
   const clock = new TestClock();
-  beforeAll(async () => {
-    receiver = await startReceiver();
-    t = await startTestApp({ store, clock, background: true, env: WEBHOOK_TEST_ENV });
-  });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-  });
+  const t = useTestApp({ store, clock, background: true, env: WEBHOOK_TEST_ENV });
 
   it('posts task.accepted, signed with a published key, carrying the task exactly as GET returns it', async () => {
     const id = await submitWithCallback(t, `${receiver.url}/ok-accepted`);
@@ -202,16 +193,8 @@ describe.each(STORES)('webhooks on %s', (store) => {
 });
 
 describe.each(STORES)('webhooks in the operator console on %s', (store) => {
-  let receiver: Receiver;
-  let t: TestApp;
-  beforeAll(async () => {
-    receiver = await startReceiver();
-    t = await startTestApp({ store, background: true, env: { ...WEBHOOK_TEST_ENV, WEBHOOK_MAX_ATTEMPTS: '1' } });
-  });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-  });
+  const receiver = useReceiver();
+  const t = useTestApp({ store, background: true, env: { ...WEBHOOK_TEST_ENV, WEBHOOK_MAX_ATTEMPTS: '1' } });
 
   it('shows each event with its attempts on the task page, and retries it from there', async () => {
     const id = await submitWithCallback(t, `${receiver.url}/fail-1-console-${store}`);
@@ -240,13 +223,7 @@ describe.each(STORES)('webhooks in the operator console on %s', (store) => {
 });
 
 describe('webhooks in the documents', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp();
 
   it('describes callback_url (write-only) and the webhook as an OpenAPI callbacks object on POST /api/v1/tasks', async () => {
     const doc: unknown = await (await fetch(`${t.url}/openapi.json`)).json();
@@ -299,20 +276,13 @@ function run(command: string, args: string[]): Promise<{ code: number; stdout: s
 const hasPythonCryptography = async () => (await run('python3', ['-c', 'import cryptography'])).code === 0;
 
 describe('the verification snippets of docs/webhooks.md', () => {
-  let receiver: Receiver;
-  let t: TestApp;
-  let dir: string;
-  beforeAll(async () => {
-    receiver = await startReceiver();
-    // The snippets refuse timestamps far from now: this app's clock reads the real time.
-    t = await startTestApp({ clock: new TestClock(new Date()), background: true, env: WEBHOOK_TEST_ENV });
-    dir = mkdtempSync(path.join(tmpdir(), 'hts-snippets-'));
-  });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const receiver = useReceiver();
+  // The snippets refuse timestamps far from now: this app's clock reads the real time.
+  const t = useTestApp({ clock: new TestClock(new Date()), background: true, env: WEBHOOK_TEST_ENV });
+  const dir = useSuiteResource(
+    async () => ({ path: mkdtempSync(path.join(tmpdir(), 'hts-snippets-')) }),
+    async (d) => rmSync(d.path, { recursive: true, force: true }),
+  );
 
   async function receivedWebhook(pathname: string): Promise<{ headers: Record<string, string>; body: string }> {
     const id = await submitWithCallback(t, `${receiver.url}${pathname}`);
@@ -325,7 +295,7 @@ describe('the verification snippets of docs/webhooks.md', () => {
   it('verifies a real webhook with the Node snippet, and refuses a tampered one', async () => {
     const [code] = snippets('js');
     const { headers, body } = await receivedWebhook('/ok-snippet-js');
-    const file = path.join(dir, 'verify.mjs');
+    const file = path.join(dir.path, 'verify.mjs');
     const call = (raw: string) => `console.log(await verifyWebhook(${JSON.stringify(headers)}, ${JSON.stringify(raw)}, ${JSON.stringify(t.url)}));\n`;
     writeFileSync(file, `${code}\n${call(body)}${call(body.replace('"accepted"', '"rejected"'))}`);
     const result = await run(process.execPath, [file]);
@@ -337,7 +307,7 @@ describe('the verification snippets of docs/webhooks.md', () => {
     if (!(await hasPythonCryptography())) context.skip();
     const [code] = snippets('python');
     const { headers, body } = await receivedWebhook('/ok-snippet-python');
-    const file = path.join(dir, 'verify.py');
+    const file = path.join(dir.path, 'verify.py');
     const call = (raw: string) => `print(verify_webhook(${JSON.stringify(headers)}, ${JSON.stringify(raw)}.encode(), ${JSON.stringify(t.url)}))\n`;
     writeFileSync(file, `${code}\n${call(body)}${call(body.replace('"accepted"', '"rejected"'))}`);
     const result = await run('python3', [file]);
@@ -347,19 +317,9 @@ describe('the verification snippets of docs/webhooks.md', () => {
 });
 
 describe.runIf(STORES.includes('postgres'))('webhooks with two instances on one PostgreSQL database', () => {
-  let receiver: Receiver;
-  let a: TestApp;
-  let b: TestApp;
-  beforeAll(async () => {
-    receiver = await startReceiver();
-    a = await startTestApp({ store: 'postgres', background: true, env: WEBHOOK_TEST_ENV });
-    b = await startTestApp({ shareDatabaseWith: a, background: true, env: WEBHOOK_TEST_ENV });
-  });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-    await receiver.close();
-  });
+  const receiver = useReceiver();
+  const a = useTestApp({ store: 'postgres', background: true, env: WEBHOOK_TEST_ENV });
+  const b = useTestApp(() => ({ shareDatabaseWith: a, background: true, env: WEBHOOK_TEST_ENV }));
 
   it('sends each event exactly once although both workers poll the same outbox', async () => {
     const ids: string[] = [];

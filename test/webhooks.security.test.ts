@@ -1,10 +1,10 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { callbackUrlProblem } from '../src/domain/callback-url.js';
 import { isPublicAddress } from '../src/domain/addresses.js';
-import { STORES, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, postJson, useSuiteResource, useTestApp, validTask } from './support/app.js';
 import { call, connectClient } from './mcp.support.js';
-import { ACCEPT, WEBHOOK_TEST_ENV, listWebhooks, patchTask, startReceiver, submitWithCallback, waitForEvent, type Receiver } from './webhooks.support.js';
+import { ACCEPT, WEBHOOK_TEST_ENV, listWebhooks, patchTask, submitWithCallback, useReceiver, waitForEvent } from './webhooks.support.js';
 
 /** Every form of a non-public host an agent could write, and what the refusal must say. */
 const PRIVATE_TARGETS = [
@@ -68,16 +68,8 @@ describe('the address rules (pure)', () => {
 });
 
 describe.each(STORES)('callback_url at submission on %s (guard on)', (store) => {
-  let t: TestApp;
-  let client: Client;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-    client = await connectClient(t);
-  });
-  afterAll(async () => {
-    await client.close();
-    await t.close();
-  });
+  const t = useTestApp({ store });
+  const client = useSuiteResource<Client>(() => connectClient(t), (c) => c.close());
 
   it('refuses every private, loopback or reserved host form with 422 naming callback_url, through REST and MCP alike', async () => {
     for (const target of PRIVATE_TARGETS) {
@@ -153,20 +145,10 @@ describe.each(STORES)('callback_url at submission on %s (guard on)', (store) => 
 });
 
 describe.each(STORES)('the SSRF guard at delivery on %s', (store) => {
-  let receiver: Receiver;
-  let guarded: TestApp;
-  let open: TestApp;
-  beforeAll(async () => {
-    receiver = await startReceiver();
-    // Guard on, but a short timeout and a fast poll; names resolve through the test DNS server.
-    guarded = await startTestApp({ store, background: true, env: { MAIL_POLL_MS: '50', WEBHOOK_TIMEOUT_MS: '3000' } });
-    open = await startTestApp({ store, background: true, env: WEBHOOK_TEST_ENV });
-  });
-  afterAll(async () => {
-    await guarded.close();
-    await open.close();
-    await receiver.close();
-  });
+  const receiver = useReceiver();
+  // Guard on, but a short timeout and a fast poll; names resolve through the test DNS server.
+  const guarded = useTestApp({ store, background: true, env: { MAIL_POLL_MS: '50', WEBHOOK_TIMEOUT_MS: '3000' } });
+  const open = useTestApp({ store, background: true, env: WEBHOOK_TEST_ENV });
 
   it('refuses a name that resolves to a private or loopback address, and sends nothing', async () => {
     for (const host of ['ip-10-1-2-3.hooks.example-agent.dev', 'ip-127-0-0-1.hooks.example-agent.dev', 'ip-169-254-169-254.hooks.example-agent.dev']) {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { expect } from 'vitest';
-import { TEST_ADMIN_KEY, postJson, validTask, type TestApp } from './support/app.js';
+import { TEST_ADMIN_KEY, postJson, useSuiteResource, validTask, type TestApp } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 
 /** A real webhook receiver on loopback (node:http) whose behaviour is chosen by the request path. */
@@ -79,6 +79,11 @@ export async function startReceiver(): Promise<Receiver> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A receiver for the whole suite (started in beforeAll, closed in afterAll). */
+export function useReceiver(): Receiver {
+  return useSuiteResource(startReceiver, (receiver) => receiver.close());
 }
 
 /** Environment for an app that sends webhooks to a loopback receiver quickly. */
