@@ -113,6 +113,7 @@ export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown)
       await outbox.enqueueTaskTransition(trx, deps, next);
       await enqueueTaskEvent(trx, deps, next);
     }
+    await deps.changes.publish({ kind: 'task', taskId }, trx);
     return next;
   });
   if (patch.status !== undefined) deps.log.info({ task_id: taskId, status: updated.status }, 'task transition');
