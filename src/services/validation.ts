@@ -3,6 +3,7 @@ import { Settings } from 'typebox/system';
 import type { TObject } from 'typebox';
 import type { Limits } from '../config.js';
 import { bodyGuardError } from '../domain/body-guard.js';
+import { callbackUrlProblem } from '../domain/callback-url.js';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { messageInputSchema, taskInputSchema, type MessageInput, type TaskInput } from '../domain/schemas.js';
 import { parseDateTime } from '../domain/time.js';
@@ -139,7 +140,12 @@ export interface Validators {
   message(raw: unknown): Checked<MessageInput>;
 }
 
-export function createValidators(limits: Limits): Validators {
+export interface ValidatorOptions {
+  /** WEBHOOK_ALLOW_PRIVATE: callback URLs may be http:// and point at private addresses. */
+  allowPrivateCallbacks: boolean;
+}
+
+export function createValidators(limits: Limits, options: ValidatorOptions = { allowPrivateCallbacks: false }): Validators {
   const checkTask = schemaChecker<TaskInput>(taskInputSchema(limits));
   const checkMessage = schemaChecker<MessageInput>(messageInputSchema(limits));
   return {
@@ -154,6 +160,10 @@ export function createValidators(limits: Limits): Validators {
         if (!fieldErrors.some((e) => e.startsWith('description'))) {
           fieldErrors.push(`description must be between ${limits.descriptionMin} and ${limits.descriptionMax} characters`);
         }
+      }
+      if (typeof value.callback_url === 'string' && !fieldErrors.some((e) => e.startsWith('callback_url'))) {
+        const problem = callbackUrlProblem(value.callback_url, options.allowPrivateCallbacks);
+        if (problem !== null) fieldErrors.push(`callback_url ${problem}`);
       }
       if ((value.delivery ?? 'email') === 'email' && value.contact_email === undefined && !fieldErrors.some((e) => e.startsWith('contact_email'))) {
         fieldErrors.push('contact_email is required unless delivery is "status_poll"');
