@@ -7,6 +7,7 @@ import { installErrorHandler } from './http/errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
 import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
+import { registerAttachmentRoutes } from './http/routes/attachments.js';
 import { registerBlocklistRoutes } from './http/routes/admin-blocklist.js';
 import { registerOutboxRoutes } from './http/routes/admin-outbox.js';
 import { registerPublicRoutes } from './http/routes/public.js';
@@ -57,6 +58,7 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
   registerAbuseHooks(app, deps);
   registerPublicRoutes(app, deps);
   await registerAdminRoutes(app, deps);
+  await registerAttachmentRoutes(app, deps);
   await registerBlocklistRoutes(app, deps);
   await registerOutboxRoutes(app, deps);
   await registerMcp(app, deps);

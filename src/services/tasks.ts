@@ -26,6 +26,11 @@ export function statusPageUrl(deps: ServiceDeps, taskId: string): string {
   return `${deps.config.baseUrl}/tasks?id=${taskId}`;
 }
 
+/** Where anyone holding the task id downloads a delivered file (contract "Evidence"). */
+export function attachmentUrl(deps: ServiceDeps, taskId: string, attachmentId: string): string {
+  return `${deps.config.baseUrl}/api/v1/tasks/${taskId}/attachments/${attachmentId}`;
+}
+
 /** The key duplicate detection compares: task type plus the normalized description. */
 export function dedupeKey(input: Pick<TaskInput, 'task_type' | 'description'>): string {
   return sha256Hex(`${input.task_type}\n${normalizeDescription(input.description)}`);
@@ -90,6 +95,7 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
     receipt_issued_at: null,
     request_sha256: sha256Hex(requestJson),
     request_json: requestJson,
+    attachments: null,
   };
   const body: SubmissionResponse = {
     task_id: taskId,
