@@ -5,6 +5,7 @@ import type { MailSettings } from '../config.js';
 import { iso, nextUtcMidnight, utcDay } from '../domain/time.js';
 import type { ServiceDeps } from '../services/deps.js';
 import { incrementCounter } from '../store/counters.js';
+import { loadMailAttachments } from './attachments.js';
 import { describeSendError, isPermanentRejection, logSafeError, responseCodeOf } from './errors.js';
 import { claimDue, markFailed, markSent, postpone, release, scheduleRetry, type OutboxRow } from './queue.js';
 import { headerText, isSafeAddress, maskAddress } from './sanitize.js';
@@ -111,6 +112,7 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
     }
     try {
       if (!isSafeAddress(row.recipient)) throw new Error('recipient is not a plain e-mail address');
+      const attachments = row.kind === 'task_delivered' && row.task_id !== null ? await loadMailAttachments(deps.store.db, row.task_id) : [];
       await transport.send({
         id: row.id,
         kind: row.kind,
@@ -121,6 +123,7 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
         text: row.text_body,
         html: row.html_body,
         createdAt: row.created_at,
+        attachments,
       });
     } catch (error) {
       await refundEmailCap(takenAt);

@@ -99,7 +99,8 @@ export function buildTools(deps: ServiceDeps): Tool[] {
       description:
         'Look up a task you submitted, by the task_id submit_human_task returned. Returns the task: status (submitted, then accepted and delivered, ' +
         'or rejected), status_history, eta once accepted, operator_notes (for delivery "status_poll" the deliverable itself; for a rejection the reason), ' +
-        'and once delivered a signed receipt (EdDSA JWS) with deliverable_sha256. ' +
+        'and once delivered a signed receipt (EdDSA JWS) with deliverable_sha256, and attachments: the delivered files (photos, videos, documents), ' +
+        'each with name, media_type, size, sha256 and a download url (no bytes inline; the receipt signs every sha256, so a downloaded file is checked by hashing it). ' +
         `Poll politely: a person does the work, so check no more often than every few minutes (every 15-30 minutes is plenty; the review target is ${hours} hours). ` +
         `Stop polling once the status is delivered or rejected — both are final. The same data is at status_url (GET ${base}/api/v1/tasks/{task_id}). ` +
         'Refused: an unknown task_id (task_not_found). Read-only.',
