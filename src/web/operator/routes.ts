@@ -15,6 +15,8 @@ import { csrfMatches, endSession, readSession, startSession, type Session } from
 import { blocklistView, loginView, messagesView, outboxView, statsView, type BlocklistForm } from './views/lists.js';
 import { queueView } from './views/queue.js';
 import { taskView } from './views/task.js';
+import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
+import { operatorAttachments } from '../../services/attachments.js';
 
 /**
  * The operator console at /operator: server-rendered pages over the same services as the admin
@@ -29,7 +31,8 @@ declare module 'fastify' {
   }
 }
 
-const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+// connect-src 'self': the file upload is an XHR to the console itself.
+const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const DONE: Record<string, string> = {
   accepted: 'Task accepted. The requester sees the ETA.',
   delivered: 'Delivered. The receipt is signed and published with the task.',
@@ -39,6 +42,7 @@ const DONE: Record<string, string> = {
   added: 'Added to the blocklist.',
   removed: 'Removed from the blocklist.',
   retried: 'Queued again; the worker sends it shortly.',
+  file_removed: 'File removed.',
 };
 // Pages for people: not part of the OpenAPI description.
 const HIDDEN = { hide: true } as const;
@@ -122,6 +126,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
       return request.operatorSession;
     };
     const guarded = { preHandler: requireSession, config: { kind: 'admin' as const }, schema: HIDDEN };
+    registerConsoleAttachmentRoutes(scope, deps, { preHandler: requireSession });
 
     scope.get('/operator/assets/console.css', { config: { kind: 'none' }, schema: HIDDEN }, async (_request, reply) =>
       reply.header('Cache-Control', 'no-cache').type('text/css; charset=utf-8').send(CONSOLE_CSS),
@@ -167,7 +172,9 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
 
     const showTask = async (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200) => {
       const task = await viewTask(deps, taskId);
-      const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: `/tasks?id=${encodeURIComponent(task.task_id)}` });
+      const files = await operatorAttachments(deps, task.task_id);
+      const limits = { maxPerTask: deps.config.attachments.maxPerTask, maxBytes: deps.config.attachments.maxBytes };
+      const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: `/tasks?id=${encodeURIComponent(task.task_id)}`, files, limits });
       return render(reply, session(request), 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
     };
 
