@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { AppError } from '../domain/errors.js';
 import type { UploadInput } from '../services/attachments.js';
@@ -26,6 +26,19 @@ export function acceptRawBodies(scope: FastifyInstance): void {
   scope.addContentTypeParser('*', (_request: FastifyRequest, payload: IncomingMessage, done: (error: Error | null, body?: unknown) => void) => {
     done(null, new RawUpload(payload));
   });
+}
+
+/**
+ * Runs an upload; on any refusal the connection closes after the answer, so the unread rest of
+ * the body is dropped rather than read (a 413 must not cost the whole oversized upload).
+ */
+export async function withUpload<T>(request: FastifyRequest, reply: FastifyReply, run: (input: UploadInput) => Promise<T>): Promise<T> {
+  try {
+    return await run(uploadFrom(request));
+  } catch (error) {
+    if (!request.raw.complete) reply.header('Connection', 'close');
+    throw error;
+  }
 }
 
 /** The upload of a request: its stream and the headers describing the file. */

@@ -91,11 +91,13 @@ async function assertRoom(db: Db, deps: ServiceDeps, taskId: string): Promise<vo
 /** Reads the body, counting; throws 413 as soon as it passes `max` (and stops reading). */
 async function* limited(body: Readable, max: number, onTooLarge: () => AppError): AsyncGenerator<Buffer, void, undefined> {
   let total = 0;
-  for await (const chunk of body) {
+  // Stopping early must not destroy the request: the refusal still has to reach the client
+  // (the adapter closes the connection after answering, so the rest is never read).
+  for await (const chunk of body.iterator({ destroyOnReturn: false })) {
     const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
     total += buffer.length;
     if (total > max) {
-      body.destroy();
+      body.pause();
       throw onTooLarge();
     }
     yield buffer;
@@ -124,10 +126,7 @@ export async function uploadAttachment(deps: ServiceDeps, taskId: string, input:
   const max = deps.config.attachments.maxBytes;
   const task = await openTask(db, deps, taskId, 'attached');
   await assertRoom(db, deps, taskId);
-  if (input.contentLength !== undefined && input.contentLength > max) {
-    input.body.destroy();
-    throw tooLarge(deps);
-  }
+  if (input.contentLength !== undefined && input.contentLength > max) throw tooLarge(deps);
   const now = deps.clock.now();
   const keyBase = `${iso(now)}-${randomBytes(8).toString('hex')}`;
   const keys: string[] = [uploadKey(keyBase, 'f'), uploadKey(keyBase, 't')];
@@ -161,7 +160,6 @@ export async function uploadAttachment(deps: ServiceDeps, taskId: string, input:
   } catch (error) {
     // An interrupted or refused upload leaves nothing: its chunks go (finished blobs are untouched).
     for (const key of keys) await deleteChunks(db, key).catch(() => undefined);
-    if (!input.body.destroyed) input.body.resume();
     throw error;
   }
 }

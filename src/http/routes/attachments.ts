@@ -6,7 +6,7 @@ import { openFile, thumbnail } from '../../services/attachment-files.js';
 import { operatorAttachments, removeAttachment, uploadAttachment } from '../../services/attachments.js';
 import { requireAdmin } from '../admin-auth.js';
 import { downloadHeaders, sendStoredFile } from '../file-reply.js';
-import { acceptRawBodies, uploadFrom } from '../raw-upload.js';
+import { acceptRawBodies, withUpload } from '../raw-upload.js';
 
 /**
  * Evidence files (contract "Evidence: attachments in deliverables"): the operator's upload, list
@@ -67,7 +67,7 @@ export async function registerAttachmentRoutes(app: FastifyInstance, deps: Servi
       },
       async (request, reply) => {
         const { task_id } = request.params as { task_id: string };
-        const created = await uploadAttachment(deps, task_id, uploadFrom(request));
+        const created = await withUpload(request, reply, (input) => uploadAttachment(deps, task_id, input));
         return reply.code(201).send(created);
       },
     );

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError, isAppError } from '../../domain/errors.js';
 import { downloadHeaders, sendStoredFile } from '../../http/file-reply.js';
-import { acceptRawBodies, uploadFrom } from '../../http/raw-upload.js';
+import { acceptRawBodies, withUpload } from '../../http/raw-upload.js';
 import { openFile, thumbnail } from '../../services/attachment-files.js';
 import { removeAttachment, uploadAttachment } from '../../services/attachments.js';
 import type { ServiceDeps } from '../../services/deps.js';
@@ -35,7 +35,7 @@ export function registerConsoleAttachmentRoutes(scope: FastifyInstance, deps: Se
         throw new AppError('unauthorized', 'This page has expired or did not come from the console. Reload it and try again.');
       }
       const { task_id } = request.params as { task_id: string };
-      return reply.code(201).send(await uploadAttachment(deps, task_id, uploadFrom(request)));
+      return reply.code(201).send(await withUpload(request, reply, (input) => uploadAttachment(deps, task_id, input)));
     });
   });
 
