@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentDisposition, dispositionFileName, safeFileName } from '../src/domain/attachments.js';
 import { STORES, startTestApp, type TestApp } from './support/app.js';
 import { patchOk, taskIn, type Json } from './operator.support.js';
-import { sha256Hex, upload, uploadOk } from './attachments.support.js';
+import { sha256Hex, uploadOk } from './attachments.support.js';
 
 describe('safe file names', () => {
   it.each([
