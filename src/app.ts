@@ -18,6 +18,8 @@ import { registerOperatorConsole } from './web/operator.js';
 import { registerPages } from './web/pages.js';
 
 const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id'];
+// What a browser client needs to check a downloaded file and resume it (attachments).
+const FILE_HEADERS = ['ETag', 'Content-Disposition', 'Content-Digest', 'Repr-Digest', 'Content-Range', 'Accept-Ranges'];
 
 /**
  * Builds the whole application from its dependencies, with no side effects: no listening, no
@@ -47,8 +49,8 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['Content-Type', 'Idempotency-Key', 'Authorization', 'Accept', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'X-Request-Id'],
-    exposedHeaders: EXPOSED_HEADERS,
+    allowedHeaders: ['Content-Type', 'Idempotency-Key', 'Authorization', 'Accept', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'X-Request-Id', 'Range', 'If-Range', 'If-None-Match', 'Content-Disposition'],
+    exposedHeaders: [...EXPOSED_HEADERS, ...FILE_HEADERS],
     maxAge: 86400,
     strictPreflight: false,
   });

@@ -157,6 +157,12 @@ describe.each(STORES)('attachments on %s', (store) => {
 
     const cached = await fetch(url, { headers: { 'if-none-match': `"${String(info.sha256)}"` } });
     expect(cached.status).toBe(304);
+
+    // A browser agent on another origin can read what it needs to check and resume the file.
+    const cors = await fetch(url, { headers: { origin: 'https://agent.example', range: 'bytes=0-9' } });
+    expect(cors.headers.get('access-control-allow-origin')).toBe('*');
+    for (const name of ['ETag', 'Content-Digest', 'Content-Range', 'Content-Disposition']) expect(cors.headers.get('access-control-expose-headers')).toContain(name);
+    await cors.arrayBuffer();
   });
 
   it('lets the operator remove a file before delivery; it is not delivered', async () => {
