@@ -132,6 +132,37 @@ describe.each(STORES)('attachment errors on %s', (store) => {
     expect(list.attachments).toEqual([]);
   });
 
+  it('refuses an upload still streaming when the task is delivered, and keeps nothing of it', async () => {
+    const id = await taskIn(t, 'accepted', { location_required: false });
+    const before = await storedRows(t);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new Uint8Array(270_000).fill(5));
+        await gate;
+        controller.enqueue(new Uint8Array(10));
+        controller.close();
+      },
+    });
+    const pending = fetch(`${t.url}/api/v1/admin/tasks/${id}/attachments`, {
+      method: 'POST',
+      headers: { ...ADMIN, 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="slow.bin"' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const delivered = await patchOk(t, id, { status: 'delivered', operator_notes: 'Delivered while a file was still uploading.' });
+    expect(delivered.attachments).toEqual([]);
+    release();
+    const res = await pending;
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as Json).error).toBe('invalid_transition');
+    expect(await storedRows(t)).toEqual(before);
+  });
+
   it('needs the operator key to upload, list or remove', async () => {
     const id = await taskIn(t, 'accepted', { location_required: false });
     const res = await fetch(`${t.url}/api/v1/admin/tasks/${id}/attachments`, { method: 'POST', headers: { 'content-type': 'image/jpeg' }, body: new Uint8Array(await photoWithGps()) });

@@ -3,7 +3,8 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES, startTestApp, type TestApp } from './support/app.js';
 import { adminGet, patchOk, taskIn, type Json } from './operator.support.js';
-import { hasGps, photoWithGps, pngImage, sha256Hex, uploadOk } from './attachments.support.js';
+import { deleteAttachmentsOfTask } from '../src/store/attachments-repo.js';
+import { hasGps, photoWithGps, pngImage, sha256Hex, storedRows, uploadOk } from './attachments.support.js';
 
 describe.each(STORES)('attachments on %s', (store) => {
   let t: TestApp;
@@ -185,5 +186,25 @@ describe.each(STORES)('attachments on %s', (store) => {
     expect(a.sha256).toBe(b.sha256);
     const blobs = await t.store.db.selectFrom('attachment_blobs').select('sha256').where('sha256', '=', String(a.sha256)).execute();
     expect(blobs).toHaveLength(1);
+  });
+
+  it('erases the files of a task for retention, keeping blobs another task still uses', async () => {
+    const one = await taskIn(t, 'accepted', { location_required: false });
+    const two = await taskIn(t, 'accepted', { location_required: false });
+    const shared = randomBytes(1000);
+    const photo = await uploadOk(t, one, await photoWithGps(), { type: 'image/jpeg', name: 'p.jpg' });
+    await uploadOk(t, one, shared, { name: 'shared.bin' });
+    const kept = await uploadOk(t, two, shared, { name: 'shared-too.bin' });
+    await patchOk(t, one, { status: 'delivered', operator_notes: 'Files.' });
+    const before = await storedRows(t);
+
+    expect(await t.store.db.transaction().execute((trx) => deleteAttachmentsOfTask(trx, one))).toBe(2);
+    const after = await storedRows(t);
+    expect(after.attachments).toBe(before.attachments - 2);
+    // The photo and its thumbnail went; the shared content stayed for the other task.
+    expect(after.blobs).toBe(before.blobs - 2);
+    const blobs = await t.store.db.selectFrom('attachment_blobs').select('sha256').where('sha256', 'in', [String(photo.sha256), String(kept.sha256)]).execute();
+    expect(blobs.map((b) => b.sha256)).toEqual([String(kept.sha256)]);
+    expect((await fetch(`${t.url}/api/v1/tasks/${one}/attachments/${String(photo.attachment_id)}`)).status).toBe(404);
   });
 });
