@@ -192,7 +192,7 @@ describe.each(STORES)('attachments on %s', (store) => {
     const one = await taskIn(t, 'accepted', { location_required: false });
     const two = await taskIn(t, 'accepted', { location_required: false });
     const shared = randomBytes(1000);
-    const photo = await uploadOk(t, one, await photoWithGps(), { type: 'image/jpeg', name: 'p.jpg' });
+    const photo = await uploadOk(t, one, await photoWithGps(72, 52), { type: 'image/jpeg', name: 'p.jpg' });
     await uploadOk(t, one, shared, { name: 'shared.bin' });
     const kept = await uploadOk(t, two, shared, { name: 'shared-too.bin' });
     await patchOk(t, one, { status: 'delivered', operator_notes: 'Files.' });
