@@ -1,26 +1,22 @@
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './support/browser.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, startTestApp, type TestApp } from './support/app.js';
+import { useBrowser } from './support/browser.js';
+import { STORES, TEST_ADMIN_KEY, TestClock, useTestApp } from './support/app.js';
 import { patchOk, submit, type Json } from './operator.support.js';
 import { photoWithGps, sha256Hex } from './attachments.support.js';
 
 describe.each(STORES)('evidence files in the console, on a phone, on %s', (store) => {
-  let t: TestApp;
-  let browser: Browser;
+  const t = useTestApp({ store, clock: new TestClock(new Date()) });
+  const browser = useBrowser();
   let dir: string;
-  beforeAll(async () => {
-    t = await startTestApp({ store, clock: new TestClock(new Date()) });
-    browser = await launchBrowser();
+  beforeAll(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'hts-pick-'));
   });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
+  afterAll(() => {
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -39,7 +35,9 @@ describe.each(STORES)('evidence files in the console, on a phone, on %s', (store
     const id = await submit(t, { location_required: false, output_format: 'text_report_with_photos' });
     await patchOk(t, id, { status: 'accepted' });
     const photo = await photoWithGps(320, 240);
-    const second = await sharp({ create: { width: 200, height: 200, channels: 3, background: '#20a040' } }).png().toBuffer();
+    const second = await sharp({ create: { width: 200, height: 200, channels: 3, background: '#20a040' } })
+      .png()
+      .toBuffer();
     writeFileSync(path.join(dir, 'IMG_0042.jpg'), photo);
     writeFileSync(path.join(dir, 'shelf.png'), second);
     writeFileSync(path.join(dir, 'notes été.txt'), 'Shelf 3 is empty.');

@@ -1,19 +1,13 @@
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, startTestApp, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, useTestApp } from './support/app.js';
 import { ADMIN, patchOk, taskIn, type Json } from './operator.support.js';
 import { photoWithGps, storedRows, upload, uploadOk } from './attachments.support.js';
 
 const MAX = 300_000;
 
 describe.each(STORES)('attachment errors on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store, env: { ATTACHMENT_MAX_BYTES: String(MAX), ATTACHMENTS_MAX_PER_TASK: '3' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, env: { ATTACHMENT_MAX_BYTES: String(MAX), ATTACHMENTS_MAX_PER_TASK: '3' } });
 
   it('refuses a file over ATTACHMENT_MAX_BYTES with 413, and keeps nothing of it', async () => {
     const id = await taskIn(t, 'accepted', { location_required: false });
@@ -100,7 +94,13 @@ describe.each(STORES)('attachment errors on %s', (store) => {
 
   it('refuses a HEIC photo this server cannot decode (its GPS could not be removed) with 415', async () => {
     const id = await taskIn(t, 'accepted', { location_required: false });
-    const heic = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypheic'), Buffer.from([0, 0, 0, 0]), Buffer.from('mif1heic'), Buffer.alloc(500, 1)]);
+    const heic = Buffer.concat([
+      Buffer.from([0, 0, 0, 0x18]),
+      Buffer.from('ftypheic'),
+      Buffer.from([0, 0, 0, 0]),
+      Buffer.from('mif1heic'),
+      Buffer.alloc(500, 1),
+    ]);
     const res = await upload(t, id, heic, { type: 'image/heic', name: 'IMG_1234.HEIC' });
     expect(res.status).toBe(415);
     expect(((await res.json()) as Json).message).toMatch(/HEIC/);
@@ -165,7 +165,11 @@ describe.each(STORES)('attachment errors on %s', (store) => {
 
   it('needs the operator key to upload, list or remove', async () => {
     const id = await taskIn(t, 'accepted', { location_required: false });
-    const res = await fetch(`${t.url}/api/v1/admin/tasks/${id}/attachments`, { method: 'POST', headers: { 'content-type': 'image/jpeg' }, body: new Uint8Array(await photoWithGps()) });
+    const res = await fetch(`${t.url}/api/v1/admin/tasks/${id}/attachments`, {
+      method: 'POST',
+      headers: { 'content-type': 'image/jpeg' },
+      body: new Uint8Array(await photoWithGps()),
+    });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBeNull();
     expect((await fetch(`${t.url}/api/v1/admin/tasks/${id}/attachments`)).status).toBe(401);

@@ -1,19 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, startTestApp, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, useTestApp } from './support/app.js';
 import { adminGet, patchOk, taskIn, type Json } from './operator.support.js';
 import { deleteAttachmentsOfTask } from '../src/store/attachments-repo.js';
 import { hasGps, photoWithGps, pngImage, sha256Hex, storedRows, uploadOk } from './attachments.support.js';
 
 describe.each(STORES)('attachments on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store, env: { BASE_URL: 'http://files.test' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, env: { BASE_URL: 'http://files.test' } });
 
   it('uploads, delivers, and serves each file with its hash, bound into a version-2 receipt', async () => {
     const id = await taskIn(t, 'accepted', { location_required: false });
@@ -117,7 +111,9 @@ describe.each(STORES)('attachments on %s', (store) => {
 
   it('serves a thumbnail of a delivered image, generated once and kept', async () => {
     const id = await taskIn(t, 'accepted', { location_required: false });
-    const big = await sharp({ create: { width: 1200, height: 800, channels: 3, background: '#3060c0' } }).jpeg().toBuffer();
+    const big = await sharp({ create: { width: 1200, height: 800, channels: 3, background: '#3060c0' } })
+      .jpeg()
+      .toBuffer();
     const info = await uploadOk(t, id, big, { type: 'image/jpeg', name: 'big.jpg' });
     await patchOk(t, id, { status: 'delivered', operator_notes: 'Big photo.' });
     const res = await fetch(`${t.url}/api/v1/tasks/${id}/attachments/${String(info.attachment_id)}/thumbnail`);
@@ -162,7 +158,8 @@ describe.each(STORES)('attachments on %s', (store) => {
     // A browser agent on another origin can read what it needs to check and resume the file.
     const cors = await fetch(url, { headers: { origin: 'https://agent.example', range: 'bytes=0-9' } });
     expect(cors.headers.get('access-control-allow-origin')).toBe('*');
-    for (const name of ['ETag', 'Content-Digest', 'Content-Range', 'Content-Disposition']) expect(cors.headers.get('access-control-expose-headers')).toContain(name);
+    for (const name of ['ETag', 'Content-Digest', 'Content-Range', 'Content-Disposition'])
+      expect(cors.headers.get('access-control-expose-headers')).toContain(name);
     await cors.arrayBuffer();
   });
 
@@ -170,7 +167,10 @@ describe.each(STORES)('attachments on %s', (store) => {
     const id = await taskIn(t, 'accepted', { location_required: false });
     const keep = await uploadOk(t, id, 'keep me', { type: 'text/plain', name: 'keep.txt' });
     const drop = await uploadOk(t, id, 'drop me', { type: 'text/plain', name: 'drop.txt' });
-    const res = await fetch(`${t.url}/api/v1/admin/tasks/${id}/attachments/${String(drop.attachment_id)}`, { method: 'DELETE', headers: { authorization: 'Bearer test-admin-key-0123456789' } });
+    const res = await fetch(`${t.url}/api/v1/admin/tasks/${id}/attachments/${String(drop.attachment_id)}`, {
+      method: 'DELETE',
+      headers: { authorization: 'Bearer test-admin-key-0123456789' },
+    });
     expect(res.status).toBe(204);
     const delivered = await patchOk(t, id, { status: 'delivered', operator_notes: 'One file.' });
     expect((delivered.attachments as Json[]).map((f) => f.attachment_id)).toEqual([keep.attachment_id]);
@@ -203,7 +203,11 @@ describe.each(STORES)('attachments on %s', (store) => {
     expect(after.attachments).toBe(before.attachments - 2);
     // The photo and its thumbnail went; the shared content stayed for the other task.
     expect(after.blobs).toBe(before.blobs - 2);
-    const blobs = await t.store.db.selectFrom('attachment_blobs').select('sha256').where('sha256', 'in', [String(photo.sha256), String(kept.sha256)]).execute();
+    const blobs = await t.store.db
+      .selectFrom('attachment_blobs')
+      .select('sha256')
+      .where('sha256', 'in', [String(photo.sha256), String(kept.sha256)])
+      .execute();
     expect(blobs.map((b) => b.sha256)).toEqual([String(kept.sha256)]);
     expect((await fetch(`${t.url}/api/v1/tasks/${one}/attachments/${String(photo.attachment_id)}`)).status).toBe(404);
   });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, startTestApp, type TestApp } from './support/app.js';
-import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, smtpOf, useTestApp } from './support/app.js';
+import type { ReceivedMail } from './support/smtp.js';
 import { patchOk, taskIn } from './operator.support.js';
 import { photoWithGps, sha256Hex, uploadOk } from './attachments.support.js';
 
@@ -16,16 +16,8 @@ const attachmentsOf = (mail: ReceivedMail) => (mail.parsed as unknown as { attac
 const deliveryOf = (id: string) => (mail: ReceivedMail) => mail.subject === `Task delivered: ${id}`;
 
 describe.each(STORES)('delivery mail with files on %s', (store) => {
-  let smtp: TestSmtpServer;
-  let t: TestApp;
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    t = await startTestApp({ store, background: true, env: { SMTP_URL: smtp.url, BASE_URL, MAIL_POLL_MS: '20' } });
-  });
-  afterAll(async () => {
-    await t.close();
-    await smtp.close();
-  });
+  const t = useTestApp({ store, smtp: true, background: true, env: { BASE_URL, MAIL_POLL_MS: '20' } });
+  const smtp = smtpOf(t);
 
   it('attaches the delivered files, byte for byte what the receipt signs', async () => {
     const id = await taskIn(t, 'accepted', { location_required: false });

@@ -6,21 +6,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { receiptPayload, type ReceiptPayload } from '../src/receipts/payload.js';
 import { signReceipt } from '../src/receipts/sign.js';
 import { verifyReceipt } from '../src/receipts/verify.js';
-import { STORES, startTestApp, type TestApp } from './support/app.js';
+import { STORES, useTestApp } from './support/app.js';
 import { call, connectClient } from './mcp.support.js';
 import { patchOk, taskIn, type Json } from './operator.support.js';
 import { photoWithGps, uploadOk } from './attachments.support.js';
 import { runCli } from './receipts.support.js';
 
 describe.each(STORES)('receipts binding files on %s', (store) => {
-  let t: TestApp;
+  const t = useTestApp({ store });
   let dir: string;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
+  beforeAll(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'hts-files-'));
   });
-  afterAll(async () => {
-    await t.close();
+  afterAll(() => {
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -79,10 +77,22 @@ describe.each(STORES)('receipts binding files on %s', (store) => {
   it('version-1 receipts (issued before files existed) keep verifying', async () => {
     const id = await taskIn(t, 'accepted');
     const now = t.clock.now();
-    const v2 = receiptPayload(t.config.baseUrl, {
-      id, task_type: 'real_world_verification', delivery: 'email', operator_notes: 'Old style.', request_sha256: 'a'.repeat(64),
-      created_at: '2030-03-10T10:00:00.000Z', seen_by_operator_at: null, accepted_at: null, delivered_at: '2030-03-10T11:00:00.000Z', attachments: [],
-    }, now);
+    const v2 = receiptPayload(
+      t.config.baseUrl,
+      {
+        id,
+        task_type: 'real_world_verification',
+        delivery: 'email',
+        operator_notes: 'Old style.',
+        request_sha256: 'a'.repeat(64),
+        created_at: '2030-03-10T10:00:00.000Z',
+        seen_by_operator_at: null,
+        accepted_at: null,
+        delivered_at: '2030-03-10T11:00:00.000Z',
+        attachments: [],
+      },
+      now,
+    );
     const { attachments: _none, ...rest } = v2;
     const v1: ReceiptPayload = { ...rest, receipt_version: 1 };
     const receipt = await signReceipt(t.store.db, v1, now);

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { contentDisposition, dispositionFileName, safeFileName } from '../src/domain/attachments.js';
-import { STORES, startTestApp, type TestApp } from './support/app.js';
+import { STORES, useTestApp } from './support/app.js';
 import { patchOk, taskIn, type Json } from './operator.support.js';
 import { sha256Hex, uploadOk } from './attachments.support.js';
 
@@ -40,15 +40,11 @@ describe('safe file names', () => {
 });
 
 describe.each(STORES)('attachment security on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store });
 
-  async function deliverWith(files: Array<{ body: Buffer | string; type: string; disposition: string }>): Promise<{ id: string; task: Json; uploaded: Json[] }> {
+  async function deliverWith(
+    files: Array<{ body: Buffer | string; type: string; disposition: string }>,
+  ): Promise<{ id: string; task: Json; uploaded: Json[] }> {
     const id = await taskIn(t, 'accepted', { location_required: false });
     const uploaded: Json[] = [];
     for (const f of files) uploaded.push(await uploadOk(t, id, f.body, { type: f.type, disposition: f.disposition }));
@@ -121,13 +117,24 @@ describe.each(STORES)('attachment security on %s', (store) => {
     const anonymous = await fetch(`${t.url}/operator/tasks/${id}/attachments`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
     expect(anonymous.status).toBe(401);
     // Signed in, but without the token (a cross-site form could not send the header).
-    const login = await fetch(`${t.url}/operator/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'key=test-admin-key-0123456789&next=%2Foperator', redirect: 'manual' });
+    const login = await fetch(`${t.url}/operator/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'key=test-admin-key-0123456789&next=%2Foperator',
+      redirect: 'manual',
+    });
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
     const noToken = await fetch(`${t.url}/operator/tasks/${id}/attachments`, { method: 'POST', headers: { cookie, 'content-type': 'text/plain' }, body: 'x' });
     expect(noToken.status).toBe(401);
-    const wrong = await fetch(`${t.url}/operator/tasks/${id}/attachments`, { method: 'POST', headers: { cookie, 'content-type': 'text/plain', 'x-csrf-token': 'forged' }, body: 'x' });
+    const wrong = await fetch(`${t.url}/operator/tasks/${id}/attachments`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'text/plain', 'x-csrf-token': 'forged' },
+      body: 'x',
+    });
     expect(wrong.status).toBe(401);
-    const list = (await (await fetch(`${t.url}/api/v1/admin/tasks/${id}/attachments`, { headers: { authorization: 'Bearer test-admin-key-0123456789' } })).json()) as { attachments: Json[] };
+    const list = (await (
+      await fetch(`${t.url}/api/v1/admin/tasks/${id}/attachments`, { headers: { authorization: 'Bearer test-admin-key-0123456789' } })
+    ).json()) as { attachments: Json[] };
     expect(list.attachments).toEqual([]);
   });
 

@@ -56,7 +56,10 @@ export async function uploadOk(t: TestApp, taskId: string, body: Buffer | string
 /** Rows left in the blob tables (to prove an interrupted upload leaves nothing). */
 export async function storedRows(t: TestApp): Promise<{ chunks: number; blobs: number; attachments: number }> {
   const count = async (table: 'attachment_chunks' | 'attachment_blobs' | 'attachments') => {
-    const row = await t.store.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const row = await t.store.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   };
   return { chunks: await count('attachment_chunks'), blobs: await count('attachment_blobs'), attachments: await count('attachments') };

@@ -35,7 +35,11 @@ export function safeFileName(raw: string | undefined, fallback: string): string 
     const chars = [...name];
     const dot = name.lastIndexOf('.');
     const ext = dot > 0 && name.length - dot <= 12 ? [...name.slice(dot)] : [];
-    name = chars.slice(0, NAME_MAX - ext.length).join('').trimEnd() + ext.join('');
+    name =
+      chars
+        .slice(0, NAME_MAX - ext.length)
+        .join('')
+        .trimEnd() + ext.join('');
   }
   return name === '' ? fallback : name;
 }
@@ -72,7 +76,12 @@ function utf8FromLatin1(value: string): string {
 
 /** `attachment` with an ASCII `filename` fallback and the exact name in `filename*` (RFC 6266/8187). */
 export function contentDisposition(name: string): string {
-  const ascii = name.normalize('NFKD').replace(/[^\x20-\x7e]/g, '').replace(/["\\%]/g, '_').trim() || 'file';
+  const ascii =
+    name
+      .normalize('NFKD')
+      .replace(/[^\x20-\x7e]/g, '')
+      .replace(/["\\%]/g, '_')
+      .trim() || 'file';
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
@@ -133,9 +142,23 @@ export function effectiveMediaType(head: Buffer, declared: string | undefined): 
 /** A default name from the media type, for uploads that name nothing. */
 export function fallbackName(mediaType: string): string {
   const ext: Record<string, string> = {
-    'image/jpeg': '.jpg', 'image/png': '.png', 'image/webp': '.webp', 'image/gif': '.gif', 'image/avif': '.avif', 'image/heic': '.heic',
-    'video/mp4': '.mp4', 'video/quicktime': '.mov', 'video/webm': '.webm', 'application/pdf': '.pdf', 'application/zip': '.zip',
-    'text/plain': '.txt', 'text/csv': '.csv', 'text/markdown': '.md', 'application/json': '.json', 'audio/ogg': '.ogg', 'audio/mpeg': '.mp3',
+    'image/jpeg': '.jpg',
+    'image/png': '.png',
+    'image/webp': '.webp',
+    'image/gif': '.gif',
+    'image/avif': '.avif',
+    'image/heic': '.heic',
+    'video/mp4': '.mp4',
+    'video/quicktime': '.mov',
+    'video/webm': '.webm',
+    'application/pdf': '.pdf',
+    'application/zip': '.zip',
+    'text/plain': '.txt',
+    'text/csv': '.csv',
+    'text/markdown': '.md',
+    'application/json': '.json',
+    'audio/ogg': '.ogg',
+    'audio/mpeg': '.mp3',
   };
   return `file${ext[mediaType] ?? '.bin'}`;
 }

@@ -74,7 +74,10 @@ export function sendStoredFile(deps: ServiceDeps, request: FastifyRequest, reply
     return reply.code(416).header('Content-Range', `bytes */${file.size}`).send();
   }
   if (range) {
-    reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`).header('Content-Length', String(range.end - range.start + 1));
+    reply
+      .code(206)
+      .header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`)
+      .header('Content-Length', String(range.end - range.start + 1));
     return reply.send(fileStream(deps, file, range.start, range.end));
   }
   // The whole representation: its digest is the content's digest too.

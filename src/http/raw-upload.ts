@@ -47,7 +47,9 @@ export function uploadFrom(request: FastifyRequest): UploadInput {
   const body = request.body instanceof RawUpload ? request.body.stream : request.raw;
   const length = request.headers['content-length'];
   if (length === '0' || (length === undefined && request.headers['transfer-encoding'] === undefined)) {
-    throw new AppError('malformed_request', 'Send the file as the request body.', { details: ['body must be the file itself (raw bytes, with its Content-Type)'] });
+    throw new AppError('malformed_request', 'Send the file as the request body.', {
+      details: ['body must be the file itself (raw bytes, with its Content-Type)'],
+    });
   }
   const contentLength = length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined;
   const disposition = request.headers['content-disposition'];

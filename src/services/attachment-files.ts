@@ -32,7 +32,10 @@ async function locate(deps: ServiceDeps, taskId: string, attachmentId: string, a
   if (!task) throw missing();
   if (audience === 'public') {
     // Only what was delivered (and signed): the frozen list, not whatever rows exist.
-    const delivered = task.status === 'delivered' && task.attachments !== null && (JSON.parse(task.attachments) as { attachment_id: string }[]).some((a) => a.attachment_id === attachmentId);
+    const delivered =
+      task.status === 'delivered' &&
+      task.attachments !== null &&
+      (JSON.parse(task.attachments) as { attachment_id: string }[]).some((a) => a.attachment_id === attachmentId);
     if (!delivered) throw missing();
   }
   const row = await findAttachment(deps.store.db, taskId, attachmentId);
@@ -53,7 +56,12 @@ export function fileStream(deps: ServiceDeps, file: StoredFile, start: number, e
 }
 
 /** The preview of an image (WebP), or 404. */
-export async function thumbnail(deps: ServiceDeps, taskId: string, attachmentId: string, audience: 'public' | 'operator'): Promise<{ data: Buffer; sha256: string }> {
+export async function thumbnail(
+  deps: ServiceDeps,
+  taskId: string,
+  attachmentId: string,
+  audience: 'public' | 'operator',
+): Promise<{ data: Buffer; sha256: string }> {
   const row = await locate(deps, taskId, attachmentId, audience);
   const data = row.thumbnail_sha256 ? await readBlob(deps.store.db, row.thumbnail_sha256) : undefined;
   if (!data || !row.thumbnail_sha256) throw missing();

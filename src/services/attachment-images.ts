@@ -22,14 +22,24 @@ const OPTIONS = { limitInputPixels: 100_000_000, failOn: 'error' } as const;
 
 function undecodable(type: string): AppError {
   if (type === 'image/heic') {
-    return new AppError('unsupported_media_type', 'HEIC (HEVC) photos cannot be decoded on this server, so their metadata (GPS included) cannot be removed. Export the photo as JPEG (on iPhone: Settings → Camera → Formats → Most Compatible) and upload that.');
+    return new AppError(
+      'unsupported_media_type',
+      'HEIC (HEVC) photos cannot be decoded on this server, so their metadata (GPS included) cannot be removed. Export the photo as JPEG (on iPhone: Settings → Camera → Formats → Most Compatible) and upload that.',
+    );
   }
-  return validationFailed([`file is not a readable ${type.slice('image/'.length).toUpperCase()} image`], 'The file claims to be an image but cannot be decoded, so its metadata cannot be removed.');
+  return validationFailed(
+    [`file is not a readable ${type.slice('image/'.length).toUpperCase()} image`],
+    'The file claims to be an image but cannot be decoded, so its metadata cannot be removed.',
+  );
 }
 
 async function thumbnailOf(input: Buffer): Promise<Buffer | undefined> {
   try {
-    return await sharp(input, OPTIONS).rotate().resize(THUMBNAIL_PX, THUMBNAIL_PX, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 70 }).toBuffer();
+    return await sharp(input, OPTIONS)
+      .rotate()
+      .resize(THUMBNAIL_PX, THUMBNAIL_PX, { fit: 'inside', withoutEnlargement: true })
+      .webp({ quality: 70 })
+      .toBuffer();
   } catch {
     return undefined;
   }

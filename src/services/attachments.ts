@@ -13,7 +13,15 @@ import {
 import { AppError } from '../domain/errors.js';
 import { TASK_ID_PATTERN } from '../domain/ids.js';
 import { iso } from '../domain/time.js';
-import { countAttachments, deleteAttachment, findAttachment, insertAttachment, listAttachments, nextPosition, type AttachmentRow } from '../store/attachments-repo.js';
+import {
+  countAttachments,
+  deleteAttachment,
+  findAttachment,
+  insertAttachment,
+  listAttachments,
+  nextPosition,
+  type AttachmentRow,
+} from '../store/attachments-repo.js';
 import { CHUNK_BYTES, deleteChunks, deleteStaleUploads, finishBlob, uploadKey, writeChunk } from '../store/blobs-repo.js';
 import type { Db } from '../store/db.js';
 import { findTask, lockTask, type TaskRow } from '../store/tasks-repo.js';
@@ -64,13 +72,18 @@ function notFound(taskId: string): AppError {
 }
 
 function tooLarge(deps: ServiceDeps): AppError {
-  return new AppError('payload_too_large', `A file may be at most ${deps.config.attachments.maxBytes} bytes (ATTACHMENT_MAX_BYTES).`, { limit: 'attachment_max_bytes' });
+  return new AppError('payload_too_large', `A file may be at most ${deps.config.attachments.maxBytes} bytes (ATTACHMENT_MAX_BYTES).`, {
+    limit: 'attachment_max_bytes',
+  });
 }
 
 /** Only an accepted task takes (or gives up) files: before acceptance there is nothing to prove, after delivery they are signed. */
 function assertOpen(task: TaskRow, what: string): void {
   if (task.status !== 'accepted') {
-    throw new AppError('invalid_transition', `Files can be ${what} only while the task is accepted; it is ${task.status}.`, { from: task.status, to: task.status });
+    throw new AppError('invalid_transition', `Files can be ${what} only while the task is accepted; it is ${task.status}.`, {
+      from: task.status,
+      to: task.status,
+    });
   }
 }
 
@@ -152,7 +165,8 @@ export async function uploadAttachment(deps: ServiceDeps, taskId: string, input:
       await openTask(trx, deps, taskId, 'attached');
       await assertRoom(trx, deps, taskId);
       await finishBlob(trx, stored.key, { sha256: stored.sha256, size: stored.size, createdAt: row.created_at });
-      if (stored.thumbnail) await finishBlob(trx, stored.thumbnail.key, { sha256: stored.thumbnail.sha256, size: stored.thumbnail.size, createdAt: row.created_at });
+      if (stored.thumbnail)
+        await finishBlob(trx, stored.thumbnail.key, { sha256: stored.thumbnail.sha256, size: stored.thumbnail.size, createdAt: row.created_at });
       await insertAttachment(trx, { ...row, position: await nextPosition(trx, taskId) });
     });
     deps.log.info({ task_id: taskId, attachment_id: row.id, size: row.size, media_type: row.media_type }, 'attachment added');

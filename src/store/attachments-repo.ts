@@ -19,12 +19,20 @@ export async function listAttachments(db: Db, taskId: string): Promise<Attachmen
 
 /** The position the next file of a task takes (call under the task's lock). */
 export async function nextPosition(db: Db, taskId: string): Promise<number> {
-  const row = await db.selectFrom('attachments').select((eb) => eb.fn.max('position').as('last')).where('task_id', '=', taskId).executeTakeFirst();
+  const row = await db
+    .selectFrom('attachments')
+    .select((eb) => eb.fn.max('position').as('last'))
+    .where('task_id', '=', taskId)
+    .executeTakeFirst();
   return Number(row?.last ?? 0) + 1;
 }
 
 export async function countAttachments(db: Db, taskId: string): Promise<number> {
-  const row = await db.selectFrom('attachments').select((eb) => eb.fn.countAll<number>().as('n')).where('task_id', '=', taskId).executeTakeFirst();
+  const row = await db
+    .selectFrom('attachments')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('task_id', '=', taskId)
+    .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
@@ -47,7 +55,10 @@ export async function deleteAttachmentsOfTask(db: Db, taskId: string): Promise<n
   const rows = await db.selectFrom('attachments').select(['sha256', 'thumbnail_sha256']).where('task_id', '=', taskId).execute();
   if (rows.length === 0) return 0;
   await db.deleteFrom('attachments').where('task_id', '=', taskId).execute();
-  await deleteUnreferencedBlobs(db, rows.flatMap((r) => (r.thumbnail_sha256 ? [r.sha256, r.thumbnail_sha256] : [r.sha256])));
+  await deleteUnreferencedBlobs(
+    db,
+    rows.flatMap((r) => (r.thumbnail_sha256 ? [r.sha256, r.thumbnail_sha256] : [r.sha256])),
+  );
   return rows.length;
 }
 

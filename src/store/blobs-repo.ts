@@ -29,11 +29,7 @@ export async function deleteChunks(db: Db, key: string): Promise<void> {
 
 /** Chunks of uploads that began before `before` (ISO) and never finished: a crash mid-upload. */
 export async function deleteStaleUploads(db: Db, before: string): Promise<void> {
-  await db
-    .deleteFrom('attachment_chunks')
-    .where('blob_key', '>=', UPLOAD_PREFIX)
-    .where('blob_key', '<', `${UPLOAD_PREFIX}${before}`)
-    .execute();
+  await db.deleteFrom('attachment_chunks').where('blob_key', '>=', UPLOAD_PREFIX).where('blob_key', '<', `${UPLOAD_PREFIX}${before}`).execute();
 }
 
 /**
@@ -110,7 +106,13 @@ export async function deleteUnreferencedBlobs(db: Db, candidates: string[]): Pro
     .select('b.sha256')
     .where('b.sha256', 'in', unique)
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('attachments as a').select(sql`1`.as('one')).where((eb) => eb.or([eb('a.sha256', '=', eb.ref('b.sha256')), eb('a.thumbnail_sha256', '=', eb.ref('b.sha256'))])))),
+      not(
+        exists(
+          selectFrom('attachments as a')
+            .select(sql`1`.as('one'))
+            .where((eb) => eb.or([eb('a.sha256', '=', eb.ref('b.sha256')), eb('a.thumbnail_sha256', '=', eb.ref('b.sha256'))])),
+        ),
+      ),
     )
     .execute();
   const gone = orphans.map((o) => o.sha256);

@@ -147,7 +147,8 @@ export async function registerAttachmentRoutes(app: FastifyInstance, deps: Servi
       schema: {
         operationId: 'getAttachmentThumbnail',
         summary: 'A small WebP preview of a delivered image',
-        description: 'At most 320 px on its longer side, generated once at upload and kept in the store; 404 for files that are not images, and before delivery.',
+        description:
+          'At most 320 px on its longer side, generated once at upload and kept in the store; 404 for files that are not images, and before delivery.',
         tags: ['tasks'],
         params: FileParams,
         produces: ['image/webp'],
