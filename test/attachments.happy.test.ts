@@ -84,6 +84,30 @@ describe.each(STORES)('attachments on %s', (store) => {
     expect(dominant.g).toBeLessThan(80);
   });
 
+  it('strips a photo sent without Content-Length (chunked) just the same', async () => {
+    const id = await taskIn(t, 'accepted', { location_required: false });
+    const photo = await photoWithGps(66, 50);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < photo.length; i += 500) controller.enqueue(new Uint8Array(photo.subarray(i, i + 500)));
+        controller.close();
+      },
+    });
+    const res = await fetch(`${t.url}/api/v1/admin/tasks/${id}/attachments`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer test-admin-key-0123456789', 'content-type': 'image/jpeg', 'content-disposition': 'attachment; filename="chunked.jpg"' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(201);
+    const info = (await res.json()) as Json;
+    await patchOk(t, id, { status: 'delivered', operator_notes: 'Chunked photo.' });
+    const stored = Buffer.from(await (await fetch(`${t.url}/api/v1/tasks/${id}/attachments/${String(info.attachment_id)}`)).arrayBuffer());
+    expect(sha256Hex(stored)).toBe(info.sha256);
+    expect(await hasGps(stored)).toBe(false);
+    expect((await sharp(stored).metadata()).width).toBe(50);
+  });
+
   it('strips metadata from PNG too', async () => {
     const id = await taskIn(t, 'accepted', { location_required: false });
     const png = await pngImage();

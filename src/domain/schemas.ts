@@ -100,7 +100,13 @@ export const PublicTaskSchema = Type.Object(
     operator_notes: Nullable(Type.String({ description: 'For status_poll the deliverable itself; for rejections the reason.' })),
     seen_by_operator_at: Nullable(Type.String({ format: 'date-time', description: 'Stamped when the operator first opens the task.' })),
     eta: Nullable(Type.String({ format: 'date-time', description: 'Delivery estimate; present once accepted.' })),
-    receipt: Type.Optional(Type.String({ description: 'Compact JWS (EdDSA, Ed25519); present once delivered. Keys: /.well-known/jwks.json.' })),
+    receipt: Type.Optional(
+      Type.String({
+        description:
+          'Compact JWS (EdDSA, Ed25519); present once delivered. Keys: /.well-known/jwks.json. Payload (receipt_version 2): iss, sub, iat, task_id, task_type, delivery, ' +
+          'deliverable_sha256, request_sha256, timeline, and attachments [{name, media_type, size, sha256}]; receipts issued before files existed are receipt_version 1, without attachments.',
+      }),
+    ),
     deliverable_sha256: Type.Optional(Type.String({ description: 'SHA-256 (hex) over the UTF-8 bytes of operator_notes; present once delivered.' })),
     receipt_issued_at: Type.Optional(Type.String({ format: 'date-time' })),
     attachments: Type.Optional(

@@ -178,6 +178,29 @@ export async function uploadAttachment(deps: ServiceDeps, taskId: string, input:
   }
 }
 
+/**
+ * The whole image, for sharp. With a Content-Length the bytes are copied straight into one buffer
+ * of that size, so the image is in memory once; without one the parts are joined at the end.
+ */
+async function collect(first: Buffer, rest: AsyncGenerator<Buffer, void, undefined> | undefined, contentLength: number | undefined): Promise<Buffer> {
+  if (contentLength !== undefined && contentLength >= first.length) {
+    const whole = Buffer.allocUnsafe(contentLength);
+    first.copy(whole, 0);
+    let offset = first.length;
+    if (rest) {
+      for await (const part of rest) {
+        if (offset + part.length > contentLength) throw new AppError('malformed_request', 'The body is longer than its Content-Length.', { details: ['body is longer than Content-Length'] });
+        part.copy(whole, offset);
+        offset += part.length;
+      }
+    }
+    return offset === contentLength ? whole : whole.subarray(0, offset);
+  }
+  const parts: Buffer[] = [first];
+  if (rest) for await (const part of rest) parts.push(part);
+  return Buffer.concat(parts);
+}
+
 /** Streams the body into the store (or, for an image, through sharp first). */
 async function receive(deps: ServiceDeps, input: UploadInput, task: TaskRow, key: string, thumbKey: string, max: number): Promise<Stored> {
   const db = deps.store.db;
@@ -197,9 +220,7 @@ async function receive(deps: ServiceDeps, input: UploadInput, task: TaskRow, key
   const keepMetadata = task.location_required === 1;
 
   if (isImageType(mediaType)) {
-    const parts: Buffer[] = [first];
-    if (!step.done) for await (const part of source) parts.push(part);
-    const image = await processImage(Buffer.concat(parts), mediaType, keepMetadata);
+    const image = await processImage(await collect(first, step.done === true ? undefined : source, input.contentLength), mediaType, keepMetadata);
     await writeBuffer(db, key, image.data);
     const stored: Stored = {
       sha256: createHash('sha256').update(image.data).digest('hex'),
