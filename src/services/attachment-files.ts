@@ -5,7 +5,7 @@ import { TASK_ID_PATTERN } from '../domain/ids.js';
 import { findAttachment, type AttachmentRow } from '../store/attachments-repo.js';
 import { findBlob, readBlob, readBlobRange, type BlobInfo } from '../store/blobs-repo.js';
 import { findTask } from '../store/tasks-repo.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './context.js';
 
 /**
  * Reading files back out: for anyone holding the task id once the task is delivered (before that

@@ -23,10 +23,10 @@ import {
   type AttachmentRow,
 } from '../store/attachments-repo.js';
 import { CHUNK_BYTES, deleteChunks, deleteStaleUploads, finishBlob, uploadKey, writeChunk } from '../store/blobs-repo.js';
-import type { Db } from '../store/db.js';
+import { withTransaction, type Db } from '../store/db.js';
 import { findTask, lockTask, type TaskRow } from '../store/tasks-repo.js';
 import { processImage, processedType } from './attachment-images.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './context.js';
 
 /**
  * The operator attaches evidence files to an accepted task (contract "Evidence: attachments in
@@ -159,7 +159,7 @@ export async function uploadAttachment(deps: ServiceDeps, taskId: string, input:
       position: 0,
       created_at: iso(deps.clock.now()),
     };
-    await db.transaction().execute(async (trx) => {
+    await withTransaction(db, async (trx) => {
       // Under the task's lock: a delivery either sees this file or refuses it (it is delivered).
       await lockTask(trx, deps.store.dialect, taskId);
       await openTask(trx, deps, taskId, 'attached');
@@ -268,7 +268,7 @@ async function receive(deps: ServiceDeps, input: UploadInput, task: TaskRow, key
 }
 
 export async function removeAttachment(deps: ServiceDeps, taskId: string, attachmentId: string): Promise<void> {
-  await deps.store.db.transaction().execute(async (trx) => {
+  await withTransaction(deps.store.db, async (trx) => {
     await lockTask(trx, deps.store.dialect, taskId);
     await openTask(trx, deps, taskId, 'removed');
     const row = ATTACHMENT_ID_PATTERN.test(attachmentId) ? await findAttachment(trx, taskId, attachmentId) : undefined;

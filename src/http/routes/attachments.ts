@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { ErrorSchema } from '../../domain/schemas.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { openFile, thumbnail } from '../../services/attachment-files.js';
 import { operatorAttachments, removeAttachment, uploadAttachment } from '../../services/attachments.js';
 import { requireAdmin } from '../admin-auth.js';

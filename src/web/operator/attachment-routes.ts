@@ -4,7 +4,7 @@ import { downloadHeaders, sendStoredFile } from '../../http/file-reply.js';
 import { acceptRawBodies, withUpload } from '../../http/raw-upload.js';
 import { openFile, thumbnail } from '../../services/attachment-files.js';
 import { removeAttachment, uploadAttachment } from '../../services/attachments.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { csrfMatches, readSession } from './session.js';
 
 /**

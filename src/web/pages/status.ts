@@ -1,8 +1,9 @@
-import { toMarkdown, type Block } from '../../docs/markup.js';
+import { toMarkdown, type Block } from '../../domain/markup.js';
 import type { PublicTask } from '../../domain/schemas.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
-import { html, type SafeHtml } from '../html.js';
+import { html, type SafeHtml } from '../../domain/html.js';
+import { attachmentPath } from '../../domain/urls.js';
 import { when } from './format.js';
 
 /** The status page of a task, and its markdown twin. Every field an agent wrote is escaped. */
@@ -55,7 +56,7 @@ function filesSection(task: PublicTask): SafeHtml {
   return html`<section class="card" aria-labelledby="files-heading">
 <h2 id="files-heading" class="flush-top">Files (${files.length})</h2>
 <ul class="files">${files.map((f) => {
-    const path = `/api/${API_VERSION}/tasks/${task.task_id}/attachments/${f.attachment_id}`;
+    const path = attachmentPath(task.task_id, f.attachment_id);
     return html`<li>${PREVIEWED.has(f.media_type) ? html`<a href="${path}" aria-hidden="true" tabindex="-1"><img src="${path}/thumbnail" alt="" loading="lazy" width="96" height="96"></a>` : ''}<div class="meta"><a href="${path}" download>${f.name}</a> <span class="muted small">${f.media_type}, ${formatSize(f.size)}</span><br><code>sha256 ${f.sha256}</code></div></li>`;
   })}</ul>
 <p class="small muted">Each file’s SHA-256 is signed in the receipt. After downloading, compare with <code>sha256sum</code> (or <code>shasum -a 256</code>), or run <code>npm run verify-receipt -- ${task.task_id} --files &lt;folder&gt;</code>.</p>
