@@ -26,7 +26,7 @@ function missing(): AppError {
   return new AppError('not_found', 'No such file: check the url in the task’s attachments (files are public only once the task is delivered).');
 }
 
-async function locate(deps: ServiceDeps, taskId: string, attachmentId: string, audience: 'public' | 'operator'): Promise<AttachmentRow> {
+async function locate(deps: Pick<ServiceDeps, 'store'>, taskId: string, attachmentId: string, audience: 'public' | 'operator'): Promise<AttachmentRow> {
   if (!TASK_ID_PATTERN.test(taskId) || !ATTACHMENT_ID_PATTERN.test(attachmentId)) throw missing();
   const task = await findTask(deps.store.db, taskId);
   if (!task) throw missing();
@@ -43,7 +43,7 @@ async function locate(deps: ServiceDeps, taskId: string, attachmentId: string, a
   return row;
 }
 
-export async function openFile(deps: ServiceDeps, taskId: string, attachmentId: string, audience: 'public' | 'operator'): Promise<StoredFile> {
+export async function openFile(deps: Pick<ServiceDeps, 'store'>, taskId: string, attachmentId: string, audience: 'public' | 'operator'): Promise<StoredFile> {
   const row = await locate(deps, taskId, attachmentId, audience);
   const blob = await findBlob(deps.store.db, row.sha256);
   if (!blob) throw missing();
@@ -51,13 +51,13 @@ export async function openFile(deps: ServiceDeps, taskId: string, attachmentId: 
 }
 
 /** Bytes start..end (inclusive) of a file, as a stream. */
-export function fileStream(deps: ServiceDeps, file: StoredFile, start: number, end: number): Readable {
+export function fileStream(deps: Pick<ServiceDeps, 'store'>, file: StoredFile, start: number, end: number): Readable {
   return Readable.from(readBlobRange(deps.store.db, file.blob, start, end), { objectMode: false });
 }
 
 /** The preview of an image (WebP), or 404. */
 export async function thumbnail(
-  deps: ServiceDeps,
+  deps: Pick<ServiceDeps, 'store'>,
   taskId: string,
   attachmentId: string,
   audience: 'public' | 'operator',
