@@ -60,7 +60,13 @@ function etagMatches(header: string | undefined, etag: string): boolean {
   });
 }
 
-export function sendStoredFile(deps: Pick<ServiceDeps, 'store'>, request: FastifyRequest, reply: FastifyReply, file: StoredFile, cacheControl: string): FastifyReply {
+export function sendStoredFile(
+  deps: Pick<ServiceDeps, 'store'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  file: StoredFile,
+  cacheControl: string,
+): FastifyReply {
   const etag = `"${file.sha256}"`;
   downloadHeaders(reply, file.name, file.mediaType, file.sha256);
   reply.header('Accept-Ranges', 'bytes');
