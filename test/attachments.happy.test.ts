@@ -120,6 +120,26 @@ describe.each(STORES)('attachments on %s', (store) => {
     expect(stored.includes(Buffer.from('Someone Private'))).toBe(false);
   });
 
+  it.each([
+    ['webp', 'image/webp'],
+    ['avif', 'image/avif'],
+  ] as const)('strips EXIF and GPS from %s', async (format, type) => {
+    const id = await taskIn(t, 'accepted', { location_required: false });
+    const image = await sharp({ create: { width: 48, height: 40, channels: 3, background: '#c08020' } })
+      .toFormat(format)
+      .withExif({ IFD0: { Make: 'TestCam' }, IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '48/1 51/1 2964/100' } })
+      .toBuffer();
+    expect(await hasGps(image)).toBe(true);
+    const info = await uploadOk(t, id, image, { type, name: `photo.${format}` });
+    expect(info.media_type).toBe(type);
+    await patchOk(t, id, { status: 'delivered', operator_notes: 'Photo.' });
+    const stored = Buffer.from(await (await fetch(`${t.url}/api/v1/tasks/${id}/attachments/${String(info.attachment_id)}`)).arrayBuffer());
+    const meta = await sharp(stored).metadata();
+    expect(meta.exif).toBeUndefined();
+    expect(await hasGps(stored)).toBe(false);
+    expect([meta.width, meta.height]).toEqual([48, 40]);
+  });
+
   it('keeps metadata when the task has location_required, and says so to the operator', async () => {
     const id = await taskIn(t, 'accepted', { location_required: true });
     const photo = await photoWithGps();
