@@ -87,7 +87,7 @@ function assertOpen(task: TaskRow, what: string): void {
   }
 }
 
-async function openTask(db: Db, deps: ServiceDeps, taskId: string, what: string): Promise<TaskRow> {
+async function openTask(db: Db, taskId: string, what: string): Promise<TaskRow> {
   const task = TASK_ID_PATTERN.test(taskId) ? await findTask(db, taskId) : undefined;
   if (!task) throw notFound(taskId);
   assertOpen(task, what);
@@ -137,7 +137,7 @@ async function writeBuffer(db: Db, key: string, data: Buffer): Promise<void> {
 export async function uploadAttachment(deps: ServiceDeps, taskId: string, input: UploadInput): Promise<UploadedAttachment> {
   const db = deps.store.db;
   const max = deps.config.attachments.maxBytes;
-  const task = await openTask(db, deps, taskId, 'attached');
+  const task = await openTask(db, taskId, 'attached');
   await assertRoom(db, deps, taskId);
   if (input.contentLength !== undefined && input.contentLength > max) throw tooLarge(deps);
   const now = deps.clock.now();
@@ -162,7 +162,7 @@ export async function uploadAttachment(deps: ServiceDeps, taskId: string, input:
     await withTransaction(db, async (trx) => {
       // Under the task's lock: a delivery either sees this file or refuses it (it is delivered).
       await lockTask(trx, deps.store.dialect, taskId);
-      await openTask(trx, deps, taskId, 'attached');
+      await openTask(trx, taskId, 'attached');
       await assertRoom(trx, deps, taskId);
       await finishBlob(trx, stored.key, { sha256: stored.sha256, size: stored.size, createdAt: row.created_at });
       if (stored.thumbnail)
@@ -270,7 +270,7 @@ async function receive(deps: ServiceDeps, input: UploadInput, task: TaskRow, key
 export async function removeAttachment(deps: ServiceDeps, taskId: string, attachmentId: string): Promise<void> {
   await withTransaction(deps.store.db, async (trx) => {
     await lockTask(trx, deps.store.dialect, taskId);
-    await openTask(trx, deps, taskId, 'removed');
+    await openTask(trx, taskId, 'removed');
     const row = ATTACHMENT_ID_PATTERN.test(attachmentId) ? await findAttachment(trx, taskId, attachmentId) : undefined;
     if (!row) throw new AppError('not_found', `Task ${taskId.slice(0, 80)} has no file ${attachmentId.slice(0, 80)}.`);
     await deleteAttachment(trx, row);
