@@ -189,7 +189,8 @@ async function collect(first: Buffer, rest: AsyncGenerator<Buffer, void, undefin
     let offset = first.length;
     if (rest) {
       for await (const part of rest) {
-        if (offset + part.length > contentLength) throw new AppError('malformed_request', 'The body is longer than its Content-Length.', { details: ['body is longer than Content-Length'] });
+        if (offset + part.length > contentLength)
+          throw new AppError('malformed_request', 'The body is longer than its Content-Length.', { details: ['body is longer than Content-Length'] });
         part.copy(whole, offset);
         offset += part.length;
       }
