@@ -242,7 +242,7 @@ describe.each(STORES)('attachments on %s', (store) => {
     await patchOk(t, one, { status: 'delivered', operator_notes: 'Files.' });
     const before = await storedRows(t);
 
-    expect(await t.store.db.transaction().execute((trx) => deleteAttachmentsOfTask(trx, one))).toBe(2);
+    expect(await t.store.db.transaction().execute((trx) => deleteAttachmentsOfTask(trx, t.store.dialect, one))).toBe(2);
     const after = await storedRows(t);
     expect(after.attachments).toBe(before.attachments - 2);
     // The photo and its thumbnail went; the shared content stayed for the other task.

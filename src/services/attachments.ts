@@ -22,7 +22,7 @@ import {
   nextPosition,
   type AttachmentRow,
 } from '../store/attachments-repo.js';
-import { CHUNK_BYTES, deleteChunks, deleteStaleUploads, finishBlob, uploadKey, writeChunk } from '../store/blobs-repo.js';
+import { CHUNK_BYTES, deleteChunks, deleteStaleUploads, finishBlob, lockBlobs, uploadKey, writeChunk } from '../store/blobs-repo.js';
 import { withTransaction, type Db } from '../store/db.js';
 import { findTask, lockTask, type TaskRow } from '../store/tasks-repo.js';
 import { processImage, processedType } from './attachment-images.js';
@@ -164,6 +164,7 @@ export async function uploadAttachment(deps: ServiceDeps, taskId: string, input:
       await lockTask(trx, deps.store.dialect, taskId);
       await openTask(trx, taskId, 'attached');
       await assertRoom(trx, deps, taskId);
+      await lockBlobs(trx, deps.store.dialect, stored.thumbnail ? [stored.sha256, stored.thumbnail.sha256] : [stored.sha256]);
       await finishBlob(trx, stored.key, { sha256: stored.sha256, size: stored.size, createdAt: row.created_at });
       if (stored.thumbnail)
         await finishBlob(trx, stored.thumbnail.key, { sha256: stored.thumbnail.sha256, size: stored.thumbnail.size, createdAt: row.created_at });
@@ -274,7 +275,7 @@ export async function removeAttachment(deps: ServiceDeps, taskId: string, attach
     await openTask(trx, taskId, 'removed');
     const row = ATTACHMENT_ID_PATTERN.test(attachmentId) ? await findAttachment(trx, taskId, attachmentId) : undefined;
     if (!row) throw new AppError('not_found', `Task ${taskId.slice(0, 80)} has no file ${attachmentId.slice(0, 80)}.`);
-    await deleteAttachment(trx, row);
+    await deleteAttachment(trx, deps.store.dialect, row);
   });
   deps.log.info({ task_id: taskId, attachment_id: attachmentId }, 'attachment removed');
 }

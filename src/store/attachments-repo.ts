@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { deleteUnreferencedBlobs } from './blobs-repo.js';
-import type { Db } from './db.js';
+import type { Db, DialectName } from './db.js';
 import type { AttachmentsTable } from './schema.js';
 
 /** The files attached to tasks (migration 070); their bytes are blobs (blobs-repo.ts). */
@@ -42,21 +42,23 @@ export async function findAttachment(db: Db, taskId: string, attachmentId: strin
 }
 
 /** Removes one file; its bytes go when nothing else refers to them. */
-export async function deleteAttachment(db: Db, row: AttachmentRow): Promise<void> {
+export async function deleteAttachment(db: Db, dialect: DialectName, row: AttachmentRow): Promise<void> {
   await db.deleteFrom('attachments').where('id', '=', row.id).execute();
-  await deleteUnreferencedBlobs(db, row.thumbnail_sha256 ? [row.sha256, row.thumbnail_sha256] : [row.sha256]);
+  await deleteUnreferencedBlobs(db, dialect, row.thumbnail_sha256 ? [row.sha256, row.thumbnail_sha256] : [row.sha256]);
 }
 
 /**
  * Erases every file of a task and the blobs no other task shares (retention, issue 16, calls
- * this when it erases a task). Pass a transaction to erase together with the task.
+ * this when it erases a task). Pass the transaction that erases the task, and the store's dialect
+ * (`deps.store.dialect`).
  */
-export async function deleteAttachmentsOfTask(db: Db, taskId: string): Promise<number> {
+export async function deleteAttachmentsOfTask(db: Db, dialect: DialectName, taskId: string): Promise<number> {
   const rows = await db.selectFrom('attachments').select(['sha256', 'thumbnail_sha256']).where('task_id', '=', taskId).execute();
   if (rows.length === 0) return 0;
   await db.deleteFrom('attachments').where('task_id', '=', taskId).execute();
   await deleteUnreferencedBlobs(
     db,
+    dialect,
     rows.flatMap((r) => (r.thumbnail_sha256 ? [r.sha256, r.thumbnail_sha256] : [r.sha256])),
   );
   return rows.length;

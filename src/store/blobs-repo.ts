@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from './db.js';
+import { lockKeys, type Db, type DialectName } from './db.js';
 
 /**
  * Content-addressed file bytes (migration 070): one `attachment_blobs` row per distinct content,
@@ -30,6 +30,19 @@ export async function deleteChunks(db: Db, key: string): Promise<void> {
 /** Chunks of uploads that began before `before` (ISO) and never finished: a crash mid-upload. */
 export async function deleteStaleUploads(db: Db, before: string): Promise<void> {
   await db.deleteFrom('attachment_chunks').where('blob_key', '>=', UPLOAD_PREFIX).where('blob_key', '<', `${UPLOAD_PREFIX}${before}`).execute();
+}
+
+/**
+ * Serializes, per content, filing a blob and deleting it when unreferenced (PostgreSQL advisory
+ * locks, sorted so two transactions never wait on each other): without it, retention could delete
+ * a blob in the instant an upload of the same bytes decides to reuse it. Call inside a transaction.
+ */
+export async function lockBlobs(db: Db, dialect: DialectName, shas: string[]): Promise<void> {
+  await lockKeys(
+    db,
+    dialect,
+    [...new Set(shas)].sort().map((sha) => `blob:${sha}`),
+  );
 }
 
 /**
@@ -97,10 +110,14 @@ export async function readBlob(db: Db, sha256: string): Promise<Buffer | undefin
   return Buffer.concat(parts);
 }
 
-/** Deletes those of `candidates` no attachment refers to any more (as file or as thumbnail). */
-export async function deleteUnreferencedBlobs(db: Db, candidates: string[]): Promise<void> {
+/**
+ * Deletes those of `candidates` no attachment refers to any more (as file or as thumbnail). Takes
+ * the blobs' locks first, so the check sees any upload that reused one of them meanwhile.
+ */
+export async function deleteUnreferencedBlobs(db: Db, dialect: DialectName, candidates: string[]): Promise<void> {
   const unique = [...new Set(candidates)];
   if (unique.length === 0) return;
+  await lockBlobs(db, dialect, unique);
   const orphans = await db
     .selectFrom('attachment_blobs as b')
     .select('b.sha256')
