@@ -10,6 +10,7 @@ import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerAttachmentRoutes } from './http/routes/attachments.js';
 import { registerBlocklistRoutes } from './http/routes/admin-blocklist.js';
 import { registerOutboxRoutes } from './http/routes/admin-outbox.js';
+import { registerWebhookRoutes } from './http/routes/admin-webhooks.js';
 import { registerPublicRoutes } from './http/routes/public.js';
 import { validatorCompiler } from './http/validator.js';
 import { registerMcp } from './mcp/routes.js';
@@ -17,9 +18,9 @@ import type { AppDeps } from './deps.js';
 import { registerOperatorConsole } from './web/operator.js';
 import { registerPages } from './web/pages.js';
 
-const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id'];
+const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id', 'ETag', 'Preference-Applied'];
 // What a browser client needs to check a downloaded file and resume it (attachments).
-const FILE_HEADERS = ['ETag', 'Content-Disposition', 'Content-Digest', 'Repr-Digest', 'Content-Range', 'Accept-Ranges'];
+const FILE_HEADERS = ['Content-Disposition', 'Content-Digest', 'Repr-Digest', 'Content-Range', 'Accept-Ranges'];
 
 /**
  * Builds the whole application from its dependencies, with no side effects: no listening, no
@@ -49,7 +50,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['Content-Type', 'Idempotency-Key', 'Authorization', 'Accept', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'X-Request-Id', 'Range', 'If-Range', 'If-None-Match', 'Content-Disposition'],
+    allowedHeaders: ['Content-Type', 'Idempotency-Key', 'Authorization', 'Accept', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'X-Request-Id', 'If-None-Match', 'Prefer', 'Range', 'If-Range', 'Content-Disposition'],
     exposedHeaders: [...EXPOSED_HEADERS, ...FILE_HEADERS],
     maxAge: 86400,
     strictPreflight: false,
@@ -63,9 +64,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerAttachmentRoutes(app, deps);
   await registerBlocklistRoutes(app, deps);
   await registerOutboxRoutes(app, deps);
+  await registerWebhookRoutes(app, deps);
   await registerMcp(app, deps);
   await registerDocuments(app, deps);
   await registerPages(app, deps);
   await registerOperatorConsole(app, deps);
+  // Held reads are answered (304, "unchanged") before the server waits for in-flight requests;
+  // the change feed's LISTEN connection (PostgreSQL) lives as long as the app.
+  app.addHook('preClose', async () => deps.waits.close());
+  app.addHook('onClose', async () => deps.changes.close());
   return app;
 }

@@ -8,6 +8,7 @@ import { DOCUMENTS, MCP_TOOLS, endpoints } from './endpoints.js';
 import { publicLimits } from './limits.js';
 import type { Block } from '../domain/markup.js';
 import { STATUS_DESCRIPTIONS } from './openapi.js';
+import { waitingGuide } from './waiting.js';
 
 /** llms.txt, index.md and api.md, from the same sources as the JSON documents. */
 
@@ -54,7 +55,7 @@ export function llmsTxt(deps: ServiceDeps): string {
     '',
     `> ${summary(deps)}`,
     '',
-    'Submitting is asynchronous: POST a task, keep the task_id, poll its status_url every few minutes at most. A human reviews every task; ' +
+    'Submitting is asynchronous: POST a task, keep the task_id, and wait for the result (see "Waiting for a result" below). A human reviews every task; ' +
       'illegal, harmful, deceptive, unsafe or privacy-invasive requests are rejected whatever their type. Never send payment details or credentials.',
     '',
     `Task types: ${TASK_TYPES.join(', ')}.`,
@@ -68,6 +69,10 @@ export function llmsTxt(deps: ServiceDeps): string {
     `- [Message the operator](${e.send_message.url}): POST JSON {message, reply_to, from?, subject?}`,
     `- [Services catalog](${e.services.url}): GET ?limit=1-${deps.config.limits.servicesPageMax}&cursor=`,
     `- [MCP server](${e.mcp.url}): streamable HTTP, no auth; tools ${MCP_TOOLS.map((t) => t.name).join(', ')}`,
+    '',
+    '## Waiting for a result',
+    '',
+    ...waitingGuide(base).map((line) => `- ${line}`),
     '',
     '## Documents',
     '',
@@ -121,11 +126,14 @@ export function indexDoc(deps: ServiceDeps): Block[] {
     {
       list: [
         `**REST**: \`POST ${base}/api/${API_VERSION}/tasks\` with a JSON task, then poll \`GET ${base}/api/${API_VERSION}/tasks/{task_id}\`. See [api.md](${base}/api.md) and [openapi.json](${base}/openapi.json).`,
+        '**Webhooks**: add `callback_url` to the task and receive a signed POST when it is accepted, delivered or rejected instead of polling (see api.md).',
         `**MCP**: streamable HTTP at \`${base}/mcp\`, no authentication; tools ${MCP_TOOLS.map((t) => `\`${t.name}\``).join(', ')}. Server card: [/.well-known/mcp](${base}/.well-known/mcp).`,
         `**Documents**: [agent.json](${base}/agent.json) (everything in one file), [llms.txt](${base}/llms.txt), [capabilities](${base}/.well-known/capabilities.json), [services](${base}/.well-known/services.json), [human.json](${base}/.well-known/human.json).`,
         `**People**: the form on [the home page](${base}/) creates the same task; [the status page](${base}/tasks) shows its progress.`,
       ],
     },
+    { h: 2, text: 'Waiting for a result' },
+    { list: waitingGuide(base) },
     { h: 2, text: 'Pricing and limits' },
     {
       list: [
@@ -225,6 +233,17 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
         '`attachments: [{name, media_type, size, sha256}]` in the same order. `deliverable_sha256` stays the hash of `operator_notes`. Version-1 receipts (issued before files existed) carry no list. ' +
         'With this service\'s code: `npm run verify-receipt -- <task_id> --files <directory with the downloaded files>`.',
     },
+    { h: 2, text: 'Waiting for a result' },
+    { list: waitingGuide(base) },
+    { h: 2, text: 'Webhooks' },
+    {
+      p:
+        'Instead of polling, give `callback_url` (https, at most 2000 characters, not a private or loopback address; never returned) with the task. ' +
+        'When the task is accepted, delivered or rejected the service POSTs `{"type": "task.accepted" | "task.delivered" | "task.rejected", "timestamp", "data": <the task as GET returns it>}` to it, ' +
+        'with the Standard Webhooks headers `webhook-id` (the same on every retry: deduplicate on it), `webhook-timestamp` (Unix seconds) and ' +
+        `\`webhook-signature: v1a,<base64 Ed25519 signature over "<webhook-id>.<webhook-timestamp>.<raw body>">\`, made with a key published at [jwks.json](${base}/.well-known/jwks.json). ` +
+        'Answer 2xx to acknowledge; 410 Gone stops this and later events of the task; anything else, a timeout of 10 s or a connection error is retried with backoff for about 3 days. Redirects are not followed.',
+    },
     { h: 2, text: 'Messages' },
     { p: `\`POST ${base}/api/${API_VERSION}/messages\` → 201 with \`message_id\`, \`created_at\` and a confirmation. The operator answers by e-mail to \`reply_to\`. To withdraw a task, name its \`task_id\` in the message.` },
     fieldsTable(messageInputSchema(limits) as unknown as Json),
@@ -239,6 +258,7 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
         '`RateLimit-Policy` on every response; `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` on reads and successful submissions (draft-ietf-httpapi-ratelimit-headers-06).',
         '`Retry-After` (seconds) on every 429.',
         '`Location` on 202 from task submission.',
+        '`ETag` on task reads (send it back in `If-None-Match`); `Preference-Applied: wait=N` when a `Prefer: wait=N` was honoured. Both are exposed to browsers.',
         '`Deprecation` (RFC 9745), `Sunset` (RFC 8594) and `Link: rel="successor-version"` on the responses of a deprecated API version; version 1 sends none.',
       ],
     },

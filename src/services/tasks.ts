@@ -25,9 +25,14 @@ export function dedupeKey(input: Pick<TaskInput, 'task_type' | 'description'>): 
   return sha256Hex(`${input.task_type}\n${normalizeDescription(input.description)}`);
 }
 
-/** The request as submitted, less the contact e-mail: what a receipt's request_sha256 covers. */
+/**
+ * The request as submitted, less the contact e-mail and the callback URL: what a receipt's
+ * request_sha256 covers. Both are private routing details, never published, and a receipt's
+ * verifier (who may be anyone holding the task id) must be able to recompute the hash from
+ * what the service publishes.
+ */
 export function requestForReceipt(input: TaskInput): string {
-  const { contact_email: _omitted, ...rest } = input;
+  const { contact_email: _omitted, callback_url: _private, ...rest } = input;
   return canonicalJson(rest);
 }
 
@@ -91,6 +96,7 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: guards
     request_sha256: sha256Hex(requestJson),
     request_json: requestJson,
     attachments: null,
+    callback_url: input.callback_url ?? null,
   };
 }
 
@@ -103,7 +109,9 @@ export function buildSubmissionResponse(baseUrl: string, row: TaskRow, warnings:
     status_url: statusUrl(baseUrl, row.id),
     status_page: statusPageUrl(baseUrl, row.id),
     message:
-      'Task received. A human operator reviews every task (target: within 12 hours). Poll status_url politely (every few minutes at most); ' +
+      'Task received. A human operator reviews every task (target: within 12 hours). ' +
+      'Wait for changes without polling: GET status_url with If-None-Match (its ETag) and Prefer: wait=60 (over MCP: check_task_status with wait_seconds), ' +
+      'or poll every few minutes at most; ' +
       (row.delivery === 'email' ? 'the result is also e-mailed to contact_email.' : 'the result will appear in operator_notes.'),
   };
   if (warnings.length > 0) body.warnings = warnings;
@@ -133,6 +141,7 @@ async function commitSubmission(deps: ServiceDeps, caller: Caller, submission: S
       await guards.assertNotDuplicate(trx, deps, caller, input, row.dedupe_key);
       const quotaHeaders = await guards.consumeTaskQuota(trx, deps, caller, input);
       await insertTask(trx, row);
+      await deps.changes.publish({ kind: 'task', taskId: row.id }, trx);
       await outbox.enqueueTaskSubmitted(trx, deps, row);
       await guards.saveReplay(trx, deps, caller, requestHash, { statusCode: 202, location: body.status_url, body });
       return { headers: quotaHeaders };

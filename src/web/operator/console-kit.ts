@@ -31,6 +31,7 @@ export const DONE: Record<string, string> = {
   removed: 'Removed from the blocklist.',
   retried: 'Queued again; the worker sends it shortly.',
   file_removed: 'File removed.',
+  webhook: 'Webhook queued again; the worker sends it shortly.',
 };
 // Pages for people: not part of the OpenAPI description.
 export const HIDDEN = { hide: true } as const;
