@@ -73,6 +73,14 @@ export interface AdminThrottleSettings {
   delayMs: number;
 }
 
+/** Evidence files attached to deliverables (docs/attachments.md). */
+export interface AttachmentSettings {
+  /** Largest file, bytes: the upload is cut there with 413 while streaming. */
+  maxBytes: number;
+  /** Files per task. */
+  maxPerTask: number;
+}
+
 /** The webhook worker's timing and SSRF guard (docs/webhooks.md). */
 export interface WebhookSettings {
   /** WEBHOOK_ALLOW_PRIVATE: lifts the SSRF guard and allows http:// callback URLs (tests, private deployments). */
@@ -108,6 +116,7 @@ export interface Config {
   storeTimeoutMs: number;
   server: ServerSettings;
   adminThrottle: AdminThrottleSettings;
+  attachments: AttachmentSettings;
   webhooks: WebhookSettings;
 }
 
@@ -257,6 +266,10 @@ export function loadConfig(env: Env = process.env): Config {
       perClientPerMinute: integer(env, 'ADMIN_FAILURES_PER_MINUTE', 10, 1),
       globalPerMinute: integer(env, 'ADMIN_FAILURES_GLOBAL_PER_MINUTE', 100, 1),
       delayMs: integer(env, 'ADMIN_FAILURE_DELAY_MS', 1000, 0, 60_000),
+    },
+    attachments: {
+      maxBytes: integer(env, 'ATTACHMENT_MAX_BYTES', 25 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+      maxPerTask: integer(env, 'ATTACHMENTS_MAX_PER_TASK', 20, 0, 1000),
     },
     webhooks: {
       allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),

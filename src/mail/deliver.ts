@@ -5,6 +5,7 @@ import { consumeEmailCap, dailyEmailCapKey, emailCapUsed } from '../abuse/quotas
 import type { MailSettings } from '../config.js';
 import { iso, nextUtcMidnight, utcDay } from '../domain/time.js';
 import { incrementCounter } from '../store/counters-repo.js';
+import { loadMailAttachments } from './attachments.js';
 import type { MailDeps } from './context.js';
 import { describeSendError, isPermanentRejection, logSafeError, responseCodeOf } from './errors.js';
 import { DIGEST_KIND, digestMail, isNotification, NOTIFICATION_KINDS, notificationShare, notificationVerdict } from './priority.js';
@@ -44,6 +45,8 @@ export async function deliverOne(ctx: DeliveryContext, row: OutboxRow): Promise<
   if (!(await takeCapUnit(ctx, row, takenAt, context))) return;
   try {
     if (!isSafeAddress(row.recipient)) throw new Error('recipient is not a plain e-mail address');
+    // The row holds no file bytes: a delivery mail's files are loaded (frozen, signed) at send time.
+    const attachments = row.kind === 'task_delivered' && row.task_id !== null ? await loadMailAttachments(deps.store.db, row.task_id) : [];
     await transport.send({
       id: row.id,
       kind: row.kind,
@@ -54,6 +57,7 @@ export async function deliverOne(ctx: DeliveryContext, row: OutboxRow): Promise<
       text: row.text_body,
       html: row.html_body,
       createdAt: row.created_at,
+      attachments,
     });
   } catch (error) {
     await refundEmailCap(ctx, takenAt);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { Config } from '../config.js';
+import type { MailAttachment } from './attachments.js';
 
 // Given `{ url }`, nodemailer builds its options from the URL alone and drops every other key
 // (pool, timeouts), so the URL is parsed with nodemailer's own parser and the keys added to it.
@@ -22,6 +23,8 @@ export interface OutgoingMail {
   text: string;
   html: string | null;
   createdAt: string;
+  /** Files loaded from the store at send time (the delivery mail's evidence). */
+  attachments?: MailAttachment[];
 }
 
 export interface MailTransport {
@@ -41,6 +44,9 @@ function message(mail: OutgoingMail) {
     subject: mail.subject,
     text: mail.text,
     ...(mail.html ? { html: mail.html } : {}),
+    ...(mail.attachments && mail.attachments.length > 0
+      ? { attachments: mail.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content, contentDisposition: 'attachment' as const })) }
+      : {}),
     messageId: `<${mail.id}@${domain}>`,
     date: new Date(mail.createdAt),
     // Agent text must never make nodemailer read a local file or fetch a URL as an attachment.
