@@ -29,6 +29,14 @@ function stringProblem(text: string): string | undefined {
   return undefined;
 }
 
+/** Parsed JSON is plain objects and arrays; a Buffer or stream (an upload) is not walked. */
+function isJsonContainer(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
 export function inspectBody(body: unknown, maxDepth = MAX_BODY_DEPTH): BodyFindings {
   const problems: string[] = [];
   const stack: [unknown, string, number][] = [[body, '', 0]];
@@ -40,7 +48,7 @@ export function inspectBody(body: unknown, maxDepth = MAX_BODY_DEPTH): BodyFindi
       if (problem) problems.push(`${field} ${problem}`);
     } else if (typeof value === 'number') {
       if (!Number.isFinite(value)) problems.push(`${field} must be a number JSON can hold (this one is out of range)`);
-    } else if (typeof value === 'object' && value !== null) {
+    } else if (isJsonContainer(value)) {
       if (depth >= maxDepth) return { tooDeep: true, problems };
       for (const [key, inner] of Object.entries(value)) {
         const here = path ? `${path}.${key}` : key;
@@ -55,7 +63,7 @@ export function inspectBody(body: unknown, maxDepth = MAX_BODY_DEPTH): BodyFindi
 
 /** The refusal for a body the guards find fault with, or undefined for a clean one. */
 export function bodyGuardError(body: unknown): AppError | undefined {
-  if (typeof body !== 'object' || body === null) {
+  if (!isJsonContainer(body)) {
     if (typeof body === 'number' || typeof body === 'string') {
       const { problems } = inspectBody(body);
       if (problems.length > 0) return validationFailed(problems);

@@ -11,6 +11,8 @@ import { AppError } from '../domain/errors.js';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+/** The bodies this service parses as text (JSON and forms); uploads keep whatever charset they declare. */
+const TEXT_BODY = /^\s*application\/(?:[\w.+-]*\+)?json|^\s*application\/x-www-form-urlencoded/i;
 
 /** A caller's X-Request-Id when it is a plain token, so it can quote it back; otherwise a UUID. */
 export function requestIdFor(request: { headers: FastifyRequest['headers'] }): string {
@@ -30,7 +32,7 @@ export function installRequestGuards(app: FastifyInstance): void {
     }
     // Bodies are read as UTF-8: one declared in another charset would be silently misread. Refuse it.
     const type = request.headers['content-type'];
-    const charset = type === undefined ? null : CHARSET.exec(type);
+    const charset = type === undefined || !TEXT_BODY.test(type) ? null : CHARSET.exec(type);
     if (charset?.[1] !== undefined && !/^utf-?8$/i.test(charset[1])) {
       done(new AppError('unsupported_media_type', 'Send the body as UTF-8 (charset=utf-8 or no charset).', { details: [`charset ${charset[1].slice(0, 40)} is not accepted`] }));
       return;
