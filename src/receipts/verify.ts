@@ -1,4 +1,5 @@
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
+import { sha256Hex } from '../domain/canonical.js';
 import { deliverableSha256, type ReceiptPayload } from './payload.js';
 
 /**
@@ -14,10 +15,27 @@ export interface VerifyOptions {
   expectedTaskId?: string;
   /** The deliverable as received (operator_notes, or the e-mailed text); checked against deliverable_sha256. */
   operatorNotes?: string;
+  /** The service the JWKS came from: the receipt's `iss` must name it. */
+  expectedIssuer?: string;
+  /** Files received with the deliverable: every attachment a version-2 receipt signs must be among them. */
+  files?: ReceivedFile[];
+}
+
+export interface ReceivedFile {
+  name: string;
+  bytes: Uint8Array;
+}
+
+/** An attachment as a version-2 receipt lists it. */
+export interface SignedAttachment {
+  name: string;
+  media_type: string;
+  size: number;
+  sha256: string;
 }
 
 export interface ReceiptCheck {
-  name: 'format' | 'kid' | 'signature' | 'payload' | 'task_id' | 'deliverable';
+  name: 'format' | 'kid' | 'signature' | 'payload' | 'issuer' | 'task_id' | 'deliverable' | 'attachment';
   ok: boolean;
   detail: string;
 }
@@ -70,7 +88,12 @@ export async function verifyReceipt(receipt: string, options: VerifyOptions): Pr
   }
 
   const shapeProblems = payloadProblems(payload);
-  checks.push({ name: 'payload', ok: shapeProblems.length === 0, detail: shapeProblems.length === 0 ? 'receipt_version 1, sub = task_id' : shapeProblems.join('; ') });
+  checks.push({ name: 'payload', ok: shapeProblems.length === 0, detail: shapeProblems.length === 0 ? `receipt_version ${String(payload.receipt_version)}, sub = task_id` : shapeProblems.join('; ') });
+
+  if (options.expectedIssuer !== undefined) {
+    const ok = payload.iss === options.expectedIssuer;
+    checks.push({ name: 'issuer', ok, detail: ok ? `issued by ${payload.iss}` : `issued by ${String(payload.iss)}, not ${options.expectedIssuer}` });
+  }
 
   if (options.expectedTaskId !== undefined) {
     const ok = payload.task_id === options.expectedTaskId;
@@ -85,12 +108,36 @@ export async function verifyReceipt(receipt: string, options: VerifyOptions): Pr
       detail: ok ? `deliverable matches sha256 ${actual}` : `deliverable sha256 is ${actual}, the receipt signed ${String(payload.deliverable_sha256)}`,
     });
   }
+  if (options.files !== undefined) checks.push(attachmentCheck(signedAttachments(payload), options.files));
   return done(kid, payload);
+}
+
+function signedAttachments(payload: ReceiptPayload): SignedAttachment[] {
+  const listed = (payload as { attachments?: unknown }).attachments;
+  return Array.isArray(listed) ? (listed as SignedAttachment[]) : [];
+}
+
+/** Every attachment the receipt signs must be among the files, byte for byte (size and SHA-256). */
+function attachmentCheck(signed: SignedAttachment[], files: ReceivedFile[]): ReceiptCheck {
+  const problems: string[] = [];
+  for (const attachment of signed) {
+    const file = files.find((f) => f.name === attachment.name);
+    if (!file) {
+      problems.push(`${attachment.name} is missing`);
+      continue;
+    }
+    const actual = sha256Hex(Buffer.from(file.bytes));
+    if (actual !== attachment.sha256 || file.bytes.length !== attachment.size) problems.push(`${attachment.name} has sha256 ${actual}, the receipt signed ${String(attachment.sha256)}`);
+  }
+  if (problems.length > 0) return { name: 'attachment', ok: false, detail: problems.join('; ') };
+  return { name: 'attachment', ok: true, detail: `${signed.length} attachment(s) match` };
 }
 
 function payloadProblems(payload: ReceiptPayload): string[] {
   const problems: string[] = [];
-  if (payload.receipt_version !== 1) problems.push(`unknown receipt_version ${String(payload.receipt_version)}`);
+  const version: unknown = payload.receipt_version;
+  if (version !== 1 && version !== 2) problems.push(`unknown receipt_version ${String(version)}`);
+  if (version === 2 && !Array.isArray((payload as { attachments?: unknown }).attachments)) problems.push('a version-2 receipt lists no attachments');
   if (typeof payload.task_id !== 'string' || payload.sub !== payload.task_id) problems.push('sub and task_id differ');
   if (typeof payload.deliverable_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(payload.deliverable_sha256)) problems.push('deliverable_sha256 is not a SHA-256 hex digest');
   if (typeof payload.request_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(payload.request_sha256)) problems.push('request_sha256 is not a SHA-256 hex digest');
