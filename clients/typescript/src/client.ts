@@ -160,6 +160,9 @@ export class HumanTaskClient {
           // service that answers held requests immediately).
           pause = read.tookMs < 1_000 ? 1_000 : 0;
           delay = firstDelay;
+        } else if (!read.askedToHold && read.etag !== null && hold >= 1) {
+          // First answer with an ETag: the next request can be a long-poll; try it at once.
+          pause = 0;
         } else {
           pause = delay;
           delay = Math.min(MAX_POLL_MS, Math.round(delay * 1.5));
@@ -236,7 +239,7 @@ export class HumanTaskClient {
   private async readTask(
     taskId: string,
     options: { signal: AbortSignal | undefined; waitSeconds?: number | undefined; retry?: boolean; timeoutMs?: number },
-  ): Promise<{ task: PublicTask; headers: Headers; held: boolean; tookMs: number }> {
+  ): Promise<{ task: PublicTask; headers: Headers; etag: string | null; askedToHold: boolean; held: boolean; tookMs: number }> {
     const cached = this.tasks.get(taskId);
     const headers: Record<string, string> = {};
     if (cached) headers['if-none-match'] = cached.etag;
@@ -250,13 +253,14 @@ export class HumanTaskClient {
       retry: options.retry ?? true,
       timeoutMs: options.timeoutMs === undefined ? undefined : options.timeoutMs + 5_000,
     });
-    const held = answer.headers.get('preference-applied')?.startsWith('wait') ?? false;
+    const askedToHold = headers.prefer !== undefined;
+    const held = askedToHold && (answer.headers.get('preference-applied')?.startsWith('wait') ?? false);
     const tookMs = Date.now() - started;
-    if (answer.status === 304 && cached) return { task: cached.task, headers: answer.headers, held, tookMs };
-    const task = answer.body as PublicTask;
     const etag = answer.headers.get('etag');
+    if (answer.status === 304 && cached) return { task: cached.task, headers: answer.headers, etag: etag ?? cached.etag, askedToHold, held, tookMs };
+    const task = answer.body as PublicTask;
     if (etag) this.tasks.set(taskId, { etag, task });
-    return { task, headers: answer.headers, held, tookMs };
+    return { task, headers: answer.headers, etag, askedToHold, held, tookMs };
   }
 
   /** One API call; retries refusals that say when (429/503 within maxRetryDelayMs) and, when idempotent, failures. */
