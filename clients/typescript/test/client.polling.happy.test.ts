@@ -46,7 +46,7 @@ async function scripted(script: (n: number, headers: IncomingHttpHeaders) => Ans
 
 describe('waitForResult pacing', () => {
   it('long-polls with If-None-Match and Prefer: wait, asking again at once after a held answer', async () => {
-    const { url, seen } = await scripted((n) => {
+    const { url, seen } = await scripted((n): Answer => {
       if (n === 1) return { status: 200, headers: { etag: '"v1"' }, body: task('submitted') };
       if (n < 4) return { status: 304, headers: { etag: '"v1"', 'preference-applied': 'wait=50' }, holdMs: 1_100 };
       return { status: 200, headers: { etag: '"v2"', 'preference-applied': 'wait=50' }, body: task('delivered'), holdMs: 200 };
