@@ -92,7 +92,7 @@ const nodeIo: Io = {
 };
 
 export async function run(argv: string[], io: Io = nodeIo): Promise<number> {
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {

@@ -32,7 +32,7 @@ function task(status: string): Record<string, unknown> {
 /** A service answering the n-th request with script(n); records what each request carried. */
 async function scripted(script: (n: number, headers: IncomingHttpHeaders) => Answer): Promise<{ url: string; seen: Seen[] }> {
   const seen: Seen[] = [];
-  server = createServer((req, res) => {
+  const listening = createServer((req, res) => {
     seen.push({ at: Date.now(), headers: req.headers });
     const answer = script(seen.length, req.headers);
     setTimeout(() => {
@@ -40,8 +40,9 @@ async function scripted(script: (n: number, headers: IncomingHttpHeaders) => Ans
       res.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
     }, answer.holdMs ?? 0);
   });
-  await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server?.address() as AddressInfo).port}`, seen };
+  server = listening;
+  await new Promise<void>((r) => listening.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(listening.address() as AddressInfo).port}`, seen };
 }
 
 describe('waitForResult pacing', () => {
