@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from './support/app.js';
 
 /** llms.txt and /docs point agent developers to the client libraries (issue 18). */
 
 describe('client libraries in the documents', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp();
 
   it('llms.txt has a Clients section naming both packages and the CLI', async () => {
     const text = await (await fetch(`${t.url}/llms.txt`)).text();

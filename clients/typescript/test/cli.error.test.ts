@@ -5,22 +5,20 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskIn } from '../../../test/operator.support.js';
 import { freePort } from '../../../test/support/net.js';
-import { startTestApp, validTask, type TestApp } from '../../../test/support/app.js';
+import { useTestApp, validTask } from '../../../test/support/app.js';
 import { htask } from './cli.support.js';
 
 /** htask's exit codes: 1 refused or failed, 2 usage, 3 wait timed out, 4 receipt invalid. */
 
 describe('htask refusals and failures', () => {
-  let t: TestApp;
+  // Two submissions an hour: both made here, so the third (by htask) is refused.
+  const t = useTestApp({ limits: 'production', env: { TASK_LIMIT_PER_HOUR: '2' } });
   let delivered: string;
   let accepted: string;
   beforeAll(async () => {
-    // Two submissions an hour: both made here, so the third (by htask) is refused.
-    t = await startTestApp({ limits: 'production', env: { TASK_LIMIT_PER_HOUR: '2' } });
     delivered = await taskIn(t, 'delivered');
     accepted = await taskIn(t, 'accepted');
   });
-  afterAll(async () => t.close());
 
   it('a tampered receipt exits 4', async () => {
     const task = (await (await fetch(`${t.url}/api/v1/tasks/${delivered}`)).json()) as { receipt: string };

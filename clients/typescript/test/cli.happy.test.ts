@@ -1,17 +1,13 @@
 import { execFile } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { patchOk } from '../../../test/operator.support.js';
-import { startTestApp, validTask, type TestApp } from '../../../test/support/app.js';
+import { useTestApp, validTask } from '../../../test/support/app.js';
 import { htask, startHtask } from './cli.support.js';
 
 /** htask as a process against the real app: submit → the operator delivers → wait → verify. */
 
 describe('htask', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp();
 
   it('submit → operator delivers → wait exits 0 → verify exits 0', async () => {
     const submitted = await htask(

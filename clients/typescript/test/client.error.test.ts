@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { submit, taskIn } from '../../../test/operator.support.js';
 import { freePort } from '../../../test/support/net.js';
-import { STORES, startTestApp, validTask, type TestApp } from '../../../test/support/app.js';
+import { STORES, useTestApp, validTask } from '../../../test/support/app.js';
 import { DuplicateTaskError, HumanTaskClient, HumanTaskError, RateLimitedError, TaskNotFoundError, ValidationFailedError } from '../src/index.js';
 
 /** Every refusal of the real app arrives as the typed error named by its contract code. */
@@ -9,13 +9,11 @@ import { DuplicateTaskError, HumanTaskClient, HumanTaskError, RateLimitedError, 
 type Input = Parameters<HumanTaskClient['submitTask']>[0];
 
 describe.each(STORES)('human-task-client refusals (%s)', (store) => {
-  let t: TestApp;
+  const t = useTestApp({ store });
   let client: HumanTaskClient;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
+  beforeAll(() => {
     client = new HumanTaskClient({ baseUrl: t.url, issuer: t.config.baseUrl });
   });
-  afterAll(async () => t.close());
 
   it('validation_failed: ValidationFailedError naming every field', async () => {
     const error = await client.submitTask({ task_type: 'nonsense', description: 'short' } as unknown as Input).catch((e: unknown) => e);
@@ -68,11 +66,7 @@ describe.each(STORES)('human-task-client refusals (%s)', (store) => {
 });
 
 describe('human-task-client over its limit', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ limits: 'production', env: { TASK_LIMIT_PER_HOUR: '1' } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp({ limits: 'production', env: { TASK_LIMIT_PER_HOUR: '1' } });
 
   it('rate_limited: RateLimitedError with the limit and when to retry, not retried for an hour', async () => {
     const client = new HumanTaskClient({ baseUrl: t.url });

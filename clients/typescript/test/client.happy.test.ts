@@ -1,19 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { patchOk, submit } from '../../../test/operator.support.js';
-import { STORES, startTestApp, validTask, type TestApp } from '../../../test/support/app.js';
+import { STORES, useTestApp, validTask } from '../../../test/support/app.js';
 import { HumanTaskClient, type WaitProgress } from '../src/index.js';
 
 /** The client against the real app: what an agent developer does with it, end to end. */
 
 describe.each(STORES)('human-task-client against the real app (%s)', (store) => {
-  let t: TestApp;
+  const t = useTestApp({ store });
   let client: HumanTaskClient;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
+  beforeAll(() => {
     // The test app listens on a random port; its receipts name its configured BASE_URL.
     client = new HumanTaskClient({ baseUrl: t.url, issuer: t.config.baseUrl });
   });
-  afterAll(async () => t.close());
 
   it('submits with a generated Idempotency-Key, and a retry with the same key replays the same task', async () => {
     const input = validTask() as Parameters<HumanTaskClient['submitTask']>[0];
