@@ -17,6 +17,7 @@ from .models import SubmissionResponse, Task
 
 FINAL = ("delivered", "rejected")
 MAX_POLL = 60.0
+MAX_CACHED_TASKS = 1000
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,11 @@ class TaskCache:
         task = Task.from_dict(body)
         etag = response.headers.get("etag")
         if etag:
+            # Bounded: a long-lived client that reads many tasks keeps the most recent ones.
+            self._tasks.pop(task_id, None)
             self._tasks[task_id] = (etag, task)
+            if len(self._tasks) > MAX_CACHED_TASKS:
+                del self._tasks[next(iter(self._tasks))]
         return task
 
 

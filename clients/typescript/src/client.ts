@@ -73,6 +73,7 @@ interface Answer {
 
 const FINAL: readonly string[] = ['delivered', 'rejected'];
 const MAX_POLL_MS = 60_000;
+const MAX_CACHED_TASKS = 1_000;
 
 export class HumanTaskClient {
   readonly baseUrl: string;
@@ -259,7 +260,12 @@ export class HumanTaskClient {
     const etag = answer.headers.get('etag');
     if (answer.status === 304 && cached) return { task: cached.task, headers: answer.headers, etag: etag ?? cached.etag, askedToHold, held, tookMs };
     const task = answer.body as PublicTask;
-    if (etag) this.tasks.set(taskId, { etag, task });
+    if (etag) {
+      // Bounded: a long-lived client that reads many tasks keeps the most recent ones.
+      this.tasks.delete(taskId);
+      this.tasks.set(taskId, { etag, task });
+      if (this.tasks.size > MAX_CACHED_TASKS) this.tasks.delete(this.tasks.keys().next().value as string);
+    }
     return { task, headers: answer.headers, etag, askedToHold, held, tookMs };
   }
 
