@@ -152,7 +152,9 @@ export class HumanTaskClient {
       const hold = Math.min(waitSeconds, Math.floor(remaining / 1000));
       let pause: number;
       try {
-        const read = await this.readTask(taskId, { signal: options.signal, waitSeconds: hold >= 1 ? hold : undefined, retry: false, timeoutMs: remaining });
+        // A held request may take `hold` seconds; past that (plus a margin) the connection is dead.
+        const timeoutMs = Math.ceil(Math.min(remaining, hold * 1000 + 30_000));
+        const read = await this.readTask(taskId, { signal: options.signal, waitSeconds: hold >= 1 ? hold : undefined, retry: false, timeoutMs });
         last = read.task;
         options.onProgress?.({ task: read.task, status: read.task.status, eta: read.task.eta, elapsedMs: Date.now() - started });
         if (FINAL.includes(read.task.status)) return read.task;
@@ -252,7 +254,7 @@ export class HumanTaskClient {
       signal: options.signal,
       idempotent: true,
       retry: options.retry ?? true,
-      timeoutMs: options.timeoutMs === undefined ? undefined : options.timeoutMs + 5_000,
+      timeoutMs: options.timeoutMs,
     });
     const askedToHold = headers.prefer !== undefined;
     const held = askedToHold && (answer.headers.get('preference-applied')?.startsWith('wait') ?? false);

@@ -50,6 +50,15 @@ describe.each(STORES)('human-task-client against the real app (%s)', (store) => 
     expect((await client.verifyReceipt(String(done.receipt))).valid).toBe(true);
   });
 
+  it('waits without any deadline', async () => {
+    const id = await submit(t);
+    const waiting = client.waitForResult(id, { pollIntervalMs: 200 });
+    await new Promise((r) => setTimeout(r, 300));
+    await patchOk(t, id, { status: 'accepted' });
+    await patchOk(t, id, { status: 'delivered', operator_notes: 'Done without a deadline.' });
+    expect((await waiting).operator_notes).toBe('Done without a deadline.');
+  });
+
   it('returns a rejected task from waitForResult with the reason', async () => {
     const id = await submit(t);
     await patchOk(t, id, { status: 'rejected', operator_notes: 'Out of scope.' });
