@@ -164,7 +164,7 @@ class HumanTaskClient(_Base):
             remaining = until - time.monotonic()
             if remaining <= 0:
                 raise WaitTimeoutError(f"Task {task_id} is still {last.status if last else 'unknown'} after {time.monotonic() - started:.0f} s.", last)
-            hold = min(hold_max, int(remaining)) if remaining >= 1 else None
+            hold = int(min(remaining, hold_max)) if remaining >= 1 else None
             headers = self._tasks.headers(task_id, hold)
             try:
                 sent = time.monotonic()
@@ -314,7 +314,7 @@ class AsyncHumanTaskClient(_Base):
             remaining = until - time.monotonic()
             if remaining <= 0:
                 raise WaitTimeoutError(f"Task {task_id} is still {last.status if last else 'unknown'} after {time.monotonic() - started:.0f} s.", last)
-            hold = min(hold_max, int(remaining)) if remaining >= 1 else None
+            hold = int(min(remaining, hold_max)) if remaining >= 1 else None
             headers = self._tasks.headers(task_id, hold)
             try:
                 sent = time.monotonic()

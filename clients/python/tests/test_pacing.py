@@ -62,3 +62,9 @@ def test_fallback_polling_honours_retry_after_and_quota_reset() -> None:
     assert client.wait_for_result(ID, timeout=60, poll_interval=0.1).status == "delivered"
     assert seen[1][0] - seen[0][0] >= 0.95
     assert seen[2][0] - seen[1][0] >= 0.95
+
+
+def test_waits_without_any_deadline() -> None:
+    client, seen = scripted(lambda n, _: httpx.Response(200, json=task("submitted" if n < 2 else "delivered"), headers={"etag": f'"v{n}"'}))
+    assert client.wait_for_result(ID, poll_interval=0.1).status == "delivered"
+    assert seen[1][1].headers["prefer"] == "wait=50"
