@@ -64,6 +64,46 @@ class InvalidCursorError(HumanTaskError):
     """400 invalid_cursor: list again without a cursor."""
 
 
+class InvalidJsonError(HumanTaskError):
+    """400 invalid_json: the body was not JSON."""
+
+
+class MalformedRequestError(HumanTaskError):
+    """400 malformed_request: JSON but not an object, or a malformed query parameter."""
+
+
+class UnauthorizedError(HumanTaskError):
+    """401 unauthorized (admin endpoints only)."""
+
+
+class NotFoundError(HumanTaskError):
+    """404 not_found: no such path."""
+
+
+class MethodNotAllowedError(HumanTaskError):
+    """405 method_not_allowed."""
+
+
+class InvalidTransitionError(HumanTaskError):
+    """409 invalid_transition (admin endpoints only)."""
+
+
+class PayloadTooLargeError(HumanTaskError):
+    """413 payload_too_large."""
+
+
+class UnsupportedMediaTypeError(HumanTaskError):
+    """415 unsupported_media_type."""
+
+
+class InternalError(HumanTaskError):
+    """500 internal_error: the service failed; the message names the request id."""
+
+
+class ServiceUnavailableError(HumanTaskError):
+    """503 service_unavailable: the service's store does not answer."""
+
+
 class WaitTimeoutError(HumanTaskError):
     """wait_for_result's deadline passed; ``task`` is the last state seen."""
 
@@ -72,14 +112,26 @@ class WaitTimeoutError(HumanTaskError):
         self.task = task
 
 
+# Every code of the contract's closed set; a code this client does not know yet (a newer service)
+# is still a HumanTaskError carrying that code.
 _BY_CODE: dict[str, type[HumanTaskError]] = {
+    "invalid_json": InvalidJsonError,
+    "malformed_request": MalformedRequestError,
+    "invalid_cursor": InvalidCursorError,
+    "unauthorized": UnauthorizedError,
+    "client_blocked": ClientBlockedError,
+    "task_not_found": TaskNotFoundError,
+    "not_found": NotFoundError,
+    "method_not_allowed": MethodNotAllowedError,
+    "duplicate_task": DuplicateTaskError,
+    "invalid_transition": InvalidTransitionError,
+    "payload_too_large": PayloadTooLargeError,
+    "unsupported_media_type": UnsupportedMediaTypeError,
+    "validation_failed": ValidationFailedError,
     "rate_limited": RateLimitedError,
     "capacity_reached": CapacityReachedError,
-    "duplicate_task": DuplicateTaskError,
-    "validation_failed": ValidationFailedError,
-    "task_not_found": TaskNotFoundError,
-    "client_blocked": ClientBlockedError,
-    "invalid_cursor": InvalidCursorError,
+    "internal_error": InternalError,
+    "service_unavailable": ServiceUnavailableError,
 }
 
 

@@ -17,6 +17,7 @@ from human_task_client import (
     DuplicateTaskError,
     HumanTaskClient,
     HumanTaskError,
+    MalformedRequestError,
     RateLimitedError,
     Task,
     TaskNotFoundError,
@@ -118,6 +119,9 @@ def test_refusals_are_typed(service: Service) -> None:
             client.get_task(MISSING)
         with pytest.raises(TaskNotFoundError):
             client.wait_for_result(MISSING, timeout=30)
+        with pytest.raises(MalformedRequestError) as malformed:
+            list(client.list_services(page_size=0))
+        assert (malformed.value.code, malformed.value.status) == ("malformed_request", 400)
 
 
 def test_rate_limited_message_says_when_to_retry(service: Service) -> None:

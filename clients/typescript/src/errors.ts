@@ -64,6 +64,46 @@ export class ClientBlockedError extends HumanTaskError {
 export class InvalidCursorError extends HumanTaskError {
   override readonly name = 'InvalidCursorError';
 }
+/** 400 `invalid_json`: the body was not JSON. */
+export class InvalidJsonError extends HumanTaskError {
+  override readonly name = 'InvalidJsonError';
+}
+/** 400 `malformed_request`: JSON but not an object, or a malformed query parameter. */
+export class MalformedRequestError extends HumanTaskError {
+  override readonly name = 'MalformedRequestError';
+}
+/** 401 `unauthorized` (admin endpoints only). */
+export class UnauthorizedError extends HumanTaskError {
+  override readonly name = 'UnauthorizedError';
+}
+/** 404 `not_found`: no such path. */
+export class NotFoundError extends HumanTaskError {
+  override readonly name = 'NotFoundError';
+}
+/** 405 `method_not_allowed`. */
+export class MethodNotAllowedError extends HumanTaskError {
+  override readonly name = 'MethodNotAllowedError';
+}
+/** 409 `invalid_transition` (admin endpoints only). */
+export class InvalidTransitionError extends HumanTaskError {
+  override readonly name = 'InvalidTransitionError';
+}
+/** 413 `payload_too_large`. */
+export class PayloadTooLargeError extends HumanTaskError {
+  override readonly name = 'PayloadTooLargeError';
+}
+/** 415 `unsupported_media_type`. */
+export class UnsupportedMediaTypeError extends HumanTaskError {
+  override readonly name = 'UnsupportedMediaTypeError';
+}
+/** 500 `internal_error`: the service failed; the message names the request id. */
+export class InternalError extends HumanTaskError {
+  override readonly name = 'InternalError';
+}
+/** 503 `service_unavailable`: the service's store does not answer. */
+export class ServiceUnavailableError extends HumanTaskError {
+  override readonly name = 'ServiceUnavailableError';
+}
 /** The deadline of waitForResult passed before the task was delivered or rejected; `task` is the last state seen. */
 export class WaitTimeoutError<T = unknown> extends HumanTaskError {
   override readonly name = 'WaitTimeoutError';
@@ -74,20 +114,32 @@ export class WaitTimeoutError<T = unknown> extends HumanTaskError {
   }
 }
 
-const BY_CODE: Partial<Record<ErrorCode, typeof HumanTaskError>> = {
+// Every code of the server's closed set (a code added there fails this type-check until it has a class).
+const BY_CODE: Record<ErrorCode, typeof HumanTaskError> = {
+  invalid_json: InvalidJsonError,
+  malformed_request: MalformedRequestError,
+  invalid_cursor: InvalidCursorError,
+  unauthorized: UnauthorizedError,
+  client_blocked: ClientBlockedError,
+  task_not_found: TaskNotFoundError,
+  not_found: NotFoundError,
+  method_not_allowed: MethodNotAllowedError,
+  duplicate_task: DuplicateTaskError,
+  invalid_transition: InvalidTransitionError,
+  payload_too_large: PayloadTooLargeError,
+  unsupported_media_type: UnsupportedMediaTypeError,
+  validation_failed: ValidationFailedError,
   rate_limited: RateLimitedError,
   capacity_reached: CapacityReachedError,
-  duplicate_task: DuplicateTaskError,
-  validation_failed: ValidationFailedError,
-  task_not_found: TaskNotFoundError,
-  client_blocked: ClientBlockedError,
-  invalid_cursor: InvalidCursorError,
+  internal_error: InternalError,
+  service_unavailable: ServiceUnavailableError,
 };
 
 /** The error for a refusal: the class of its code, else a plain HumanTaskError. */
 export function errorFromResponse(status: number, body: unknown, retryAfterSeconds: number | undefined): HumanTaskError {
   if (isErrorBody(body)) {
-    const Class = BY_CODE[body.error as ErrorCode] ?? HumanTaskError;
+    // A code this client does not know yet (a newer service) is still a HumanTaskError with that code.
+    const Class = (BY_CODE as Partial<Record<string, typeof HumanTaskError>>)[body.error] ?? HumanTaskError;
     const retry = retryAfterSeconds ?? (typeof body.retry_after_seconds === 'number' ? body.retry_after_seconds : undefined);
     const options: { status: number; body: ErrorBody; retryAfterSeconds?: number } = { status, body };
     if (retry !== undefined) options.retryAfterSeconds = retry;

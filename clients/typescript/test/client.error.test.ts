@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { submit, taskIn } from '../../../test/operator.support.js';
 import { freePort } from '../../../test/support/net.js';
 import { STORES, useTestApp, validTask } from '../../../test/support/app.js';
-import { DuplicateTaskError, HumanTaskClient, HumanTaskError, RateLimitedError, TaskNotFoundError, ValidationFailedError } from '../src/index.js';
+import { DuplicateTaskError, HumanTaskClient, HumanTaskError, MalformedRequestError, RateLimitedError, TaskNotFoundError, ValidationFailedError } from '../src/index.js';
 
 /** Every refusal of the real app arrives as the typed error named by its contract code. */
 
@@ -38,6 +38,13 @@ describe.each(STORES)('human-task-client refusals (%s)', (store) => {
     const started = Date.now();
     await expect(client.waitForResult(missing, { timeoutMs: 30_000 })).rejects.toMatchObject({ code: 'task_not_found', status: 404 });
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('every other code has its class too: a malformed query is MalformedRequestError', async () => {
+    const pages = client.listServices({ pageSize: 0 });
+    const error = await pages.next().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MalformedRequestError);
+    expect(error).toMatchObject({ code: 'malformed_request', status: 400 });
   });
 
   it('a receipt that does not match: tampered, another task, another issuer', async () => {
