@@ -8,7 +8,8 @@
 """
 
 from ._common import Submission, WaitProgress
-from .client import AsyncHumanTaskClient, HumanTaskClient
+from .async_client import AsyncHumanTaskClient
+from .client import HumanTaskClient
 from .errors import (
     CapacityReachedError,
     ClientBlockedError,
