@@ -23,7 +23,7 @@ const vectors = JSON.parse(readFileSync(new URL('../docs/receipt-test-vectors.js
 describe('receipt test vectors against src/receipts/verify.ts', () => {
   it('covers every verdict the issue names', () => {
     const failures = new Set(vectors.receipts.map((v) => v.expected.failure));
-    for (const failure of [null, 'signature', 'kid', 'issuer', 'deliverable', 'attachment']) expect(failures).toContain(failure);
+    for (const failure of [null, 'signature', 'kid', 'issuer', 'deliverable', 'attachments']) expect(failures).toContain(failure);
     expect(vectors.receipts.some((v) => v.name.includes('retired') && v.expected.valid)).toBe(true);
     expect(vectors.receipts.some((v) => v.name.startsWith('v2') && v.expected.valid)).toBe(true);
   });
@@ -36,7 +36,7 @@ describe('receipt test vectors against src/receipts/verify.ts', () => {
         expectedTaskId: vector.expected_task_id,
         operatorNotes: vector.operator_notes,
       };
-      if (vector.files) options.files = vector.files.map((f) => ({ name: f.name, bytes: Buffer.from(f.content_base64, 'base64') }));
+      if (vector.files) options.files = vector.files.map((f) => ({ name: f.name, data: Buffer.from(f.content_base64, 'base64') }));
       const verdict = await verifyReceipt(vector.receipt, options);
       expect(verdict.valid).toBe(vector.expected.valid);
       const firstFailure = verdict.checks.find((c) => !c.ok)?.name ?? null;

@@ -11,17 +11,28 @@ export interface ReceiptTimeline {
   delivered_at: string;
 }
 
+/** A delivered file as the receipt binds it (receipt_version 2). */
+export interface ReceiptAttachment {
+  name: string;
+  media_type: string;
+  size: number;
+  sha256: string;
+}
+
 export interface ReceiptPayload {
   iss: string;
   sub: string;
   iat: number;
-  receipt_version: 1;
+  /** 1: issued before attachments existed; 2: also binds `attachments` (possibly empty). */
+  receipt_version: 1 | 2;
   task_id: string;
   task_type: string;
   delivery: string;
   deliverable_sha256: string;
   request_sha256: string;
   timeline: ReceiptTimeline;
+  /** receipt_version 2 only: every delivered file, in the order the task lists them. */
+  attachments?: ReceiptAttachment[];
 }
 
 export interface DeliveredTask {

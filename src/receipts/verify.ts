@@ -1,6 +1,6 @@
+import { createHash } from 'node:crypto';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
-import { sha256Hex } from '../domain/canonical.js';
-import { deliverableSha256, type ReceiptPayload } from './payload.js';
+import { deliverableSha256, type ReceiptAttachment, type ReceiptPayload } from './payload.js';
 
 /**
  * Verifies a receipt the way any client can: against a published JWKS, with nothing from the
@@ -15,27 +15,23 @@ export interface VerifyOptions {
   expectedTaskId?: string;
   /** The deliverable as received (operator_notes, or the e-mailed text); checked against deliverable_sha256. */
   operatorNotes?: string;
-  /** The service the JWKS came from: the receipt's `iss` must name it. */
-  expectedIssuer?: string;
-  /** Files received with the deliverable: every attachment a version-2 receipt signs must be among them. */
+  /**
+   * Files as received (downloaded or from the mail), checked against the receipt's `attachments`
+   * by content: every signed file must be among them, and each of them must be signed.
+   */
   files?: ReceivedFile[];
+  /** The service the JWKS came from (its BASE_URL): the receipt's `iss` must name it. */
+  expectedIssuer?: string;
 }
 
 export interface ReceivedFile {
+  /** Where it came from (a file name), for the report only: files are matched by their SHA-256. */
   name: string;
-  bytes: Uint8Array;
-}
-
-/** An attachment as a version-2 receipt lists it. */
-export interface SignedAttachment {
-  name: string;
-  media_type: string;
-  size: number;
-  sha256: string;
+  data: Uint8Array;
 }
 
 export interface ReceiptCheck {
-  name: 'format' | 'kid' | 'signature' | 'payload' | 'issuer' | 'task_id' | 'deliverable' | 'attachment';
+  name: 'format' | 'kid' | 'signature' | 'payload' | 'issuer' | 'task_id' | 'deliverable' | 'attachments';
   ok: boolean;
   detail: string;
 }
@@ -88,13 +84,12 @@ export async function verifyReceipt(receipt: string, options: VerifyOptions): Pr
   }
 
   const shapeProblems = payloadProblems(payload);
-  checks.push({ name: 'payload', ok: shapeProblems.length === 0, detail: shapeProblems.length === 0 ? `receipt_version ${String(payload.receipt_version)}, sub = task_id` : shapeProblems.join('; ') });
+  checks.push({ name: 'payload', ok: shapeProblems.length === 0, detail: shapeProblems.length === 0 ? `receipt_version ${payload.receipt_version}, sub = task_id` : shapeProblems.join('; ') });
 
   if (options.expectedIssuer !== undefined) {
     const ok = payload.iss === options.expectedIssuer;
     checks.push({ name: 'issuer', ok, detail: ok ? `issued by ${payload.iss}` : `issued by ${String(payload.iss)}, not ${options.expectedIssuer}` });
   }
-
   if (options.expectedTaskId !== undefined) {
     const ok = payload.task_id === options.expectedTaskId;
     checks.push({ name: 'task_id', ok, detail: ok ? `receipt is for ${payload.task_id}` : `receipt is for ${String(payload.task_id)}, not ${options.expectedTaskId}` });
@@ -108,36 +103,37 @@ export async function verifyReceipt(receipt: string, options: VerifyOptions): Pr
       detail: ok ? `deliverable matches sha256 ${actual}` : `deliverable sha256 is ${actual}, the receipt signed ${String(payload.deliverable_sha256)}`,
     });
   }
-  if (options.files !== undefined) checks.push(attachmentCheck(signedAttachments(payload), options.files));
+  if (options.files !== undefined) checks.push(filesCheck(payload, options.files));
   return done(kid, payload);
 }
 
-function signedAttachments(payload: ReceiptPayload): SignedAttachment[] {
-  const listed = (payload as { attachments?: unknown }).attachments;
-  return Array.isArray(listed) ? (listed as SignedAttachment[]) : [];
-}
-
-/** Every attachment the receipt signs must be among the files, byte for byte (size and SHA-256). */
-function attachmentCheck(signed: SignedAttachment[], files: ReceivedFile[]): ReceiptCheck {
+/** Every signed file present (by SHA-256 and size), and no received file the receipt does not sign. */
+function filesCheck(payload: ReceiptPayload, files: ReceivedFile[]): ReceiptCheck {
+  const signed: ReceiptAttachment[] = payload.receipt_version === 2 && Array.isArray(payload.attachments) ? payload.attachments : [];
+  const received = files.map((f) => ({ name: f.name, size: f.data.byteLength, sha256: createHash('sha256').update(f.data).digest('hex') }));
   const problems: string[] = [];
-  for (const attachment of signed) {
-    const file = files.find((f) => f.name === attachment.name);
-    if (!file) {
-      problems.push(`${attachment.name} is missing`);
-      continue;
-    }
-    const actual = sha256Hex(Buffer.from(file.bytes));
-    if (actual !== attachment.sha256 || file.bytes.length !== attachment.size) problems.push(`${attachment.name} has sha256 ${actual}, the receipt signed ${String(attachment.sha256)}`);
+  for (const file of signed) {
+    if (!received.some((r) => r.sha256 === file.sha256 && r.size === file.size)) problems.push(`${file.name} (sha256 ${file.sha256}) is missing or altered`);
   }
-  if (problems.length > 0) return { name: 'attachment', ok: false, detail: problems.join('; ') };
-  return { name: 'attachment', ok: true, detail: `${signed.length} attachment(s) match` };
+  for (const file of received) {
+    if (!signed.some((s) => s.sha256 === file.sha256)) problems.push(`${file.name} (sha256 ${file.sha256}) is not covered by the receipt`);
+  }
+  if (problems.length > 0) return { name: 'attachments', ok: false, detail: problems.join('; ') };
+  return { name: 'attachments', ok: true, detail: signed.length === 0 ? 'the receipt signs no files, and none were given' : `all ${signed.length} file(s) match their signed sha256` };
 }
 
 function payloadProblems(payload: ReceiptPayload): string[] {
   const problems: string[] = [];
-  const version: unknown = payload.receipt_version;
-  if (version !== 1 && version !== 2) problems.push(`unknown receipt_version ${String(version)}`);
-  if (version === 2 && !Array.isArray((payload as { attachments?: unknown }).attachments)) problems.push('a version-2 receipt lists no attachments');
+  if (payload.receipt_version !== 1 && payload.receipt_version !== 2) problems.push(`unknown receipt_version ${String(payload.receipt_version)}`);
+  if (payload.receipt_version === 2) {
+    const files: unknown = payload.attachments;
+    const wellFormed = (a: unknown): boolean => {
+      if (typeof a !== 'object' || a === null) return false;
+      const f = a as Record<string, unknown>;
+      return typeof f.name === 'string' && typeof f.media_type === 'string' && Number.isSafeInteger(f.size) && typeof f.sha256 === 'string' && /^[0-9a-f]{64}$/.test(f.sha256);
+    };
+    if (!Array.isArray(files) || !files.every(wellFormed)) problems.push('attachments is not a list of {name, media_type, size, sha256}');
+  }
   if (typeof payload.task_id !== 'string' || payload.sub !== payload.task_id) problems.push('sub and task_id differ');
   if (typeof payload.deliverable_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(payload.deliverable_sha256)) problems.push('deliverable_sha256 is not a SHA-256 hex digest');
   if (typeof payload.request_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(payload.request_sha256)) problems.push('request_sha256 is not a SHA-256 hex digest');

@@ -32,7 +32,7 @@ class Check:
 @dataclass(frozen=True)
 class ReceiptVerdict:
     valid: bool
-    #: The first check that failed: format, kid, signature, issuer, task_id, deliverable, attachment.
+    #: The first check that failed: format, kid, signature, issuer, task_id, deliverable, attachments.
     failure: str | None
     kid: str | None
     payload: dict[str, Any] | None
@@ -75,7 +75,8 @@ def verify_receipt(
     operator_notes: str | None = None,
     files: Mapping[str, bytes] | None = None,
 ) -> ReceiptVerdict:
-    """Verifies a receipt. ``files`` maps attachment names to their bytes (version-2 receipts)."""
+    """Verifies a receipt. ``files`` maps file names to their bytes: matched by content against a
+    version-2 receipt's attachments (each signed file present, each given file signed)."""
     checks: list[Check] = []
 
     def done(kid: str | None, payload: dict[str, Any] | None) -> ReceiptVerdict:
@@ -133,7 +134,7 @@ def verify_receipt(
         ok = actual == payload.get("deliverable_sha256")
         checks.append(Check("deliverable", ok, f"deliverable sha256 {actual}" if ok else f"deliverable sha256 is {actual}, the receipt signed {payload.get('deliverable_sha256')}"))
     if files is not None:
-        checks.append(_attachment_check(payload.get("attachments") or [], files))
+        checks.append(_attachment_check(payload.get("attachments") or [] if payload.get("receipt_version") == 2 else [], files))
     return done(kid, payload)
 
 
@@ -142,8 +143,8 @@ def _payload_problems(payload: Mapping[str, Any]) -> list[str]:
     version = payload.get("receipt_version")
     if version not in (1, 2) or isinstance(version, bool):
         problems.append(f"unknown receipt_version {version}")
-    if version == 2 and not isinstance(payload.get("attachments"), list):
-        problems.append("a version-2 receipt lists no attachments")
+    if version == 2 and not (isinstance(payload.get("attachments"), list) and all(_well_formed(a) for a in payload["attachments"])):
+        problems.append("attachments is not a list of {name, media_type, size, sha256}")
     if not isinstance(payload.get("task_id"), str) or payload.get("sub") != payload.get("task_id"):
         problems.append("sub and task_id differ")
     if not isinstance(payload.get("deliverable_sha256"), str) or not _HEX64.match(payload["deliverable_sha256"]):
@@ -151,20 +152,31 @@ def _payload_problems(payload: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _well_formed(attachment: Any) -> bool:
+    return (
+        isinstance(attachment, dict)
+        and isinstance(attachment.get("name"), str)
+        and isinstance(attachment.get("media_type"), str)
+        and isinstance(attachment.get("size"), int)
+        and not isinstance(attachment.get("size"), bool)
+        and isinstance(attachment.get("sha256"), str)
+        and bool(_HEX64.match(attachment["sha256"]))
+    )
+
+
 def _attachment_check(signed: Sequence[Mapping[str, Any]], files: Mapping[str, bytes]) -> Check:
+    """Every signed file present (by SHA-256 and size), and no received file the receipt does not sign."""
+    received = [(name, len(_bytes(data)), hashlib.sha256(_bytes(data)).hexdigest()) for name, data in files.items()]
     problems = []
     for attachment in signed:
-        name = str(attachment.get("name"))
-        if name not in files:
-            problems.append(f"{name} is missing")
-            continue
-        data = _bytes(files[name])
-        actual = hashlib.sha256(data).hexdigest()
-        if actual != attachment.get("sha256") or len(data) != attachment.get("size"):
-            problems.append(f"{name} has sha256 {actual}, the receipt signed {attachment.get('sha256')}")
+        if not any(digest == attachment.get("sha256") and size == attachment.get("size") for _, size, digest in received):
+            problems.append(f"{attachment.get('name')} (sha256 {attachment.get('sha256')}) is missing or altered")
+    for name, _, digest in received:
+        if not any(attachment.get("sha256") == digest for attachment in signed):
+            problems.append(f"{name} (sha256 {digest}) is not covered by the receipt")
     if problems:
-        return Check("attachment", False, "; ".join(problems))
-    return Check("attachment", True, f"{len(signed)} attachment(s) match")
+        return Check("attachments", False, "; ".join(problems))
+    return Check("attachments", True, f"all {len(signed)} file(s) match their signed sha256" if signed else "the receipt signs no files, and none were given")
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:

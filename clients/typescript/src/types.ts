@@ -4,7 +4,7 @@
  */
 import type { ErrorBody, ErrorCode } from '../../../src/domain/errors.js';
 import type { MessageInput, MessageResponse, PublicTask, ServicesPage, SubmissionResponse, TaskInput } from '../../../src/domain/schemas.js';
-import type { ReceiptPayload } from '../../../src/receipts/payload.js';
+import type { ReceiptAttachment, ReceiptPayload } from '../../../src/receipts/payload.js';
 
 export type { ErrorBody, ErrorCode, MessageInput, MessageResponse, PublicTask, ServicesPage, SubmissionResponse, TaskInput };
 
@@ -15,15 +15,10 @@ export type ServiceEntry = ServicesPage['services'][number];
 export type TaskStatus = PublicTask['status'];
 
 /** An attachment as a version-2 receipt signs it (contract, "Evidence: attachments in deliverables"). */
-export interface SignedAttachment {
-  name: string;
-  media_type: string;
-  size: number;
-  sha256: string;
-}
+export type SignedAttachment = ReceiptAttachment;
 
 /** A receipt payload: version 1, or version 2 which adds the signed attachments. */
-export type Receipt = Omit<ReceiptPayload, 'receipt_version'> & { receipt_version: 1 | 2; attachments?: SignedAttachment[] };
+export type Receipt = ReceiptPayload;
 
 /** The answer to a submission, with the Idempotency-Key that was sent (reuse it to retry safely). */
 export type Submission = SubmissionResponse & { idempotency_key: string };

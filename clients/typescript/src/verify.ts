@@ -8,7 +8,7 @@ import type { Receipt, SignedAttachment } from './types.js';
  * names as docs/receipt-test-vectors.json, rather than throwing: a caller can say what is wrong.
  */
 
-export type ReceiptFailure = 'format' | 'kid' | 'signature' | 'issuer' | 'task_id' | 'deliverable' | 'attachment';
+export type ReceiptFailure = 'format' | 'kid' | 'signature' | 'issuer' | 'task_id' | 'deliverable' | 'attachments';
 
 export interface Check<N extends string> {
   name: N;
@@ -25,7 +25,7 @@ export interface ReceiptVerdict {
   checks: Check<ReceiptFailure | 'payload'>[];
 }
 
-/** A file received with the deliverable (name as the receipt lists it). */
+/** A file received with the deliverable. Files are matched by content; the name is for the report. */
 export interface ReceivedFile {
   name: string;
   data: Uint8Array | ArrayBuffer | string;
@@ -39,7 +39,7 @@ export interface VerifyReceiptOptions {
   taskId?: string;
   /** The deliverable as received (operator_notes): its SHA-256 must be the signed deliverable_sha256. */
   operatorNotes?: string;
-  /** Files received: every attachment a version-2 receipt signs must be among them, same size and SHA-256. */
+  /** Files received: every attachment a version-2 receipt signs must be among them (same size and SHA-256), and each must be signed. */
   files?: ReceivedFile[];
 }
 
@@ -99,7 +99,7 @@ export async function verifyReceipt(receipt: string, options: VerifyReceiptOptio
     const ok = actual === payload.deliverable_sha256;
     checks.push({ name: 'deliverable', ok, detail: ok ? `deliverable sha256 ${actual}` : `deliverable sha256 is ${actual}, the receipt signed ${payload.deliverable_sha256}` });
   }
-  if (options.files !== undefined) checks.push(await attachmentCheck(payload.attachments ?? [], options.files));
+  if (options.files !== undefined) checks.push(await attachmentCheck(payload.receipt_version === 2 ? (payload.attachments ?? []) : [], options.files));
   return done(kid, payload);
 }
 
@@ -107,26 +107,35 @@ function payloadProblems(payload: Receipt): string[] {
   const problems: string[] = [];
   const version: unknown = payload.receipt_version;
   if (version !== 1 && version !== 2) problems.push(`unknown receipt_version ${String(version)}`);
-  if (version === 2 && !Array.isArray(payload.attachments)) problems.push('a version-2 receipt lists no attachments');
+  if (version === 2 && !(Array.isArray(payload.attachments) && payload.attachments.every(wellFormed))) problems.push('attachments is not a list of {name, media_type, size, sha256}');
   if (typeof payload.task_id !== 'string' || payload.sub !== payload.task_id) problems.push('sub and task_id differ');
   if (typeof payload.deliverable_sha256 !== 'string' || !HEX64.test(payload.deliverable_sha256)) problems.push('deliverable_sha256 is not a SHA-256 hex digest');
   return problems;
 }
 
-async function attachmentCheck(signed: SignedAttachment[], files: ReceivedFile[]): Promise<Check<'attachment'>> {
+function wellFormed(a: unknown): boolean {
+  if (typeof a !== 'object' || a === null) return false;
+  const f = a as Record<string, unknown>;
+  return typeof f.name === 'string' && typeof f.media_type === 'string' && Number.isSafeInteger(f.size) && typeof f.sha256 === 'string' && HEX64.test(f.sha256);
+}
+
+/** Every signed file present (by SHA-256 and size), and no received file the receipt does not sign. */
+async function attachmentCheck(signed: SignedAttachment[], files: ReceivedFile[]): Promise<Check<'attachments'>> {
+  const received = await Promise.all(
+    files.map(async (f) => {
+      const bytes = toBytes(f.data);
+      return { name: f.name, size: bytes.length, sha256: await sha256Hex(bytes) };
+    }),
+  );
   const problems: string[] = [];
-  for (const attachment of signed) {
-    const file = files.find((f) => f.name === attachment.name);
-    if (!file) {
-      problems.push(`${attachment.name} is missing`);
-      continue;
-    }
-    const bytes = toBytes(file.data);
-    const actual = await sha256Hex(bytes);
-    if (actual !== attachment.sha256 || bytes.length !== attachment.size) problems.push(`${attachment.name} has sha256 ${actual}, the receipt signed ${attachment.sha256}`);
+  for (const file of signed) {
+    if (!received.some((r) => r.sha256 === file.sha256 && r.size === file.size)) problems.push(`${file.name} (sha256 ${file.sha256}) is missing or altered`);
   }
-  if (problems.length > 0) return { name: 'attachment', ok: false, detail: problems.join('; ') };
-  return { name: 'attachment', ok: true, detail: `${signed.length} attachment(s) match` };
+  for (const file of received) {
+    if (!signed.some((s) => s.sha256 === file.sha256)) problems.push(`${file.name} (sha256 ${file.sha256}) is not covered by the receipt`);
+  }
+  if (problems.length > 0) return { name: 'attachments', ok: false, detail: problems.join('; ') };
+  return { name: 'attachments', ok: true, detail: signed.length === 0 ? 'the receipt signs no files, and none were given' : `all ${signed.length} file(s) match their signed sha256` };
 }
 
 export type WebhookFailure = 'format' | 'timestamp' | 'signature';

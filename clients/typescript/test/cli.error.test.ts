@@ -99,12 +99,13 @@ describe('htask verify offline against the test vectors', () => {
     for (const f of v2?.files ?? []) writeFileSync(path.join(files, f.name), Buffer.from(f.content_base64, 'base64'));
     const args = ['verify', String(v2?.receipt), '--jwks-file', jwksFile, '--issuer', vectors.issuer, '--files', files, '--base-url', `http://127.0.0.1:${await freePort()}`];
     const ok = await htask(args);
-    expect(ok.stdout).toContain('✓ attachment');
+    expect(ok.stdout).toContain('✓ attachments');
     expect(ok.code).toBe(0);
     writeFileSync(path.join(files, 'door-sign.txt'), 'Sun closed');
     const changed = await htask(args);
     expect(changed.code).toBe(4);
-    expect(changed.stdout).toMatch(/✗ attachment +door-sign.txt has sha256/);
+    expect(changed.stdout).toMatch(/✗ attachments +door-sign.txt \(sha256 [0-9a-f]{64}\) is missing or altered/);
+    expect(changed.stdout).toContain('INVALID (attachments)');
   });
 
   it('a receipt from another issuer exits 4', async () => {
