@@ -1,0 +1,21 @@
+import type { AbuseDeps } from '../abuse/context.js';
+import type { CatalogEntry, Profile } from '../domain/profile.js';
+import type { MailDeps } from '../mail/context.js';
+import type { Validators } from './validation.js';
+
+export type { Caller } from '../domain/caller.js';
+
+/**
+ * Everything the service layer needs, built once at start by the composition root (src/deps.ts)
+ * and shared by REST, MCP and web. Types only: this module builds nothing.
+ */
+export interface ServiceDeps extends AbuseDeps, MailDeps {
+  validators: Validators;
+  /** The package version, for documents and the health record. */
+  version: string;
+  /** SHA-256 of the operator key (services/admin-key.ts). */
+  adminKeyHash: Buffer;
+  /** The deployment profile and services catalog (src/config-files.ts), loaded from config files. */
+  profile: Profile;
+  catalog: CatalogEntry[];
+}
