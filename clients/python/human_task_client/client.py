@@ -114,6 +114,12 @@ class HumanTaskClient(_Base):
         pacer = Pacer(poll_interval)
         hold_max = min(60, max(1, int(wait_seconds)))
         last = self._tasks.last(task_id)
+        if last is not None:
+            # Known already: report it at once (a long-poll's first answer only comes with a change).
+            if on_progress:
+                on_progress(WaitProgress(last, last.status, last.eta, 0.0))
+            if last.status in FINAL:
+                return last
         while True:
             remaining = until - time.monotonic()
             if remaining <= 0:

@@ -146,6 +146,11 @@ export class HumanTaskClient {
     const firstDelay = options.pollIntervalMs ?? 2_000;
     let delay = firstDelay;
     let last: PublicTask | undefined = this.tasks.get(taskId)?.task;
+    if (last) {
+      // Known already: report it at once (a long-poll's first answer only comes with a change).
+      options.onProgress?.({ task: last, status: last.status, eta: last.eta, elapsedMs: 0 });
+      if (FINAL.includes(last.status)) return last;
+    }
     for (;;) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw new WaitTimeoutError(`Task ${taskId} is still ${last?.status ?? 'unknown'} after ${Math.round((Date.now() - started) / 1000)} s.`, last);
