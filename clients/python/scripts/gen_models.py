@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Generates human_task_client/models.py from the service's OpenAPI document.
 
-    python scripts/gen_models.py http://localhost:8080/openapi.json   # from a running service
-    python scripts/gen_models.py openapi.json                         # from a saved copy
+    python3 clients/python/scripts/gen_models.py                      # from this repository's code
+    python3 clients/python/scripts/gen_models.py http://localhost:8080/openapi.json   # a running service
+    python3 clients/python/scripts/gen_models.py openapi.json         # a saved copy
+
+Without an argument it runs `tsx scripts/openapi-json.ts` at the repository root, which builds the
+app on a throwaway data directory and prints /openapi.json.
 
 Every schema in components.schemas becomes a frozen dataclass (responses) or a TypedDict (request
 bodies, the schemas named *Input), with `from_dict` that reads the JSON the service returns.
@@ -14,20 +18,28 @@ from __future__ import annotations
 
 import json
 import keyword
+import subprocess
 import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 OUT = Path(__file__).resolve().parent.parent / "human_task_client" / "models.py"
+REPO = Path(__file__).resolve().parents[3]
 SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 
 
-def load(source: str) -> dict[str, Any]:
-    if source.startswith(("http://", "https://")):
+def load(source: str | None) -> dict[str, Any]:
+    if source is None:
+        tsx = REPO / "node_modules" / ".bin" / "tsx"
+        output = subprocess.run([str(tsx), "scripts/openapi-json.ts"], cwd=REPO, check=True, capture_output=True, timeout=300).stdout
+        document: dict[str, Any] = json.loads(output)
+    elif source.startswith(("http://", "https://")):
         with urllib.request.urlopen(source, timeout=30) as response:  # noqa: S310 (a URL the developer gives)
-            return json.load(response)
-    return json.loads(Path(source).read_text(encoding="utf-8"))
+            document = json.load(response)
+    else:
+        document = json.loads(Path(source).read_text(encoding="utf-8"))
+    return document
 
 
 def pascal(*parts: str) -> str:
@@ -139,10 +151,10 @@ def doc(schema: dict[str, Any], name: str) -> str:
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
+    if len(sys.argv) > 2:
         sys.stderr.write(__doc__ or "")
         return 2
-    document = load(sys.argv[1])
+    document = load(sys.argv[1] if len(sys.argv) == 2 else None)
     schemas = document["components"]["schemas"]
     generator = Generator(schemas)
     for name in sorted(schemas):

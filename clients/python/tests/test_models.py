@@ -33,4 +33,4 @@ def test_models_match_the_openapi_document(service: Service) -> None:
             sys.argv = argv
         generated = (copy / "human_task_client" / "models.py").read_text(encoding="utf-8")
     committed = (PACKAGE / "human_task_client" / "models.py").read_text(encoding="utf-8")
-    assert generated == committed, "human_task_client/models.py is stale: run python3 clients/python/scripts/gen_models.py <BASE_URL>/openapi.json"
+    assert generated == committed, "human_task_client/models.py is stale: run python3 clients/python/scripts/gen_models.py"
