@@ -17,6 +17,9 @@ from .models import CatalogEntry, MessageInput, MessageResponse, ServicesPage, S
 from .verify import ReceiptVerdict, WebhookVerdict, verify_webhook
 
 
+CANCEL_HOLD_MAX = 5
+
+
 class HumanTaskClient(_Base):
     """Synchronous client. ``HumanTaskClient(base_url)``; use as a context manager or call close()."""
 
@@ -108,11 +111,16 @@ class HumanTaskClient(_Base):
         """Waits until delivered or rejected. Long-polls (Prefer: wait + If-None-Match); against a
         service that does not hold requests, polls with a growing delay; always honours Retry-After
         and an exhausted read quota. ``timeout`` in seconds, ``deadline`` as Unix seconds; raises
-        WaitTimeoutError then. Setting ``cancel`` stops the wait (raises HumanTaskError 'cancelled')."""
+        WaitTimeoutError then. Setting ``cancel`` stops the wait within a few seconds (raises
+        HumanTaskError 'cancelled'); with it, each long-poll is held at most 5 s."""
         started = time.monotonic()
         until = deadline_of(timeout, deadline)
         pacer = Pacer(poll_interval)
         hold_max = min(60, max(1, int(wait_seconds)))
+        if cancel is not None:
+            # A held request cannot be interrupted from another thread: hold briefly so a cancel
+            # takes effect within seconds.
+            hold_max = min(hold_max, CANCEL_HOLD_MAX)
         last = self._tasks.last(task_id)
         if last is not None:
             # Known already: report it at once (a long-poll's first answer only comes with a change).
