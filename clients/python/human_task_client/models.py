@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Required, TypedDict
 
-__all__ = ['CatalogEntry', 'Error', 'Health', 'MessageInput', 'MessageResponse', 'ServicesPage', 'SubmissionResponse', 'Task', 'TaskInput', 'TaskStatusHistoryItem']
+__all__ = ['CatalogEntry', 'Error', 'Health', 'MessageInput', 'MessageResponse', 'ServicesPage', 'SubmissionResponse', 'Task', 'TaskInput', 'TaskStatusHistoryItem', 'WebhookEvent']
 
 
 @dataclass(frozen=True)
@@ -260,7 +260,28 @@ TaskInput = TypedDict(
         'contact_email': str,  # Where the result is e-mailed. Required unless delivery is status_poll. Must be a real mailbox (MX-checked); never returned.
         'delivery': Literal["email", "status_poll"],  # email (default) or status_poll (result in operator_notes; 1 such task per client per day).
         'requester': str,  # Optional self-declared agent, company or system identifier.
+        'callback_url': str,  # Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.
     },
     total=False,
 )
 """TaskInput"""
+
+
+@dataclass(frozen=True)
+class WebhookEvent:
+    """WebhookEvent"""
+
+    type: Literal["task.accepted", "task.delivered", "task.rejected"]
+    timestamp: str
+    data: Task
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Fields this version of the client does not know (a newer service), as received."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "WebhookEvent":
+        return cls(
+            type=data['type'],
+            timestamp=data['timestamp'],
+            data=Task.from_dict(data['data']),
+            extra={k: v for k, v in data.items() if k not in {'type', 'timestamp', 'data'}},
+        )
