@@ -69,6 +69,8 @@ def service() -> Iterator[Service]:
         "DAILY_EMAIL_CAP": "1000000",
         "AUTO_BLOCK_REFUSALS": "1000000",
         "MESSAGE_LIMIT_PER_HOUR": "2",
+        # Webhooks to a receiver on loopback (tests/test_webhooks.py).
+        "WEBHOOK_ALLOW_PRIVATE": "true",
     }
     tsx = REPO / "node_modules" / ".bin" / "tsx"
     log = open(Path(data_dir) / "server.log", "wb")  # noqa: SIM115 (closed below)
