@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Required, TypedDict
 
-__all__ = ['CatalogEntry', 'Error', 'Health', 'MessageInput', 'MessageResponse', 'ServicesPage', 'SubmissionResponse', 'Task', 'TaskInput', 'TaskStatusHistoryItem', 'WebhookEvent']
+__all__ = ['CatalogEntry', 'Error', 'Health', 'MessageInput', 'MessageResponse', 'ServicesPage', 'SubmissionResponse', 'Task', 'TaskAttachmentsItem', 'TaskInput', 'TaskStatusHistoryItem', 'WebhookEvent']
 
 
 @dataclass(frozen=True)
@@ -194,6 +194,32 @@ class TaskStatusHistoryItem:
 
 
 @dataclass(frozen=True)
+class TaskAttachmentsItem:
+    """A file delivered with the task (evidence)."""
+
+    attachment_id: str
+    name: str
+    media_type: str
+    size: int
+    sha256: str
+    url: str
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Fields this version of the client does not know (a newer service), as received."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "TaskAttachmentsItem":
+        return cls(
+            attachment_id=data['attachment_id'],
+            name=data['name'],
+            media_type=data['media_type'],
+            size=data['size'],
+            sha256=data['sha256'],
+            url=data['url'],
+            extra={k: v for k, v in data.items() if k not in {'attachment_id', 'name', 'media_type', 'size', 'sha256', 'url'}},
+        )
+
+
+@dataclass(frozen=True)
 class Task:
     """Task"""
 
@@ -217,6 +243,7 @@ class Task:
     receipt: str | None = None
     deliverable_sha256: str | None = None
     receipt_issued_at: str | None = None
+    attachments: list[TaskAttachmentsItem] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Fields this version of the client does not know (a newer service), as received."""
 
@@ -243,7 +270,8 @@ class Task:
             receipt=data['receipt'] if data.get('receipt') is not None else None,
             deliverable_sha256=data['deliverable_sha256'] if data.get('deliverable_sha256') is not None else None,
             receipt_issued_at=data['receipt_issued_at'] if data.get('receipt_issued_at') is not None else None,
-            extra={k: v for k, v in data.items() if k not in {'task_id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd', 'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'receipt', 'deliverable_sha256', 'receipt_issued_at'}},
+            attachments=[TaskAttachmentsItem.from_dict(x) for x in data['attachments']] if data.get('attachments') is not None else None,
+            extra={k: v for k, v in data.items() if k not in {'task_id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd', 'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'receipt', 'deliverable_sha256', 'receipt_issued_at', 'attachments'}},
         )
 
 
