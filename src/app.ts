@@ -1,8 +1,11 @@
 import cors from '@fastify/cors';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { registerAbuseHooks } from './http/abuse-hooks.js';
 import { registerDocuments } from './http/routes/documents.js';
 import { registerOpenApi } from './docs/openapi.js';
+import { installConnectionLimits, serverTimeoutOptions } from './http/connections.js';
+import { quietRequestLog } from './http/admin-auth.js';
+import { installResponseHeaders } from './http/caching.js';
 import { installErrorHandler } from './http/errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
 import { installNotFound } from './http/not-found.js';
@@ -40,11 +43,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    logController: new LogController({ disableRequestLogging: quietRequestLog(deps.adminKeyHash) }),
+    ...serverTimeoutOptions(deps.config.server),
   });
   app.setValidatorCompiler(validatorCompiler);
   // The API speaks JSON only: any other body is 415 (the web pages add their form parser in their own scope).
   app.removeContentTypeParser('text/plain');
-  installErrorHandler(app);
+  installErrorHandler(app, deps.store.faults);
   installNotFound(app, deps);
 
   await app.register(cors, {
@@ -56,6 +61,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     strictPreflight: false,
   });
   installRequestGuards(app);
+  installResponseHeaders(app);
+  installConnectionLimits(app, deps.config.server, deps.config.trustProxy === 0);
 
   await registerOpenApi(app, deps);
   registerAbuseHooks(app, deps);

@@ -11,7 +11,7 @@ import { SERVICE_VERSION } from './version.js';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
-  const store = openStore(config.databaseUrl);
+  const store = openStore(config.databaseUrl, { timeoutMs: config.storeTimeoutMs });
   await migrate(store);
   const deps = await initDeps(config, store, { clock: systemClock, log, version: SERVICE_VERSION });
   const app = await buildApp(deps);

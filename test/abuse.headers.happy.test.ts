@@ -39,15 +39,16 @@ describe.each(STORES)('rate-limit headers on %s', (store) => {
     expect(res.headers.get('access-control-expose-headers')).toMatch(/RateLimit-Policy/);
   });
 
-  it('carries the read policy on documents and admin answers, including 401', async () => {
+  it('carries the read policy on documents and the failed-key policy on admin answers, including 401', async () => {
     const openapi = await fetch(`${t.url}/openapi.json`);
     expect(openapi.headers.get('ratelimit-policy')).toBe(READS);
     const unauthorized = await fetch(`${t.url}/api/v1/admin/blocklist`);
     expect(unauthorized.status).toBe(401);
-    expect(unauthorized.headers.get('ratelimit-policy')).toBe(READS);
+    expect(unauthorized.headers.get('ratelimit-policy')).toBe('10;w=60');
     const admin = await fetch(`${t.url}/api/v1/admin/blocklist`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } });
     expect(admin.status).toBe(200);
-    expect(admin.headers.get('ratelimit-policy')).toBe(READS);
+    // The admin API enforces the failed-key-attempt limit, not the read limit, and says so.
+    expect(admin.headers.get('ratelimit-policy')).toBe('10;w=60');
   });
 
   it('carries the submission policy on submission errors, without the other fields', async () => {

@@ -3,6 +3,7 @@ import type { MessageInput, TaskInput } from '../domain/schemas.js';
 import type { Caller, AbuseDeps } from './context.js';
 import { consumeCounter, readCounters } from '../store/counters-repo.js';
 import { lockKeys, type Db } from '../store/db.js';
+import { noteRefusal } from './auto-block.js';
 import { clientBlocked, matchBlock, type BlockSubject } from './blocklist.js';
 import { duplicateTask, findDuplicate } from './duplicates.js';
 import { REFUSAL_TEXT } from './email.js';
@@ -25,9 +26,15 @@ export interface Screening {
   emailUnverified: boolean;
 }
 
-async function screen(deps: AbuseDeps, subject: BlockSubject, field: string, email: string | undefined): Promise<Screening> {
+/**
+ * Blocklist, then the cheap quota check, then (only then) the MX lookup: a client already over its
+ * limits or a full daily cap cannot make the service query DNS. The quota is only read here; it
+ * is taken for real inside the write transaction.
+ */
+async function screen(deps: AbuseDeps, subject: BlockSubject, field: string, email: string | undefined, precheck: () => Promise<void>): Promise<Screening> {
   const blocked = await matchBlock(deps, subject);
   if (blocked) throw clientBlocked(blocked);
+  await precheck();
   if (email === undefined) return { emailUnverified: false };
   const verdict = await deps.abuse.email.check(email);
   if (verdict === 'ok') return { emailUnverified: false };
@@ -39,11 +46,35 @@ async function screen(deps: AbuseDeps, subject: BlockSubject, field: string, ema
 }
 
 export async function screenTask(deps: AbuseDeps, caller: Caller, input: TaskInput): Promise<Screening> {
-  return screen(deps, { clientHash: caller.clientHash, email: input.contact_email, requester: input.requester }, 'contact_email', input.contact_email);
+  const { task, statusPoll } = deps.abuse.policies;
+  const quotas = input.delivery === 'status_poll' ? [...task.quotas, statusPoll] : task.quotas;
+  const precheck = async () => {
+    await quotaLeft(deps, caller, task, quotas, 'task submissions');
+    const now = deps.clock.now();
+    const capUsed = (await readCounters(deps.store.db, [dailyTaskCapKey(now)])).get(dailyTaskCapKey(now)) ?? 0;
+    if (capUsed >= deps.config.limits.dailyTaskCap) throw capacityReached(now, task.policy);
+  };
+  return screen(deps, { clientHash: caller.clientHash, email: input.contact_email, requester: input.requester }, 'contact_email', input.contact_email, precheck);
 }
 
 export async function screenMessage(deps: AbuseDeps, caller: Caller, input: MessageInput): Promise<Screening> {
-  return screen(deps, { clientHash: caller.clientHash, email: input.reply_to, requester: input.from }, 'reply_to', input.reply_to);
+  const { message } = deps.abuse.policies;
+  const precheck = () => quotaLeft(deps, caller, message, message.quotas, 'messages');
+  return screen(deps, { clientHash: caller.clientHash, email: input.reply_to, requester: input.from }, 'reply_to', input.reply_to, precheck);
+}
+
+/** Read-only: 429 when a quota is already used up (counted toward auto-block like any 429). */
+async function quotaLeft(deps: AbuseDeps, caller: Caller, set: QuotaSet, quotas: Quota[], what: string): Promise<void> {
+  const now = deps.clock.now();
+  const windows = quotas.map((q) => windowOf(q.window, now));
+  const keys = quotas.map((q, i) => counterKey(q, caller.clientHash, windows[i]!));
+  const counts = await readCounters(deps.store.db, keys);
+  for (const [i, quota] of quotas.entries()) {
+    if ((counts.get(keys[i]!) ?? 0) < quota.limit) continue;
+    const refusal = rateLimited(quota, windows[i]!, now, set.policy, quota.name === 'status_poll_per_day' ? 'tasks with delivery status_poll' : what);
+    await noteRefusal(deps, caller, refusal);
+    throw refusal;
+  }
 }
 
 /**

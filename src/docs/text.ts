@@ -218,7 +218,7 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
       p: `Base URL \`${base}\`. JSON in, JSON out (\`Content-Type: application/json\`), bodies up to ${limits.maxBodyBytes} bytes. No authentication on the public endpoints: send no Authorization header. CORS is enabled. Version ${SERVICE_VERSION}; every endpoint lives under \`/api/${API_VERSION}/\`. Machine-readable: [openapi.json](${base}/openapi.json).`,
     },
     { h: 2, text: 'Submit a task' },
-    { p: `\`POST ${base}/api/${API_VERSION}/tasks\` → 202 with \`task_id\`, \`status_url\`, \`status_page\` and a \`Location\` header. Optional header \`Idempotency-Key\`: the same key and payload within ${limits.idempotencyWindowHours} hours replays the first answer; another payload is 422. Unknown fields are ignored and listed in \`warnings\`.` },
+    { p: `\`POST ${base}/api/${API_VERSION}/tasks\` → 202 with \`task_id\`, \`status_url\`, \`status_page\` and a \`Location\` header. Optional header \`Idempotency-Key\`: the same key and payload within ${limits.idempotencyWindowHours} hours replays the first answer; another payload is 422. Unknown fields are ignored and listed in \`warnings\` (at most 20, then how many more). Bodies are UTF-8 (another charset is 415); a number JSON cannot hold (1e400) or an unpaired surrogate in any field is 422 naming the field.` },
     fieldsTable(taskInputSchema(limits) as unknown as Json),
     { p: `Example: \`${JSON.stringify(deps.catalog[0]?.example_request ?? {})}\`` },
     { h: 2, text: 'The task as returned' },
@@ -262,7 +262,8 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
     {
       list: [
         '`RateLimit-Policy` on every response; `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` on reads and successful submissions (draft-ietf-httpapi-ratelimit-headers-06).',
-        '`Retry-After` (seconds) on every 429.',
+        '`Retry-After` (seconds) on every 429 and 503 (503 `service_unavailable`: the store is not answering or too many connections are open; retry later).',
+        '`ETag` and `Cache-Control: private, no-cache` on a status read: send `If-None-Match` to get 304 while the task is unchanged. Errors are `Cache-Control: no-store`.',
         '`Location` on 202 from task submission.',
         '`ETag` on task reads (send it back in `If-None-Match`); `Preference-Applied: wait=N` when a `Prefer: wait=N` was honoured. Both are exposed to browsers.',
         '`Deprecation` (RFC 9745), `Sunset` (RFC 8594) and `Link: rel="successor-version"` on the responses of a deprecated API version; version 1 sends none.',

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorBody } from '../domain/errors.js';
+import { asStoreUnavailable, type StoreFaults } from '../store/faults.js';
 
 /** Fastify's own failures (parsing, size, media type, schema) mapped to the contract's codes. */
 export function fromFastify(error: FastifyError): AppError | undefined {
@@ -33,9 +34,10 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   return reply.code(error.status).type('application/json; charset=utf-8').send(error.toBody() satisfies ErrorBody);
 }
 
-export function installErrorHandler(app: FastifyInstance): void {
+export function installErrorHandler(app: FastifyInstance, faults: Pick<StoreFaults, 'record'>): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const known = error instanceof AppError ? error : fromFastify(error);
+    // A store that stops answering is a 503 with Retry-After, never a 500 naming internals.
+    const known = error instanceof AppError ? error : (fromFastify(error) ?? asStoreUnavailable(faults, error));
     if (known) {
       if (known.status >= 500) request.log.error({ err: error }, known.message);
       return sendError(reply, known);

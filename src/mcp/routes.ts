@@ -4,6 +4,7 @@ import Type from 'typebox';
 import { AppError } from '../domain/errors.js';
 import { ErrorSchema } from '../domain/schemas.js';
 import type { ServiceDeps } from '../services/context.js';
+import { asStoreUnavailable } from '../store/faults.js';
 import { ServerCardSchema, serverCard } from './card.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpServer } from './mcp-server.js';
@@ -53,8 +54,9 @@ async function handleMcp(deps: ServiceDeps, tools: ReturnType<typeof buildTools>
   } catch (error) {
     request.log.error({ err: error }, 'mcp request failed');
     if (!reply.raw.headersSent) {
-      const body = new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`).toBody();
-      reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+      const error503 = asStoreUnavailable(deps.store.faults, error);
+      const failure = error503 ?? new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`);
+      reply.raw.writeHead(failure.status, { 'content-type': 'application/json; charset=utf-8', ...failure.headers }).end(JSON.stringify(failure.toBody()));
     } else {
       reply.raw.end();
     }

@@ -1,3 +1,4 @@
+import { bodyGuardError } from '../domain/body-guard.js';
 import { AppError } from '../domain/errors.js';
 import { canonicalJson, sha256Hex } from '../domain/canonical.js';
 import { TASK_ID_PATTERN, newTaskId } from '../domain/ids.js';
@@ -42,6 +43,9 @@ export function requestForReceipt(input: TaskInput): string {
  */
 export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown): Promise<SubmitResult> {
   const now = deps.clock.now();
+  // The body guards come first, whatever the door: the hash below cannot canonicalize ±Infinity.
+  const unsafe = bodyGuardError(raw);
+  if (unsafe) throw unsafe;
   // A repeated Idempotency-Key replays the original answer before anything else is checked: the
   // request was valid when it was first accepted, even if its deadline has passed since. The
   // payload is compared as sent (canonical JSON), so any change to it is "another payload".

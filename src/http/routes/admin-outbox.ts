@@ -34,7 +34,7 @@ const Counts = Type.Object({ pending: Type.Integer(), sent: Type.Integer(), fail
 export async function registerOutboxRoutes(server: FastifyInstance, deps: ServiceDeps): Promise<void> {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   // onRequest, not preHandler: a caller without the key gets 401 before any parameter is checked.
-  const onRequest = requireAdmin(deps.adminKeyHash);
+  const onRequest = requireAdmin(deps);
 
   app.get(
     '/api/v1/admin/outbox',
