@@ -1,9 +1,11 @@
 import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { registerAbuseHooks } from './abuse/http.js';
+import { policiesFor } from './abuse/limits.js';
 import { registerDocuments } from './docs/routes.js';
 import { registerOpenApi } from './docs/openapi.js';
 import { installErrorHandler } from './http/errors.js';
+import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
 import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
@@ -23,6 +25,8 @@ const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'Rat
  * timers, no store opening. Production (server.ts) and every test use this same function.
  */
 export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
+  // Errors raised before any hook runs still carry the headers every response carries.
+  const early = { policy: policiesFor(deps.config.limits).read.policy, exposed: EXPOSED_HEADERS };
   // Typed as the default instance: the pino logger is passed in, the server is plain HTTP/1.1.
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
@@ -34,7 +38,10 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: requestIdFor,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    return503OnClosing: true,
+    // While closing, the request guards answer the contract's 503 instead of Fastify's own body.
+    return503OnClosing: false,
+    frameworkErrors: frameworkErrorHandler(early),
+    clientErrorHandler: clientErrorHandler(early),
     forceCloseConnections: 'idle',
   });
   app.setValidatorCompiler(validatorCompiler);
