@@ -3,11 +3,12 @@ import { iso } from '../domain/time.js';
 import type { Db } from '../store/db.js';
 import type { MessageRow } from '../store/messages-repo.js';
 import type { TaskRow } from '../store/tasks-repo.js';
+import type { Duplicate } from '../abuse/duplicates.js';
 import type { ServiceDeps } from '../services/deps.js';
 import { bodyText, headerText, isSafeAddress } from './sanitize.js';
 import type { MailParts } from './templates/layout.js';
 import { messageReceivedMail, taskSubmittedMail, type LinkedTask } from './templates/operator.js';
-import { taskAcceptedMail, taskDeliveredMail, taskRejectedMail } from './templates/requester.js';
+import { duplicateNoticeMail, taskAcceptedMail, taskDeliveredMail, taskRejectedMail } from './templates/requester.js';
 import { wakeOutbox } from './wake.js';
 
 /**
@@ -16,7 +17,7 @@ import { wakeOutbox } from './wake.js';
  * them later, from any instance.
  */
 
-export type MailKind = 'task_submitted' | 'message_received' | 'task_accepted' | 'task_delivered' | 'task_rejected';
+export type MailKind = 'task_submitted' | 'message_received' | 'task_accepted' | 'task_delivered' | 'task_rejected' | 'duplicate_notice';
 
 interface NewMail {
   /** Set for mails that must exist at most once (one acceptance mail per task, …). */
@@ -136,5 +137,23 @@ export async function enqueueTaskTransition(db: Db, deps: ServiceDeps, task: Tas
     recipient: task.contact_email,
     parts: mail.build(deps.config.baseUrl, task),
     taskId: task.id,
+  });
+}
+
+/**
+ * To the contact address of an existing task, when another client resubmitted the same task for
+ * that address (contract: "Duplicates across clients"): the id goes to whoever owns the mailbox,
+ * not to whoever knew the address. At most one such mail per task per UTC day, so resubmitting
+ * cannot be used to flood a mailbox.
+ */
+export async function enqueueDuplicateNotice(db: Db, deps: ServiceDeps, duplicate: Duplicate): Promise<void> {
+  if (duplicate.contactEmail === null) return;
+  const day = iso(deps.clock.now()).slice(0, 10);
+  await enqueue(db, deps, {
+    id: onceId(`${duplicate.taskId}\n${day}`, 'duplicate_notice'),
+    kind: 'duplicate_notice',
+    recipient: duplicate.contactEmail,
+    parts: duplicateNoticeMail(deps.config.baseUrl, duplicate.taskId),
+    taskId: duplicate.taskId,
   });
 }

@@ -106,13 +106,19 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
 
   // Replay, duplicate and quota are decided inside the transaction, under the submission's locks,
   // so twin requests racing on several instances cannot both get through.
-  let outcome: { headers: Record<string, string>; replay?: guards.StoredResponse };
+  let outcome: { headers: Record<string, string>; replay?: guards.StoredResponse; duplicate?: guards.Duplicate };
   try {
     outcome = await deps.store.db.transaction().execute(async (trx) => {
       await guards.lockSubmission(trx, deps, caller, key);
       const replay = await guards.findReplay(trx, deps, caller, requestHash);
       if (replay) return { replay, headers: await guards.taskQuotaHeaders(trx, deps, caller) };
-      await guards.assertNotDuplicate(trx, deps, caller, input, key);
+      const duplicate = await guards.checkDuplicate(trx, deps, caller, input, key);
+      if (duplicate) {
+        // Another client matched only by contact e-mail: the id goes to that address, by mail
+        // queued in this transaction, which commits (a 409 changes nothing else).
+        if (!duplicate.sameClient) await outbox.enqueueDuplicateNotice(trx, deps, duplicate);
+        return { duplicate, headers: {} };
+      }
       const quotaHeaders = await guards.consumeTaskQuota(trx, deps, caller, input);
       await insertTask(trx, row);
       await outbox.enqueueTaskSubmitted(trx, deps, row);
@@ -123,7 +129,8 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
     await guards.noteRefusal(deps, caller, error);
     throw error;
   }
-  const { replay, headers } = outcome;
+  const { replay, headers, duplicate } = outcome;
+  if (duplicate) throw guards.duplicateRefusal(deps, duplicate);
   if (replay) return replayResult(replay, headers);
   deps.log.info({ task_id: taskId, task_type: row.task_type, source: row.source }, 'task submitted');
   return { statusCode: 202, location, body, headers, replayed: false };
