@@ -11,8 +11,9 @@ import { buildTools } from './tools.js';
 
 /**
  * The MCP tool server: stateless streamable HTTP on POST /mcp inside the Fastify app, plus the
- * server card. GET and DELETE /mcp have no route, so the app's 405 handler answers them with
- * `method_not_allowed` and `Allow: POST` (there are no sessions to stream to or to end).
+ * server card. GET /mcp answers 405 from its own (documented) route; DELETE /mcp has none, so the
+ * app's 405 handler answers it with `method_not_allowed` and `Allow: POST` (there are no sessions
+ * to stream to or to end).
  *
  * Fastify parses the body first, so an unparsable body (400 invalid_json), an oversized one (413
  * payload_too_large) or a non-JSON one (415) gets the contract's error before the SDK sees it;
@@ -87,6 +88,26 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
       },
     },
     (request, reply) => handleMcp(deps, tools, request, reply),
+  );
+
+  // GET /mcp would open a server-sent event stream on a stateful server; this one is stateless.
+  // It has a route (kept out of the 405 handler's Allow lists) so the API documents the 405.
+  app.get(
+    '/mcp',
+    {
+      config: { kind: 'read', refusesMethod: true },
+      schema: {
+        operationId: 'mcpStream',
+        summary: 'Not available: the tool server is stateless (POST only)',
+        description: 'There is no event stream to open: always 405 method_not_allowed with Allow: POST.',
+        tags: ['mcp'],
+        response: { 405: ErrorSchema },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('Allow', 'POST');
+      throw new AppError('method_not_allowed', 'GET is not supported here: the MCP server is stateless. Allowed: POST.');
+    },
   );
 
   const cardRoute = (operationId: string, summary: string, hide = false) => ({
