@@ -95,6 +95,14 @@ export const DOCUMENTS: readonly DocumentInfo[] = [
     mediaType: 'text/plain',
   },
   {
+    id: 'llms-full',
+    path: '/llms-full.txt',
+    aliases: [],
+    title: 'llms-full.txt',
+    description: 'llms.txt, the overview and the whole API reference in one plain-text file.',
+    mediaType: 'text/plain',
+  },
+  {
     id: 'index',
     path: '/index.md',
     aliases: [],

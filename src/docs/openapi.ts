@@ -11,6 +11,7 @@ import {
   taskInputSchema,
 } from '../domain/schemas.js';
 import type { ErrorCode } from '../domain/errors.js';
+import { typeEnums } from '../domain/json-schema.js';
 import type { ServiceDeps } from '../services/deps.js';
 import { API_VERSION, SERVICE_VERSION } from '../version.js';
 import { DOCUMENTS } from './endpoints.js';
@@ -387,22 +388,6 @@ function hoistErrorResponses(paths: Record<string, Record<string, Json>>, narrow
     }
   }
   return shared;
-}
-
-/** OpenAPI 3.0 tools expect a `type` beside `enum`; TypeBox's Enum leaves it out. */
-function typeEnums(node: unknown): void {
-  if (Array.isArray(node)) {
-    node.forEach(typeEnums);
-    return;
-  }
-  if (typeof node !== 'object' || node === null) return;
-  const obj = node as Json;
-  if (Array.isArray(obj.enum) && obj.type === undefined && obj.enum.length > 0) {
-    if (obj.enum.every((v) => typeof v === 'string')) obj.type = 'string';
-    else if (obj.enum.every((v) => typeof v === 'number')) obj.type = 'number';
-    else if (obj.enum.every((v) => typeof v === 'boolean')) obj.type = 'boolean';
-  }
-  for (const value of Object.values(obj)) typeEnums(value);
 }
 
 /** A route as registered, for checking the document against what the app really serves. */

@@ -8,7 +8,7 @@ import { jsonBody, sendBody, staticBody, type StaticBody } from './http.js';
 import { liveFigures, type LiveFigures, type LiveSource } from './live.js';
 import { toMarkdown, type Block } from './markup.js';
 import { openApiDocument } from './openapi.js';
-import { apiDoc, indexDoc, llmsTxt } from './text.js';
+import { apiDoc, indexDoc, llmsFullTxt, llmsTxt } from './text.js';
 
 type Json = Record<string, unknown>;
 
@@ -28,6 +28,7 @@ export interface DocumentSet {
     protectedResource: StaticBody;
     openapi: StaticBody;
     llms: StaticBody;
+    llmsFull: StaticBody;
     index: StaticBody;
     api: StaticBody;
   };
@@ -62,6 +63,7 @@ function build(app: FastifyInstance, deps: ServiceDeps, live: LiveSource): Docum
   const indexBlocks = indexDoc(deps);
   const apiBlocks = apiDoc(deps, openapi);
   const markdown = 'text/markdown; charset=utf-8';
+  const llms = llmsTxt(deps);
   return {
     manifest,
     human: buildHuman(deps) as Json,
@@ -76,7 +78,8 @@ function build(app: FastifyInstance, deps: ServiceDeps, live: LiveSource): Docum
       services: jsonBody(services),
       protectedResource: jsonBody(protectedResource),
       openapi: jsonBody(openapi, true),
-      llms: staticBody(llmsTxt(deps), 'text/plain; charset=utf-8'),
+      llms: staticBody(llms, 'text/plain; charset=utf-8'),
+      llmsFull: staticBody(llmsFullTxt(llms, toMarkdown(indexBlocks), toMarkdown(apiBlocks)), 'text/plain; charset=utf-8'),
       index: staticBody(toMarkdown(indexBlocks), markdown),
       api: staticBody(toMarkdown(apiBlocks), markdown),
     },
@@ -123,6 +126,7 @@ export async function registerDocuments(app: FastifyInstance, deps: ServiceDeps)
   serveStatic('/.well-known/oauth-protected-resource', 'getProtectedResourceMetadata', 'OAuth protected-resource metadata (RFC 9728): nothing is token-protected', (b) => b.protectedResource);
   serveStatic('/openapi.json', 'getOpenApi', 'This OpenAPI 3.0 document', (b) => b.openapi);
   serveStatic('/llms.txt', 'getLlmsTxt', 'Plain-text guide for language models', (b) => b.llms, 'text/plain');
+  serveStatic('/llms-full.txt', 'getLlmsFullTxt', 'llms.txt, the overview and the whole API reference in one file', (b) => b.llmsFull, 'text/plain');
   serveStatic('/index.md', 'getIndexMarkdown', 'Overview in markdown', (b) => b.index, 'text/markdown');
   serveStatic('/api.md', 'getApiMarkdown', 'API reference in markdown', (b) => b.api, 'text/markdown');
 

@@ -118,6 +118,8 @@ export function documentBody(deps: ServiceDeps, doc: DocumentInfo, set: Document
       return html`${head}<p>Nothing here is token-protected: there is no authorization server and no scope. The public endpoints take no <code>Authorization</code> header.</p><pre><code>${set.bodies.protectedResource.body}</code></pre>`;
     case 'llms':
       return html`${head}<pre><code>${set.bodies.llms.body}</code></pre>`;
+    case 'llms-full':
+      return html`${head}<pre><code>${set.bodies.llmsFull.body}</code></pre>`;
     case 'index':
       return html`${head}<div class="card">${toHtml(withoutTitle(set.indexBlocks), { headingOffset: 0 })}</div>`;
     case 'api':
@@ -135,6 +137,7 @@ export function documentMarkdown(deps: ServiceDeps, doc: DocumentInfo, set: Docu
   if (doc.id === 'index') return set.bodies.index.body;
   if (doc.id === 'api') return set.bodies.api.body;
   if (doc.id === 'llms') return set.bodies.llms.body;
+  if (doc.id === 'llms-full') return set.bodies.llmsFull.body;
   const base = deps.config.baseUrl;
   const json: Record<string, Json | undefined> = {
     agent: set.manifest,
