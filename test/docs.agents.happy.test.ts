@@ -87,7 +87,7 @@ describe.each(STORES)('documents for agents on %s', (store) => {
     expect(fromApi).toBeDefined();
     examples.push(JSON.parse(fromApi ?? '{}') as Json);
     const client = await connectClient(t);
-    const tool = (await client.callTool({ name: 'get_human_services', arguments: {} })) as { structuredContent: { services: Array<{ example_request: Json }> } };
+    const tool = (await client.callTool({ name: 'get_human_services', arguments: {} })) as unknown as { structuredContent: { services: Array<{ example_request: Json }> } };
     await client.close();
     examples.push(...tool.structuredContent.services.map((s) => s.example_request));
     let n = 0;
