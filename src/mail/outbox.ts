@@ -3,7 +3,6 @@ import { iso } from '../domain/time.js';
 import type { Db } from '../store/db.js';
 import type { MessageRow } from '../store/messages-repo.js';
 import type { TaskRow } from '../store/tasks-repo.js';
-import type { Duplicate } from '../abuse/duplicates.js';
 import type { ServiceDeps } from '../services/deps.js';
 import { bodyText, headerText, isSafeAddress } from './sanitize.js';
 import type { MailParts } from './templates/layout.js';
@@ -146,7 +145,7 @@ export async function enqueueTaskTransition(db: Db, deps: ServiceDeps, task: Tas
  * not to whoever knew the address. At most one such mail per task per UTC day, so resubmitting
  * cannot be used to flood a mailbox.
  */
-export async function enqueueDuplicateNotice(db: Db, deps: ServiceDeps, duplicate: Duplicate): Promise<void> {
+export async function enqueueDuplicateNotice(db: Db, deps: ServiceDeps, duplicate: { taskId: string; contactEmail: string | null }): Promise<void> {
   if (duplicate.contactEmail === null) return;
   const day = iso(deps.clock.now()).slice(0, 10);
   await enqueue(db, deps, {
