@@ -3,6 +3,7 @@ import Type from 'typebox';
 import { ErrorSchema, ServicesPageSchema } from '../domain/schemas.js';
 import type { ServiceDeps } from '../services/deps.js';
 import { listServices } from '../services/services-catalog.js';
+import { buildAgentCard, signAgentCard } from './agent-card.js';
 import { buildCapabilities, buildHuman, buildManifest, buildProtectedResource, buildServices, withLive } from './documents.js';
 import { jsonBody, sendBody, staticBody, type StaticBody } from './http.js';
 import { liveFigures, type LiveFigures, type LiveSource } from './live.js';
@@ -15,6 +16,8 @@ type Json = Record<string, unknown>;
 /** Every document, generated once when the app is ready (the OpenAPI document needs every route). */
 export interface DocumentSet {
   manifest: Json;
+  /** The signed A2A v1 agent card. */
+  agentCard: Json;
   human: Json;
   capabilities: Json;
   services: Json;
@@ -24,6 +27,7 @@ export interface DocumentSet {
   apiBlocks: Block[];
   bodies: {
     manifest: StaticBody;
+    agentCard: StaticBody;
     services: StaticBody;
     protectedResource: StaticBody;
     openapi: StaticBody;
@@ -55,7 +59,7 @@ export async function readLive(deps: ServiceDeps, request?: FastifyRequest): Pro
   }
 }
 
-function build(app: FastifyInstance, deps: ServiceDeps, live: LiveSource): DocumentSet {
+async function build(app: FastifyInstance, deps: ServiceDeps, live: LiveSource): Promise<DocumentSet> {
   const manifest = buildManifest(deps) as Json;
   const services = buildServices(deps) as Json;
   const protectedResource = buildProtectedResource(deps) as Json;
@@ -64,8 +68,10 @@ function build(app: FastifyInstance, deps: ServiceDeps, live: LiveSource): Docum
   const apiBlocks = apiDoc(deps, openapi);
   const markdown = 'text/markdown; charset=utf-8';
   const llms = llmsTxt(deps);
+  const agentCard = (await signAgentCard(deps, buildAgentCard(deps))) as Json;
   return {
     manifest,
+    agentCard,
     human: buildHuman(deps) as Json,
     capabilities: buildCapabilities(deps) as Json,
     services,
@@ -75,6 +81,7 @@ function build(app: FastifyInstance, deps: ServiceDeps, live: LiveSource): Docum
     apiBlocks,
     bodies: {
       manifest: jsonBody(manifest),
+      agentCard: jsonBody(agentCard),
       services: jsonBody(services),
       protectedResource: jsonBody(protectedResource),
       openapi: jsonBody(openapi, true),
@@ -98,7 +105,7 @@ const textDocument = (description: string) => ({ 200: { description, type: 'stri
 export async function registerDocuments(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
   const live = liveFigures(deps);
   app.addHook('onReady', async () => {
-    sets.set(deps, build(app, deps, live));
+    sets.set(deps, await build(app, deps, live));
   });
   const bodies = () => documentSet(deps).bodies;
 
@@ -122,6 +129,7 @@ export async function registerDocuments(app: FastifyInstance, deps: ServiceDeps)
 
   serveStatic('/agent.json', 'getAgentManifest', 'Platform manifest and A2A-style agent card', (b) => b.manifest);
   serveStatic('/.well-known/agent.json', 'getWellKnownAgentManifest', 'Platform manifest and A2A-style agent card (well-known location)', (b) => b.manifest);
+  serveStatic('/.well-known/agent-card.json', 'getAgentCard', 'A2A v1 agent card, signed with the receipt key', (b) => b.agentCard);
   serveStatic('/.well-known/services.json', 'getServicesDocument', 'Services catalog', (b) => b.services);
   serveStatic('/.well-known/oauth-protected-resource', 'getProtectedResourceMetadata', 'OAuth protected-resource metadata (RFC 9728): nothing is token-protected', (b) => b.protectedResource);
   serveStatic('/openapi.json', 'getOpenApi', 'This OpenAPI 3.0 document', (b) => b.openapi);

@@ -116,6 +116,8 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
   });
   app.get('/.well-known/mcp', cardRoute('mcpServerCard', 'MCP server card: how to connect to the tool server'), async () => card);
   app.get('/mcp/server-card', cardRoute('mcpServerCardAlias', 'MCP server card (same as /.well-known/mcp)'), async () => card);
-  // The path the server-card proposal's early adopters probe; same card, kept out of the OpenAPI listing.
-  app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardJson', 'MCP server card (same as /.well-known/mcp)', true), async () => card);
+  app.get('/.well-known/mcp/server-card', cardRoute('mcpServerCardWellKnown', 'MCP server card at the server-card extension path (same as /.well-known/mcp)'), async () => card);
+  app.get('/.well-known/mcp.json', cardRoute('mcpServerCardJson', 'MCP server card (same as /.well-known/mcp)'), async () => card);
+  // The path early adopters of the proposal probe; same card, kept out of the OpenAPI listing.
+  app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardLegacy', 'MCP server card (same as /.well-known/mcp)', true), async () => card);
 }

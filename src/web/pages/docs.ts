@@ -106,6 +106,8 @@ export function documentBody(deps: ServiceDeps, doc: DocumentInfo, set: Document
   switch (doc.id) {
     case 'agent':
       return html`${head}${agentPage(deps, set.manifest)}${pretty(set.manifest)}`;
+    case 'agent-card':
+      return html`${head}<p>The A2A agent card: the same name, skills and modes as the platform manifest, with the service's real interfaces (MCP and the REST API). Its <code>signatures</code> entry is a detached JWS over the card's RFC 8785 canonical JSON (without <code>signatures</code>), made with a receipt key from <a href="/.well-known/jwks.json">/.well-known/jwks.json</a>.</p>${pretty(set.agentCard)}`;
     case 'human':
       return html`${head}${humanPage(deps, live)}${pretty({ ...set.human, live })}`;
     case 'capabilities':
@@ -141,6 +143,7 @@ export function documentMarkdown(deps: ServiceDeps, doc: DocumentInfo, set: Docu
   const base = deps.config.baseUrl;
   const json: Record<string, Json | undefined> = {
     agent: set.manifest,
+    'agent-card': set.agentCard,
     human: set.human,
     capabilities: set.capabilities,
     services: set.services,
