@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
-import { startSmtpServer, waitUntil, type TestSmtpServer } from './support/smtp.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, postJson, useTestApp, validTask } from './support/app.js';
+import { waitUntil } from './support/smtp.js';
 
 /**
  * Contract, "Duplicates across clients": the task id is the key to the task. A second client that
@@ -16,16 +16,7 @@ let n = 1;
 const uniqueDescription = () => `Read the water meter in the basement of the community centre, visit ${n++}.`;
 
 describe.each(STORES)('duplicates across clients on %s', (store) => {
-  let smtp: TestSmtpServer;
-  let t: TestApp;
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    t = await startTestApp({ store, background: true, env: { TRUST_PROXY: '1', SMTP_URL: smtp.url, MAIL_FROM: 'service@mail.example-agent.dev', MAIL_POLL_MS: '20' } });
-  });
-  afterAll(async () => {
-    await t.close();
-    await smtp.close();
-  });
+  const t = useTestApp({ store, smtp: true, background: true, env: { TRUST_PROXY: '1', MAIL_FROM: 'service@mail.example-agent.dev', MAIL_POLL_MS: '20' } });
 
   const submit = async (client: Record<string, string>, overrides: Record<string, unknown>) => {
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask(overrides), client);
@@ -46,7 +37,7 @@ describe.each(STORES)('duplicates across clients on %s', (store) => {
     expect(JSON.stringify(other.body)).not.toContain(id);
     expect(String(other.body.message)).toMatch(/sent by e-mail to that contact address/);
 
-    const [mail] = await smtp.waitFor(1, (m) => m.subject === `Your task already exists: ${id}`);
+    const [mail] = await t.smtp.waitFor(1, (m) => m.subject === `Your task already exists: ${id}`);
     expect(mail?.to).toBe(contact);
     expect(mail?.text).toContain(`/tasks?id=${id}`);
   });
@@ -74,9 +65,9 @@ describe.each(STORES)('duplicates across clients on %s', (store) => {
       const rows = await t.store.db.selectFrom('outbox').select(['kind', 'recipient']).where('task_id', '=', id).where('kind', '=', 'duplicate_notice').execute();
       expect(rows).toEqual([{ kind: 'duplicate_notice', recipient: contact }]);
     }
-    await smtp.waitFor(1, (m) => m.subject === `Your task already exists: ${id}`);
+    await t.smtp.waitFor(1, (m) => m.subject === `Your task already exists: ${id}`);
     await new Promise((r) => setTimeout(r, 300));
-    expect(smtp.received.filter((m) => m.subject === `Your task already exists: ${id}`)).toHaveLength(1);
+    expect(t.smtp.received.filter((m) => m.subject === `Your task already exists: ${id}`)).toHaveLength(1);
   });
 
   it('a cross-client duplicate through MCP carries no id either', async () => {

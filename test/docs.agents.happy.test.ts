@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TEST_ADMIN_KEY, postJson, startTestApp, type TestApp } from './support/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STORES, TEST_ADMIN_KEY, postJson, useTestApp } from './support/app.js';
 import { connectClient } from './mcp.support.js';
 
 /**
@@ -12,14 +12,10 @@ import { connectClient } from './mcp.support.js';
 type Json = Record<string, unknown>;
 
 describe.each(STORES)('documents for agents on %s', (store) => {
-  let t: TestApp;
+  const t = useTestApp({ store, limits: 'production', env: { TRUST_PROXY: '1' } });
   let llms: string;
   beforeAll(async () => {
-    t = await startTestApp({ store, limits: 'production', env: { TRUST_PROXY: '1' } });
     llms = await (await fetch(`${t.url}/llms.txt`)).text();
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it('llms.txt has the llms.txt structure: H1, blockquote summary, then H2 sections of links', () => {

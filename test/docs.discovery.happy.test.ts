@@ -1,9 +1,9 @@
 import { createLocalJWKSet, decodeProtectedHeader, flattenedVerify, type JSONWebKeySet } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../src/domain/canonical.js';
 import { SERVER_CARD_PATHS, SERVER_CARD_SCHEMA } from '../src/mcp/card.js';
 import { SERVICE_VERSION } from '../src/version.js';
-import { STORES, startTestApp, type TestApp } from './support/app.js';
+import { STORES, useTestApp } from './support/app.js';
 import { connectClient } from './mcp.support.js';
 
 /**
@@ -16,18 +16,14 @@ type Json = Record<string, unknown>;
 const b64url = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
 
 describe.each(STORES)('discovery documents on %s', (store) => {
-  let t: TestApp;
+  const t = useTestApp({ store });
   let card: Json;
   let manifest: Json;
   let jwks: JSONWebKeySet;
   beforeAll(async () => {
-    t = await startTestApp({ store });
     card = (await (await fetch(`${t.url}/.well-known/agent-card.json`)).json()) as Json;
     manifest = (await (await fetch(`${t.url}/agent.json`)).json()) as Json;
     jwks = (await (await fetch(`${t.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet;
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it('serves an A2A v1 agent card with the fields A2A requires, agreeing with the manifest', async () => {

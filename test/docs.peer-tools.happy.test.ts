@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_ADMIN_KEY, startTestApp, validTask, type TestApp } from './support/app.js';
+import { TEST_ADMIN_KEY, validTask, useTestApp } from './support/app.js';
 import { freePort, waitForServer } from './support/net.js';
 
 /**
@@ -30,7 +30,7 @@ interface Finding {
 }
 
 describe('the OpenAPI document through peer tools', () => {
-  let t: TestApp;
+  const t = useTestApp({ env: { STATUS_POLL_LIMIT_PER_DAY: '1' } });
   let dir: string;
   let file: string;
   let prism: ChildProcess | undefined;
@@ -38,7 +38,6 @@ describe('the OpenAPI document through peer tools', () => {
   let prismLog = '';
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { STATUS_POLL_LIMIT_PER_DAY: '1' } });
     dir = mkdtempSync(path.join(tmpdir(), 'hts-openapi-'));
     file = path.join(dir, 'openapi.json');
     writeFileSync(file, await (await fetch(`${t.url}/openapi.json`)).text());
@@ -57,7 +56,6 @@ describe('the OpenAPI document through peer tools', () => {
 
   afterAll(async () => {
     prism?.kill('SIGTERM');
-    await t.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import type { FastifyError } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../src/domain/errors.js';
 import { fromFastify } from '../src/http/errors.js';
 import { FRAMEWORK_ERRORS } from '../src/http/framework-errors.js';
-import { STORES, TEST_ADMIN_KEY, startTestApp, type TestApp } from './support/app.js';
+import { STORES, TEST_ADMIN_KEY, useTestApp } from './support/app.js';
 
 /**
  * Contract, "Errors of the URL itself": every path template of the OpenAPI document × hostile URL
@@ -39,15 +39,11 @@ function expectUsualHeaders(res: Response): void {
 }
 
 describe.each(STORES)('errors of the URL itself on %s', (store) => {
-  let t: TestApp;
+  const t = useTestApp({ store });
   let ops: Op[];
   beforeAll(async () => {
-    t = await startTestApp({ store });
     const doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
     ops = Object.entries(doc.paths).flatMap(([template, item]) => Object.keys(item).map((method) => ({ method: method.toUpperCase(), template })));
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it('every path template with a parameter × every hostile form answers the contract body and headers', async () => {

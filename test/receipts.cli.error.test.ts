@@ -1,6 +1,6 @@
 import { generateKeyPair, SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from './support/app.js';
 import { runCli } from './receipts.support.js';
 
 /**
@@ -20,13 +20,7 @@ async function receiptFrom(iss: string): Promise<string> {
 }
 
 describe('verify-receipt without configuration', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp();
 
   it("checks a receipt against its own iss when neither --base-url nor BASE_URL is given", async () => {
     const result = await runCli('verify-receipt', [await receiptFrom(t.url)]);
