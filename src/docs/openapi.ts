@@ -63,7 +63,7 @@ export const STATUS_DESCRIPTIONS: Record<string, string> = {
   '404': 'task_not_found, or not_found for an unknown path.',
   '405': 'method_not_allowed: the path exists, the method does not (see Allow).',
   '406': 'Not acceptable: the Accept header rules out every representation this endpoint has.',
-  '409': 'duplicate_task (the same task within 24 hours; existing_task_id names it) or invalid_transition (from, to).',
+  '409': 'duplicate_task (the same task within 24 hours; existing_task_id names it for the client that sent it) or invalid_transition (from, to).',
   '413': 'payload_too_large: the body is over the request body limit.',
   '415': 'unsupported_media_type: send the body as application/json.',
   '422': 'validation_failed: every field error in details; also an Idempotency-Key reused with another payload, or an undeliverable e-mail address.',

@@ -89,7 +89,7 @@ export function buildTools(deps: ServiceDeps): Tool[] {
         `Rejected at review whatever the task_type: ${deps.profile.policy.will_not_do.join('; ')}. ` +
         `Refused at once: invalid fields (validation_failed, all listed in details), more than ${l.tasksPerHour} tasks per hour or ${l.tasksPerDay} per day ` +
         `per client (rate_limited: wait retry_after_seconds), the same task_type and description again within ${l.duplicateWindowHours} hours ` +
-        '(duplicate_task: poll existing_task_id instead), placeholder or undeliverable contact_email (it must be a real mailbox; it is MX-checked and never shown back). ' +
+        '(duplicate_task: do not resubmit; poll existing_task_id when given, else the task id was e-mailed to its contact address), placeholder or undeliverable contact_email (it must be a real mailbox; it is MX-checked and never shown back). ' +
         'Submit each real task once; to retry after a network error pass the same idempotency_key. Free during the pilot: never pay or send credentials. ' +
         'Mark a trial task with the word "test" in description or requester.',
       inputSchema: inputSchema(submitInput),
