@@ -1,8 +1,9 @@
-import { sweepExpiredIdempotencyKeys } from './abuse/housekeeping.js';
 import { iso } from './domain/time.js';
-import { startOutboxWorker } from './mail/worker.js';
-import type { ServiceDeps } from './services/deps.js';
-import { sweepExpiredCounters } from './store/counters.js';
+import { startOutboxWorker } from './services/mail-worker.js';
+import type { ServiceDeps } from './services/context.js';
+import { sweepExpiredCounters } from './store/counters-repo.js';
+import { sweepExpiredIdempotencyKeys } from './store/idempotency-repo.js';
+import { sweepRevokedSessions } from './store/sessions-repo.js';
 
 export interface Background {
   stop(): Promise<void>;
@@ -20,9 +21,10 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const worker = startOutboxWorker(deps, deps.config.mail);
   const sweep = async () => {
     try {
-      await sweepExpiredCounters(deps.store.db, iso(deps.clock.now()));
-      await sweepExpiredIdempotencyKeys(deps.store.db, iso(deps.clock.now()));
-      await deps.store.db.deleteFrom('revoked_sessions').where('expires_at', '<=', iso(deps.clock.now())).execute();
+      const now = iso(deps.clock.now());
+      await sweepExpiredCounters(deps.store.db, now);
+      await sweepExpiredIdempotencyKeys(deps.store.db, now);
+      await sweepRevokedSessions(deps.store.db, now);
     } catch (error) {
       deps.log.warn({ err: error }, 'housekeeping: sweeping expired counters failed');
     }

@@ -1,6 +1,6 @@
 import { canonicalJson } from '../domain/canonical.js';
 import { signDetached, type DetachedSignature } from '../receipts/sign.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { DocsDeps } from './context.js';
 import { buildManifest } from './documents.js';
 
 /**
@@ -25,7 +25,7 @@ export interface AgentCardSignature extends DetachedSignature {
   header?: Record<string, unknown>;
 }
 
-export function buildAgentCard(deps: ServiceDeps) {
+export function buildAgentCard(deps: DocsDeps) {
   const base = deps.config.baseUrl;
   const manifest = buildManifest(deps);
   return {
@@ -53,7 +53,7 @@ export function agentCardSigningInput(card: AgentCard): string {
   return canonicalJson(unsigned);
 }
 
-export async function signAgentCard(deps: ServiceDeps, card: AgentCard): Promise<AgentCard> {
+export async function signAgentCard(deps: DocsDeps, card: AgentCard): Promise<AgentCard> {
   const signature = await signDetached(deps.store.db, agentCardSigningInput(card), deps.clock.now(), { typ: 'JOSE', jku: `${deps.config.baseUrl}/.well-known/jwks.json` });
   return { ...card, signatures: [signature] };
 }

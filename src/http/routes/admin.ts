@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import {
@@ -12,8 +13,8 @@ import {
   TaskPatchSchema,
 } from '../../domain/admin-schemas.js';
 import { ErrorSchema } from '../../domain/schemas.js';
-import { registerJwksRoute } from '../../receipts/routes.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import { registerJwksRoute } from './jwks.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { adminStats, listMessages, listQueue, viewTask } from '../../services/operator.js';
 import { patchTask } from '../../services/operator-transitions.js';
 import { requireAdmin } from '../admin-auth.js';
@@ -26,13 +27,15 @@ const TaskParams = Type.Object({ task_id: Type.String({ maxLength: 200 }) });
  * services/operator*.ts. The key is checked on request, before the body is even read, so a caller
  * without it learns nothing but 401.
  */
-export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+export async function registerAdminRoutes(server: FastifyInstance, deps: ServiceDeps): Promise<void> {
+  // Typed from the route schemas: handlers read query and params without casts.
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   // Operator data must never sit in a shared cache.
   const noStore = async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Cache-Control', 'no-store');
   };
   const onRequest = [requireAdmin(deps.adminKeyHash), noStore];
-  registerJwksRoute(app, deps);
+  registerJwksRoute(server, deps);
 
   app.get(
     '/api/v1/admin/tasks',
@@ -47,7 +50,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDep
         response: { 200: QueueSchema, ...errors(400, 401) },
       },
     },
-    async (request) => listQueue(deps, request.query as { status?: string; limit?: number; cursor?: string }),
+    async (request) => listQueue(deps, request.query),
   );
 
   app.get(
@@ -63,7 +66,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDep
         response: { 200: AdminTaskDetailSchema, ...errors(401, 404) },
       },
     },
-    async (request) => viewTask(deps, (request.params as { task_id: string }).task_id),
+    async (request) => viewTask(deps, request.params.task_id),
   );
 
   for (const url of ['/api/v1/tasks/:task_id', '/api/v1/admin/tasks/:task_id']) {
@@ -84,7 +87,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDep
           response: { 200: AdminTaskSchema, ...errors(400, 401, 404, 409, 413, 415, 422) },
         },
       },
-      async (request) => patchTask(deps, (request.params as { task_id: string }).task_id, request.body),
+      async (request) => patchTask(deps, request.params.task_id, request.body),
     );
   }
 
@@ -101,7 +104,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDep
         response: { 200: MessageListSchema, ...errors(400, 401) },
       },
     },
-    async (request) => listMessages(deps, request.query as { limit?: number; cursor?: string }),
+    async (request) => listMessages(deps, request.query),
   );
 
   app.get(
@@ -117,6 +120,6 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDep
         response: { 200: AdminStatsSchema, ...errors(400, 401) },
       },
     },
-    async (request) => adminStats(deps, request.query as { days?: number }),
+    async (request) => adminStats(deps, request.query),
   );
 }

@@ -1,8 +1,8 @@
-import { toMarkdown, type Block } from '../../docs/markup.js';
+import { toMarkdown, type Block } from '../../domain/markup.js';
 import type { PublicTask } from '../../domain/schemas.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
-import { html, type SafeHtml } from '../html.js';
+import { html, type SafeHtml } from '../../domain/html.js';
 import { when } from './format.js';
 
 /** The status page of a task, and its markdown twin. Every field an agent wrote is escaped. */

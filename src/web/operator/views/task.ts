@@ -1,6 +1,6 @@
 import type { AdminMessage, AdminTaskDetail } from '../../../domain/admin-schemas.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
-import { html, type SafeHtml } from '../../html.js';
+import { html, type SafeHtml } from '../../../domain/html.js';
 import { csrfField, humanType, relative, statusPill, utcInputValue, when, WITHDRAWAL } from '../layout.js';
 import type { Session } from '../session.js';
 import { isOverdue } from './queue.js';
