@@ -163,6 +163,10 @@ describe.each(STORES)('the OpenAPI document on %s', (store) => {
       { required: ['delivery'], properties: { delivery: { type: 'string', enum: ['status_poll'] } } },
     ]);
     expect(String(input.description)).toMatch(/contact_email is required unless delivery is status_poll/);
+    const block = obj(operation('POST', '/api/v1/admin/blocklist'), 'requestBody.content.application/json.schema');
+    const blockSchema = typeof block.$ref === 'string' ? obj(doc, `components.schemas.${block.$ref.split('/').pop() ?? ''}`) : block;
+    for (const field of ['reason', 'expires_at']) expect(at(blockSchema, `properties.${field}.nullable`), field).toBe(true);
+    expect(at(blockSchema, 'properties.kind.nullable')).toBeUndefined();
     const status = at(obj(doc, 'components.schemas.Task'), 'properties.status.enum');
     expect(status).toEqual(['submitted', 'under_review', 'in_progress', 'accepted', 'delivered', 'rejected']);
   });

@@ -243,7 +243,7 @@ function finish(doc: Json, facts: Map<string, RouteFacts>, named: ReadonlyArray<
   }
   const components = (doc.components ?? {}) as Json;
   components.schemas = { ...((components.schemas as Json | undefined) ?? {}), ...hoistNamedSchemas(paths, named) };
-  inputRules(components.schemas as Record<string, Json | undefined>);
+  inputRules(paths, components.schemas as Record<string, Json | undefined>);
   const codes = narrowErrorResponses(paths, facts);
   components.responses = hoistErrorResponses(paths, codes);
   components.headers = HEADERS;
@@ -256,18 +256,30 @@ function finish(doc: Json, facts: Map<string, RouteFacts>, named: ReadonlyArray<
 /**
  * What the request validation accepts beyond what the TypeBox input schemas say, stated in the
  * document so that peer tools (a validating proxy, a client generator) accept the same requests:
- * - an optional field sent as null counts as absent: `nullable`;
+ * - an optional field sent as null counts as absent (the shared checker, services/validation.ts):
+ *   `nullable` on every optional field of every POST body. PATCH bodies are checked with null
+ *   kept (it may mean "clear"), so only the fields whose schema says so are nullable there;
  * - contact_email is required unless delivery is status_poll. OpenAPI 3.0 has no if/then, so the
  *   rule is an `anyOf` (either a contact_email string, or delivery status_poll), which validators
  *   enforce, with `x-required-unless` and the description saying it in words.
  */
-function inputRules(schemas: Record<string, Json | undefined>): void {
-  for (const name of ['TaskInput', 'MessageInput']) {
-    const schema = schemas[name];
-    if (schema === undefined) continue;
-    const required = new Set((schema.required as string[] | undefined) ?? []);
-    for (const [field, property] of Object.entries((schema.properties ?? {}) as Record<string, Json>)) {
-      if (!required.has(field)) property.nullable = true;
+function inputRules(paths: Record<string, Record<string, Json>>, schemas: Record<string, Json | undefined>): void {
+  const seen = new Set<Json>();
+  for (const item of Object.values(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (method !== 'post') continue;
+      const content = ((operation.requestBody as Json | undefined)?.content ?? {}) as Record<string, Json>;
+      for (const media of Object.values(content)) {
+        const given = media.schema as Json | undefined;
+        const ref = typeof given?.$ref === 'string' ? given.$ref.replace('#/components/schemas/', '') : undefined;
+        const schema = ref === undefined ? given : schemas[ref];
+        if (schema === undefined || seen.has(schema)) continue;
+        seen.add(schema);
+        const required = new Set((schema.required as string[] | undefined) ?? []);
+        for (const [field, property] of Object.entries((schema.properties ?? {}) as Record<string, Json>)) {
+          if (!required.has(field)) property.nullable = true;
+        }
+      }
     }
   }
   const task = schemas.TaskInput;
