@@ -10,9 +10,12 @@ import type { Clock } from './domain/time.js';
 import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
+import { TaskWaits } from './services/task-waits.js';
 import { createValidators } from './services/validation.js';
+import { createChangeFeed } from './store/change-feed.js';
 import type { Store } from './store/db.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
+import { findPublicTask } from './store/tasks-repo.js';
 
 /**
  * The composition root: every dependency of the application is built here, once, as an explicit
@@ -41,6 +44,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   // The receipt-signing key: created on first start (race-safe across instances), then reused.
   await ensureActiveKey(store.db, options.clock.now());
   const { profile, catalog } = loadProfileAndCatalog(config);
+  const changes = createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log });
   return {
     config,
     store,
@@ -57,5 +61,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     outboxWake: new OutboxWake(),
     apiVersions: new ApiVersionRegistry(options.apiVersions),
     documents: new DocumentRegistry(),
+    changes,
+    waits: new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskId), log: options.log }),
   };
 }

@@ -34,7 +34,7 @@ describe.each(STORES)('documents for agents on %s', (store) => {
         sections.set(current, []);
       } else if (line.trim() !== '') sections.get(current)?.push(line);
     }
-    expect([...sections.keys()]).toEqual(expect.arrayContaining(['API', 'Rules', 'How to wait', 'Verify a receipt', 'Documents', 'Optional']));
+    expect([...sections.keys()]).toEqual(expect.arrayContaining(['API', 'Rules', 'Waiting for a result', 'Verify a receipt', 'Documents', 'Optional']));
     for (const [name, items] of sections) {
       expect(items.length, name).toBeGreaterThan(0);
       for (const item of items) expect(item, `${name}: ${item}`).toMatch(/^- \[[^\]]+\]\([^)\s]+\)(: .+)?$/);
@@ -53,7 +53,7 @@ describe.each(STORES)('documents for agents on %s', (store) => {
     expect(llms).toContain('Content-Type: application/json');
     expect(llms).toMatch(/delivered and rejected are final/);
     expect(llms).toMatch(/word "test"/);
-    expect(llms).toMatch(/## How to wait\n\n- \[Poll the task status\]/);
+    expect(llms).toMatch(/## Waiting for a result\n\n- \[Long-poll the task status\]/);
     expect(llms).toMatch(/## Verify a receipt\n\n- \[Receipt signing keys \(JWKS\)\]\([^)]+\/\.well-known\/jwks\.json\)/);
     expect(llms).toContain(`${t.config.baseUrl}/llms-full.txt`);
   });

@@ -9,6 +9,7 @@ import { DOCUMENTS, MCP_TOOLS, endpoints } from './endpoints.js';
 import { publicLimits } from './limits.js';
 import type { Block } from '../domain/markup.js';
 import { STATUS_DESCRIPTIONS } from './openapi.js';
+import { waitingGuide } from './waiting.js';
 
 /** llms.txt, index.md and api.md, from the same sources as the JSON documents. */
 
@@ -50,7 +51,7 @@ export function fieldsTable(schema: Json): Block {
 /**
  * llms.txt (llmstxt.org): an H1, a blockquote summary, a few paragraphs, then H2 sections of
  * links, each link's note stating the rule an agent trips over if it does not know it. Other
- * parts of the service add their sentences to the sections "How to wait" and "Verify a receipt".
+ * parts of the service add their sentences to the sections "Waiting for a result" and "Verify a receipt".
  */
 export function llmsTxt(deps: ServiceDeps): string {
   const base = deps.config.baseUrl;
@@ -67,7 +68,7 @@ export function llmsTxt(deps: ServiceDeps): string {
     '',
     `> ${summary(deps)}`,
     '',
-    'Submitting is asynchronous: POST a task, keep the task_id (it is the only key to the task: keep it private), then wait for the result (see "How to wait"). ' +
+    'Submitting is asynchronous: POST a task, keep the task_id (it is the only key to the task: keep it private), then wait for the result (see "Waiting for a result"). ' +
       'A human reviews every task; illegal, harmful, deceptive, unsafe or privacy-invasive requests are rejected whatever their type. Never send payment details or credentials.',
     '',
     `Task types: ${TASK_TYPES.join(', ')}.`,
@@ -92,10 +93,9 @@ export function llmsTxt(deps: ServiceDeps): string {
     `- [Statuses](${ref}#the-task-as-returned): submitted → accepted → delivered, or rejected (operator_notes gives the reason). delivered and rejected are final: stop waiting then`,
     `- [Test tasks](${ref}#submit-a-task): to try the service, submit one small task and mark it: put the word "test" in its description or requester. The operator sees it marked as a test`,
     '',
-    '## How to wait',
+    '## Waiting for a result',
     '',
-    `- [Poll the task status](${api}/tasks/TASK_ID): GET every few minutes at most (each poll counts as a read) until status is delivered or rejected`,
-    `- [MCP check_task_status](${e.mcp.url}): the same as polling, through the MCP tool`,
+    ...waitingGuide(base).map((line) => waitingLink(line, `${api}/tasks/TASK_ID`, e.mcp.url)),
     '',
     '## Verify a receipt',
     '',
@@ -114,6 +114,24 @@ export function llmsTxt(deps: ServiceDeps): string {
     '',
   ];
   return lines.join('\n');
+}
+
+/**
+ * A line of the waiting guide (docs/waiting.ts) as an llms.txt link item: the link names where to
+ * do it (the MCP server or the task status endpoint), the note is the guide's sentence.
+ */
+function waitingLink(line: string, statusUrl: string, mcpUrl: string): string {
+  const text = line.replace(/`/g, '');
+  const [label, url] = /^MCP tasks/.test(text)
+    ? ['MCP tasks', mcpUrl]
+    : /^MCP/.test(text)
+      ? ['MCP check_task_status', mcpUrl]
+      : /^REST long-poll/.test(text)
+        ? ['Long-poll the task status', statusUrl]
+        : /^Conditional/.test(text)
+          ? ['Conditional poll', statusUrl]
+          : ['Task status', statusUrl];
+  return `- [${label}](${url}): ${text}`;
 }
 
 /** /llms-full.txt: llms.txt, the overview and the API reference, in one file for a model's context. */
@@ -164,6 +182,8 @@ export function indexDoc(deps: ServiceDeps): Block[] {
         `**People**: the form on [the home page](${base}/) creates the same task; [the status page](${base}/tasks) shows its progress.`,
       ],
     },
+    { h: 2, text: 'Waiting for a result' },
+    { list: waitingGuide(base) },
     { h: 2, text: 'Pricing and limits' },
     {
       list: [
@@ -248,6 +268,8 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
     { h: 2, text: 'The task as returned' },
     { p: `\`GET ${base}/api/${API_VERSION}/tasks/{task_id}\`. The contact e-mail is never returned. Statuses: \`submitted\` → \`accepted\` → \`delivered\`, or \`rejected\` from either; \`under_review\` and \`in_progress\` are retired and only appear in old histories.` },
     fieldsTable(PublicTaskSchema as unknown as Json),
+    { h: 2, text: 'Waiting for a result' },
+    { list: waitingGuide(base) },
     { h: 2, text: 'Messages' },
     { p: `\`POST ${base}/api/${API_VERSION}/messages\` → 201 with \`message_id\`, \`created_at\` and a confirmation. The operator answers by e-mail to \`reply_to\`. To withdraw a task, name its \`task_id\` in the message.` },
     fieldsTable(messageInputSchema(limits) as unknown as Json),
@@ -262,6 +284,7 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
         '`RateLimit-Policy` on every response; `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` on reads and successful submissions (draft-ietf-httpapi-ratelimit-headers-06).',
         '`Retry-After` (seconds) on every 429.',
         '`Location` on 202 from task submission.',
+        '`ETag` on task reads (send it back in `If-None-Match`); `Preference-Applied: wait=N` when a `Prefer: wait=N` was honoured. Both are exposed to browsers.',
         '`Deprecation` (RFC 9745), `Sunset` (RFC 8594) and `Link: rel="successor-version"` on the responses of a deprecated API version; version 1 sends none.',
       ],
     },

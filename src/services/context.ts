@@ -1,6 +1,8 @@
 import type { AbuseDeps } from '../abuse/context.js';
 import type { CatalogEntry, Profile } from '../domain/profile.js';
 import type { MailDeps } from '../mail/context.js';
+import type { ChangeFeed } from '../store/change-feed.js';
+import type { TaskWaits } from './task-waits.js';
 import type { Validators } from './validation.js';
 
 export type { Caller } from '../domain/caller.js';
@@ -20,4 +22,8 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   /** The deployment profile and services catalog (src/config-files.ts), loaded from config files. */
   profile: Profile;
   catalog: CatalogEntry[];
+  /** Tells every instance what changed (store/change-feed.ts): long-polls, live views and caches listen. */
+  changes: ChangeFeed;
+  /** Held reads waiting for a task to change (REST long-poll, MCP waits), woken by `changes`. */
+  waits: TaskWaits;
 }
