@@ -1,6 +1,7 @@
 import { iso } from './domain/time.js';
 import { startOutboxWorker } from './services/mail-worker.js';
 import type { ServiceDeps } from './services/context.js';
+import { startWebhookWorker } from './services/webhook-worker.js';
 import { sweepExpiredCounters } from './store/counters-repo.js';
 import { sweepExpiredIdempotencyKeys } from './store/idempotency-repo.js';
 import { sweepRevokedSessions } from './store/sessions-repo.js';
@@ -19,6 +20,7 @@ const SWEEP_INTERVAL_MS = 10 * 60_000;
  */
 export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const worker = startOutboxWorker(deps, deps.config.mail);
+  const webhooks = startWebhookWorker(deps);
   const sweep = async () => {
     try {
       const now = iso(deps.clock.now());
@@ -36,7 +38,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
     stop() {
       stopping ??= (async () => {
         clearInterval(sweeper);
-        await worker.stop();
+        await Promise.all([worker.stop(), webhooks.stop()]);
       })();
       return stopping;
     },
