@@ -131,8 +131,14 @@ export function errorCodesOf(status: string, path: string, fact: RouteFacts): Er
       return ['unauthorized'];
     case '403':
       return ['client_blocked'];
-    case '404':
-      return [path.includes('{task_id}') ? 'task_not_found' : 'not_found'];
+    case '404': {
+      // A task path answers task_not_found (also for an over-long id); any other id in the path,
+      // or none, answers not_found.
+      const params: string[] = path.match(/\{[^}]+\}/g) ?? [];
+      const codes: ErrorCode[] = params.includes('{task_id}') ? ['task_not_found'] : [];
+      if (params.length === 0 || params.some((p) => p !== '{task_id}')) codes.push('not_found');
+      return codes;
+    }
     case '405':
       return ['method_not_allowed'];
     case '409':
