@@ -4,6 +4,7 @@ import { PublicAttachmentSchema, PublicTaskSchema, messageInputSchema, taskInput
 import { TASK_TYPES } from '../domain/task.js';
 import type { ServiceDeps } from '../services/context.js';
 import { API_VERSION, SERVICE_VERSION } from '../version.js';
+import { CLIENTS_SUMMARY, clientLines } from './clients.js';
 import { PRODUCT_NAME, summary } from './documents.js';
 import { DOCUMENTS, MCP_TOOLS, endpoints } from './endpoints.js';
 import { publicLimits } from './limits.js';
@@ -108,6 +109,11 @@ export function llmsTxt(deps: ServiceDeps): string {
     '',
     `- [Full reference in one file](${full}): this guide, the overview and the whole API reference (every field, error, header and endpoint) in one plain-text file`,
     ...DOCUMENTS.filter((d) => d.id !== 'llms' && d.id !== 'llms-full').map((d) => `- [${d.title}](${base}${d.path}): ${d.description}`),
+    '',
+    '## Clients',
+    '',
+    ...clientLines(),
+    CLIENTS_SUMMARY,
     '',
     '## Optional',
     '',

@@ -1,3 +1,4 @@
+import { CLIENT_LIBRARIES, CLIENTS_SUMMARY } from '../../docs/clients.js';
 import type { DocumentSet } from '../../docs/document-set.js';
 import { DOCUMENTS, type DocumentInfo } from '../../docs/endpoints.js';
 import type { LiveFigures } from '../../docs/live.js';
@@ -21,7 +22,10 @@ export function docsIndexBody(): SafeHtml {
 ${DOCUMENTS.map(
   (d) => html`<div class="card"><h2 class="flush-top"><a href="/docs/${d.id}">${d.title}</a></h2><p class="small">${d.description}</p><p class="small muted">${rawLink(d)}${d.aliases.map((a) => html` · <a href="${a}"><code>${a}</code></a>`)}</p></div>`,
 )}
-</div>`;
+</div>
+<h2>Client libraries</h2>
+<ul>${CLIENT_LIBRARIES.map((c) => html`<li>${c.language}: <code>${c.package}</code> (<code>${c.path}/</code> in the service's source): ${c.what.replace(/`/g, '')}</li>`)}</ul>
+<p class="small">${CLIENTS_SUMMARY}</p>`;
 }
 
 export function docsIndexMarkdown(base: string): string {
