@@ -37,6 +37,8 @@ describe.each(STORES)('documents for agents on %s', (store) => {
     expect([...sections.keys()]).toEqual(expect.arrayContaining(['API', 'Rules', 'Waiting for a result', 'Verify a receipt', 'Documents', 'Optional']));
     for (const [name, items] of sections) {
       expect(items.length, name).toBeGreaterThan(0);
+      // Issue 18's Clients section names packages in the service's source, which have no URL.
+      if (name === 'Clients') continue;
       for (const item of items) expect(item, `${name}: ${item}`).toMatch(/^- \[[^\]]+\]\([^)\s]+\)(: .+)?$/);
     }
   });
