@@ -1,11 +1,11 @@
-import { validationFailed } from '../domain/errors.js';
+import { type AppError, validationFailed } from '../domain/errors.js';
 import type { MessageInput, TaskInput } from '../domain/schemas.js';
 import type { Caller, AbuseDeps } from './context.js';
 import { consumeCounter, readCounters } from '../store/counters-repo.js';
 import { lockKeys, type Db } from '../store/db.js';
 import { noteRefusal } from './auto-block.js';
 import { clientBlocked, matchBlock, type BlockSubject } from './blocklist.js';
-import { duplicateTask, findDuplicate } from './duplicates.js';
+import { duplicateTask, findDuplicate, type Duplicate } from './duplicates.js';
 import { REFUSAL_TEXT } from './email.js';
 import { findStoredResponse, storeResponse, type StoredResponse } from './idempotency.js';
 import { capacityReached, counterExpiry, counterKey, rateLimited, rateLimitHeaders, windowOf, type Quota, type QuotaSet, type Standing } from './limits.js';
@@ -13,6 +13,7 @@ import { dailyTaskCapKey } from './quotas.js';
 
 export { noteRefusal } from './auto-block.js';
 export type { StoredResponse } from './idempotency.js';
+export type { Duplicate } from './duplicates.js';
 
 /**
  * Abuse control: the guards every submission and message passes, in this order —
@@ -93,10 +94,14 @@ export async function findReplay(db: Db, deps: AbuseDeps, caller: Caller, reques
   return findStoredResponse(db, deps, caller, requestHash);
 }
 
-/** Throws 409 duplicate_task when the same client or contact e-mail sent the same task within the window. */
-export async function assertNotDuplicate(db: Db, deps: AbuseDeps, caller: Caller, input: TaskInput, dedupeKey: string): Promise<void> {
-  const existing = await findDuplicate(db, deps, caller, input.contact_email, dedupeKey);
-  if (existing !== null) throw duplicateTask(existing, deps.config.limits.duplicateWindowHours);
+/** The same task sent by the same client or for the same contact e-mail within the window, if any. */
+export async function checkDuplicate(db: Db, deps: AbuseDeps, caller: Caller, input: TaskInput, dedupeKey: string): Promise<Duplicate | null> {
+  return findDuplicate(db, deps, caller, input.contact_email, dedupeKey);
+}
+
+/** The 409 duplicate_task for a duplicate found by checkDuplicate. */
+export function duplicateRefusal(deps: AbuseDeps, duplicate: Duplicate): AppError {
+  return duplicateTask(duplicate, deps.config.limits.duplicateWindowHours);
 }
 
 /** Takes one unit of each quota, in a fixed order (so concurrent transactions cannot deadlock). */

@@ -11,6 +11,8 @@ import {
   messageInputSchema,
   taskInputSchema,
 } from '../domain/schemas.js';
+import type { ErrorCode } from '../domain/errors.js';
+import { typeEnums } from '../domain/json-schema.js';
 import { API_VERSION, SERVICE_VERSION } from '../version.js';
 import { DOCUMENTS } from './endpoints.js';
 import { CatalogEntrySchema } from '../domain/profile.js';
@@ -31,6 +33,19 @@ type Json = Record<string, unknown>;
 interface RouteFacts {
   kind: string;
   admin: boolean;
+  /** The route takes a body (POST, PUT, PATCH). */
+  body: boolean;
+  /** Names of its query parameters. */
+  query: string[];
+  /** Error codes by status that the route declares itself (route config `errors`), overriding the rules below. */
+  errors: Partial<Record<string, ErrorCode[]>>;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Error codes this route answers per status, when the rules of errorCodesOf() do not fit. */
+    errors?: Partial<Record<number, ErrorCode[]>>;
+  }
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -49,7 +64,7 @@ export const STATUS_DESCRIPTIONS: Record<string, string> = {
   '404': 'task_not_found, or not_found for an unknown path.',
   '405': 'method_not_allowed: the path exists, the method does not (see Allow).',
   '406': 'Not acceptable: the Accept header rules out every representation this endpoint has.',
-  '409': 'duplicate_task (the same task within 24 hours; existing_task_id names it) or invalid_transition (from, to).',
+  '409': 'duplicate_task (the same task within 24 hours; existing_task_id names it for the client that sent it) or invalid_transition (from, to).',
   '413': 'payload_too_large: the body is over the request body limit.',
   '415': 'unsupported_media_type: send the body as application/json in UTF-8 (no charset, or charset=utf-8).',
   '422': 'validation_failed: every field error in details (including a number JSON cannot hold, such as 1e400, and unpaired surrogates, in any field); also an Idempotency-Key reused with another payload, or an undeliverable e-mail address.',
@@ -81,6 +96,70 @@ const TASK_STATUS_PATH = '/api/v1/tasks/{task_id}';
 
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
+/** What each contract error code means, for the per-operation response descriptions. */
+export const ERROR_CODE_TEXT: Record<ErrorCode, string> = {
+  invalid_json: 'invalid_json: the body is not JSON',
+  malformed_request: 'malformed_request: the body is JSON but not an object, a parameter is malformed, or the URL itself is (bad percent-encoding, a NUL, an over-long parameter); see details',
+  invalid_cursor: 'invalid_cursor: the cursor is not one this service issued',
+  unauthorized: 'unauthorized: the operator key is missing or wrong (no WWW-Authenticate challenge)',
+  client_blocked: 'client_blocked: the client, e-mail, domain or requester is on the blocklist',
+  task_not_found: 'task_not_found: no task has this id (also an over-long id)',
+  not_found: 'not_found: nothing has this id',
+  method_not_allowed: 'method_not_allowed: the path exists, the method does not (see Allow)',
+  duplicate_task: 'duplicate_task: the same task within the duplicate window; existing_task_id names it when this client sent it (another client matched by contact e-mail gets no id: it is mailed to that address)',
+  invalid_transition: 'invalid_transition: the change is not allowed from the current state (from, to)',
+  payload_too_large: 'payload_too_large: the body is over the request body limit',
+  unsupported_media_type: 'unsupported_media_type: send the body as application/json',
+  validation_failed: 'validation_failed: every field error in details (also an Idempotency-Key reused with another payload, or an undeliverable e-mail address)',
+  rate_limited: 'rate_limited: a per-client limit (limit names it); wait Retry-After seconds',
+  capacity_reached: "capacity_reached: the service's daily capacity is used up; wait Retry-After seconds",
+  internal_error: 'internal_error: something failed on our side; the message carries the request id, never internals',
+  service_unavailable: 'service_unavailable: the store is not answering, or the instance is restarting; try again shortly',
+};
+
+/**
+ * The contract error codes an operation can answer with a given status: what the route declares
+ * (config `errors`), else what the layers every request passes through can produce for it.
+ */
+export function errorCodesOf(status: string, path: string, fact: RouteFacts): ErrorCode[] {
+  const declared = fact.errors[status];
+  if (declared) return declared;
+  switch (status) {
+    case '400':
+      return [...(fact.body ? (['invalid_json'] as const) : []), 'malformed_request', ...(fact.query.includes('cursor') ? (['invalid_cursor'] as const) : [])];
+    case '401':
+      return ['unauthorized'];
+    case '403':
+      return ['client_blocked'];
+    case '404': {
+      // A task path answers task_not_found (also for an over-long id); any other id in the path,
+      // or none, answers not_found.
+      const params: string[] = path.match(/\{[^}]+\}/g) ?? [];
+      const codes: ErrorCode[] = params.includes('{task_id}') ? ['task_not_found'] : [];
+      if (params.length === 0 || params.some((p) => p !== '{task_id}')) codes.push('not_found');
+      return codes;
+    }
+    case '405':
+      return ['method_not_allowed'];
+    case '409':
+      return [fact.kind === 'task' ? 'duplicate_task' : 'invalid_transition'];
+    case '413':
+      return ['payload_too_large'];
+    case '415':
+      return ['unsupported_media_type'];
+    case '422':
+      return ['validation_failed'];
+    case '429':
+      return fact.kind === 'task' ? ['rate_limited', 'capacity_reached'] : ['rate_limited'];
+    case '500':
+      return ['internal_error'];
+    case '503':
+      return ['service_unavailable'];
+    default:
+      return [];
+  }
+}
+
 /** Path template of a Fastify URL: `/a/:id` → `/a/{id}`. */
 export function openApiPath(url: string): string {
   return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -109,21 +188,36 @@ function mcpSchema(method: string): FastifySchema {
   };
 }
 
+/** The sentence an operation without its own description gets, by route kind. */
+const KIND_TEXT: Record<string, string> = {
+  read: 'A read: it counts against the per-client read limit (READ_LIMIT_PER_MINUTE) and every answer carries the four RateLimit fields.',
+  task: 'A submission: per-client hourly and daily limits, a global daily cap, duplicate detection and Idempotency-Key replay apply.',
+  message: 'A message: per-client hourly and daily limits apply.',
+  admin: "Operator only: Authorization: Bearer <ADMIN_KEY>.",
+  none: 'Not rate limited.',
+};
+
 function augment(schema: FastifySchema, methods: string[], facts: RouteFacts): FastifySchema {
   const response: Json = { ...((schema.response as Json | undefined) ?? { 200: { description: 'OK.', type: 'object', additionalProperties: true } }) };
   const add = (code: number) => {
     if (!(String(code) in response)) response[code] = ErrorSchema;
   };
-  if (methods.some((m) => BODY_METHODS.has(m))) [400, 413, 415].forEach(add);
+  // Every request can be refused for its URL (400: bad encoding, NUL, over-long parameter), fail
+  // on our side (500) or meet a store outage or a restart (503).
+  add(400);
+  if (methods.some((m) => BODY_METHODS.has(m))) [413, 415].forEach(add);
   if (RATE_LIMITED_KINDS.has(facts.kind)) add(429);
   if (facts.admin) add(401);
   add(500);
   // Any route: a store outage, or a connection over the connection caps.
   add(503);
   const out: FastifySchema = { ...schema, response };
-  if (facts.admin) {
-    out.security = [{ bearerAuth: [] }];
-    if (!schema.tags) out.tags = ['admin'];
+  // Every operation states its security: the bearer scheme on the operator's, none on the rest.
+  out.security = facts.admin ? [{ bearerAuth: [] }] : [];
+  if (facts.admin && !schema.tags) out.tags = ['admin'];
+  if (typeof schema.description !== 'string' || schema.description === '') {
+    const summary = typeof schema.summary === 'string' ? `${schema.summary}.` : '';
+    out.description = `${summary} ${KIND_TEXT[facts.admin ? 'admin' : facts.kind] ?? ''}`.trim();
   }
   return out;
 }
@@ -136,7 +230,7 @@ function finish(doc: Json, facts: Map<string, RouteFacts>, named: ReadonlyArray<
   const paths = (doc.paths ?? {}) as Record<string, Record<string, Json>>;
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, operation] of Object.entries(item)) {
-      const fact = facts.get(`${method.toUpperCase()} ${path}`) ?? { kind: 'none', admin: false };
+      const fact = facts.get(`${method.toUpperCase()} ${path}`) ?? { kind: 'none', admin: false, body: false, query: [], errors: {} };
       for (const param of (operation.parameters ?? []) as Json[]) {
         if (param.in === 'header' && typeof param.name === 'string') param.name = param.name.replace(/(^|-)([a-z])/g, (m) => m.toUpperCase());
       }
@@ -168,13 +262,54 @@ function finish(doc: Json, facts: Map<string, RouteFacts>, named: ReadonlyArray<
   }
   const components = (doc.components ?? {}) as Json;
   components.schemas = { ...((components.schemas as Json | undefined) ?? {}), ...hoistNamedSchemas(paths, named) };
-  components.responses = hoistErrorResponses(paths);
+  inputRules(paths, components.schemas as Record<string, Json | undefined>);
+  const codes = narrowErrorResponses(paths, facts);
+  components.responses = hoistErrorResponses(paths, codes);
   components.headers = HEADERS;
   doc.components = components;
   addWebhookCallbacks(paths, components);
   doc['x-api-version'] = API_VERSION;
   typeEnums(doc);
   return doc;
+}
+
+/**
+ * What the request validation accepts beyond what the TypeBox input schemas say, stated in the
+ * document so that peer tools (a validating proxy, a client generator) accept the same requests:
+ * - an optional field sent as null counts as absent (the shared checker, services/validation.ts):
+ *   `nullable` on every optional field of every POST body. PATCH bodies are checked with null
+ *   kept (it may mean "clear"), so only the fields whose schema says so are nullable there;
+ * - contact_email is required unless delivery is status_poll. OpenAPI 3.0 has no if/then, so the
+ *   rule is an `anyOf` (either a contact_email string, or delivery status_poll), which validators
+ *   enforce, with `x-required-unless` and the description saying it in words.
+ */
+function inputRules(paths: Record<string, Record<string, Json>>, schemas: Record<string, Json | undefined>): void {
+  const seen = new Set<Json>();
+  for (const item of Object.values(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (method !== 'post') continue;
+      const content = ((operation.requestBody as Json | undefined)?.content ?? {}) as Record<string, Json>;
+      for (const media of Object.values(content)) {
+        const given = media.schema as Json | undefined;
+        const ref = typeof given?.$ref === 'string' ? given.$ref.replace('#/components/schemas/', '') : undefined;
+        const schema = ref === undefined ? given : schemas[ref];
+        if (schema === undefined || seen.has(schema)) continue;
+        seen.add(schema);
+        const required = new Set((schema.required as string[] | undefined) ?? []);
+        for (const [field, property] of Object.entries((schema.properties ?? {}) as Record<string, Json>)) {
+          if (!required.has(field)) property.nullable = true;
+        }
+      }
+    }
+  }
+  const task = schemas.TaskInput;
+  if (task === undefined) return;
+  task.anyOf = [
+    { required: ['contact_email'], properties: { contact_email: { type: 'string' } } },
+    { required: ['delivery'], properties: { delivery: { type: 'string', enum: ['status_poll'] } } },
+  ];
+  task['x-required-unless'] = { contact_email: { delivery: 'status_poll' } };
+  task.description = 'A task for the human operator. contact_email is required unless delivery is status_poll (then the result appears in operator_notes). Optional fields may be sent as null: null counts as absent.';
 }
 
 const WEBHOOK_HEADERS: [string, string][] = [
@@ -281,14 +416,45 @@ const RESPONSE_NAMES: Record<string, string> = {
   '503': 'ServiceUnavailable',
 };
 
-/** Error responses are the same on every route: one component per status, referenced. */
-function hoistErrorResponses(paths: Record<string, Record<string, Json>>): Json {
+/**
+ * Each error response names exactly the contract codes its operation can answer with that status
+ * (errorCodesOf): in its description and as an `enum` of `error`, so a validating proxy holds the
+ * service to it. Returns the codes of each narrowed response, for naming the shared components.
+ */
+function narrowErrorResponses(paths: Record<string, Record<string, Json>>, facts: Map<string, RouteFacts>): Map<Json, ErrorCode[]> {
+  const narrowed = new Map<Json, ErrorCode[]>();
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const fact = facts.get(`${method.toUpperCase()} ${path}`);
+      if (fact === undefined) continue;
+      for (const [status, response] of Object.entries((operation.responses ?? {}) as Record<string, Json>)) {
+        const media = (response.content as Record<string, Json> | undefined)?.['application/json'];
+        if (media === undefined || Number(status) < 400 || (media.schema as Json | undefined)?.$ref !== '#/components/schemas/Error') continue;
+        const codes = errorCodesOf(status, path, fact);
+        if (codes.length === 0) continue;
+        response.description = `${codes.map((code) => ERROR_CODE_TEXT[code]).join('; ')}.`;
+        media.schema = { allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { error: { type: 'string', enum: codes } } }] };
+        narrowed.set(response, codes);
+      }
+    }
+  }
+  return narrowed;
+}
+
+const pascal = (code: string) => code.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase());
+
+/**
+ * Error responses shared by several operations become one component each, referenced: named by
+ * their codes (`TaskNotFound`, `RateLimitedOrCapacityReached`), or by status for the others.
+ */
+function hoistErrorResponses(paths: Record<string, Record<string, Json>>, narrowed: Map<Json, ErrorCode[]>): Json {
   const shared: Json = {};
   for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
       const responses = (operation.responses ?? {}) as Record<string, Json>;
       for (const [code, response] of Object.entries(responses)) {
-        const name = RESPONSE_NAMES[code];
+        const codes = narrowed.get(response);
+        const name = codes ? codes.map(pascal).join('Or') : RESPONSE_NAMES[code];
         if (name === undefined) continue;
         const existing = shared[name];
         if (existing === undefined) shared[name] = response;
@@ -298,22 +464,6 @@ function hoistErrorResponses(paths: Record<string, Record<string, Json>>): Json 
     }
   }
   return shared;
-}
-
-/** OpenAPI 3.0 tools expect a `type` beside `enum`; TypeBox's Enum leaves it out. */
-function typeEnums(node: unknown): void {
-  if (Array.isArray(node)) {
-    node.forEach(typeEnums);
-    return;
-  }
-  if (typeof node !== 'object' || node === null) return;
-  const obj = node as Json;
-  if (Array.isArray(obj.enum) && obj.type === undefined && obj.enum.length > 0) {
-    if (obj.enum.every((v) => typeof v === 'string')) obj.type = 'string';
-    else if (obj.enum.every((v) => typeof v === 'number')) obj.type = 'number';
-    else if (obj.enum.every((v) => typeof v === 'boolean')) obj.type = 'boolean';
-  }
-  for (const value of Object.values(obj)) typeEnums(value);
 }
 
 /** A route as registered, for checking the document against what the app really serves. */
@@ -357,6 +507,7 @@ export async function registerOpenApi(app: FastifyInstance, deps: DocsDeps): Pro
       openapi: '3.0.3',
       info: {
         title: 'Human-in-the-loop task service',
+        contact: { name: deps.profile.operator.name, url: base },
         version: SERVICE_VERSION,
         description:
           `AI agents submit tasks that need a human (physical presence, perception or judgment); ${deps.profile.operator.name} reviews every task, ` +
@@ -389,7 +540,15 @@ export async function registerOpenApi(app: FastifyInstance, deps: DocsDeps): Pro
       const kind = route.config?.kind ?? 'none';
       const admin = kind === 'admin' || url.startsWith('/api/v1/admin') || (methods.includes('PATCH') && url.startsWith('/api/v1/tasks/'));
       const given = schema ?? (url === '/mcp' ? mcpSchema(methods[0] ?? 'POST') : {});
-      const fact = { kind, admin };
+      const querystring = (given.querystring ?? {}) as { properties?: Record<string, unknown> };
+      const declared = route.config?.errors ?? {};
+      const fact: RouteFacts = {
+        kind,
+        admin,
+        body: methods.some((m) => BODY_METHODS.has(m)),
+        query: Object.keys(querystring.properties ?? {}),
+        errors: Object.fromEntries(Object.entries(declared).map(([status, codes]) => [status, codes])),
+      };
       for (const m of methods) facts.set(`${m} ${openApiPath(url)}`, fact);
       return { schema: augment(given, methods, fact), url };
     },

@@ -1,21 +1,10 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorBody } from '../domain/errors.js';
 import { asStoreUnavailable, type StoreFaults } from '../store/faults.js';
+import { fromFrameworkCode } from './framework-errors.js';
 
 /** Fastify's own failures (parsing, size, media type, schema) mapped to the contract's codes. */
 export function fromFastify(error: FastifyError): AppError | undefined {
-  switch (error.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('invalid_json', 'The request body is not valid JSON.');
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('payload_too_large', 'The request body is over the 64 KB limit.');
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new AppError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
-    default:
-      break;
-  }
   if (error.validation) {
     const details = error.validation.map((v) => {
       const field = v.instancePath.replace(/^\//, '') || String((v.params as { missingProperty?: string }).missingProperty ?? error.validationContext ?? 'request');
@@ -23,6 +12,8 @@ export function fromFastify(error: FastifyError): AppError | undefined {
     });
     return new AppError('malformed_request', 'The request has malformed parameters; see details.', { details });
   }
+  const framework = fromFrameworkCode(error);
+  if (framework) return framework;
   if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON|prototype/i.test(error.message))) {
     return new AppError('invalid_json', 'The request body is not valid JSON.');
   }

@@ -24,8 +24,19 @@ export function installRequestGuards(app: FastifyInstance): void {
   // Echo the request id so a client can quote it; the log carries the same id. A NUL byte in the
   // URL is never meaningful, and PostgreSQL cannot even compare text holding one: refuse it here.
   // (Hooks on every request are callback-style: an async hook costs a promise per request.)
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    if (closing) {
+      // Draining for shutdown: send the client elsewhere (a load balancer retries another instance).
+      reply.header('Connection', 'close');
+      done(new AppError('service_unavailable', 'The service is restarting; try again shortly.', {}, { 'Retry-After': '5' }));
+      return;
+    }
     if (request.url.includes('%00')) {
       done(new AppError('malformed_request', 'The URL contains a NUL character.', { details: ['the path and query must not contain %00'] }));
       return;

@@ -13,7 +13,7 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const OutboxEntrySchema = Type.Object(
   {
     id: Type.String(),
-    kind: Type.String({ description: 'task_submitted, message_received, task_accepted, task_delivered or task_rejected' }),
+    kind: Type.String({ description: 'task_submitted, message_received, task_accepted, task_delivered, task_rejected or duplicate_notice' }),
     recipient: Type.String(),
     subject: Type.String(),
     status: Type.Enum([...OUTBOX_STATUSES]),

@@ -136,10 +136,13 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     },
   );
 
+  // Health is a read like any other (decision, issue 14): counted against READ_LIMIT_PER_MINUTE
+  // and answered with all four RateLimit fields, so no header advertises a limit it does not apply.
+  // A probe every few seconds is far below the limit.
   app.get(
     '/api/v1/health',
     {
-      config: { kind: 'none' },
+      config: { kind: 'read' },
       schema: {
         operationId: 'health',
         summary: 'Health of the service and its store',
