@@ -80,6 +80,8 @@ export class PublicTaskCache {
     if (task === undefined) return undefined;
     for (const entry of task.status_history) Object.freeze(entry);
     Object.freeze(task.status_history);
+    for (const file of task.attachments ?? []) Object.freeze(file);
+    if (task.attachments) Object.freeze(task.attachments);
     Object.freeze(task);
     if (changedMeanwhile || !this.options.usable() || stamp !== this.options.stamp()) return task;
     if (this.tasks.size >= this.size) this.tasks.delete(this.tasks.keys().next().value as string);
