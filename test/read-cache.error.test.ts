@@ -114,6 +114,19 @@ describe('status read cache never keeps what may be stale', () => {
     expect(cache.get('task-1')).toBeUndefined();
   });
 
+  it("keeps nothing for a task this instance is changing until the change comes back through the feed", async () => {
+    const cache = new PublicTaskCache({ stamp: () => 0, usable: () => true });
+    await cache.load('task-1', () => task('submitted'));
+    cache.changing('task-1');
+    expect(cache.get('task-1')).toBeUndefined();
+    // A read between the change's publication and its commit sees the old row: not kept.
+    await cache.load('task-1', () => task('submitted'));
+    expect(cache.get('task-1')).toBeUndefined();
+    cache.invalidate('task-1');
+    await cache.load('task-1', () => task('accepted'));
+    expect(cache.get('task-1')?.status).toBe('accepted');
+  });
+
   it('a failing read leaves the cache usable', async () => {
     const cache = new PublicTaskCache({ stamp: () => 0, usable: () => true });
     await expect(cache.load('task-1', () => Promise.reject(new Error('store down')))).rejects.toThrow('store down');

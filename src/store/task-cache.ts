@@ -42,6 +42,12 @@ export class PublicTaskCache {
   /** While reads are in flight: the generation at which each task was last invalidated. */
   private readonly invalidated = new Map<string, number>();
   private inFlight = 0;
+  /**
+   * Tasks this instance changed whose change has not come back through the feed yet (it is told
+   * on commit, after this instance may already have answered the writer): not kept meanwhile, so
+   * the writer's next read here sees its own change.
+   */
+  private readonly pending = new Set<string>();
   private readonly size: number;
 
   constructor(private readonly options: PublicTaskCacheOptions) {
@@ -83,20 +89,30 @@ export class PublicTaskCache {
     for (const file of task.attachments ?? []) Object.freeze(file);
     if (task.attachments) Object.freeze(task.attachments);
     Object.freeze(task);
-    if (changedMeanwhile || !this.options.usable() || stamp !== this.options.stamp()) return task;
+    if (changedMeanwhile || this.pending.has(id) || !this.options.usable() || stamp !== this.options.stamp()) return task;
     if (this.tasks.size >= this.size) this.tasks.delete(this.tasks.keys().next().value as string);
     this.tasks.set(id, { task, stamp });
     return task;
   }
 
+  /** A change of this task is being made here: drop it and keep nothing until invalidate(id). */
+  changing(id: string): void {
+    // Bounded: a rolled-back change never comes back; forgetting all only costs cache hits.
+    if (this.pending.size >= this.size) this.pending.clear();
+    this.invalidate(id);
+    this.pending.add(id);
+  }
+
   invalidate(id: string): void {
     this.generation += 1;
+    this.pending.delete(id);
     this.tasks.delete(id);
     if (this.inFlight > 0) this.invalidated.set(id, this.generation);
   }
 
   clear(): void {
     this.generation += 1;
+    this.pending.clear();
     this.clearedAt = this.generation;
     this.tasks.clear();
   }
@@ -122,11 +138,15 @@ export function createPublicTaskCache(store: Store, changes: ChangeFeed): { cach
     // A message never changes the public task; a task change (creation included) does.
     if (change.kind === 'task') cache.invalidate(change.taskId);
   });
+  const unpublish = changes.onPublish((change) => {
+    if (change.kind === 'task') cache.changing(change.taskId);
+  });
   const unreconnect = changes.onReconnect(() => cache.clear());
   return {
     cache,
     stop: () => {
       unsubscribe();
+      unpublish();
       unreconnect();
     },
   };
