@@ -16,6 +16,7 @@ import { createValidators } from './services/validation.js';
 import { createChangeFeed } from './store/change-feed.js';
 import type { Store } from './store/db.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
+import { createPublicTaskCache } from './store/task-cache.js';
 import { findPublicTask } from './store/tasks-repo.js';
 
 /**
@@ -46,6 +47,9 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   await ensureActiveKey(store.db, options.clock.now());
   const { profile, catalog } = loadProfileAndCatalog(config);
   const changes = createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log });
+  // Subscribed before anything else listens to the feed: a change drops the cached task before a
+  // woken long-poll reads it again (listeners run in subscription order). The feed's close() ends it.
+  const { cache: taskCache } = createPublicTaskCache(store, changes);
   return {
     config,
     store,
@@ -64,6 +68,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     apiVersions: new ApiVersionRegistry(options.apiVersions),
     documents: new DocumentRegistry(),
     changes,
-    waits: new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskId), log: options.log }),
+    taskCache,
+    waits: new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskCache, taskId), log: options.log }),
   };
 }

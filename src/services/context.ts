@@ -2,6 +2,7 @@ import type { AbuseDeps } from '../abuse/context.js';
 import type { CatalogEntry, Profile } from '../domain/profile.js';
 import type { MailDeps } from '../mail/context.js';
 import type { ChangeFeed } from '../store/change-feed.js';
+import type { PublicTaskCache } from '../store/task-cache.js';
 import type { Nudge } from '../webhooks/nudge.js';
 import type { TaskWaits } from './task-waits.js';
 import type { Validators } from './validation.js';
@@ -25,6 +26,8 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   catalog: CatalogEntry[];
   /** Tells every instance what changed (store/change-feed.ts): long-polls, live views and caches listen. */
   changes: ChangeFeed;
+  /** The status read's cache of public tasks (store/task-cache.ts), kept exact by `changes`. */
+  taskCache: PublicTaskCache;
   /** Held reads waiting for a task to change (REST long-poll, MCP waits), woken by `changes`. */
   waits: TaskWaits;
   /** Wakes this instance's webhook worker when an event is queued (webhooks/nudge.ts). */

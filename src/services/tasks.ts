@@ -174,7 +174,7 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
 /** The task as anyone holding its id may read it. Shared and frozen: do not modify it. */
 export async function getTask(deps: ServiceDeps, taskId: string): Promise<Readonly<PublicTask>> {
   // Only a well-formed id can name a task; anything else is answered without asking the store.
-  const task = TASK_ID_PATTERN.test(taskId) ? await findPublicTask(deps.store, taskId) : undefined;
+  const task = TASK_ID_PATTERN.test(taskId) ? await findPublicTask(deps.store, deps.taskCache, taskId) : undefined;
   if (!task) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}". Check the task_id returned at submission.`);
   return task;
 }
