@@ -5,6 +5,7 @@ import { registerDocuments } from './http/routes/documents.js';
 import { registerOpenApi } from './docs/openapi.js';
 import { installErrorHandler } from './http/errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
+import { installMetricsHooks, registerMetricsRoute } from './http/metrics.js';
 import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerBlocklistRoutes } from './http/routes/admin-blocklist.js';
@@ -42,6 +43,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   installErrorHandler(app);
   installNotFound(app, deps);
+  installMetricsHooks(app, deps);
 
   await app.register(cors, {
     origin: '*',
@@ -59,6 +61,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerAdminRoutes(app, deps);
   await registerBlocklistRoutes(app, deps);
   await registerOutboxRoutes(app, deps);
+  registerMetricsRoute(app, deps);
   await registerMcp(app, deps);
   await registerDocuments(app, deps);
   await registerPages(app, deps);

@@ -10,6 +10,7 @@ import type { Clock } from './domain/time.js';
 import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
+import { Metrics } from './services/metrics.js';
 import { createValidators } from './services/validation.js';
 import type { Store } from './store/db.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
@@ -56,5 +57,6 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     outboxWake: new OutboxWake(),
     apiVersions: new ApiVersionRegistry(options.apiVersions),
     documents: new DocumentRegistry(),
+    metrics: new Metrics(store, options.clock),
   };
 }

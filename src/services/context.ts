@@ -1,6 +1,7 @@
 import type { AbuseDeps } from '../abuse/context.js';
 import type { CatalogEntry, Profile } from '../domain/profile.js';
 import type { MailDeps } from '../mail/context.js';
+import type { Metrics } from './metrics.js';
 import type { Validators } from './validation.js';
 
 export type { Caller } from '../domain/caller.js';
@@ -18,4 +19,6 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   /** The deployment profile and services catalog (src/config-files.ts), loaded from config files. */
   profile: Profile;
   catalog: CatalogEntry[];
+  /** The Prometheus registry and the counters every layer updates (services/metrics.ts). */
+  metrics: Metrics;
 }

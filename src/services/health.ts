@@ -9,6 +9,7 @@ export async function health(deps: ServiceDeps): Promise<Health> {
   try {
     await deps.store.ping();
   } catch (error) {
+    deps.metrics.storeErrors.inc();
     deps.log.error({ err: error }, 'health check: store unavailable');
     throw new AppError('service_unavailable', 'The store is not answering; try again shortly.');
   }

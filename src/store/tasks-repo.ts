@@ -198,3 +198,13 @@ export async function listTasks(db: Db, options: { statuses?: string[] | undefin
   if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]));
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
 }
+
+/** Creation time of the oldest task still waiting on the operator (the metrics' queue age), or null. */
+export async function oldestOpenTaskCreatedAt(db: Db, openStatuses: readonly string[]): Promise<string | null> {
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.min<string | null>('created_at').as('oldest'))
+    .where('status', 'in', [...openStatuses])
+    .executeTakeFirst();
+  return row?.oldest ?? null;
+}
