@@ -43,6 +43,16 @@ export interface MailSettings {
   maxAttempts: number;
 }
 
+/** What the store keeps and for how long (docs/operations.md). */
+export interface RetentionSettings {
+  /** Tasks final for longer lose their contact e-mail, callback URL, attachments; messages older lose their text. */
+  days: number;
+  /** Sent outbox rows are deleted this many days after sending. */
+  sentMailDays: number;
+  /** How often the retention run starts. */
+  intervalMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -61,6 +71,7 @@ export interface Config {
   catalogFile: string | undefined;
   limits: Limits;
   mail: MailSettings;
+  retention: RetentionSettings;
 }
 
 export class ConfigError extends Error {
@@ -185,6 +196,11 @@ export function loadConfig(env: Env = process.env): Config {
       retryBaseMs: integer(env, 'MAIL_RETRY_BASE_MS', 2000, 1, 600_000),
       retryMaxMs: integer(env, 'MAIL_RETRY_MAX_MS', 30_000, 1, 3_600_000),
       maxAttempts: integer(env, 'MAIL_MAX_ATTEMPTS', 2880, 1),
+    },
+    retention: {
+      days: integer(env, 'RETENTION_DAYS', 90, 1, 36_500),
+      sentMailDays: integer(env, 'SENT_MAIL_RETENTION_DAYS', 7, 1, 36_500),
+      intervalMs: integer(env, 'RETENTION_INTERVAL_MINUTES', 60, 1, 1440) * 60_000,
     },
   };
 }

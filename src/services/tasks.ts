@@ -90,6 +90,7 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: guards
     receipt_issued_at: null,
     request_sha256: sha256Hex(requestJson),
     request_json: requestJson,
+    erased_at: null,
   };
 }
 

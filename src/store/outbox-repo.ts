@@ -136,3 +136,12 @@ export async function pendingOutboxSummary(db: Db): Promise<{ depth: number; old
     .executeTakeFirst();
   return { depth: Number(row?.depth ?? 0), oldest: row?.oldest ?? null };
 }
+
+/** Deletes up to `limit` sent rows sent before `before` (failed rows stay until the operator acts); returns how many. */
+export async function deleteSentOutboxBefore(db: Db, before: string, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('outbox')
+    .where('id', 'in', (eb) => eb.selectFrom('outbox').select('id').where('status', '=', 'sent').where('sent_at', '<', before).limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

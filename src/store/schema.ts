@@ -39,6 +39,8 @@ export interface TasksTable {
   request_sha256: string;
   /** That canonical JSON itself, so the receipt's request hash can be re-derived. */
   request_json: string;
+  /** When retention erased the contact e-mail (and callback URL, attachments) of this final task (migration 100). */
+  erased_at: string | null;
 }
 
 export interface MessagesTable {
@@ -52,6 +54,8 @@ export interface MessagesTable {
   task_ids: string;
   email_unverified: number;
   created_at: string;
+  /** When retention erased the text and addresses (migration 100). */
+  erased_at: string | null;
 }
 
 /** Fixed-window counters for rate limits, daily caps and refusal counts. */
