@@ -27,6 +27,8 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
         running = undefined;
       });
   };
+  deps.workers.started('mail');
+  deps.workers.started('retention');
   const first = setTimeout(retain, Math.min(RETENTION_FIRST_DELAY_MS, deps.config.retention.intervalMs));
   const every = setInterval(retain, deps.config.retention.intervalMs);
   first.unref();
@@ -35,6 +37,8 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
   return {
     stop() {
       stopping ??= (async () => {
+        deps.workers.stopped('mail');
+        deps.workers.stopped('retention');
         clearTimeout(first);
         clearInterval(every);
         await Promise.all([worker.stop(), running]);

@@ -11,6 +11,7 @@ import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
 import { Metrics } from './services/metrics.js';
+import { WorkerStatus } from './services/readiness.js';
 import { createValidators } from './services/validation.js';
 import type { Store } from './store/db.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
@@ -58,5 +59,6 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     apiVersions: new ApiVersionRegistry(options.apiVersions),
     documents: new DocumentRegistry(),
     metrics: new Metrics(store, options.clock),
+    workers: new WorkerStatus(),
   };
 }

@@ -2,6 +2,7 @@ import type { AbuseDeps } from '../abuse/context.js';
 import type { CatalogEntry, Profile } from '../domain/profile.js';
 import type { MailDeps } from '../mail/context.js';
 import type { Metrics } from './metrics.js';
+import type { WorkerStatus } from './readiness.js';
 import type { Validators } from './validation.js';
 
 export type { Caller } from '../domain/caller.js';
@@ -21,4 +22,6 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   catalog: CatalogEntry[];
   /** The Prometheus registry and the counters every layer updates (services/metrics.ts). */
   metrics: Metrics;
+  /** Which background workers run in this process (readiness). */
+  workers: WorkerStatus;
 }

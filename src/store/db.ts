@@ -128,6 +128,13 @@ function withStatementCache(database: SQLite.Database, taskChanges: { count: num
   };
 }
 
+/** Names of the migrations this code knows that the store has not applied (readiness). */
+export async function pendingMigrations(store: Pick<Store, 'db'>): Promise<string[]> {
+  const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
+  const known = await migrator.getMigrations();
+  return known.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
 export async function migrate(store: Store): Promise<void> {
   const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
   const { error, results } = await migrator.migrateToLatest();
