@@ -17,7 +17,7 @@ describe('backup and restore refusals', () => {
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(`Usage: npm run ${script} -- <file>`);
     }
-  });
+  }, 120_000);
 
   it('refuses to overwrite an existing backup file or the store without --force', async () => {
     const file = path.join(dir, 'b.db');
@@ -31,7 +31,7 @@ describe('backup and restore refusals', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('A store already exists');
     expect(refused.stderr).toContain('Stop the service');
-  });
+  }, 120_000);
 
   it('refuses a file that is not a backup of this service', async () => {
     const junk = path.join(dir, 'junk.db');
@@ -40,7 +40,7 @@ describe('backup and restore refusals', () => {
     const result = await runCli('restore', [junk], { DATABASE_URL: `sqlite:${path.join(fresh, 'service.db')}`, DATA_DIR: fresh, LOG_LEVEL: 'silent' });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('is not a backup of this service');
-  });
+  }, 120_000);
 
   it('on PostgreSQL, says how to use pg_dump and pg_restore instead', async () => {
     const pgEnv = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/nowhere', DATA_DIR: dir, LOG_LEVEL: 'silent' };
@@ -50,5 +50,5 @@ describe('backup and restore refusals', () => {
     const restore = await runCli('restore', ['dump.pgc'], pgEnv);
     expect(restore.code).toBe(2);
     expect(restore.stderr).toContain('pg_restore --clean --if-exists --no-owner --dbname="$DATABASE_URL" dump.pgc');
-  });
+  }, 120_000);
 });

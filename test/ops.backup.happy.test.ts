@@ -17,7 +17,7 @@ describe('npm run backup / npm run restore (SQLite)', () => {
   afterAll(async () => {
     await restored?.close();
     rmSync(dir, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   it('copies the live store online; the restored copy serves every task and its old receipts still verify', async () => {
     const ids = [await submit(t), await taskIn(t, 'accepted'), await taskIn(t, 'delivered'), await taskIn(t, 'rejected')];
@@ -50,5 +50,5 @@ describe('npm run backup / npm run restore (SQLite)', () => {
     const jwks = (await (await fetch(`${restored.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet;
     const verdict = await verifyReceipt(String(copy.receipt), { jwks, expectedTaskId: deliveredId, operatorNotes: NOTES });
     expect(verdict.valid).toBe(true);
-  });
+  }, 120_000);
 });
