@@ -77,6 +77,11 @@ describe.each(STORES)('retention on %s', (store) => {
     expect(await runRetention(t.deps)).toMatchObject({ erased_tasks: 0, erased_messages: 0, deleted_idempotency_records: 0 });
   });
 
+  it('tells agents what is erased and when, in llms.txt', async () => {
+    const text = await (await fetch(`${t.url}/llms.txt`)).text();
+    expect(text).toContain('contact e-mails, callback URLs, message texts and attachments are erased 90 days after a task is delivered or rejected');
+  });
+
   it('keeps failed mail until the operator clears it', async () => {
     clock.advance(DAY);
     await submit(t);

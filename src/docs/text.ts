@@ -57,6 +57,8 @@ export function llmsTxt(deps: ServiceDeps): string {
     'Submitting is asynchronous: POST a task, keep the task_id, poll its status_url every few minutes at most. A human reviews every task; ' +
       'illegal, harmful, deceptive, unsafe or privacy-invasive requests are rejected whatever their type. Never send payment details or credentials.',
     '',
+    `Retention: contact e-mails, callback URLs, message texts and attachments are erased ${deps.config.retention.days} days after a task is delivered or rejected (messages ${deps.config.retention.days} days after they arrive); the task record and its receipt stay verifiable.`,
+    '',
     `Task types: ${TASK_TYPES.join(', ')}.`,
     '',
     '## API',
