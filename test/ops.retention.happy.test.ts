@@ -6,6 +6,7 @@ import { runRetention } from '../src/services/retention.js';
 import { findTask } from '../src/store/tasks-repo.js';
 import { STORES, TestClock, postJson, useTestApp, validTask } from './support/app.js';
 import { adminGet, patchOk, submit, type Json } from './operator.support.js';
+import { signIn } from './console.support.js';
 
 const DAY = 86_400_000;
 const CONTACT = 'agent@mail.example-agent.dev';
@@ -91,5 +92,20 @@ describe.each(STORES)('retention on %s', (store) => {
     const failed = (await (await adminGet(t, '/api/v1/admin/outbox?status=failed')).json()) as { outbox: Json[] };
     expect(failed.outbox.length).toBeGreaterThan(0);
     expect(failed.outbox.every((row) => row.status === 'failed')).toBe(true);
+  });
+});
+
+describe('the console stats page shows the last retention run', () => {
+  const clock = new TestClock('2030-01-01T10:00:00.000Z');
+  const t = useTestApp({ clock });
+
+  it('says it has not run yet, then what the last run erased', async () => {
+    // Signed in afresh each time: the clock jumps past the session's lifetime.
+    const page = async () => (await fetch(`${t.url}/operator/stats`, { headers: { cookie: (await signIn(t)).cookie } })).text();
+    expect(await page()).toContain('Not run yet');
+    await patchOk(t, await submit(t), { status: 'rejected', operator_notes: 'Out of area.' });
+    clock.advance(100 * DAY);
+    await runRetention(t.deps);
+    expect(await page()).toMatch(/Last run .*: 1 tasks and 0 messages erased \(final for over 90 days\)/);
   });
 });
