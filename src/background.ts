@@ -1,6 +1,7 @@
 import { startOutboxWorker } from './services/mail-worker.js';
 import type { ServiceDeps } from './services/context.js';
 import { runRetention } from './services/retention.js';
+import { isStoreFault } from './store/faults.js';
 
 export interface Background {
   stop(): Promise<void>;
@@ -22,7 +23,10 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
     // One run at a time in this process; other instances are kept out by the store's lock.
     running ??= runRetention(deps)
       .then(() => undefined)
-      .catch((error: unknown) => deps.log.warn({ err: error }, 'retention run failed; next run retries'))
+      .catch((error: unknown) => {
+        if (isStoreFault(error)) deps.metrics.storeErrors.inc();
+        deps.log.warn({ err: error }, 'retention run failed; next run retries');
+      })
       .finally(() => {
         running = undefined;
       });

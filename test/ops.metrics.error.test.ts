@@ -1,4 +1,8 @@
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../src/domain/errors.js';
+import { isStoreFault } from '../src/store/faults.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { adminGet } from './operator.support.js';
 
@@ -25,5 +29,18 @@ describe('GET /metrics while the store does not answer', () => {
     // The failed health ping, and each scrape-time query that failed.
     expect(errors).toBeGreaterThanOrEqual(2);
     expect(body).toMatch(/^hts_tasks\{status="submitted"\} 0$/m);
+  });
+});
+
+describe('isStoreFault (what counts as a store error)', () => {
+  it('counts driver errors and lost connections, not rule failures', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    expect(isStoreFault(refused)).toBe(true);
+    expect(isStoreFault(new pg.DatabaseError('terminating connection due to administrator command', 0, 'error'))).toBe(true);
+    expect(isStoreFault(new SQLite.SqliteError('database is locked', 'SQLITE_BUSY'))).toBe(true);
+    expect(isStoreFault(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isStoreFault(new AppError('validation_failed', 'bad'))).toBe(false);
+    expect(isStoreFault(new Error('something else'))).toBe(false);
+    expect(isStoreFault('a string')).toBe(false);
   });
 });

@@ -5,6 +5,7 @@ import { deliverOne, type DeliveryContext } from '../mail/deliver.js';
 import { claimDue, release } from '../mail/queue.js';
 import { createMailTransport, type MailTransport } from '../mail/transport.js';
 import type { ServiceDeps } from './context.js';
+import { isStoreFault } from '../store/faults.js';
 import { retryDelayMs, startScheduler } from './scheduler.js';
 
 /**
@@ -50,6 +51,9 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
       await release(deps, row, token);
     },
     wake: deps.outboxWake,
+    onError: (error) => {
+      if (isStoreFault(error)) deps.metrics.storeErrors.inc();
+    },
   });
   log.info({ via: transport.name, poll_ms: options.pollMs }, 'outbox: worker started');
 

@@ -28,6 +28,8 @@ export interface SchedulerOptions<J> {
   /** Gives a claimed job back untouched (stopping, or the store failed mid-run). */
   release(job: J): Promise<void>;
   wake?: WakeSource;
+  /** Told of every failed pass (after it is logged), e.g. to count store errors in the metrics. */
+  onError?(error: unknown): void;
 }
 
 export interface Scheduler {
@@ -87,6 +89,7 @@ export function startScheduler<J>(options: SchedulerOptions<J>): Scheduler {
     } catch (error) {
       // The store is unreachable or a query failed: log and try again at the next poll.
       log.error({ err: error }, `${options.name}: worker pass failed`);
+      options.onError?.(error);
     }
   }
 
