@@ -28,6 +28,10 @@ describe.each(STORES)('retention on %s', (store) => {
     expect(message.status).toBe(201);
     const keyed = await postJson(`${t.url}/api/v1/tasks`, validTask(), { 'idempotency-key': 'retention-key-1' });
     expect(keyed.status).toBe(202);
+    // An automatic block that ends tomorrow, and a permanent one.
+    for (const [id, expires] of [['blk-expiring', '2030-01-02T10:00:00.000Z'], ['blk-permanent', null]] as const) {
+      await t.store.db.insertInto('blocklist').values({ id, kind: 'requester', value: id, reason: null, source: 'auto', created_at: clock.now().toISOString(), expires_at: expires }).execute();
+    }
     // The mail those changes queued, as if the worker had sent it on day 0.
     await t.store.db.updateTable('outbox').set({ status: 'sent', sent_at: clock.now().toISOString() }).execute();
 
@@ -38,7 +42,9 @@ describe.each(STORES)('retention on %s', (store) => {
 
     clock.advance(11 * DAY);
     const run = await runRetention(t.deps);
-    expect(run).toMatchObject({ retention_days: 90, erased_tasks: 2, erased_messages: 1, deleted_idempotency_records: 1 });
+    expect(run).toMatchObject({ retention_days: 90, erased_tasks: 2, erased_messages: 1, deleted_idempotency_records: 1, deleted_expired_blocks: 1 });
+    const blocks = await t.store.db.selectFrom('blocklist').select('id').execute();
+    expect(blocks.map((b) => b.id)).toEqual(['blk-permanent']);
     expect(run?.deleted_sent_mail).toBeGreaterThanOrEqual(2);
     expect(run?.deleted_counters).toBeGreaterThan(0);
 

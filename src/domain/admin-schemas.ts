@@ -109,6 +109,7 @@ export const RetentionRunSchema = Type.Object(
     deleted_idempotency_records: Type.Integer(),
     deleted_counters: Type.Integer(),
     deleted_revoked_sessions: Type.Integer(),
+    deleted_expired_blocks: Type.Integer({ description: 'Blocklist entries (mostly automatic blocks) past their expiry.' }),
     duration_ms: Type.Integer(),
   },
   { description: 'What the last retention run erased and deleted.' },

@@ -1,5 +1,6 @@
 import { FINAL_STATUSES } from '../domain/task.js';
 import { iso } from '../domain/time.js';
+import { deleteExpiredBlocks } from '../store/blocklist-repo.js';
 import { sweepExpiredCounters } from '../store/counters-repo.js';
 import { withExclusiveLock, withTransaction, type Db } from '../store/db.js';
 import { sweepExpiredIdempotencyKeys } from '../store/idempotency-repo.js';
@@ -20,6 +21,7 @@ export interface RetentionRun {
   deleted_idempotency_records: number;
   deleted_counters: number;
   deleted_revoked_sessions: number;
+  deleted_expired_blocks: number;
   duration_ms: number;
 }
 
@@ -34,8 +36,8 @@ type RetentionDeps = Pick<ServiceDeps, 'store' | 'clock' | 'log' | 'config'>;
 /**
  * One retention run (contract "Operations"): tasks final for more than RETENTION_DAYS lose their
  * private fields, messages older than that lose their text and addresses, sent mail older than
- * SENT_MAIL_RETENTION_DAYS and expired idempotency records, rate counters and revoked sessions are
- * deleted. Receipts stay verifiable: nothing they bind is touched. One instance at a time (an
+ * SENT_MAIL_RETENTION_DAYS and expired idempotency records, rate counters, revoked sessions and
+ * blocklist entries are deleted. Receipts stay verifiable: nothing they bind is touched. One instance at a time (an
  * advisory lock on PostgreSQL): returns undefined when another instance is running it. Works in
  * batches of BATCH rows, each its own transaction, so it never holds a long lock.
  */
@@ -61,6 +63,7 @@ export async function runRetention(deps: RetentionDeps): Promise<RetentionRun | 
       deleted_idempotency_records: await inBatches(() => sweepExpiredIdempotencyKeys(db, at, BATCH)),
       deleted_counters: await inBatches(() => sweepExpiredCounters(db, at, BATCH)),
       deleted_revoked_sessions: await inBatches(() => sweepRevokedSessions(db, at, BATCH)),
+      deleted_expired_blocks: await inBatches(() => deleteExpiredBlocks(db, at, BATCH)),
       duration_ms: 0,
     };
     run.duration_ms = Date.now() - started;
