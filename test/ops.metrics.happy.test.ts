@@ -53,4 +53,12 @@ describe.each(STORES)('GET /metrics on %s', (store) => {
     t.deps.metrics.heldLongPolls.dec();
     expect(sample(body, 'hts_long_polls_held')).toBe(1);
   });
+
+  it('reads held long-polls from their holder at scrape time when one is registered', async () => {
+    let held = 3;
+    t.deps.metrics.countHeldLongPolls(() => held);
+    expect(sample(await (await adminGet(t, '/metrics')).text(), 'hts_long_polls_held')).toBe(3);
+    held = 0;
+    expect(sample(await (await adminGet(t, '/metrics')).text(), 'hts_long_polls_held')).toBe(0);
+  });
 });

@@ -29,13 +29,17 @@ export class Metrics {
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   /** Errors classified as store faults (store/faults.ts) by the HTTP layer and the health checks. */
   readonly storeErrors: Counter;
-  /** Long-polls currently held open; the long-poll code increments it on hold and decrements on release. */
+  /**
+   * Long-polls currently held open: either read at scrape time from the holder's count
+   * (countHeldLongPolls), or incremented on hold and decremented on release by the long-poll code.
+   */
   readonly heldLongPolls: Gauge;
   private readonly tasks: Gauge<'status'>;
   private readonly queueAge: Gauge;
   private readonly outboxDepth: Gauge<'outbox'>;
   private readonly outboxAge: Gauge<'outbox'>;
   private readonly outboxes: OutboxSource[] = [];
+  private heldLongPollCount: (() => number) | undefined;
 
   constructor(
     private readonly store: Store,
@@ -81,8 +85,14 @@ export class Metrics {
     this.outboxes.push(source);
   }
 
+  /** Reads the held long-polls from their holder at each scrape (e.g. `() => taskWaits.size`). */
+  countHeldLongPolls(count: () => number): void {
+    this.heldLongPollCount = count;
+  }
+
   /** The Prometheus text exposition of every metric, store-backed gauges read first. */
   async render(): Promise<string> {
+    if (this.heldLongPollCount) this.heldLongPolls.set(this.heldLongPollCount());
     await this.readStore();
     return this.registry.metrics();
   }
