@@ -14,14 +14,16 @@ const RETENTION_FIRST_DELAY_MS = 60_000;
  * Long-running work beside the HTTP server: the mail outbox worker and retention (which also
  * deletes expired counters, idempotency records and signed-out sessions), every
  * RETENTION_INTERVAL_MINUTES. Started by server.ts after listening; tests start it when they need
- * it. stop() waits for a mail in flight and a retention run, so a shutdown never cuts either in half.
+ * it. stop() waits for a mail in flight and for retention's current batch, so a shutdown cuts
+ * neither in half.
  */
 export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const worker = startOutboxWorker(deps, deps.config.mail);
   let running: Promise<void> | undefined;
+  let stopped = false;
   const retain = () => {
     // One run at a time in this process; other instances are kept out by the store's lock.
-    running ??= runRetention(deps)
+    running ??= runRetention(deps, { stopping: () => stopped })
       .then(() => undefined)
       .catch((error: unknown) => {
         if (isStoreFault(error)) deps.metrics.storeErrors.inc();
@@ -41,6 +43,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
   return {
     stop() {
       stopping ??= (async () => {
+        stopped = true;
         deps.workers.stopped('mail');
         deps.workers.stopped('retention');
         clearTimeout(first);

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { runRetention } from '../src/services/retention.js';
 import { STORES, TestClock, useTestApp } from './support/app.js';
-import { adminGet, type Json } from './operator.support.js';
+import { findTask } from '../src/store/tasks-repo.js';
+import { adminGet, patchOk, submit, type Json } from './operator.support.js';
 
 describe('RETENTION_DAYS configuration', () => {
   it('refuses a value that is not a whole number of days, naming the variable', () => {
@@ -35,6 +36,16 @@ describe.each(STORES)('retention edge cases on %s', (store) => {
     } finally {
       await client.end();
     }
+  });
+
+  it('does no batch once the process is stopping; the next run does the work', async () => {
+    const id = await submit(t);
+    await patchOk(t, id, { status: 'rejected', operator_notes: 'Out of area.' });
+    clock.advance(200 * 86_400_000);
+    expect(await runRetention(t.deps, { stopping: () => true })).toMatchObject({ erased_tasks: 0 });
+    expect((await findTask(t.store.db, id))?.contact_email).not.toBeNull();
+    expect(await runRetention(t.deps)).toMatchObject({ erased_tasks: 1 });
+    expect((await findTask(t.store.db, id))?.contact_email).toBeNull();
   });
 
   it('runs twice at once without failing: one run or both complete, never an error', async () => {

@@ -39,10 +39,22 @@ type RetentionDeps = Pick<ServiceDeps, 'store' | 'clock' | 'log' | 'config'>;
  * SENT_MAIL_RETENTION_DAYS and expired idempotency records, rate counters, revoked sessions and
  * blocklist entries are deleted. Receipts stay verifiable: nothing they bind is touched. One instance at a time (an
  * advisory lock on PostgreSQL): returns undefined when another instance is running it. Works in
- * batches of BATCH rows, each its own transaction, so it never holds a long lock.
+ * batches of BATCH rows, each its own transaction, so it never holds a long lock, and stops between
+ * batches when `stopping()` says the process is shutting down (the next run continues).
  */
-export async function runRetention(deps: RetentionDeps): Promise<RetentionRun | undefined> {
+export async function runRetention(deps: RetentionDeps, options: { stopping?: () => boolean } = {}): Promise<RetentionRun | undefined> {
   const started = Date.now();
+  const stopping = options.stopping ?? (() => false);
+  /** Repeats a batch until one comes back short (or the process is stopping); returns the total. */
+  const inBatches = async (batch: () => Promise<number>): Promise<number> => {
+    let total = 0;
+    while (!stopping()) {
+      const count = await batch();
+      total += count;
+      if (count < BATCH) break;
+    }
+    return total;
+  };
   const now = deps.clock.now();
   const at = iso(now);
   const { days, sentMailDays } = deps.config.retention;
@@ -84,16 +96,6 @@ export async function runRetention(deps: RetentionDeps): Promise<RetentionRun | 
  */
 async function eraseTasks(trx: Db, ids: string[], at: string): Promise<number> {
   return eraseTaskPrivateFields(trx, ids, at);
-}
-
-/** Repeats a batch until one comes back short; returns the total. */
-async function inBatches(batch: () => Promise<number>): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const count = await batch();
-    total += count;
-    if (count < BATCH) return total;
-  }
 }
 
 /** The last run of any instance, or null before the first. */
