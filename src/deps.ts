@@ -12,9 +12,12 @@ import { ensureActiveKey } from './receipts/keys.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
 import { Metrics } from './services/metrics.js';
 import { WorkerStatus } from './services/readiness.js';
+import { TaskWaits } from './services/task-waits.js';
 import { createValidators } from './services/validation.js';
+import { createChangeFeed } from './store/change-feed.js';
 import type { Store } from './store/db.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
+import { findPublicTask } from './store/tasks-repo.js';
 
 /**
  * The composition root: every dependency of the application is built here, once, as an explicit
@@ -43,6 +46,10 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   // The receipt-signing key: created on first start (race-safe across instances), then reused.
   await ensureActiveKey(store.db, options.clock.now());
   const { profile, catalog } = loadProfileAndCatalog(config);
+  const changes = createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log });
+  const waits = new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskId), log: options.log });
+  const metrics = new Metrics(store, options.clock);
+  metrics.countHeldLongPolls(() => waits.size);
   return {
     config,
     store,
@@ -58,7 +65,9 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     outboxWake: new OutboxWake(),
     apiVersions: new ApiVersionRegistry(options.apiVersions),
     documents: new DocumentRegistry(),
-    metrics: new Metrics(store, options.clock),
+    metrics,
     workers: new WorkerStatus(),
+    changes,
+    waits,
   };
 }

@@ -1,8 +1,10 @@
 import type { AbuseDeps } from '../abuse/context.js';
 import type { CatalogEntry, Profile } from '../domain/profile.js';
 import type { MailDeps } from '../mail/context.js';
+import type { ChangeFeed } from '../store/change-feed.js';
 import type { Metrics } from './metrics.js';
 import type { WorkerStatus } from './readiness.js';
+import type { TaskWaits } from './task-waits.js';
 import type { Validators } from './validation.js';
 
 export type { Caller } from '../domain/caller.js';
@@ -24,4 +26,8 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   metrics: Metrics;
   /** Which background workers run in this process (readiness). */
   workers: WorkerStatus;
+  /** Tells every instance what changed (store/change-feed.ts): long-polls, live views and caches listen. */
+  changes: ChangeFeed;
+  /** Held reads waiting for a task to change (REST long-poll, MCP waits), woken by `changes`. */
+  waits: TaskWaits;
 }

@@ -107,6 +107,7 @@ export async function viewTask(deps: ServiceDeps, taskId: string): Promise<Admin
     const at = iso(deps.clock.now());
     if (await markSeen(db, taskId, at)) {
       row = { ...row, seen_by_operator_at: at };
+      await deps.changes.publish({ kind: 'task', taskId });
       deps.log.info({ task_id: taskId }, 'task first seen by the operator');
     } else {
       row = (await findTask(db, taskId)) ?? row;
