@@ -88,4 +88,25 @@ describe.runIf(process.env.TEST_POSTGRES_URL)('two instances behind a balancer o
       expect(body).toMatch(/^hts_tasks\{status="submitted"\} 2$/m);
     }
   });
+
+  it('wakes a long-poll held on one instance when the change is made through the other', async () => {
+    const queue = (await (await fetch(`${lb.url}/api/v1/admin/tasks?status=submitted`, { headers: ADMIN })).json()) as { tasks: Json[] };
+    const id = String(queue.tasks[0]?.task_id);
+    const first = await fetch(`${lb.url}/api/v1/tasks/${id}`);
+    const etag = first.headers.get('etag') ?? '';
+    expect(etag).not.toBe('');
+    // Round-robin: the held read goes to one instance, the PATCH after it to the other.
+    const held = fetch(`${lb.url}/api/v1/tasks/${id}`, { headers: { 'if-none-match': etag, prefer: 'wait=30' } });
+    const until = Date.now() + 10_000;
+    while (a.deps.waits.size + b.deps.waits.size < 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    const holder = a.deps.waits.size === 1 ? a : b;
+    const metrics = await (await fetch(`${holder.url}/metrics`, { headers: ADMIN })).text();
+    expect(metrics).toMatch(/^hts_long_polls_held 1$/m);
+    const accepted = await patch(id, { status: 'accepted' });
+    expect(accepted.status).toBe(200);
+    expect(accepted.headers.get('x-upstream')).not.toBe((await held).headers.get('x-upstream'));
+    const answer = await held;
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as Json).status).toBe('accepted');
+  });
 });
