@@ -47,10 +47,16 @@ describe.each(STORES)('GET /metrics on %s', (store) => {
     expect(body).toContain('# TYPE process_cpu_user_seconds_total counter');
   });
 
-  it('lets the long-poll code report held requests through the gauge', async () => {
-    t.deps.metrics.heldLongPolls.inc();
+  it('counts the long-polls held right now', async () => {
+    const id = await submit(t);
+    const etag = (await fetch(`${t.url}/api/v1/tasks/${id}`)).headers.get('etag') ?? '';
+    const abort = new AbortController();
+    const held = fetch(`${t.url}/api/v1/tasks/${id}`, { headers: { 'if-none-match': etag, prefer: 'wait=30' }, signal: abort.signal }).catch(() => undefined);
+    const until = Date.now() + 10_000;
+    while (t.deps.waits.size < 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     const body = await (await adminGet(t, '/metrics')).text();
-    t.deps.metrics.heldLongPolls.dec();
+    abort.abort();
+    await held;
     expect(sample(body, 'hts_long_polls_held')).toBe(1);
   });
 
