@@ -1,6 +1,7 @@
 import { startOutboxWorker } from './services/mail-worker.js';
 import type { ServiceDeps } from './services/context.js';
 import { runRetention } from './services/retention.js';
+import { startWebhookWorker } from './services/webhook-worker.js';
 import { isStoreFault } from './store/faults.js';
 
 export interface Background {
@@ -11,14 +12,15 @@ export interface Background {
 const RETENTION_FIRST_DELAY_MS = 60_000;
 
 /**
- * Long-running work beside the HTTP server: the mail outbox worker and retention (which also
- * deletes expired counters, idempotency records and signed-out sessions), every
- * RETENTION_INTERVAL_MINUTES. Started by server.ts after listening; tests start it when they need
- * it. stop() waits for a mail in flight and for retention's current batch, so a shutdown cuts
- * neither in half.
+ * Long-running work beside the HTTP server: the mail outbox worker, the webhook worker and
+ * retention (which also deletes expired counters, idempotency records and signed-out sessions),
+ * every RETENTION_INTERVAL_MINUTES. Started by server.ts after listening; tests start it when they
+ * need it. stop() waits for a mail or webhook in flight and for retention's current batch, so a
+ * shutdown cuts none of them in half.
  */
 export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const worker = startOutboxWorker(deps, deps.config.mail);
+  const webhooks = startWebhookWorker(deps);
   let running: Promise<void> | undefined;
   let stopped = false;
   const retain = () => {
@@ -33,8 +35,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
         running = undefined;
       });
   };
-  deps.workers.started('mail');
-  deps.workers.started('retention');
+  for (const name of ['mail', 'webhooks', 'retention']) deps.workers.started(name);
   const first = setTimeout(retain, Math.min(RETENTION_FIRST_DELAY_MS, deps.config.retention.intervalMs));
   const every = setInterval(retain, deps.config.retention.intervalMs);
   first.unref();
@@ -44,11 +45,10 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
     stop() {
       stopping ??= (async () => {
         stopped = true;
-        deps.workers.stopped('mail');
-        deps.workers.stopped('retention');
+        for (const name of ['mail', 'webhooks', 'retention']) deps.workers.stopped(name);
         clearTimeout(first);
         clearInterval(every);
-        await Promise.all([worker.stop(), running]);
+        await Promise.all([worker.stop(), webhooks.stop(), running]);
       })();
       return stopping;
     },

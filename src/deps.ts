@@ -9,6 +9,7 @@ import { ApiVersionRegistry, type ApiVersion } from './docs/versions.js';
 import type { Clock } from './domain/time.js';
 import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
+import { Nudge } from './webhooks/nudge.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
 import { Metrics } from './services/metrics.js';
 import { WorkerStatus } from './services/readiness.js';
@@ -17,6 +18,7 @@ import { createValidators } from './services/validation.js';
 import { createChangeFeed } from './store/change-feed.js';
 import type { Store } from './store/db.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
+import { pendingWebhookSummary } from './store/webhooks-repo.js';
 import { findPublicTask } from './store/tasks-repo.js';
 
 /**
@@ -50,12 +52,13 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   const waits = new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskId), log: options.log });
   const metrics = new Metrics(store, options.clock);
   metrics.countHeldLongPolls(() => waits.size);
+  metrics.addOutbox({ name: 'webhooks', pending: () => pendingWebhookSummary(store.db) });
   return {
     config,
     store,
     clock: options.clock,
     log: options.log,
-    validators: createValidators(config.limits),
+    validators: createValidators(config.limits, { allowPrivateCallbacks: config.webhooks.allowPrivate }),
     secret: Buffer.from(secret, 'base64'),
     version: options.version,
     adminKeyHash,
@@ -63,6 +66,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     catalog,
     abuse: createAbuseState(config, store, options.clock, options.log),
     outboxWake: new OutboxWake(),
+    webhookNudge: new Nudge(),
     apiVersions: new ApiVersionRegistry(options.apiVersions),
     documents: new DocumentRegistry(),
     metrics,

@@ -20,7 +20,7 @@ describe.each(STORES)('readiness failures on %s', (store) => {
     expect(answer.status).toBe(503);
     expect(answer.retryAfter).toBe('5');
     expect(answer.body.error).toBe('service_unavailable');
-    expect(answer.body.details).toEqual(['workers: mail is not running', 'workers: retention is not running']);
+    expect(answer.body.details).toEqual(['workers: mail is not running', 'workers: webhooks is not running', 'workers: retention is not running']);
     expect((await fetch(`${t.url}/api/v1/health`)).status).toBe(200);
   });
 

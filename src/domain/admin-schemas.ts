@@ -25,7 +25,7 @@ export const AdminTaskSchema = Type.Object(
     accepted_at: Timestamp('When the task was accepted.'),
     delivered_at: Timestamp('When the task was delivered.'),
     rejected_at: Timestamp('When the task was rejected.'),
-    request_sha256: Type.String({ description: 'SHA-256 of the RFC 8785 canonical JSON of the request less contact_email; signed into the receipt.' }),
+    request_sha256: Type.String({ description: 'SHA-256 of the RFC 8785 canonical JSON of the request less contact_email and callback_url; signed into the receipt.' }),
   },
   { description: 'A task as the operator sees it.' },
 );
@@ -106,6 +106,7 @@ export const RetentionRunSchema = Type.Object(
     erased_tasks: Type.Integer({ description: 'Final tasks whose contact e-mail (and callback URL, attachments) were erased.' }),
     erased_messages: Type.Integer({ description: 'Messages whose text and addresses were erased.' }),
     deleted_sent_mail: Type.Integer(),
+    deleted_finished_webhooks: Type.Integer({ description: 'Delivered (or gone) webhook events and their attempt logs.' }),
     deleted_idempotency_records: Type.Integer(),
     deleted_counters: Type.Integer(),
     deleted_revoked_sessions: Type.Integer(),

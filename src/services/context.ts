@@ -4,6 +4,7 @@ import type { MailDeps } from '../mail/context.js';
 import type { ChangeFeed } from '../store/change-feed.js';
 import type { Metrics } from './metrics.js';
 import type { WorkerStatus } from './readiness.js';
+import type { Nudge } from '../webhooks/nudge.js';
 import type { TaskWaits } from './task-waits.js';
 import type { Validators } from './validation.js';
 
@@ -30,4 +31,6 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   changes: ChangeFeed;
   /** Held reads waiting for a task to change (REST long-poll, MCP waits), woken by `changes`. */
   waits: TaskWaits;
+  /** Wakes this instance's webhook worker when an event is queued (webhooks/nudge.ts). */
+  webhookNudge: Nudge;
 }

@@ -5,7 +5,7 @@ import { pendingMigrations } from '../store/db.js';
 import type { ServiceDeps } from './context.js';
 
 /** The background workers an instance runs (src/background.ts); readiness needs them all. */
-export const EXPECTED_WORKERS = ['mail', 'retention'] as const;
+export const EXPECTED_WORKERS = ['mail', 'webhooks', 'retention'] as const;
 
 /** Which background workers run in this process; background.ts reports starts and stops here. */
 export class WorkerStatus {

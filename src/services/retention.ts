@@ -9,6 +9,7 @@ import { deleteSentOutboxBefore } from '../store/outbox-repo.js';
 import { sweepRevokedSessions } from '../store/sessions-repo.js';
 import { readSetting, writeSetting } from '../store/settings-repo.js';
 import { eraseTaskPrivateFields, finalTasksToErase } from '../store/tasks-repo.js';
+import { deleteFinishedWebhooksBefore } from '../store/webhooks-repo.js';
 import type { ServiceDeps } from './context.js';
 
 /** What one retention run did; the last one is kept in the store and shown in the admin stats. */
@@ -18,6 +19,7 @@ export interface RetentionRun {
   erased_tasks: number;
   erased_messages: number;
   deleted_sent_mail: number;
+  deleted_finished_webhooks: number;
   deleted_idempotency_records: number;
   deleted_counters: number;
   deleted_revoked_sessions: number;
@@ -36,7 +38,7 @@ type RetentionDeps = Pick<ServiceDeps, 'store' | 'clock' | 'log' | 'config'>;
 /**
  * One retention run (contract "Operations"): tasks final for more than RETENTION_DAYS lose their
  * private fields, messages older than that lose their text and addresses, sent mail older than
- * SENT_MAIL_RETENTION_DAYS and expired idempotency records, rate counters, revoked sessions and
+ * SENT_MAIL_RETENTION_DAYS, delivered webhook events as old, and expired idempotency records, rate counters, revoked sessions and
  * blocklist entries are deleted. Receipts stay verifiable: nothing they bind is touched. One instance at a time (an
  * advisory lock on PostgreSQL): returns undefined when another instance is running it. Works in
  * batches of BATCH rows, each its own transaction, so it never holds a long lock, and stops between
@@ -72,6 +74,7 @@ export async function runRetention(deps: RetentionDeps, options: { stopping?: ()
       erased_tasks,
       erased_messages: await inBatches(() => eraseMessagesBefore(db, cutoff, at, BATCH)),
       deleted_sent_mail: await inBatches(() => deleteSentOutboxBefore(db, sentCutoff, BATCH)),
+      deleted_finished_webhooks: await inBatches(() => withTransaction(db, (trx) => deleteFinishedWebhooksBefore(trx, sentCutoff, BATCH))),
       deleted_idempotency_records: await inBatches(() => sweepExpiredIdempotencyKeys(db, at, BATCH)),
       deleted_counters: await inBatches(() => sweepExpiredCounters(db, at, BATCH)),
       deleted_revoked_sessions: await inBatches(() => sweepRevokedSessions(db, at, BATCH)),
@@ -90,10 +93,7 @@ export async function runRetention(deps: RetentionDeps, options: { stopping?: ()
   return locked.value;
 }
 
-/**
- * Erases one batch of tasks. Attachments (issue 12) and callback URLs (issue 11) are erased here
- * too once those tables and columns exist, in the same transaction.
- */
+/** Erases one batch of tasks. Attachments (issue 12) are deleted here too once they exist, in the same transaction. */
 async function eraseTasks(trx: Db, ids: string[], at: string): Promise<number> {
   return eraseTaskPrivateFields(trx, ids, at);
 }

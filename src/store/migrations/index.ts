@@ -4,6 +4,7 @@ import * as m010 from './010_abuse_indexes.js';
 import * as m020 from './020_signing_key_slot.js';
 import * as m030 from './030_outbox_claims.js';
 import * as m040 from './040_revoked_sessions.js';
+import * as m065 from './065_webhooks.js';
 import * as m100 from './100_retention.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
@@ -13,5 +14,6 @@ export const migrations: Record<string, Migration> = {
   '020_signing_key_slot': m020,
   '030_outbox_claims': m030,
   '040_revoked_sessions': m040,
+  '065_webhooks': m065,
   '100_retention': m100,
 };

@@ -29,6 +29,7 @@ export const DONE: Record<string, string> = {
   added: 'Added to the blocklist.',
   removed: 'Removed from the blocklist.',
   retried: 'Queued again; the worker sends it shortly.',
+  webhook: 'Webhook queued again; the worker sends it shortly.',
 };
 // Pages for people: not part of the OpenAPI description.
 export const HIDDEN = { hide: true } as const;

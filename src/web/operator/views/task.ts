@@ -1,4 +1,5 @@
 import type { AdminMessage, AdminTaskDetail } from '../../../domain/admin-schemas.js';
+import type { WebhookEventView } from '../../../services/webhooks.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { csrfField, humanType, relative, statusPill, utcInputValue, when, WITHDRAWAL } from '../layout.js';
@@ -14,6 +15,8 @@ export interface TaskViewOptions {
   /** What the operator typed before a refused action, so nothing is lost. */
   draft?: { notes?: string | undefined; reason?: string | undefined; eta?: string | undefined };
   statusPageUrl: string;
+  /** Webhook events of the task (none when it has no callback URL). */
+  webhooks?: WebhookEventView[];
 }
 
 const DEFAULT_ETA_HOURS = 24;
@@ -153,6 +156,31 @@ ${notes}</textarea>
   </section>`;
 }
 
+const WEBHOOK_STATE: Record<string, string> = { pending: 'warn', delivered: 'ok', failed: 'danger', gone: 'danger' };
+
+/** Each event with its attempts; anything not delivered has a retry (made due now, fresh budget). */
+function webhooks(list: WebhookEventView[], session: Session, now: Date): SafeHtml {
+  return html`<section class="card" aria-labelledby="hooks"><h2 id="hooks">Webhooks</h2>
+    <p class="sub">To ${list[0]?.target ?? ''}</p>
+    <ul class="messages">${list.map(
+      (w) => html`<li>
+        <div class="message-head"><strong class="mono">${w.event}</strong> <span class="badge ${WEBHOOK_STATE[w.status] ?? ''}">${w.status}</span><span class="sub">${w.attempts} attempt${w.attempts === 1 ? '' : 's'}</span></div>
+        ${w.last_error ? html`<p class="sub">Last error: ${w.last_error}</p>` : ''}
+        ${w.next_attempt_at ? html`<p class="sub">Next attempt ${when(w.next_attempt_at, now)}</p>` : ''}
+        ${w.delivered_at ? html`<p class="sub">Delivered ${when(w.delivered_at, now)}</p>` : ''}
+        ${
+          w.attempt_log.length > 0
+            ? html`<details><summary>Attempts</summary><ol class="timeline">${w.attempt_log.map(
+                (a) => html`<li><span class="mono">${a.status_code === null ? 'no answer' : String(a.status_code)}</span> <span class="sub">${when(a.at, now)} · ${a.duration_ms} ms${a.error ? html` · ${a.error}` : ''}</span></li>`,
+              )}</ol></details>`
+            : ''
+        }
+        ${w.status !== 'delivered' ? html`<form method="post" action="/operator/webhooks/${w.id}/retry">${csrfField(session)}<button class="btn small secondary" type="submit">Retry now</button></form>` : ''}
+      </li>`,
+    )}</ul>
+  </section>`;
+}
+
 export function taskView(options: TaskViewOptions): SafeHtml {
   const { task, now } = options;
   const withdrawal = task.messages.some((m) => WITHDRAWAL.test(`${m.subject ?? ''} ${m.message}`));
@@ -174,6 +202,7 @@ export function taskView(options: TaskViewOptions): SafeHtml {
       <div>
         <section class="card" aria-labelledby="det"><h2 id="det">Details</h2>${fields(task, now)}</section>
         <section class="card" aria-labelledby="his"><h2 id="his">History</h2>${history(task, now)}</section>
+        ${options.webhooks && options.webhooks.length > 0 ? webhooks(options.webhooks, options.session, now) : ''}
       </div>
     </div>`;
 }
