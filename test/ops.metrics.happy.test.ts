@@ -41,6 +41,8 @@ describe.each(STORES)('GET /metrics on %s', (store) => {
     // Acceptance and delivery queued requester mail; no worker runs here, so it is pending.
     expect(sample(body, 'hts_outbox_pending', 'outbox="mail"')).toBeGreaterThanOrEqual(2);
     expect(sample(body, 'hts_outbox_oldest_pending_age_seconds', 'outbox="mail"')).toBe(90);
+    expect(sample(body, 'hts_outbox_pending', 'outbox="webhooks"')).toBe(0);
+    expect(sample(body, 'hts_outbox_oldest_pending_age_seconds', 'outbox="webhooks"')).toBe(0);
     expect(sample(body, 'hts_store_errors_total')).toBe(0);
     expect(sample(body, 'hts_long_polls_held')).toBe(0);
     expect(body).toContain('# TYPE nodejs_eventloop_lag_seconds gauge');

@@ -32,6 +32,8 @@ describe.each(STORES)('retention on %s', (store) => {
     for (const [id, expires] of [['blk-expiring', '2030-01-02T10:00:00.000Z'], ['blk-permanent', null]] as const) {
       await t.store.db.insertInto('blocklist').values({ id, kind: 'requester', value: id, reason: null, source: 'auto', created_at: clock.now().toISOString(), expires_at: expires }).execute();
     }
+    // A callback URL, as the webhook feature stores it.
+    await t.store.db.updateTable('tasks').set({ callback_url: 'https://hooks.example-agent.dev/in' }).where('id', 'in', [delivered, open]).execute();
     // The mail those changes queued, as if the worker had sent it on day 0.
     await t.store.db.updateTable('outbox').set({ status: 'sent', sent_at: clock.now().toISOString() }).execute();
 
@@ -51,11 +53,13 @@ describe.each(STORES)('retention on %s', (store) => {
     for (const id of [delivered, rejected]) {
       const row = await findTask(t.store.db, id);
       expect(row?.contact_email).toBeNull();
+      expect(row?.callback_url).toBeNull();
       expect(row?.erased_at).toBe(clock.now().toISOString());
       // The request hash the receipt binds can still be re-derived from what is kept.
       expect(sha256(String(row?.request_json))).toBe(row?.request_sha256);
     }
     for (const id of [open, recent]) expect((await findTask(t.store.db, id))?.contact_email).toBe(CONTACT);
+    expect((await findTask(t.store.db, open))?.callback_url).toBe('https://hooks.example-agent.dev/in');
 
     // The public record is unchanged, and its receipt verifies against the published keys.
     const pub = (await (await fetch(`${t.url}/api/v1/tasks/${delivered}`)).json()) as Json;
