@@ -5,6 +5,8 @@ import { startTestApp, validTask, type TestApp } from './support/app.js';
 import { startBalancer, type Balancer } from './support/balancer.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';
 import { ADMIN, type Json } from './operator.support.js';
+import { startReceiver, type Receiver } from './webhooks.support.js';
+import type { TestClock } from './support/app.js';
 
 const OPERATOR = 'operator@ops.example-agent.dev';
 const NOTES = 'Open Sundays 8:00-12:00; sign photographed.';
@@ -19,9 +21,11 @@ describe.runIf(process.env.TEST_POSTGRES_URL)('two instances behind a balancer o
   let a: TestApp;
   let b: TestApp;
   let lb: Balancer;
+  let receiver: Receiver;
   beforeAll(async () => {
     smtp = await startSmtpServer();
-    const env = { TRUST_PROXY: '1', SMTP_URL: smtp.url, OPERATOR_EMAIL: OPERATOR, MAIL_POLL_MS: '50', DAILY_TASK_CAP: '1000', AUTO_BLOCK_REFUSALS: '1000' };
+    receiver = await startReceiver();
+    const env = { TRUST_PROXY: '1', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '3000', SMTP_URL: smtp.url, OPERATOR_EMAIL: OPERATOR, MAIL_POLL_MS: '50', DAILY_TASK_CAP: '1000', AUTO_BLOCK_REFUSALS: '1000' };
     a = await startTestApp({ store: 'postgres', limits: 'production', env, background: true });
     b = await startTestApp({ store: 'postgres', limits: 'production', env, background: true, shareDatabaseWith: a });
     lb = await startBalancer([a.url, b.url]);
@@ -31,10 +35,15 @@ describe.runIf(process.env.TEST_POSTGRES_URL)('two instances behind a balancer o
     await b?.close();
     await a?.close();
     await smtp?.close();
+    await receiver?.close();
   });
 
-  const submit = (headers: Record<string, string> = {}) =>
-    fetch(`${lb.url}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(validTask()) });
+  const submit = (headers: Record<string, string> = {}, overrides: Json = {}) =>
+    fetch(`${lb.url}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(validTask(overrides)),
+    });
   const patch = (id: string, body: Json) =>
     fetch(`${lb.url}/api/v1/admin/tasks/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json', ...ADMIN }, body: JSON.stringify(body) });
 
@@ -108,5 +117,23 @@ describe.runIf(process.env.TEST_POSTGRES_URL)('two instances behind a balancer o
     const answer = await held;
     expect(answer.status).toBe(200);
     expect(((await answer.json()) as Json).status).toBe('accepted');
+  });
+
+  it('delivers each webhook once, whichever instance made the change and whichever worker is free', async () => {
+    // The hourly task limit of this client was used up above; an hour later it may submit again.
+    (a.clock as TestClock).advance(2 * 3_600_000);
+    const res = await submit({}, { callback_url: `${receiver.url}/ok-topology` });
+    expect(res.status, await res.clone().text()).toBe(202);
+    const id = ((await res.json()) as { task_id: string }).task_id;
+    await fetch(`${lb.url}/api/v1/tasks/${id}`);
+    expect((await patch(id, { status: 'accepted' })).status).toBe(200);
+    expect((await patch(id, { status: 'rejected', operator_notes: 'Out of area after all.' })).status).toBe(200);
+    const until = Date.now() + 20_000;
+    while (receiver.to('/ok-topology').length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    // Give a duplicate every chance to arrive before counting.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Exactly one delivery per event (lanes may deliver them in either order).
+    const types = receiver.to('/ok-topology').map((r) => (JSON.parse(r.body) as { type: string }).type);
+    expect(types.sort()).toEqual(['task.accepted', 'task.rejected']);
   });
 });

@@ -25,10 +25,14 @@ export async function startBalancer(upstreams: string[]): Promise<Balancer> {
       response.writeHead(answer.statusCode ?? 502, { ...answer.headers, 'x-upstream': String(index) });
       answer.pipe(response);
     });
+    // An upstream that answers before reading the whole body (a 429, a 413) may close its side while
+    // the body is still being written: that is not a failure once its answer is on its way.
     upstream.on('error', () => {
-      if (!response.headersSent) response.writeHead(502);
+      if (response.headersSent) return;
+      response.writeHead(502);
       response.end();
     });
+    request.on('error', () => upstream.destroy());
     request.pipe(upstream);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
