@@ -2,7 +2,8 @@ import { FINAL_STATUSES } from '../domain/task.js';
 import { iso } from '../domain/time.js';
 import { deleteExpiredBlocks } from '../store/blocklist-repo.js';
 import { sweepExpiredCounters } from '../store/counters-repo.js';
-import { withExclusiveLock, withTransaction, type Db } from '../store/db.js';
+import { deleteAttachmentsOfTask } from '../store/attachments-repo.js';
+import { withExclusiveLock, withTransaction, type Db, type DialectName } from '../store/db.js';
 import { sweepExpiredIdempotencyKeys } from '../store/idempotency-repo.js';
 import { eraseMessagesBefore } from '../store/messages-repo.js';
 import { deleteSentOutboxBefore } from '../store/outbox-repo.js';
@@ -66,7 +67,7 @@ export async function runRetention(deps: RetentionDeps, options: { stopping?: ()
   const locked = await withExclusiveLock(deps.store, LOCK_KEY, async (db) => {
     const erased_tasks = await inBatches(async () => {
       const ids = await finalTasksToErase(db, FINAL_STATUSES, cutoff, BATCH);
-      return withTransaction(db, (trx) => eraseTasks(trx, ids, at));
+      return withTransaction(db, (trx) => eraseTasks(trx, deps.store.dialect, ids, at));
     });
     const run: RetentionRun = {
       ran_at: at,
@@ -93,8 +94,12 @@ export async function runRetention(deps: RetentionDeps, options: { stopping?: ()
   return locked.value;
 }
 
-/** Erases one batch of tasks. Attachments (issue 12) are deleted here too once they exist, in the same transaction. */
-async function eraseTasks(trx: Db, ids: string[], at: string): Promise<number> {
+/**
+ * Erases one batch of tasks in one transaction: contact e-mail and callback URL, and the attached
+ * files with the blobs no other task shares. The receipt keeps the files' hashes and names.
+ */
+async function eraseTasks(trx: Db, dialect: DialectName, ids: string[], at: string): Promise<number> {
+  for (const id of ids) await deleteAttachmentsOfTask(trx, dialect, id);
   return eraseTaskPrivateFields(trx, ids, at);
 }
 
