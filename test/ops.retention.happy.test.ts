@@ -7,6 +7,7 @@ import { findTask } from '../src/store/tasks-repo.js';
 import { STORES, TestClock, postJson, useTestApp, validTask } from './support/app.js';
 import { adminGet, patchOk, submit, type Json } from './operator.support.js';
 import { signIn } from './console.support.js';
+import { storedRows, uploadOk } from './attachments.support.js';
 
 const DAY = 86_400_000;
 const CONTACT = 'agent@mail.example-agent.dev';
@@ -20,6 +21,7 @@ describe.each(STORES)('retention on %s', (store) => {
     // Day 0: a task delivered, one rejected, one left open, a message, an idempotent submission.
     const delivered = await submit(t, { contact_email: CONTACT });
     await patchOk(t, delivered, { status: 'accepted' });
+    await uploadOk(t, delivered, 'Photo notes: sign on the door says open 8-12.', { type: 'text/plain', name: 'notes.txt' });
     const before = await patchOk(t, delivered, { status: 'delivered', operator_notes: 'Open on Sundays 8-12.' });
     const rejected = await submit(t, { contact_email: CONTACT });
     await patchOk(t, rejected, { status: 'rejected', operator_notes: 'Out of area.' });
@@ -59,6 +61,8 @@ describe.each(STORES)('retention on %s', (store) => {
       expect(sha256(String(row?.request_json))).toBe(row?.request_sha256);
     }
     for (const id of [open, recent]) expect((await findTask(t.store.db, id))?.contact_email).toBe(CONTACT);
+    // The attached file and its bytes are gone; the receipt still lists its name and hash.
+    expect(await storedRows(t)).toEqual({ chunks: 0, blobs: 0, attachments: 0 });
     expect((await findTask(t.store.db, open))?.callback_url).toBe('https://hooks.example-agent.dev/in');
 
     // The public record is unchanged, and its receipt verifies against the published keys.
