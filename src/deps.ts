@@ -44,7 +44,7 @@ export interface InitOptions {
 /** Loads or creates what must persist across restarts and be shared by every instance, and builds the rest. */
 export async function initDeps(config: Config, store: Store, options: InitOptions): Promise<AppDeps> {
   const secret = await getOrCreateSetting(store.db, 'server_secret', () => randomBytes(32).toString('base64'));
-  const adminKeyHash = await loadAdminKeyHash(store.db, config.adminKey, options.log);
+  const adminKey = await loadAdminKeyHash(store.db, config.adminKey, options.log);
   // The receipt-signing key: created on first start (race-safe across instances), then reused.
   await ensureActiveKey(store.db, options.clock.now());
   const { profile, catalog } = loadProfileAndCatalog(config);
@@ -61,7 +61,8 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     validators: createValidators(config.limits, { allowPrivateCallbacks: config.webhooks.allowPrivate }),
     secret: Buffer.from(secret, 'base64'),
     version: options.version,
-    adminKeyHash,
+    adminKeyHash: adminKey.hash,
+    generatedAdminKey: adminKey.generated,
     profile,
     catalog,
     abuse: createAbuseState(config, store, options.clock, options.log),

@@ -36,7 +36,7 @@ describe('isStoreFault (what counts as a store error)', () => {
   it('counts driver errors and lost connections, not rule failures', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     expect(isStoreFault(refused)).toBe(true);
-    expect(isStoreFault(new pg.DatabaseError('terminating connection due to administrator command', 0, 'error'))).toBe(true);
+    expect(isStoreFault(Object.assign(new pg.DatabaseError('terminating connection due to administrator command', 0, 'error'), { code: '57P01' }))).toBe(true);
     expect(isStoreFault(new SQLite.SqliteError('database is locked', 'SQLITE_BUSY'))).toBe(true);
     expect(isStoreFault(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isStoreFault(new AppError('validation_failed', 'bad'))).toBe(false);

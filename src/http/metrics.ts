@@ -24,12 +24,12 @@ export function installMetricsHooks(app: FastifyInstance, deps: Pick<ServiceDeps
 }
 
 /** `GET /metrics`, registered with the other routes (after CORS and the abuse hooks). */
-export function registerMetricsRoute(app: FastifyInstance, deps: Pick<ServiceDeps, 'metrics' | 'adminKeyHash'>): void {
+export function registerMetricsRoute(app: FastifyInstance, deps: ServiceDeps): void {
   const { metrics } = deps;
   app.get(
     '/metrics',
     {
-      onRequest: [requireAdmin(deps.adminKeyHash)],
+      onRequest: [requireAdmin(deps)],
       config: { kind: 'admin' },
       schema: {
         operationId: 'getMetrics',

@@ -128,6 +128,12 @@ export interface RevokedSessionsTable {
   expires_at: string;
 }
 
+/** The health record's write probe: one row (migration 090). */
+export interface StoreProbeTable {
+  id: number;
+  at: string;
+}
+
 /** One stored file content, by its SHA-256 (migration 070). */
 export interface AttachmentBlobsTable {
   sha256: string;
@@ -208,6 +214,7 @@ export interface Database {
   signing_keys: SigningKeysTable;
   settings: SettingsTable;
   revoked_sessions: RevokedSessionsTable;
+  store_probe: StoreProbeTable;
   attachment_blobs: AttachmentBlobsTable;
   attachment_chunks: AttachmentChunksTable;
   attachments: AttachmentsTable;
