@@ -5,7 +5,6 @@ import { deliverOne, type DeliveryContext } from '../mail/deliver.js';
 import { claimDue, extendLease, release } from '../mail/queue.js';
 import { createMailTransport, type MailTransport } from '../mail/transport.js';
 import type { ServiceDeps } from './context.js';
-import { isStoreFault } from '../store/faults.js';
 import { retryDelayMs, startScheduler } from './scheduler.js';
 
 /**

@@ -27,7 +27,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
-  /** Store faults (store/faults.ts) seen by requests, health and readiness checks, workers and scrapes. */
+  /** Store faults (store/faults.ts) seen by requests, readiness checks, retention and scrapes. */
   readonly storeErrors: Counter;
   /**
    * Long-polls currently held open: either read at scrape time from the holder's count
