@@ -88,7 +88,8 @@ export function clientErrorHandler(early: EarlyHeaders) {
   return (error: Error & { code?: string }, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-      socket.destroy(error);
+      // A request (or its body) that did not arrive in time: Node's own answer, then the socket closes.
+      socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
       return;
     }
     const body = JSON.stringify(new AppError('malformed_request', 'The request is not valid HTTP.', { details: ['the request line and headers must be valid HTTP/1.1'] }).toBody());
