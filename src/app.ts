@@ -9,6 +9,7 @@ import { installResponseHeaders } from './http/caching.js';
 import { installErrorHandler } from './http/errors.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
+import { installMetricsHooks, registerMetricsRoute } from './http/metrics.js';
 import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerAttachmentRoutes } from './http/routes/attachments.js';
@@ -57,6 +58,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   installErrorHandler(app, deps.store.faults);
   installNotFound(app, deps);
+  installMetricsHooks(app, deps);
 
   await app.register(cors, {
     origin: '*',
@@ -78,6 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerBlocklistRoutes(app, deps);
   await registerOutboxRoutes(app, deps);
   await registerWebhookRoutes(app, deps);
+  registerMetricsRoute(app, deps);
   await registerMcp(app, deps);
   await registerDocuments(app, deps);
   await registerPages(app, deps);

@@ -94,6 +94,16 @@ export interface WebhookSettings {
   timeoutMs: number;
 }
 
+/** What the store keeps and for how long (docs/operations.md). */
+export interface RetentionSettings {
+  /** Tasks final for longer lose their contact e-mail, callback URL, attachments; messages older lose their text. */
+  days: number;
+  /** Sent outbox rows are deleted this many days after sending. */
+  sentMailDays: number;
+  /** How often the retention run starts. */
+  intervalMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -118,6 +128,7 @@ export interface Config {
   adminThrottle: AdminThrottleSettings;
   attachments: AttachmentSettings;
   webhooks: WebhookSettings;
+  retention: RetentionSettings;
 }
 
 export class ConfigError extends Error {
@@ -278,6 +289,11 @@ export function loadConfig(env: Env = process.env): Config {
       // 5 s doubling to 1 h: ten attempts in the first 1.4 h, then hourly, about 3 days in all.
       maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 81, 1, 100_000),
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 50, 120_000),
+    },
+    retention: {
+      days: integer(env, 'RETENTION_DAYS', 90, 1, 36_500),
+      sentMailDays: integer(env, 'SENT_MAIL_RETENTION_DAYS', 7, 1, 36_500),
+      intervalMs: integer(env, 'RETENTION_INTERVAL_MINUTES', 60, 1, 1440) * 60_000,
     },
   };
 }

@@ -11,12 +11,15 @@ import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
 import { Nudge } from './webhooks/nudge.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
+import { Metrics } from './services/metrics.js';
+import { WorkerStatus } from './services/readiness.js';
 import { TaskWaits } from './services/task-waits.js';
 import { createValidators } from './services/validation.js';
 import { createChangeFeed } from './store/change-feed.js';
 import type { Store } from './store/db.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
 import { createPublicTaskCache } from './store/task-cache.js';
+import { pendingWebhookSummary } from './store/webhooks-repo.js';
 import { findPublicTask } from './store/tasks-repo.js';
 
 /**
@@ -50,6 +53,10 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   // Subscribed before anything else listens to the feed: a change drops the cached task before a
   // woken long-poll reads it again (listeners run in subscription order). The feed's close() ends it.
   const { cache: taskCache } = createPublicTaskCache(store, changes);
+  const waits = new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskCache, taskId), log: options.log });
+  const metrics = new Metrics(store, options.clock);
+  metrics.countHeldLongPolls(() => waits.size);
+  metrics.addOutbox({ name: 'webhooks', pending: () => pendingWebhookSummary(store.db) });
   return {
     config,
     store,
@@ -67,8 +74,10 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     webhookNudge: new Nudge(),
     apiVersions: new ApiVersionRegistry(options.apiVersions),
     documents: new DocumentRegistry(),
+    metrics,
+    workers: new WorkerStatus(),
     changes,
     taskCache,
-    waits: new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskCache, taskId), log: options.log }),
+    waits,
   };
 }

@@ -116,7 +116,7 @@ describe.each(STORES)('the OpenAPI document on %s', (store) => {
     let admin = 0;
     for (const [path, item] of Object.entries(obj(resolved, 'paths'))) {
       for (const [method, op] of Object.entries(obj(item))) {
-        const isAdmin = path.startsWith('/api/v1/admin') || (method === 'patch' && path.startsWith('/api/v1/tasks/'));
+        const isAdmin = path.startsWith('/api/v1/admin') || path === '/metrics' || (method === 'patch' && path.startsWith('/api/v1/tasks/'));
         const security = (obj(op).security as unknown[] | undefined) ?? [];
         if (isAdmin) {
           admin++;

@@ -155,6 +155,7 @@ export function endpoints(base: string) {
     send_message: { method: 'POST', url: `${api}/messages`, description: 'Write to the operator; answers come by e-mail to reply_to.' },
     services: { method: 'GET', url: `${api}/services`, description: 'The catalog, cursor-paginated (limit, cursor).' },
     health: { method: 'GET', url: `${api}/health`, description: 'Health of the service and its store.' },
+    readiness: { method: 'GET', url: `${api}/health/ready`, description: 'Readiness for orchestrators: store, migrations and workers; 503 until an instance can serve.' },
     mcp: { method: 'POST', url: `${base}/mcp`, transport: 'streamable-http', server_card: `${base}/.well-known/mcp`, description: 'The same capabilities as MCP tools.' },
     status_page: { method: 'GET', url: `${base}/tasks?id={task_id}`, description: 'The human status page of a task.' },
     web_form: { method: 'GET', url: `${base}/`, description: 'The home page with a submission form for people.' },

@@ -72,6 +72,8 @@ export function llmsTxt(deps: ServiceDeps): string {
     'Submitting is asynchronous: POST a task, keep the task_id (it is the only key to the task: keep it private), then wait for the result (see "Waiting for a result"). ' +
       'A human reviews every task; illegal, harmful, deceptive, unsafe or privacy-invasive requests are rejected whatever their type. Never send payment details or credentials.',
     '',
+    `Retention: contact e-mails, callback URLs, message texts and attachments are erased ${deps.config.retention.days} days after a task is delivered or rejected (messages ${deps.config.retention.days} days after they arrive); the task record and its receipt stay verifiable.`,
+    '',
     `Task types: ${TASK_TYPES.join(', ')}.`,
     '',
     `A request the service accepts as written (the result appears in operator_notes; to get it by e-mail instead, give your own real mailbox as contact_email and drop delivery): \`POST ${e.submit_task.url}\` with \`Content-Type: application/json\` and \`${JSON.stringify(example)}\``,

@@ -168,6 +168,13 @@ export const HealthSchema = Type.Object({
 });
 export type Health = Static<typeof HealthSchema>;
 
+export const ReadinessSchema = Type.Object({
+  status: Type.Literal('ready'),
+  checks: Type.Object({ store: Type.Literal('ok'), migrations: Type.Literal('ok'), workers: Type.Literal('ok') }),
+  time: Type.String({ format: 'date-time' }),
+});
+export type Readiness = Static<typeof ReadinessSchema>;
+
 export const ErrorSchema = Type.Object(
   {
     error: Type.String({ description: 'Machine code from the closed set in the docs.' }),

@@ -3,6 +3,8 @@ import type { CatalogEntry, Profile } from '../domain/profile.js';
 import type { MailDeps } from '../mail/context.js';
 import type { ChangeFeed } from '../store/change-feed.js';
 import type { PublicTaskCache } from '../store/task-cache.js';
+import type { Metrics } from './metrics.js';
+import type { WorkerStatus } from './readiness.js';
 import type { Nudge } from '../webhooks/nudge.js';
 import type { TaskWaits } from './task-waits.js';
 import type { Validators } from './validation.js';
@@ -24,6 +26,10 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   /** The deployment profile and services catalog (src/config-files.ts), loaded from config files. */
   profile: Profile;
   catalog: CatalogEntry[];
+  /** The Prometheus registry and the counters every layer updates (services/metrics.ts). */
+  metrics: Metrics;
+  /** Which background workers run in this process (readiness). */
+  workers: WorkerStatus;
   /** Tells every instance what changed (store/change-feed.ts): long-polls, live views and caches listen. */
   changes: ChangeFeed;
   /** The status read's cache of public tasks (store/task-cache.ts), kept exact by `changes`. */

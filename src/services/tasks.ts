@@ -102,6 +102,7 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: guards
     request_json: requestJson,
     attachments: null,
     callback_url: input.callback_url ?? null,
+    erased_at: null,
   };
 }
 

@@ -73,6 +73,25 @@ export async function lockKeys(db: Db, dialect: DialectName, keys: string[]): Pr
   for (const key of keys) await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(db);
 }
 
+/**
+ * Runs `fn` only if no other instance is running it: on PostgreSQL under a session advisory lock
+ * taken with pg_try_advisory_lock on one connection, which `fn` then uses for all its work (and
+ * which releases the lock if the process dies); undefined when another instance holds it. SQLite
+ * is one process per file, so it runs `fn` on the store itself.
+ */
+export async function withExclusiveLock<T>(store: Pick<Store, 'db' | 'dialect'>, key: string, fn: (db: Kysely<Database>) => Promise<T>): Promise<{ value: T } | undefined> {
+  if (store.dialect !== 'postgres') return { value: await fn(store.db) };
+  return store.db.connection().execute(async (conn) => {
+    const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(hashtextextended(${key}, 0)) as locked`.execute(conn);
+    if (rows[0]?.locked !== true) return undefined;
+    try {
+      return { value: await fn(conn) };
+    } finally {
+      await sql`select pg_advisory_unlock(hashtextextended(${key}, 0))`.execute(conn).catch(() => undefined);
+    }
+  });
+}
+
 export function openStore(databaseUrl: string, options: StoreOptions = {}): Store {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const faults = new StoreFaults();
@@ -251,6 +270,13 @@ function endingStatement(
       return result;
     },
   };
+}
+
+/** Names of the migrations this code knows that the store has not applied (readiness). */
+export async function pendingMigrations(store: Pick<Store, 'db'>): Promise<string[]> {
+  const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
+  const known = await migrator.getMigrations();
+  return known.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
 
 export async function migrate(store: Store): Promise<void> {

@@ -76,3 +76,8 @@ export function asStoreUnavailable(faults: Pick<StoreFaults, 'record'>, error: u
   faults.record(reason);
   return storeUnavailable(reason);
 }
+
+/** Whether an error is a store fault (the metrics count these as store errors). */
+export function isStoreFault(error: unknown): boolean {
+  return storeFaultReason(error) !== undefined;
+}

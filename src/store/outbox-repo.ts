@@ -173,3 +173,22 @@ export async function requeueFailedOutbox(db: Db, id: string, at: string): Promi
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
+
+/** Pending rows and the creation time of the oldest one (the metrics' outbox depth and age). */
+export async function pendingOutboxSummary(db: Db): Promise<{ depth: number; oldest: string | null }> {
+  const row = await db
+    .selectFrom('outbox')
+    .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min<string | null>('created_at').as('oldest')])
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return { depth: Number(row?.depth ?? 0), oldest: row?.oldest ?? null };
+}
+
+/** Deletes up to `limit` sent rows sent before `before` (failed rows stay until the operator acts); returns how many. */
+export async function deleteSentOutboxBefore(db: Db, before: string, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('outbox')
+    .where('id', 'in', (eb) => eb.selectFrom('outbox').select('id').where('status', '=', 'sent').where('sent_at', '<', before).limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

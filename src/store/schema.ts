@@ -43,6 +43,8 @@ export interface TasksTable {
   attachments: string | null;
   /** Where webhooks go (migration 065); private like contact_email, never returned. */
   callback_url: string | null;
+  /** When retention erased the contact e-mail (and callback URL, attachments) of this final task (migration 100). */
+  erased_at: string | null;
 }
 
 export interface MessagesTable {
@@ -56,6 +58,8 @@ export interface MessagesTable {
   task_ids: string;
   email_unverified: number;
   created_at: string;
+  /** When retention erased the text and addresses (migration 100). */
+  erased_at: string | null;
 }
 
 /** Fixed-window counters for rate limits, daily caps and refusal counts. */

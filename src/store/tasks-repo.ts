@@ -21,7 +21,7 @@ const TASK_COLUMNS = [
   'id', 'status', 'task_type', 'description', 'dedupe_key', 'location_required', 'location_detail', 'deadline', 'output_format',
   'budget_usd', 'requester', 'source', 'delivery', 'contact_email', 'email_unverified', 'client_hash', 'created_at', 'updated_at',
   'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'accepted_at', 'delivered_at', 'rejected_at', 'receipt',
-  'deliverable_sha256', 'receipt_issued_at', 'request_sha256', 'request_json', 'callback_url', 'attachments',
+  'deliverable_sha256', 'receipt_issued_at', 'request_sha256', 'request_json', 'callback_url', 'attachments', 'erased_at',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
@@ -204,4 +204,41 @@ export async function listTasks(db: Db, options: { statuses?: string[] | undefin
   if (statuses !== undefined) query = query.where('status', 'in', statuses);
   if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]));
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
+}
+
+/** Creation time of the oldest task still waiting on the operator (the metrics' queue age), or null. */
+export async function oldestOpenTaskCreatedAt(db: Db, openStatuses: readonly string[]): Promise<string | null> {
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.min<string | null>('created_at').as('oldest'))
+    .where('status', 'in', [...openStatuses])
+    .executeTakeFirst();
+  return row?.oldest ?? null;
+}
+
+/**
+ * Ids of up to `limit` tasks in a final status since before `before` (delivered_at or rejected_at)
+ * whose private fields retention has not erased yet, oldest first.
+ */
+export async function finalTasksToErase(db: Db, finalStatuses: readonly string[], before: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('tasks')
+    .select('id')
+    .where('erased_at', 'is', null)
+    .where('status', 'in', [...finalStatuses])
+    .where((eb) => eb(eb.fn.coalesce('delivered_at', 'rejected_at', 'updated_at'), '<', before))
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Erases what retention removes from a final task: the contact e-mail and the callback URL. What the receipt binds stays: request_json and its hash (they exclude the
+ * contact e-mail), the deliverable hash, the timeline, the receipt itself.
+ */
+export async function eraseTaskPrivateFields(db: Db, ids: string[], at: string): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await db.updateTable('tasks').set({ contact_email: null, callback_url: null, erased_at: at }).where('id', 'in', ids).where('erased_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

@@ -4,6 +4,7 @@ import Type from 'typebox';
 import {
   ErrorSchema,
   HealthSchema,
+  ReadinessSchema,
   MessageResponseSchema,
   PublicTaskSchema,
   SubmissionResponseSchema,
@@ -12,6 +13,7 @@ import {
 } from '../../domain/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { health } from '../../services/health.js';
+import { readiness } from '../../services/readiness.js';
 import { sendMessage } from '../../services/messages.js';
 import { getTask, submitTask } from '../../services/tasks.js';
 import { statusReadCaching } from '../caching.js';
@@ -151,5 +153,20 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       },
     },
     async () => health(deps),
+  );
+
+  app.get(
+    '/api/v1/health/ready',
+    {
+      config: { kind: 'none' },
+      schema: {
+        operationId: 'readiness',
+        summary: 'Readiness for orchestrators: store reachable, migrations applied, workers running',
+        description: 'Liveness is GET /api/v1/health. This answers 503 service_unavailable (details name each failing check, Retry-After) until the instance can serve.',
+        tags: ['meta'],
+        response: { 200: ReadinessSchema, 503: ErrorSchema },
+      },
+    },
+    async () => readiness(deps),
   );
 }

@@ -7,6 +7,7 @@ import * as m040 from './040_revoked_sessions.js';
 import * as m065 from './065_webhooks.js';
 import * as m070 from './070_attachments.js';
 import * as m090 from './090_store_probe.js';
+import * as m100 from './100_retention.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '065_webhooks': m065,
   '070_attachments': m070,
   '090_store_probe': m090,
+  '100_retention': m100,
 };
