@@ -169,6 +169,28 @@ export async function addBlock(deps: ServiceDeps, input: BlockInput, source: Blo
   return toEntry(row);
 }
 
+/**
+ * The operator blocks a known client by its hash (the sender of a task: only the hash is stored,
+ * so there is no address to type). Replaces an entry for the same hash, like addBlock.
+ */
+export async function addClientHashBlock(deps: ServiceDeps, hash: string, reason: string | null): Promise<BlockEntry> {
+  const row: Selectable<BlocklistTable> = {
+    id: `blk-${randomBytes(12).toString('hex')}`,
+    kind: 'ip',
+    value: hash,
+    reason: reason === null ? null : reason.slice(0, REASON_MAX),
+    source: 'admin',
+    created_at: iso(deps.clock.now()),
+    expires_at: null,
+  };
+  await deps.store.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('blocklist').where('kind', '=', 'ip').where('value', '=', hash).execute();
+    await insertEntry(trx, row);
+  });
+  deps.log.info({ block_id: row.id, kind: 'ip', source: 'admin' }, 'blocklist entry added');
+  return toEntry(row);
+}
+
 export async function removeBlock(deps: ServiceDeps, id: string): Promise<boolean> {
   const result = await deps.store.db.deleteFrom('blocklist').where('id', '=', id).executeTakeFirst();
   const removed = Number(result.numDeletedRows) > 0;

@@ -7,6 +7,7 @@ import type { ServiceDeps } from '../services/deps.js';
 import { bodyText, headerText, isSafeAddress } from './sanitize.js';
 import type { MailParts } from './templates/layout.js';
 import { messageReceivedMail, taskSubmittedMail, type LinkedTask } from './templates/operator.js';
+import { messageReplyMail } from './templates/reply.js';
 import { taskAcceptedMail, taskDeliveredMail, taskRejectedMail } from './templates/requester.js';
 import { wakeOutbox } from './wake.js';
 
@@ -16,7 +17,7 @@ import { wakeOutbox } from './wake.js';
  * them later, from any instance.
  */
 
-export type MailKind = 'task_submitted' | 'message_received' | 'task_accepted' | 'task_delivered' | 'task_rejected';
+export type MailKind = 'task_submitted' | 'message_received' | 'message_reply' | 'task_accepted' | 'task_delivered' | 'task_rejected';
 
 interface NewMail {
   /** Set for mails that must exist at most once (one acceptance mail per task, …). */
@@ -27,6 +28,8 @@ interface NewMail {
   parts: MailParts;
   taskId?: string;
   messageId?: string;
+  /** The Message-ID this mail answers (threads a reply under the message). */
+  inReplyTo?: string;
 }
 
 /** How many named tasks a message mail lists (a message may quote many ids). */
@@ -59,6 +62,7 @@ async function enqueue(db: Db, deps: ServiceDeps, mail: NewMail): Promise<void> 
       last_error: null,
       created_at: now,
       sent_at: null,
+      in_reply_to: mail.inReplyTo ?? null,
     })
     .onConflict((oc) => oc.column('id').doNothing())
     .execute();
@@ -114,6 +118,31 @@ export async function enqueueMessageReceived(db: Db, deps: ServiceDeps, message:
     messageId: message.id,
     ...(found.length === 1 && found[0] ? { taskId: found[0].id } : {}),
   });
+}
+
+/**
+ * The Message-ID a message stands for in mail threads. A message arrives over HTTP, not by mail,
+ * so it has none of its own: every reply names this one, and the requester's mail client files
+ * all replies to one message under one thread.
+ */
+export function messageThreadId(mailFrom: string, messageId: string): string {
+  return `<${messageId}@${mailFrom.slice(mailFrom.lastIndexOf('@') + 1)}>`;
+}
+
+/** To the message's reply_to: the operator's answer, threaded under the message. */
+export async function enqueueMessageReply(db: Db, deps: ServiceDeps, message: MessageRow, replyId: string, reply: string): Promise<string> {
+  const id = `mail-${createHash('sha256').update(`${replyId}\nmessage_reply`).digest('hex').slice(0, 32)}`;
+  const ids = namedTaskIds(message);
+  await enqueue(db, deps, {
+    id,
+    kind: 'message_reply',
+    recipient: message.reply_to,
+    parts: messageReplyMail(deps.config.baseUrl, message, reply, ids),
+    messageId: message.id,
+    inReplyTo: messageThreadId(deps.config.mailFrom, message.id),
+    ...(ids.length === 1 && ids[0] ? { taskId: ids[0] } : {}),
+  });
+  return id;
 }
 
 const TRANSITION_MAILS = {

@@ -15,6 +15,8 @@ export interface OutgoingMail {
   text: string;
   html: string | null;
   createdAt: string;
+  /** The Message-ID this mail answers: In-Reply-To and References, so mail clients thread it. */
+  inReplyTo?: string | null;
 }
 
 export interface MailTransport {
@@ -35,6 +37,7 @@ function message(mail: OutgoingMail) {
     text: mail.text,
     ...(mail.html ? { html: mail.html } : {}),
     messageId: `<${mail.id}@${domain}>`,
+    ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo, references: [mail.inReplyTo] } : {}),
     date: new Date(mail.createdAt),
     // Agent text must never make nodemailer read a local file or fetch a URL as an attachment.
     disableFileAccess: true,

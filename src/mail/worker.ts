@@ -121,6 +121,7 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
         text: row.text_body,
         html: row.html_body,
         createdAt: row.created_at,
+        inReplyTo: row.in_reply_to,
       });
     } catch (error) {
       await refundEmailCap(takenAt);

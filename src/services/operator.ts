@@ -18,6 +18,7 @@ import { iso } from '../domain/time.js';
 import type { MessageRow } from '../store/messages-repo.js';
 import { findTask, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './deps.js';
+import { repliesByMessage } from './message-replies.js';
 import { decodeCursor, encodeCursor, type Position } from './operator-cursor.js';
 import { taskStats } from './stats.js';
 
@@ -118,7 +119,10 @@ export async function viewTask(deps: ServiceDeps, taskId: string): Promise<Admin
       row = (await findTask(db, taskId)) ?? row;
     }
   }
-  return { ...toAdminTask(row), messages: await messagesNaming(deps, taskId) };
+  const messages = await messagesNaming(deps, taskId);
+  // Each message with the operator's replies, so the task page and the API show the conversation.
+  const replies = await repliesByMessage(deps, messages.map((m) => m.message_id));
+  return { ...toAdminTask(row), messages: messages.map((m) => ({ ...m, replies: replies.get(m.message_id) ?? [] })) };
 }
 
 /** Messages that name a task id (withdrawals, questions), newest first. */

@@ -102,6 +102,8 @@ export interface OutboxTable {
   sent_at: string | null;
   /** The worker run holding the lease (migration 030). */
   claim_token: string | null;
+  /** The Message-ID this mail answers, for In-Reply-To and References (migration 080). */
+  in_reply_to: string | null;
 }
 
 export interface SigningKeysTable {
@@ -112,6 +114,14 @@ export interface SigningKeysTable {
   retired_at: string | null;
   /** 'active' on the one key that signs (unique), NULL once retired (migration 020). */
   active_slot: string | null;
+}
+
+/** The operator's replies to messages (migration 080). */
+export interface MessageRepliesTable {
+  id: string;
+  message_id: string;
+  body: string;
+  created_at: string;
 }
 
 /** Console sessions signed out before their cookie expires. */
@@ -135,6 +145,7 @@ export interface Database {
   signing_keys: SigningKeysTable;
   settings: SettingsTable;
   revoked_sessions: RevokedSessionsTable;
+  message_replies: MessageRepliesTable;
 }
 
 // Generated is re-exported for migrations that add auto columns later.

@@ -8,10 +8,12 @@ import { AppError, isAppError } from '../domain/errors.js';
 import { callerFrom } from '../http/client.js';
 import { fromFastify } from '../http/errors.js';
 import type { ServiceDeps } from '../services/deps.js';
+import { sendMessage } from '../services/messages.js';
 import { getTask, submitTask } from '../services/tasks.js';
 import { html, type SafeHtml } from './html.js';
 import { docsIndexBody, docsIndexMarkdown, documentBody, documentMarkdown } from './pages/docs.js';
 import { fieldErrors, formValues, toTaskPayload } from './pages/form.js';
+import { intentOf, messageFieldErrors, messageFormValues, toMessagePayload, type MessageFormState } from './pages/message-form.js';
 import { EMPTY_FORM, formPageBody, homeBody, type FormState } from './pages/home.js';
 import { page, sendMarkdown, sendPage } from './pages/layout.js';
 import { lookupBody, notFoundBody, notFoundMarkdown, statusBody, statusMarkdown } from './pages/status.js';
@@ -76,6 +78,38 @@ async function submitForm(deps: ServiceDeps, request: FastifyRequest, reply: Fas
   }
 }
 
+/**
+ * The status page's message form: the same sendMessage as POST /api/v1/messages. Sent: back to the
+ * status page (303) saying so; refused: the status page again with the problems beside the fields.
+ */
+async function sendTaskMessage(deps: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
+  const taskId = typeof body.task_id === 'string' ? body.task_id.trim() : '';
+  const values = messageFormValues(body);
+  // The task must exist: the form is only reachable from its status page, and the id is its key.
+  const task = await getTask(deps, taskId).catch((error: unknown) => {
+    if (isAppError(error) && error.code === 'task_not_found') return undefined;
+    throw error;
+  });
+  if (!task) return sendPage(reply, 404, page({ title: 'Task not found', section: 'status', body: notFoundBody(taskId), noindex: true }), { noStore: true });
+  const refuse = (status: number, state: MessageFormState) =>
+    sendPage(reply, status, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, state), noindex: true }), { noStore: true });
+  try {
+    const result = await sendMessage(deps, callerFrom(request, deps, 'web_form'), toMessagePayload(task.task_id, values));
+    reply.headers(result.headers);
+    return reply.code(303).header('Location', `/tasks?id=${encodeURIComponent(task.task_id)}&sent=${intentOf(values)}#message`).header('Cache-Control', 'no-store').send();
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+    const details = Array.isArray(error.extras.details) ? (error.extras.details as unknown[]).filter((d): d is string => typeof d === 'string') : [];
+    if (error.code === 'validation_failed' && details.length > 0) {
+      const { byField, general } = messageFieldErrors(details);
+      return refuse(error.status, { values, errors: byField, general: general.map((g) => html`${g}`) });
+    }
+    return refuse(error.status, { values, errors: {}, general: [generalMessage(error)] });
+  }
+}
+
 async function showTask(deps: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const query = request.query as { id?: unknown };
   const id = typeof query.id === 'string' ? query.id.trim() : '';
@@ -87,7 +121,9 @@ async function showTask(deps: ServiceDeps, request: FastifyRequest, reply: Fasti
   try {
     const task = await getTask(deps, id);
     if (markdown) return sendMarkdown(reply, 200, statusMarkdown(deps, task), { noStore: true });
-    return sendPage(reply, 200, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task), noindex: true }), { noStore: true });
+    const sent = (request.query as { sent?: unknown }).sent;
+    const state: MessageFormState = { values: {}, errors: {}, general: [], sent: sent === 'ask' || sent === 'withdraw' ? sent : undefined };
+    return sendPage(reply, 200, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, state), noindex: true }), { noStore: true });
   } catch (error) {
     if (!isAppError(error) || error.code !== 'task_not_found') throw error;
     if (markdown) return sendMarkdown(reply, 404, notFoundMarkdown(deps, id), { noStore: true });
@@ -113,8 +149,14 @@ export async function registerPages(app: FastifyInstance, deps: ServiceDeps): Pr
       const known = isAppError(error) ? error : fromFastify(error);
       if (request.method !== 'POST' || !known || known.status >= 500) throw error;
       request.log.info({ err: error }, 'web form refused before submission');
+      if (request.url.startsWith('/tasks/message')) {
+        const back = html`<div class="alert bad" role="alert">${known.message} The message was not sent.</div><p>Go back to the task’s status page and try again.</p>`;
+        return sendPage(reply, known.status, page({ title: 'Message not sent', section: 'status', body: back, noindex: true }), { noStore: true });
+      }
       return renderRefusal(deps, reply, known.status, { values: EMPTY_FORM.values, errors: {}, general: [html`${known.message}`] });
     });
+
+    scope.post('/tasks/message', { config: { kind: 'message' }, schema: hidden }, async (request, reply) => sendTaskMessage(deps, request, reply));
 
     scope.get('/tasks', { config: { kind: 'read' }, schema: hidden }, async (request, reply) => showTask(deps, request, reply));
 

@@ -4,6 +4,7 @@ import * as m010 from './010_abuse_indexes.js';
 import * as m020 from './020_signing_key_slot.js';
 import * as m030 from './030_outbox_claims.js';
 import * as m040 from './040_revoked_sessions.js';
+import * as m080 from './080_message_replies.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '020_signing_key_slot': m020,
   '030_outbox_claims': m030,
   '040_revoked_sessions': m040,
+  '080_message_replies': m080,
 };

@@ -137,6 +137,15 @@ meter { width: 100%; height: .7rem; }
 .message-head { display: flex; justify-content: space-between; gap: .5rem; flex-wrap: wrap; margin-bottom: .4rem; }
 .noscript-only { }
 .js .noscript-only { display: none; }
+/* Talking with the operator: replies under a message, the reply form, the task's key facts. */
+.replies { list-style: none; margin: .6rem 0 0; padding: 0 0 0 .8rem; border-left: 3px solid var(--accent); display: grid; gap: .5rem; }
+.reply { margin-top: .6rem; }
+.reply textarea { min-height: 4.5rem; }
+.key-facts { margin-top: .75rem; }
+fieldset { border: 0; margin: 0 0 .85rem; padding: 0; min-width: 0; }
+legend { font-weight: 600; font-size: .9rem; margin-bottom: .3rem; padding: 0; }
+.choice { display: flex; gap: .5rem; align-items: center; font-weight: 400; min-height: 2.75rem; }
+.choice input { width: 1.2rem; height: 1.2rem; }
 [hidden] { display: none !important; }
 footer.foot { max-width: 1120px; margin: 0 auto; padding: 0 1rem 2rem; color: var(--muted); font-size: .8rem; }
 `;

@@ -2,11 +2,14 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { addBlock, listBlocks, removeBlock, type BlockInput } from '../../abuse/blocklist.js';
 import { AppError, isAppError } from '../../domain/errors.js';
+import { TASK_ID_PATTERN } from '../../domain/ids.js';
 import { iso, parseDateTime } from '../../domain/time.js';
 import { adminKeyMatches } from '../../http/admin-auth.js';
 import { countOutbox, listOutbox, OUTBOX_STATUSES, retryOutbox, type OutboxStatus } from '../../mail/admin.js';
 import type { ServiceDeps } from '../../services/deps.js';
 import { adminStats, countByStatus, listMessages, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
+import { blockTaskSender } from '../../services/block-sender.js';
+import { replyToMessage } from '../../services/message-replies.js';
 import { patchTask } from '../../services/operator-transitions.js';
 import { html, type SafeHtml } from '../html.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
@@ -14,6 +17,7 @@ import { flash, page, type Section } from './layout.js';
 import { csrfMatches, endSession, readSession, startSession, type Session } from './session.js';
 import { blocklistView, loginView, messagesView, outboxView, statsView, type BlocklistForm } from './views/lists.js';
 import { queueView } from './views/queue.js';
+import { WITHDRAWN_REASON, type BlockDraft } from './views/talk.js';
 import { taskView } from './views/task.js';
 
 /**
@@ -39,10 +43,13 @@ const DONE: Record<string, string> = {
   added: 'Added to the blocklist.',
   removed: 'Removed from the blocklist.',
   retried: 'Queued again; the worker sends it shortly.',
+  withdrawn: 'Task withdrawn: rejected with the reason “Withdrawn at the requester’s request.”',
+  replied: 'Reply queued: it is mailed to the sender shortly and shown below.',
+  blocked: 'Sender blocked. New tasks and messages from it are refused.',
 };
 // Pages for people: not part of the OpenAPI description.
 const HIDDEN = { hide: true } as const;
-const TASK_ACTIONS = ['accept', 'deliver', 'reject', 'notes', 'eta'] as const;
+const TASK_ACTIONS = ['accept', 'deliver', 'reject', 'notes', 'eta', 'withdraw'] as const;
 type TaskAction = (typeof TASK_ACTIONS)[number];
 
 function text(form: Form, name: string): string | undefined {
@@ -165,9 +172,9 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
       return render(reply, session(request), 'queue', 'Queue', queueView(queue, filter, counts, mail, deps.clock.now()));
     });
 
-    const showTask = async (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200) => {
+    const showTask = async (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200, block?: BlockDraft) => {
       const task = await viewTask(deps, taskId);
-      const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: `/tasks?id=${encodeURIComponent(task.task_id)}` });
+      const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: `/tasks?id=${encodeURIComponent(task.task_id)}`, ...(block ? { block } : {}) });
       return render(reply, session(request), 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
     };
 
@@ -190,8 +197,37 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
         const draft = action === 'reject' ? { reason: notes(form, 'operator_notes') } : { notes: notes(form, 'operator_notes') };
         return showTask(request, reply, task_id, flash('error', error.message, details), draft, error.status);
       }
-      const done = action === 'accept' ? 'accepted' : action === 'deliver' ? 'delivered' : action === 'reject' ? 'rejected' : action;
+      const done = action === 'accept' ? 'accepted' : action === 'deliver' ? 'delivered' : action === 'reject' ? 'rejected' : action === 'withdraw' ? 'withdrawn' : action;
       return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=${done}`, 303);
+    });
+
+    // Talking with the operator: a reply to a message, and blocking a task's sender, from the task page.
+    scope.post('/operator/messages/:message_id/reply', guarded, async (request, reply) => {
+      const { message_id } = request.params as { message_id: string };
+      const form = (request.body ?? {}) as Form;
+      const taskId = text(form, 'task_id') ?? '';
+      const back = TASK_ID_PATTERN.test(taskId) ? `/operator/tasks/${taskId}` : '/operator/messages';
+      try {
+        await replyToMessage(deps, message_id, { message: notes(form, 'message') ?? '' });
+      } catch (error) {
+        if (!isAppError(error) || !TASK_ID_PATTERN.test(taskId) || error.code === 'not_found') throw error;
+        return showTask(request, reply, taskId, flash('error', `The reply was not sent: ${error.message}`, (error.extras.details as string[] | undefined) ?? []), {}, error.status);
+      }
+      return reply.redirect(`${back}?done=replied`, 303);
+    });
+
+    scope.post('/operator/tasks/:task_id/block', guarded, async (request, reply) => {
+      const { task_id } = request.params as { task_id: string };
+      const form = (request.body ?? {}) as Form;
+      const kind = text(form, 'kind') ?? '';
+      const reason = text(form, 'reason');
+      try {
+        await blockTaskSender(deps, task_id, kind, reason);
+      } catch (error) {
+        if (!isAppError(error) || error.code === 'task_not_found') throw error;
+        return showTask(request, reply, task_id, flash('error', error.message, (error.extras.details as string[] | undefined) ?? []), {}, error.status, { kind, reason });
+      }
+      return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=blocked`, 303);
     });
 
     scope.get('/operator/messages', guarded, async (request, reply) => {
@@ -273,5 +309,7 @@ function patchFor(action: TaskAction, form: Form): Record<string, unknown> {
     }
     case 'eta':
       return { eta: localToIso(form, 'eta_local') ?? '' };
+    case 'withdraw':
+      return { status: 'rejected', operator_notes: WITHDRAWN_REASON };
   }
 }

@@ -4,6 +4,7 @@ import type { ServiceDeps } from '../../services/deps.js';
 import { API_VERSION } from '../../version.js';
 import { html, type SafeHtml } from '../html.js';
 import { when } from './format.js';
+import { EMPTY_MESSAGE_FORM, messageForm, type MessageFormState } from './message-form.js';
 
 /** The status page of a task, and its markdown twin. Every field an agent wrote is escaped. */
 
@@ -76,7 +77,7 @@ function nextStep(deps: ServiceDeps, task: PublicTask): string {
   }
 }
 
-export function statusBody(deps: ServiceDeps, task: PublicTask): SafeHtml {
+export function statusBody(deps: ServiceDeps, task: PublicTask, message: MessageFormState = EMPTY_MESSAGE_FORM): SafeHtml {
   const api = `/api/${API_VERSION}/tasks/${task.task_id}`;
   return html`<p class="muted small">Task <code>${task.task_id}</code></p>
 <h1>${title(deps, task.task_type)} <span class="badge ${task.status}">${STATUS_TEXT[task.status] ?? task.status}</span></h1>
@@ -109,7 +110,8 @@ ${receiptSection(deps, task)}
 <div class="table-wrap"><table><thead><tr><th scope="col">Status</th><th scope="col">When</th></tr></thead>
 <tbody>${task.status_history.map((h) => html`<tr><td>${h.status}</td><td>${when(h.at)}</td></tr>`)}</tbody></table></div>
 </section>
-<p class="small muted">This page does not refresh itself; reload it to see changes. For programs: <a href="${api}">${api}</a>. To ask about or withdraw this task, send a message to the operator (<code>POST /api/${API_VERSION}/messages</code>) that names the task id.</p>`;
+${messageForm(deps, task, message)}
+<p class="small muted">This page does not refresh itself; reload it to see changes. For programs: <a href="${api}">${api}</a>, and messages through <code>POST /api/${API_VERSION}/messages</code> naming the task id.</p>`;
 }
 
 /** Without an id: a form to look one up. */
