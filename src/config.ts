@@ -61,6 +61,8 @@ export interface Config {
   catalogFile: string | undefined;
   limits: Limits;
   mail: MailSettings;
+  /** RESPONSE_TARGET_HOURS: overrides the profile file's response_target_hours when set. */
+  responseTargetHours: number | undefined;
 }
 
 export class ConfigError extends Error {
@@ -180,6 +182,7 @@ export function loadConfig(env: Env = process.env): Config {
     profileFile: read(env, 'PROFILE_FILE'),
     catalogFile: read(env, 'CATALOG_FILE'),
     limits,
+    responseTargetHours: read(env, 'RESPONSE_TARGET_HOURS') === undefined ? undefined : integer(env, 'RESPONSE_TARGET_HOURS', 12, 1, 720),
     mail: {
       pollMs: integer(env, 'MAIL_POLL_MS', 1000, 10, 60_000),
       retryBaseMs: integer(env, 'MAIL_RETRY_BASE_MS', 2000, 1, 600_000),

@@ -89,6 +89,7 @@ const Cursor = Type.String({ maxLength: 1000, description: 'next_cursor of the p
 
 export const QueueQuerySchema = Type.Object({
   status: Type.Optional(Type.Enum([...QUEUE_FILTERS], { description: 'One status, or open (submitted + accepted).' })),
+  order: Type.Optional(Type.Enum(['newest', 'oldest'], { description: 'newest first (default) or oldest first (the longest wait on top).' })),
   limit: Type.Optional(Limit),
   cursor: Type.Optional(Cursor),
 });

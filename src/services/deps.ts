@@ -48,7 +48,10 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   const adminKeyHash = await loadAdminKeyHash(store.db, config.adminKey, options.log);
   // The receipt-signing key: created on first start (race-safe across instances), then reused.
   await ensureActiveKey(store.db, options.clock.now());
-  const { profile, catalog } = loadProfileAndCatalog(config);
+  const loaded = loadProfileAndCatalog(config);
+  const catalog = loaded.catalog;
+  // One response target for the queue's overdue flag, the published figures and every document.
+  const profile = config.responseTargetHours === undefined ? loaded.profile : { ...loaded.profile, response_target_hours: config.responseTargetHours };
   return {
     config,
     store,

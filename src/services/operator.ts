@@ -57,6 +57,8 @@ export interface ListOptions {
 
 export interface QueueOptions extends ListOptions {
   status?: string | undefined;
+  /** `newest` first (the API's default) or `oldest` first (the console's: the longest wait on top). */
+  order?: string | undefined;
 }
 
 function malformed(detail: string): AppError {
@@ -77,18 +79,22 @@ function queueFilter(status: string | undefined): QueueFilter | undefined {
   return status as QueueFilter;
 }
 
-/** The queue, newest first, optionally filtered by status (or `open`). */
+/** The queue, newest (or oldest) first, optionally filtered by status (or `open`). */
 export async function listQueue(deps: ServiceDeps, options: QueueOptions = {}): Promise<Queue> {
   const limit = pageSize(options.limit);
   const filter = queueFilter(options.status);
-  const scope = `tasks:${filter ?? 'all'}`;
+  const order = options.order === undefined || options.order === '' ? 'newest' : options.order;
+  if (order !== 'newest' && order !== 'oldest') throw malformed('order must be one of: newest, oldest');
+  // A cursor is bound to its order too: carried to the other order it would skip tasks.
+  const scope = order === 'newest' ? `tasks:${filter ?? 'all'}` : `tasks:${filter ?? 'all'}:oldest`;
   const after = options.cursor ? decodeCursor(deps.secret, scope, options.cursor) : undefined;
+  const [past, direction] = order === 'newest' ? (['<', 'desc'] as const) : (['>', 'asc'] as const);
 
   let query = deps.store.db.selectFrom('tasks').selectAll();
   if (filter === 'open') query = query.where('status', 'in', ['submitted', 'accepted']);
   else if (filter) query = query.where('status', '=', filter);
-  if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  if (after) query = query.where((eb) => eb.or([eb('created_at', past, after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', past, after.id)])]));
+  const rows = await query.orderBy('created_at', direction).orderBy('id', direction).limit(limit + 1).execute();
   const page = rows.slice(0, limit);
   return { tasks: page.map(toAdminTask), next_cursor: nextCursor(deps, scope, rows.length > limit ? page.at(-1) : undefined) };
 }

@@ -127,3 +127,8 @@ export function toPublicTask(row: PublicTaskRow): PublicTask {
   }
   return task;
 }
+
+/** When each task created since `since` was created and first seen (the response-target figure). */
+export async function firstViewTimes(db: Db, since: string): Promise<Pick<TaskRow, 'created_at' | 'seen_by_operator_at'>[]> {
+  return db.selectFrom('tasks').select(['created_at', 'seen_by_operator_at']).where('created_at', '>=', since).execute();
+}

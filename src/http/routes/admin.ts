@@ -50,7 +50,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDep
         response: { 200: QueueSchema, ...errors(400, 401) },
       },
     },
-    async (request) => listQueue(deps, request.query as { status?: string; limit?: number; cursor?: string }),
+    async (request) => listQueue(deps, request.query as { status?: string; order?: string; limit?: number; cursor?: string }),
   );
 
   app.get(

@@ -164,12 +164,15 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
     scope.get('/operator', guarded, async (request, reply) => {
       const query = request.query as Form;
       const filter = text(query, 'status') ?? 'open';
+      // The longest wait on top by default: the response target is about the oldest task.
+      const order = text(query, 'order') === 'newest' ? 'newest' : 'oldest';
       const [queue, counts] = await Promise.all([
-        listQueue(deps, { status: filter === 'all' ? undefined : filter, cursor: text(query, 'cursor'), limit: 25 }),
+        listQueue(deps, { status: filter === 'all' ? undefined : filter, order, cursor: text(query, 'cursor'), limit: 25 }),
         countByStatus(deps),
       ]);
       const mail = await messagesNamingAny(deps, queue.tasks);
-      return render(reply, session(request), 'queue', 'Queue', queueView(queue, filter, counts, mail, deps.clock.now()));
+      const view = { order, targetHours: deps.profile.response_target_hours } as const;
+      return render(reply, session(request), 'queue', 'Queue', queueView(queue, filter, counts, mail, deps.clock.now(), view));
     });
 
     const showTask = async (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200, block?: BlockDraft) => {

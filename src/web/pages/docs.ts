@@ -46,6 +46,7 @@ function liveFigures(live: LiveFigures | null): SafeHtml {
 <div class="figure"><b>${live.open_queue}</b><span>open tasks</span></div>
 <div class="figure"><b>${duration(live.time_to_first_view_seconds.median)}</b><span>median to first look; p90 ${duration(live.time_to_first_view_seconds.p90)}</span></div>
 <div class="figure"><b>${duration(live.time_to_acceptance_seconds.median)}</b><span>median to acceptance; p90 ${duration(live.time_to_acceptance_seconds.p90)}</span></div>
+<div class="figure"><b>${live.seen_within_target.share === null ? '—' : `${Math.round(live.seen_within_target.share * 100)} %`}</b><span>of tasks seen within ${live.seen_within_target.target_hours} h (${live.seen_within_target.on_time} of ${live.seen_within_target.due}, ${live.seen_within_target.window_days} days)</span></div>
 <div class="figure"><b>${live.remaining_capacity_today.tasks}</b><span>of ${live.remaining_capacity_today.task_cap} tasks left today</span></div>
 </div>
 <p class="small muted">Over the last ${live.window_days} days, as of ${live.as_of}.</p>`;
