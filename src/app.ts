@@ -14,7 +14,7 @@ import { validatorCompiler } from './http/validator.js';
 import { registerMcp } from './mcp/routes.js';
 import type { ServiceDeps } from './services/deps.js';
 import { registerOperatorConsole } from './web/operator.js';
-import { registerPages } from './web/pages.js';
+import { notFoundPage, registerPages } from './web/pages.js';
 
 const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id'];
 
@@ -41,7 +41,7 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
   // The API speaks JSON only: any other body is 415 (the web pages add their form parser in their own scope).
   app.removeContentTypeParser('text/plain');
   installErrorHandler(app);
-  installNotFound(app, deps);
+  installNotFound(app, deps, notFoundPage);
 
   await app.register(cors, {
     origin: '*',

@@ -179,3 +179,15 @@ export async function registerPages(app: FastifyInstance, deps: ServiceDeps): Pr
     });
   });
 }
+
+/** The 404 page a browser gets for an unknown path: the site's chrome and the ways on. */
+export function notFoundPage(reply: FastifyReply, path: string): FastifyReply {
+  const body = html`<h1>Page not found</h1>
+<p>Nothing lives at <code>${path.slice(0, 200)}</code>.</p>
+<ul>
+<li><a href="/">Submit a task</a> for a human operator</li>
+<li><a href="/tasks">Check a task</a> with its id</li>
+<li><a href="/docs">Documents for agents</a> (the API, MCP, OpenAPI)</li>
+</ul>`;
+  return sendPage(reply, 404, page({ title: 'Page not found', body, noindex: true }));
+}

@@ -29,6 +29,8 @@ html { -webkit-text-size-adjust: 100%; }
 body { margin: 0; background: var(--bg); color: var(--text); font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
 a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
+/* Links inside text are underlined: colour alone does not mark them (WCAG 1.4.1). */
+p a, td a, li > a:not(.item):not(.btn), dd a { text-decoration: underline; }
 :focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; border-radius: 4px; }
 h1 { font-size: 1.45rem; line-height: 1.25; margin: 0 0 .25rem; letter-spacing: -.01em; }
 h2 { font-size: 1.05rem; margin: 0 0 .75rem; }
@@ -41,12 +43,12 @@ p { margin: 0 0 .75rem; }
 .brand { font-weight: 700; color: var(--text); display: flex; align-items: center; gap: .5rem; white-space: nowrap; }
 .brand-mark { width: 26px; height: 26px; border-radius: 7px; background: linear-gradient(135deg, var(--accent), #7b5cff); display: inline-grid; place-items: center; color: #fff; font-size: .8rem; }
 .nav { display: flex; gap: .25rem; overflow-x: auto; flex: 1; scrollbar-width: none; }
-.nav a { padding: .4rem .7rem; border-radius: 8px; color: var(--muted); white-space: nowrap; font-weight: 500; }
+.nav a { padding: .4rem .7rem; border-radius: 8px; color: var(--muted); white-space: nowrap; font-weight: 500; display: inline-flex; align-items: center; min-height: 2.75rem; }
 .nav a:hover { background: var(--soft); text-decoration: none; color: var(--text); }
 .nav a[aria-current="page"] { background: var(--soft); color: var(--text); }
 @media (max-width: 700px) { .topbar-inner { gap: .4rem .75rem; } .topbar form { margin-left: auto; } .nav { order: 3; flex-basis: 100%; margin: 0 -.4rem; } .nav a { padding: .4rem .5rem; } }
 .nav .count { display: inline-block; min-width: 1.4em; padding: 0 .35em; margin-left: .3em; border-radius: 99px; background: var(--accent); color: var(--accent-text); font-size: .75rem; text-align: center; }
-main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
+main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; overflow-wrap: anywhere; }
 .page-head { display: flex; align-items: flex-end; justify-content: space-between; gap: 1rem; flex-wrap: wrap; margin-bottom: 1rem; }
 .sub { color: var(--muted); font-size: .9rem; }
 .card { background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius); box-shadow: var(--shadow); padding: 1rem 1.1rem; margin-bottom: 1rem; }
@@ -64,7 +66,7 @@ main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
 .st-delivered { color: var(--delivered); background: var(--delivered-bg); }
 .st-rejected { color: var(--rejected); background: var(--rejected-bg); }
 .st-under_review, .st-in_progress { color: var(--retired); background: var(--retired-bg); }
-.badge { display: inline-block; padding: .05rem .5rem; border-radius: 6px; font-size: .75rem; font-weight: 600; border: 1px solid var(--border); color: var(--muted); white-space: nowrap; }
+.badge { display: inline-block; max-width: 100%; padding: .05rem .5rem; border-radius: 6px; font-size: .75rem; font-weight: 600; border: 1px solid var(--border); color: var(--muted); }
 .badge.warn { color: var(--warn); background: var(--warn-bg); border-color: transparent; }
 .badge.danger { color: var(--rejected); background: var(--rejected-bg); border-color: transparent; }
 .badge.new { color: var(--accent-text); background: var(--accent); border-color: transparent; }
@@ -97,19 +99,19 @@ form { margin: 0; }
 label { display: block; font-weight: 600; font-size: .9rem; margin-bottom: .3rem; }
 .hint { color: var(--muted); font-size: .82rem; font-weight: 400; }
 input[type=text], input[type=password], input[type=datetime-local], input[type=email], select, textarea {
-  width: 100%; padding: .55rem .7rem; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); font: inherit; }
+  width: 100%; padding: .55rem .7rem; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); font: inherit; min-height: 2.75rem; }
 textarea { min-height: 9rem; resize: vertical; line-height: 1.45; }
 input:focus, select:focus, textarea:focus { outline: 2px solid var(--focus); outline-offset: 0; border-color: var(--focus); }
 .field { margin-bottom: .85rem; }
 .row { display: flex; gap: .5rem; flex-wrap: wrap; align-items: center; }
 .row.end { justify-content: flex-end; }
-.btn { display: inline-flex; align-items: center; justify-content: center; gap: .4rem; padding: .55rem 1rem; border-radius: 8px; border: 1px solid transparent; font: inherit; font-weight: 600; cursor: pointer; background: var(--accent); color: var(--accent-text); min-height: 2.5rem; }
+.btn { display: inline-flex; align-items: center; justify-content: center; gap: .4rem; padding: .55rem 1rem; border-radius: 8px; border: 1px solid transparent; font: inherit; font-weight: 600; cursor: pointer; background: var(--accent); color: var(--accent-text); min-height: 2.75rem; }
 .btn:hover { filter: brightness(1.07); text-decoration: none; }
 .btn.secondary { background: var(--surface); color: var(--text); border-color: var(--border); }
 .btn.danger { background: var(--danger); color: #fff; }
 .btn.ghost { background: transparent; color: var(--muted); border-color: var(--border); }
-.btn.small { padding: .25rem .6rem; min-height: 2rem; font-size: .85rem; }
-.chip { padding: .2rem .6rem; border-radius: 99px; border: 1px solid var(--border); background: var(--soft); color: var(--text); font: inherit; font-size: .82rem; cursor: pointer; }
+.btn.small { padding: .25rem .6rem; min-height: 2.75rem; font-size: .85rem; }
+.chip { padding: .2rem .8rem; min-height: 2.75rem; border-radius: 99px; border: 1px solid var(--border); background: var(--soft); color: var(--text); font: inherit; font-size: .82rem; cursor: pointer; }
 .chip:hover { border-color: var(--accent); }
 .hash { display: block; margin-top: .35rem; padding: .45rem .6rem; background: var(--soft); border-radius: 8px; }
 .flash { border-radius: var(--radius); padding: .7rem 1rem; margin-bottom: 1rem; border: 1px solid transparent; }
@@ -146,6 +148,8 @@ fieldset { border: 0; margin: 0 0 .85rem; padding: 0; min-width: 0; }
 legend { font-weight: 600; font-size: .9rem; margin-bottom: .3rem; padding: 0; }
 .choice { display: flex; gap: .5rem; align-items: center; font-weight: 400; min-height: 2.75rem; }
 .choice input { width: 1.2rem; height: 1.2rem; }
+summary { cursor: pointer; font-weight: 600; padding: .75rem 0; }
+.tabs a { display: inline-flex; align-items: center; min-height: 2.75rem; }
 [hidden] { display: none !important; }
 footer.foot { max-width: 1120px; margin: 0 auto; padding: 0 1rem 2rem; color: var(--muted); font-size: .8rem; }
 `;

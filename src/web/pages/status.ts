@@ -50,7 +50,7 @@ function receiptSection(deps: ServiceDeps, task: PublicTask): SafeHtml {
 <dt>Issued</dt><dd>${when(task.receipt_issued_at)}</dd>
 <dt>SHA-256 of the result</dt><dd><code>${task.deliverable_sha256 ?? ''}</code></dd>
 </dl>
-<details><summary>The receipt (compact JWS)</summary><pre class="receipt"><code>${task.receipt}</code></pre></details>
+<details><summary>The receipt (compact JWS)</summary><pre class="receipt" tabindex="0"><code>${task.receipt}</code></pre></details>
 <h3>How to verify it</h3>
 <ol>
 <li>Fetch the public keys from <a href="/.well-known/jwks.json">${base}/.well-known/jwks.json</a>.</li>
@@ -107,7 +107,7 @@ ${task.requester ? html`<dt>Requested by</dt><dd>${task.requester}</dd>` : ''}
 ${receiptSection(deps, task)}
 <section aria-labelledby="history-heading">
 <h2 id="history-heading">History</h2>
-<div class="table-wrap"><table><thead><tr><th scope="col">Status</th><th scope="col">When</th></tr></thead>
+<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Status</th><th scope="col">When</th></tr></thead>
 <tbody>${task.status_history.map((h) => html`<tr><td>${h.status}</td><td>${when(h.at)}</td></tr>`)}</tbody></table></div>
 </section>
 ${messageForm(deps, task, message)}
