@@ -219,7 +219,10 @@ export const CONSOLE_JS = String.raw`
     form.addEventListener('submit', function (event) {
       var submitter = event.submitter;
       if (submitter && submitter.hasAttribute('data-no-confirm')) return;
-      if (!window.confirm(form.getAttribute('data-confirm'))) event.preventDefault();
+      if (!window.confirm(form.getAttribute('data-confirm'))) { event.preventDefault(); return; }
+      // Confirmed here: the server's own confirmation step (for browsers without script) is skipped.
+      var confirmed = form.querySelector('[data-confirmed]');
+      if (confirmed) confirmed.value = '1';
     });
   });
 

@@ -10,13 +10,14 @@ import type { ServiceDeps } from '../../services/deps.js';
 import { adminStats, countByStatus, listMessages, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { blockTaskSender } from '../../services/block-sender.js';
 import { replyToMessage } from '../../services/message-replies.js';
-import { patchTask } from '../../services/operator-transitions.js';
+import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
 import { html, type SafeHtml } from '../html.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { flash, page, type Section } from './layout.js';
 import { csrfMatches, endSession, readSession, startSession, type Session } from './session.js';
 import { blocklistView, loginView, messagesView, outboxView, statsView, type BlocklistForm } from './views/lists.js';
 import { queueView } from './views/queue.js';
+import { deliverConfirmView } from './views/deliver-confirm.js';
 import { WITHDRAWN_REASON, type BlockDraft } from './views/talk.js';
 import { taskView } from './views/task.js';
 
@@ -192,6 +193,18 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
       if (!(TASK_ACTIONS as readonly string[]).includes(action)) throw new AppError('not_found', 'No such action.');
       const form = (request.body ?? {}) as Form;
       const patch = patchFor(action as TaskAction, form);
+      // A delivery is final: it asks once. With the script, the browser's confirm() sets confirmed=1;
+      // without it, this step shows the server-computed hash and asks here.
+      if (action === 'deliver' && text(form, 'confirmed') !== '1') {
+        try {
+          await checkPatchNow(deps, task_id, patch);
+        } catch (error) {
+          if (!isAppError(error) || error.code === 'task_not_found') throw error;
+          const details = (error.extras.details as string[] | undefined) ?? [];
+          return showTask(request, reply, task_id, flash('error', error.message, details), { notes: notes(form, 'operator_notes') }, error.status);
+        }
+        return render(reply, session(request), 'queue', 'Confirm delivery', deliverConfirmView(task_id, String(patch.operator_notes ?? ''), session(request)));
+      }
       try {
         await patchTask(deps, task_id, patch);
       } catch (error) {

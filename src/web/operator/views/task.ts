@@ -114,6 +114,7 @@ function actions(options: TaskViewOptions): SafeHtml {
       ${withdrawForm(task, session)}
       <form class="action" method="post" action="/operator/tasks/${task.task_id}/deliver" data-confirm="Deliver and sign the receipt? The notes are frozen once delivered.">
         ${csrfField(session)}
+        <input type="hidden" name="confirmed" value="0" data-confirmed>
         <div class="field">
           <label for="notes">Deliverable <span class="hint">— ${task.delivery === 'status_poll' ? 'the requester reads this in operator_notes' : 'e-mailed to the requester and kept in operator_notes'}</span></label>
           <textarea id="notes" name="operator_notes" rows="10" maxlength="50000" data-sha256="notes-hash">
