@@ -16,6 +16,7 @@ import { fieldErrors, formValues, toTaskPayload } from './pages/form.js';
 import { intentOf, messageFieldErrors, messageFormValues, toMessagePayload, type MessageFormState } from './pages/message-form.js';
 import { EMPTY_FORM, formPageBody, homeBody, type FormState } from './pages/home.js';
 import { page, sendMarkdown, sendPage } from './pages/layout.js';
+import { PAGES_JS } from './pages/script.js';
 import { lookupBody, notFoundBody, notFoundMarkdown, statusBody, statusMarkdown } from './pages/status.js';
 
 /**
@@ -60,10 +61,26 @@ function generalMessage(error: AppError): SafeHtml {
   }
 }
 
+/**
+ * The form's deadline is a datetime-local value; the pages' script sends the browser's offset
+ * (minutes east of UTC) beside it, and the deadline is stored with that offset. Without the script
+ * it is read as UTC, as the label then says.
+ */
+function withDeadlineOffset(payload: Record<string, unknown>, body: unknown): Record<string, unknown> {
+  const raw = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).deadline_offset : undefined;
+  const deadline = payload.deadline;
+  if (typeof raw !== 'string' || !/^-?\d{1,4}$/.test(raw) || typeof deadline !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(deadline)) return payload;
+  const minutes = Number(raw);
+  if (Math.abs(minutes) > 14 * 60) return payload;
+  const abs = Math.abs(minutes);
+  const offset = `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return { ...payload, deadline: `${deadline.length === 16 ? `${deadline}:00` : deadline}${offset}` };
+}
+
 async function submitForm(deps: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const values = formValues(request.body);
   try {
-    const result = await submitTask(deps, callerFrom(request, deps, 'web_form'), toTaskPayload(values));
+    const result = await submitTask(deps, callerFrom(request, deps, 'web_form'), withDeadlineOffset(toTaskPayload(values), request.body));
     reply.headers(result.headers);
     return reply.code(303).header('Location', `/tasks?id=${encodeURIComponent(result.body.task_id)}`).header('Cache-Control', 'no-store').send();
   } catch (error) {
@@ -140,6 +157,10 @@ export async function registerPages(app: FastifyInstance, deps: ServiceDeps): Pr
       if (prefersMarkdown(request)) return sendMarkdown(reply.header('Link', DISCOVERY_LINKS), 200, documentSet(deps).bodies.index.body);
       return renderHome(deps, request, reply);
     });
+
+    scope.get('/assets/pages.js', { config: { kind: 'none' }, schema: hidden }, async (_request, reply) =>
+      reply.header('Cache-Control', 'no-cache').header('X-Content-Type-Options', 'nosniff').type('text/javascript; charset=utf-8').send(PAGES_JS),
+    );
 
     scope.post('/tasks', { config: { kind: 'task' }, schema: hidden }, async (request, reply) => submitForm(deps, request, reply));
 

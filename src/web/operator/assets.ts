@@ -163,6 +163,14 @@ export const CONSOLE_JS = String.raw`
     return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes());
   };
 
+  // Times: the server writes UTC; show the operator's local time, with UTC in the tooltip.
+  document.querySelectorAll('time[data-local]').forEach(function (el) {
+    var d = new Date(el.getAttribute('datetime'));
+    if (isNaN(d.getTime())) return;
+    el.title = el.textContent;
+    el.textContent = d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  });
+
   // ETA pickers: the server renders UTC; show and edit local time, send the offset along.
   document.querySelectorAll('input[data-eta]').forEach(function (input) {
     var form = input.form;

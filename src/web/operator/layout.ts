@@ -88,12 +88,12 @@ export function relative(at: string | null, now: Date): string {
   return seconds < 0 ? `${unit} ago` : `in ${unit}`;
 }
 
-/** A timestamp for people: UTC date and time, with the exact value in a tooltip. */
+/** A timestamp for people: UTC date and time (the console script shows local time, UTC in the tooltip). */
 export function when(at: string | null, now: Date): SafeHtml {
   if (!at) return html`<span class="sub">—</span>`;
   const date = new Date(at);
   const shown = Number.isNaN(date.getTime()) ? at : `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  return html`<time datetime="${at}" title="${at}">${shown}</time> <span class="sub">(${relative(at, now)})</span>`;
+  return html`<time datetime="${at}" title="${shown}" data-local>${shown}</time> <span class="sub">(${relative(at, now)})</span>`;
 }
 
 export function duration(seconds: number | null): string {

@@ -107,4 +107,5 @@ summary{cursor:pointer;font-weight:600;padding:.65rem 0}
 
 export const CSS_HASH = `sha256-${createHash('sha256').update(CSS).digest('base64')}`;
 
-export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src '${CSS_HASH}'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+// script-src 'self': only the pages' own file (/assets/pages.js), never inline script.
+export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src '${CSS_HASH}'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
