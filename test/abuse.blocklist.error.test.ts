@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TEST_ADMIN_KEY, postJson, startTestApp, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, TEST_ADMIN_KEY, postJson, useTestApp } from './support/app.js';
 
 /** Admin blocklist endpoints refusing: bad entries (422 with details), unknown ids, no key (401). */
 
@@ -7,13 +7,7 @@ type Json = Record<string, unknown>;
 const admin = { authorization: `Bearer ${TEST_ADMIN_KEY}` };
 
 describe.each(STORES)('blocklist endpoint errors on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store });
 
   const add = async (body: unknown) => {
     const res = await postJson(`${t.url}/api/v1/admin/blocklist`, body, admin);

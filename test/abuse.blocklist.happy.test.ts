@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addBlock, listBlocks, removeBlock } from '../src/abuse/blocklist.js';
 import { clientHash } from '../src/http/client.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, TEST_ADMIN_KEY, TestClock, postJson, validTask, useTestApp } from './support/app.js';
 
 /** The blocklist through the admin API: every kind blocks, expiry ends a block, removal too. */
 
@@ -14,14 +14,8 @@ const unique = (label: string) => `${label}-${nextName++}`;
 const message = (overrides: Record<string, unknown> = {}) => ({ message: 'A question about the service.', reply_to: 'agent@mail.example-agent.dev', ...overrides });
 
 describe.each(STORES)('blocklist on %s', (store) => {
-  let t: TestApp;
   const clock = new TestClock();
-  beforeAll(async () => {
-    t = await startTestApp({ store, clock, env: { TRUST_PROXY: '1' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, clock, env: { TRUST_PROXY: '1' } });
 
   const block = async (body: Json) => {
     const res = await postJson(`${t.url}/api/v1/admin/blocklist`, body, admin);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { abuseState } from '../src/abuse/state.js';
-import { STORES, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
 
 /**
  * Shared state under a race. On PostgreSQL: two app instances on one database, the same client
@@ -18,17 +18,15 @@ const statuses = (responses: Response[]) => responses.map((r) => r.status).sort(
 const count = (responses: Response[], status: number) => responses.filter((r) => r.status === status).length;
 
 describe.each(STORES)('two instances racing on %s', (store) => {
-  let a: TestApp;
   let b: TestApp;
   // Auto-block is tested elsewhere; here it would turn late refusals into 403s.
   const env = { TRUST_PROXY: '1', DAILY_TASK_CAP: '1000', AUTO_BLOCK_REFUSALS: '1000' };
+  const a = useTestApp({ store, limits: 'production', env });
   beforeAll(async () => {
-    a = await startTestApp({ store, limits: 'production', env });
     b = store === 'postgres' ? await startTestApp({ store, limits: 'production', env, shareDatabaseWith: a }) : a;
   });
   afterAll(async () => {
     if (b !== a) await b.close();
-    await a.close();
   });
 
   /** N requests at once, alternating between the two instances. */
@@ -119,16 +117,14 @@ describe.each(STORES)('two instances racing on %s', (store) => {
 });
 
 describe.each(STORES)('the global cap racing on %s', (store) => {
-  let a: TestApp;
   let b: TestApp;
   const env = { TRUST_PROXY: '1', DAILY_TASK_CAP: '5', AUTO_BLOCK_REFUSALS: '1000' };
+  const a = useTestApp({ store, limits: 'production', env });
   beforeAll(async () => {
-    a = await startTestApp({ store, limits: 'production', env });
     b = store === 'postgres' ? await startTestApp({ store, limits: 'production', env, shareDatabaseWith: a }) : a;
   });
   afterAll(async () => {
     if (b !== a) await b.close();
-    await a.close();
   });
 
   it('admits exactly DAILY_TASK_CAP concurrent submissions from many clients', async () => {

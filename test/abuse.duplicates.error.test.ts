@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, TestClock, postJson, validTask, useTestApp } from './support/app.js';
 
 /**
  * Duplicate detection (contract): same client or same contact e-mail, same task_type, same
@@ -14,14 +14,8 @@ let nextDescription = 1;
 const uniqueDescription = () => `Photograph the notice board at the town hall entrance, item ${nextDescription++}.`;
 
 describe.each(STORES)('duplicate submissions on %s', (store) => {
-  let t: TestApp;
   const clock = new TestClock();
-  beforeAll(async () => {
-    t = await startTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1' } });
 
   const submit = async (client: Record<string, string>, overrides: Record<string, unknown>) => {
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask(overrides), client);
@@ -105,13 +99,7 @@ describe.each(STORES)('duplicate submissions on %s', (store) => {
 });
 
 describe.each(STORES)('duplicate window configuration on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store, env: { DUPLICATE_WINDOW_HOURS: '0' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, env: { DUPLICATE_WINDOW_HOURS: '0' } });
 
   it('DUPLICATE_WINDOW_HOURS=0 turns duplicate detection off', async () => {
     const task = validTask();

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, postJson, validTask, useTestApp } from './support/app.js';
 
 /**
  * E-mail checks that refuse: bad syntax, placeholder domains, null MX (RFC 7505), a domain with
@@ -9,13 +9,7 @@ import { STORES, postJson, startTestApp, validTask, type TestApp } from './suppo
 type Json = Record<string, unknown>;
 
 describe.each(STORES)('undeliverable e-mail addresses on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store });
 
   const refuseTask = async (email: string, detail: RegExp) => {
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ contact_email: email }));

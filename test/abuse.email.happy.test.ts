@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, TestClock, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
 import { sharedDnsServer, startDnsServer, type TestDnsServer } from './support/dns-server.js';
 
 /**
@@ -12,17 +12,13 @@ const domain = (label: string) => `${label}-${nextDomain++}.agents-mail.dev`;
 const message = (replyTo: string) => ({ message: 'A question about the service.', reply_to: replyTo });
 
 describe.each(STORES)('deliverable e-mail addresses on %s', (store) => {
-  let t: TestApp;
   let dns: TestDnsServer;
   const clock = new TestClock();
+  // The default test timeout (500 ms): short enough for the timeout case, long enough that a
+  // busy machine does not turn an answer into a timeout.
+  const t = useTestApp({ store, clock });
   beforeAll(async () => {
     dns = await sharedDnsServer();
-    // The default test timeout (500 ms): short enough for the timeout case, long enough that a
-    // busy machine does not turn an answer into a timeout.
-    t = await startTestApp({ store, clock });
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const flagOf = async (taskId: string) => (await t.store.db.selectFrom('tasks').select('email_unverified').where('id', '=', taskId).executeTakeFirstOrThrow()).email_unverified;

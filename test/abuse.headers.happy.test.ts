@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TEST_ADMIN_KEY, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, TEST_ADMIN_KEY, postJson, validTask, useTestApp } from './support/app.js';
 
 /**
  * RateLimit-Policy on every response (contract "Rate-limit headers"): the submission policy on
@@ -11,13 +11,7 @@ const TASKS = '3;w=3600, 5;w=86400';
 const READS = '600;w=60';
 
 describe.each(STORES)('rate-limit headers on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store, limits: 'production', env: { TRUST_PROXY: '1' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, limits: 'production', env: { TRUST_PROXY: '1' } });
 
   it('carries the read policy on the health record, without the other fields', async () => {
     const res = await fetch(`${t.url}/api/v1/health`);

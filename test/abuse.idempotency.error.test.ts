@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, postJson, validTask, useTestApp } from './support/app.js';
 
 /** Idempotency-Key misuse: another payload under a used key, malformed keys, other clients. */
 
@@ -8,13 +8,7 @@ let nextIp = 1;
 const newClient = () => ({ 'x-forwarded-for': `198.19.0.${nextIp++}` });
 
 describe.each(STORES)('Idempotency-Key errors on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store, limits: 'production', env: { TRUST_PROXY: '1' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, limits: 'production', env: { TRUST_PROXY: '1' } });
 
   it('refuses the same key with another payload: 422 validation_failed naming the header', async () => {
     const client = newClient();

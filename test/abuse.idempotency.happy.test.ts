@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sweepExpiredIdempotencyKeys } from '../src/abuse/housekeeping.js';
 import { iso } from '../src/domain/time.js';
-import { STORES, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, TestClock, postJson, validTask, useTestApp } from './support/app.js';
 
 /**
  * Idempotency-Key (contract): the same client, key and payload within 24 h replays the original
@@ -13,14 +13,8 @@ let nextIp = 1;
 const newClient = () => ({ 'x-forwarded-for': `198.18.0.${nextIp++}` });
 
 describe.each(STORES)('idempotent replays on %s', (store) => {
-  let t: TestApp;
   const clock = new TestClock();
-  beforeAll(async () => {
-    t = await startTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1' } });
 
   const taskCount = async () => Number((await t.store.db.selectFrom('tasks').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, TestClock, postJson, startTestApp, validTask, useTestApp } from './support/app.js';
 
 /** What a client sees when it goes over a limit: 429 naming it, Retry-After, no side effects. */
 
@@ -9,14 +9,8 @@ const newClient = () => ({ 'x-forwarded-for': `203.0.113.${nextIp++}` });
 const message = { message: 'Is the service open this weekend?', reply_to: 'agent@mail.example-agent.dev' };
 
 describe.each(STORES)('limit refusals on %s', (store) => {
-  let t: TestApp;
   const clock = new TestClock();
-  beforeAll(async () => {
-    t = await startTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1', READ_LIMIT_PER_MINUTE: '2' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1', READ_LIMIT_PER_MINUTE: '2' } });
 
   const submit = (client: Record<string, string>, overrides: Record<string, unknown> = {}) => postJson(`${t.url}/api/v1/tasks`, validTask(overrides), client);
   const taskCount = async () => Number((await t.store.db.selectFrom('tasks').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
@@ -104,14 +98,8 @@ describe.each(STORES)('limit refusals on %s', (store) => {
 });
 
 describe.each(STORES)('the global daily task cap on %s', (store) => {
-  let t: TestApp;
   const clock = new TestClock('2030-05-01T18:00:00.000Z');
-  beforeAll(async () => {
-    t = await startTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1', DAILY_TASK_CAP: '2' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1', DAILY_TASK_CAP: '2' } });
 
   it('refuses every client once the cap is used: 429 capacity_reached with Retry-After to 00:00 UTC', async () => {
     expect((await postJson(`${t.url}/api/v1/tasks`, validTask(), newClient())).status).toBe(202);

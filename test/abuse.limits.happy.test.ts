@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, TestClock, postJson, validTask, useTestApp } from './support/app.js';
 
 /**
  * Per-client limits with the production defaults (3/h + 5/day tasks and messages, 1 status_poll
@@ -12,14 +12,8 @@ const newClient = () => ({ 'x-forwarded-for': `198.51.100.${nextIp++}` });
 const message = (overrides: Record<string, unknown> = {}) => ({ message: 'Is the service open this weekend?', reply_to: 'agent@mail.example-agent.dev', ...overrides });
 
 describe.each(STORES)('per-client limits on %s', (store) => {
-  let t: TestApp;
   const clock = new TestClock();
-  beforeAll(async () => {
-    t = await startTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1' } });
 
   const submit = (client: Record<string, string>, overrides: Record<string, unknown> = {}) => postJson(`${t.url}/api/v1/tasks`, validTask(overrides), client);
   const send = (client: Record<string, string>) => postJson(`${t.url}/api/v1/messages`, message(), client);
@@ -117,19 +111,13 @@ describe.each(STORES)('per-client limits on %s', (store) => {
 });
 
 describe.each(STORES)('small configured limits on %s', (store) => {
-  let t: TestApp;
   const clock = new TestClock('2030-04-01T10:00:00.000Z');
-  beforeAll(async () => {
-    t = await startTestApp({
+  const t = useTestApp({
       store,
       clock,
       limits: 'production',
       env: { TRUST_PROXY: '1', READ_LIMIT_PER_MINUTE: '3', TASK_LIMIT_PER_HOUR: '10', TASK_LIMIT_PER_DAY: '20', DAILY_TASK_CAP: '4' },
     });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
 
   it('publishes the configured limits in RateLimit-Policy', async () => {
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask(), newClient());

@@ -1,16 +1,10 @@
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ReadLimiter } from '../src/abuse/reads.js';
-import { STORES, startTestApp, type TestApp } from './support/app.js';
+import { STORES, useTestApp } from './support/app.js';
 
 describe.each(STORES)('read counters shared through the store on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store });
 
   it('flushes the reads of more clients than one statement can bind (3 parameters each: over the SQLite and PostgreSQL limits)', async () => {
     const limiter = new ReadLimiter(t.store.db, t.clock, pino({ level: 'silent' }), 600);

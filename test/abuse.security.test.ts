@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientAddress, clientHash } from '../src/http/client.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
 
 /**
  * Abuse control against a hostile client: auto-block after repeated refusals, who a client is
@@ -14,14 +14,8 @@ let nextIp = 1;
 const newIp = () => `172.16.0.${nextIp++}`;
 
 describe.each(STORES)('auto-block on %s', (store) => {
-  let t: TestApp;
   const clock = new TestClock();
-  beforeAll(async () => {
-    t = await startTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1', READ_LIMIT_PER_MINUTE: '1' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1', READ_LIMIT_PER_MINUTE: '1' } });
 
   const submit = (ip: string, overrides: Record<string, unknown> = {}) => postJson(`${t.url}/api/v1/tasks`, validTask(overrides), { 'x-forwarded-for': ip });
 
@@ -104,14 +98,12 @@ describe('client identity', () => {
 });
 
 describe.each(STORES)('client identity through the app on %s', (store) => {
-  let direct: TestApp;
   let proxied: TestApp;
+  const direct = useTestApp({ store, limits: 'production' });
   beforeAll(async () => {
-    direct = await startTestApp({ store, limits: 'production' });
     proxied = await startTestApp({ store, limits: 'production', env: { TRUST_PROXY: '1' } });
   });
   afterAll(async () => {
-    await direct.close();
     await proxied.close();
   });
 
@@ -173,13 +165,7 @@ describe.each(STORES)('client identity through the app on %s', (store) => {
 });
 
 describe.each(STORES)('admin blocklist without the key on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store });
 
   it.each([
     ['no key', {}],

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STORES, TestClock, useTestApp } from './support/app.js';
 import { adminGet, submit, taskIn, type Json } from './operator.support.js';
 import { postForm, signIn } from './console.support.js';
 
 describe.each(STORES)('operator console refusals on %s', (store) => {
-  let t: TestApp;
   let cookie: string;
   let csrf: string;
+  const t = useTestApp({ store, clock: new TestClock('2030-03-10T10:00:00.000Z') });
   beforeAll(async () => {
-    t = await startTestApp({ store, clock: new TestClock('2030-03-10T10:00:00.000Z') });
     ({ cookie, csrf } = await signIn(t));
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const act = (path: string, fields: Record<string, string> = {}) => postForm(t, path, { _csrf: csrf, ...fields }, cookie);

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../src/receipts/verify.js';
-import { launchBrowser } from './support/browser.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, type TestApp } from './support/app.js';
+import { useBrowser } from './support/browser.js';
+import { STORES, TEST_ADMIN_KEY, TestClock, postJson, useTestApp } from './support/app.js';
 import { adminGet, patchOk, submit, type Json } from './operator.support.js';
 import { signIn } from './console.support.js';
 
@@ -22,19 +22,10 @@ async function hasText(locator: Locator, expected: string): Promise<void> {
 }
 
 describe.each(STORES)('operator console in a browser on %s', (store) => {
-  let t: TestApp;
-  let clock: TestClock;
-  let browser: Browser;
-  beforeAll(async () => {
-    // The browser's clock is real, so the service's is too (ETA chips count from the browser's now).
-    clock = new TestClock(new Date());
-    t = await startTestApp({ store, clock });
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  // The browser's clock is real, so the service's is too (ETA chips count from the browser's now).
+  const clock = new TestClock(new Date());
+  const t = useTestApp({ store, clock });
+  const browser = useBrowser();
 
   async function signedIn(options: { mobile?: boolean } = {}): Promise<Page> {
     const context = await browser.newContext({

@@ -1,25 +1,16 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './support/browser.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, type TestApp } from './support/app.js';
+
+import { describe, expect, it } from 'vitest';
+import { useBrowser } from './support/browser.js';
+import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, useTestApp } from './support/app.js';
 import { submit, taskIn, type Json } from './operator.support.js';
 import { postForm, signIn } from './console.support.js';
 
 const HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> Please check "the" shop & report `hours`.';
 
 describe.each(STORES)('operator console security on %s', (store) => {
-  let t: TestApp;
-  let clock: TestClock;
-  let browser: Browser;
-  beforeAll(async () => {
-    clock = new TestClock(new Date());
-    t = await startTestApp({ store, clock });
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  const clock = new TestClock(new Date());
+  const t = useTestApp({ store, clock });
+  const browser = useBrowser();
 
   it('renders a description carrying <script> as text, in the queue and on the task', async () => {
     const id = await submit(t, { description: HOSTILE, requester: '<b>bold-bot</b>', location_detail: '<i>Main St</i>' });

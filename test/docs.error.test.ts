@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { arr, getJson, getText, type Json } from './docs.support.js';
-import { STORES, startTestApp, type TestApp } from './support/app.js';
+import { STORES, startTestApp, type TestApp, useTestApp } from './support/app.js';
 
 async function services(t: TestApp, query: string): Promise<{ status: number; body: Json }> {
   const res = await fetch(`${t.url}/api/v1/services?${query}`);
@@ -11,17 +11,15 @@ async function services(t: TestApp, query: string): Promise<{ status: number; bo
 }
 
 describe.each(STORES)('documents and the services API refusing bad input on %s', (store) => {
-  let t: TestApp;
   let cursor: string;
   const dir = mkdtempSync(path.join(tmpdir(), 'hts-docs-'));
 
+  const t = useTestApp({ store });
   beforeAll(async () => {
-    t = await startTestApp({ store });
     const first = await getJson(t, '/api/v1/services?limit=2');
     cursor = String(first.next_cursor);
   });
   afterAll(async () => {
-    await t.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,22 +1,21 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { publicLimits } from '../src/docs/limits.js';
 import { TASK_TYPES } from '../src/domain/task.js';
 import { updateTask } from '../src/store/tasks-repo.js';
 import { API_VERSION, SERVICE_VERSION } from '../src/version.js';
 import { arr, at, getJson, getText, obj, walkServices, type Json } from './docs.support.js';
-import { STORES, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, TestClock, postJson, startTestApp, validTask, useTestApp } from './support/app.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 const TOOL_NAMES = ['get_human_services', 'submit_human_task', 'check_task_status', 'message_human_operator'];
 
 describe.each(STORES)('discovery documents on %s', (store) => {
-  let t: TestApp;
   let d: Record<'agent' | 'wellKnownAgent' | 'human' | 'capabilities' | 'services' | 'openapi' | 'resource' | 'health', Json>;
   const clock = new TestClock('2030-03-10T10:00:00.000Z');
 
+  const t = useTestApp({ store, clock });
   beforeAll(async () => {
-    t = await startTestApp({ store, clock });
     d = {
       agent: await getJson(t, '/agent.json'),
       wellKnownAgent: await getJson(t, '/.well-known/agent.json'),
@@ -27,9 +26,6 @@ describe.each(STORES)('discovery documents on %s', (store) => {
       resource: await getJson(t, '/.well-known/oauth-protected-resource'),
       health: await getJson(t, '/api/v1/health'),
     };
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it('serves the manifest identically at both addresses', () => {

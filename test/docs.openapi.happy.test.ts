@@ -1,8 +1,8 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { openApiPath, registeredRoutes } from '../src/docs/openapi.js';
 import { arr, at, getJson, obj, type Json } from './docs.support.js';
-import { STORES, TEST_ADMIN_KEY, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, TEST_ADMIN_KEY, postJson, validTask, useTestApp } from './support/app.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const RATE_LIMITED = new Set(['read', 'task', 'message']);
@@ -13,7 +13,6 @@ function isHidden(route: { method: string; url: string; schema: { hide?: boolean
 }
 
 describe.each(STORES)('the OpenAPI document on %s', (store) => {
-  let t: TestApp;
   let doc: Json;
   let resolved: Json;
 
@@ -21,16 +20,13 @@ describe.each(STORES)('the OpenAPI document on %s', (store) => {
   const operation = (method: string, path: string): Json => obj(obj(obj(resolved, 'paths')[path])[method.toLowerCase()]);
   const pathItem = (path: string): Json | undefined => (obj(resolved, 'paths')[path] as Json | undefined) ?? undefined;
 
+  const t = useTestApp({ store });
   beforeAll(async () => {
-    t = await startTestApp({ store });
     doc = await getJson(t, '/openapi.json');
     const validator = new Validator();
     const result = await validator.validate(structuredClone(doc));
     expect(result.errors ?? []).toEqual([]);
     resolved = validator.resolveRefs() as Json;
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it('is a valid OpenAPI 3.0 document whose references all resolve', async () => {

@@ -1,18 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTS } from '../src/docs/endpoints.js';
 import { getText } from './docs.support.js';
-import { STORES, TEST_ADMIN_KEY, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, TEST_ADMIN_KEY, postJson, validTask, useTestApp } from './support/app.js';
 
 const OPERATOR_EMAIL = 'operator-private@mail.example-operator.dev';
 const CONTACT = 'secret-requester@mail.example-agent.dev';
 
 describe.each(STORES)('documents keep private things private on %s', (store) => {
-  let t: TestApp;
   /** Every public document and page, after a task was submitted. */
   let everything: Array<{ path: string; text: string; headers: Headers }>;
 
+  const t = useTestApp({ store, env: { OPERATOR_EMAIL } });
   beforeAll(async () => {
-    t = await startTestApp({ store, env: { OPERATOR_EMAIL } });
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ contact_email: CONTACT }));
     const { task_id } = (await res.json()) as { task_id: string };
     const paths = [
@@ -31,9 +30,6 @@ describe.each(STORES)('documents keep private things private on %s', (store) => 
         everything.push({ path: `${path} (${accept})`, text: got.text, headers: got.headers });
       }
     }
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it('never publishes the operator key, the server secret, the operator e-mail or a contact e-mail', () => {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TEST_ADMIN_KEY, startTestApp, type TestApp } from './support/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STORES, TEST_ADMIN_KEY, useTestApp } from './support/app.js';
 
 /**
  * "No 500 for any input": every route of the OpenAPI document, with and without the operator key,
@@ -48,16 +48,12 @@ interface Route {
 }
 
 describe.each(STORES)('hostile input on every route on %s', (store) => {
-  let t: TestApp;
   let routes: Route[];
+  const t = useTestApp({ store, limits: 'relaxed' });
   beforeAll(async () => {
-    t = await startTestApp({ store, limits: 'relaxed' });
     const doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
     routes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => ({ method: method.toUpperCase(), path })));
     routes.push({ method: 'POST', path: '/tasks' }, { method: 'GET', path: '/tasks' }, { method: 'POST', path: '/operator/login' });
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   async function check(method: string, url: string, init: RequestInit): Promise<void> {

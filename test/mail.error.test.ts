@@ -3,7 +3,7 @@ import { startBackground } from '../src/background.js';
 import { loadConfig } from '../src/config.js';
 import { listOutbox } from '../src/mail/admin.js';
 import { retryDelayMs } from '../src/mail/worker.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
 import { startSmtpServer, waitUntil, type TestSmtpServer } from './support/smtp.js';
 
 const OPERATOR = 'operator@ops.example-service.dev';
@@ -281,13 +281,7 @@ describe.each(STORES)('the daily e-mail cap on %s', (store) => {
 });
 
 describe.each(STORES)('the outbox admin API refusals on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store, env: { OPERATOR_EMAIL: OPERATOR } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, env: { OPERATOR_EMAIL: OPERATOR } });
 
   it('401 without the operator key or with a wrong one, and no WWW-Authenticate', async () => {
     const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-key-wrong-key-wrong' }, { authorization: TEST_ADMIN_KEY }];

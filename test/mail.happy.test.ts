@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../src/receipts/verify.js';
 import type { JSONWebKeySet } from 'jose';
-import { STORES, TEST_ADMIN_KEY, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
-import { driveTransition, parseMail, startSmtpServer, waitUntil, type ReceivedMail, type TestSmtpServer } from './support/smtp.js';
+import { STORES, TEST_ADMIN_KEY, postJson, validTask, type TestApp, useTestApp, smtpOf } from './support/app.js';
+import { driveTransition, parseMail, waitUntil, type ReceivedMail, } from './support/smtp.js';
 
 const BASE_URL = 'https://hitl.example-service.dev';
 const OPERATOR = 'operator@ops.example-service.dev';
@@ -25,20 +25,13 @@ async function outboxKinds(t: TestApp, taskId: string): Promise<string[]> {
 const about = (id: string) => (mail: ReceivedMail) => mail.text.includes(id);
 
 describe.each(STORES)('lifecycle mail over SMTP on %s', (store) => {
-  let smtp: TestSmtpServer;
-  let t: TestApp;
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    t = await startTestApp({
+  const t = useTestApp({
       store,
+      smtp: true,
       background: true,
-      env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: OPERATOR, MAIL_FROM: FROM, BASE_URL, MAIL_POLL_MS: '20' },
+      env: { OPERATOR_EMAIL: OPERATOR, MAIL_FROM: FROM, BASE_URL, MAIL_POLL_MS: '20' },
     });
-  });
-  afterAll(async () => {
-    await t.close();
-    await smtp.close();
-  });
+  const smtp = smtpOf(t);
 
   it('mails the operator every new task, with its details and a console link', async () => {
     const description = 'Photograph the opening hours sign at the hardware store on 5 Elm Road.\nSecond line: include the door.';
@@ -237,13 +230,7 @@ describe.each(STORES)('lifecycle mail over SMTP on %s', (store) => {
 });
 
 describe.each(STORES)('mail without SMTP_URL on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store, background: true, env: { OPERATOR_EMAIL: OPERATOR, BASE_URL, MAIL_POLL_MS: '20' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, background: true, env: { OPERATOR_EMAIL: OPERATOR, BASE_URL, MAIL_POLL_MS: '20' } });
 
   it('writes each mail as an .eml file under DATA_DIR/outbox and marks it sent', async () => {
     const id = await submit(t);
@@ -272,16 +259,8 @@ describe.each(STORES)('mail without SMTP_URL on %s', (store) => {
 });
 
 describe.each(STORES)('mail without OPERATOR_EMAIL on %s', (store) => {
-  let smtp: TestSmtpServer;
-  let t: TestApp;
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    t = await startTestApp({ store, background: true, env: { SMTP_URL: smtp.url, MAIL_POLL_MS: '20' } });
-  });
-  afterAll(async () => {
-    await t.close();
-    await smtp.close();
-  });
+  const t = useTestApp({ store, smtp: true, background: true, env: { MAIL_POLL_MS: '20' } });
+  const smtp = smtpOf(t);
 
   it('sends no notifications but still mails the requester', async () => {
     const id = await submit(t);

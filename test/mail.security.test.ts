@@ -7,7 +7,7 @@ import { headerText, isSafeAddress, maskAddress } from '../src/mail/sanitize.js'
 import { startOutboxWorker } from '../src/mail/worker.js';
 import type { MessageRow } from '../src/store/messages-repo.js';
 import { findTask } from '../src/store/tasks-repo.js';
-import { STORES, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, postJson, startTestApp, validTask, type TestApp, useTestApp, smtpOf } from './support/app.js';
 import { driveTransition, startSmtpServer, waitUntil, type ReceivedMail, type TestSmtpServer } from './support/smtp.js';
 
 const OPERATOR = 'operator@ops.example-service.dev';
@@ -40,16 +40,8 @@ const INJECTIONS = [
 ];
 
 describe.each(STORES)('mail header safety on %s', (store) => {
-  let smtp: TestSmtpServer;
-  let t: TestApp;
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    t = await startTestApp({ store, background: true, env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: OPERATOR, MAIL_FROM: FROM, MAIL_POLL_MS: '20' } });
-  });
-  afterAll(async () => {
-    await t.close();
-    await smtp.close();
-  });
+  const t = useTestApp({ store, smtp: true, background: true, env: { OPERATOR_EMAIL: OPERATOR, MAIL_FROM: FROM, MAIL_POLL_MS: '20' } });
+  const smtp = smtpOf(t);
 
   it.each(INJECTIONS)('a message subject or sender with line breaks adds no header or recipient: %j', async (attack) => {
     for (const body of [
@@ -217,16 +209,8 @@ describe.each(STORES)('two workers on one %s store', (store) => {
 });
 
 describe.each(STORES)('worker logs on %s', (store) => {
-  let smtp: TestSmtpServer;
-  let t: TestApp;
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    t = await startTestApp({ store, env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: OPERATOR } });
-  });
-  afterAll(async () => {
-    await t.close();
-    await smtp.close();
-  });
+  const t = useTestApp({ store, smtp: true, env: { OPERATOR_EMAIL: OPERATOR } });
+  const smtp = smtpOf(t);
 
   it('never carry a mail body or a whole recipient address', async () => {
     const lines: string[] = [];

@@ -1,8 +1,8 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
-import { MCP_ACCEPT, call, connectClient, rpc, texts, toolsCall, type Json } from './mcp.support.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, postJson, startTestApp, validTask, useTestApp } from './support/app.js';
+import { MCP_ACCEPT, call, connectClient, rpc, texts, toolsCall, type Json, useMcpClient } from './mcp.support.js';
 
 /** A refusal is a result: isError, the REST error body as structuredContent and JSON text, and a hint. */
 function expectRefusal(result: Awaited<ReturnType<typeof call>>, code: string): Json {
@@ -16,16 +16,8 @@ function expectRefusal(result: Awaited<ReturnType<typeof call>>, code: string): 
 }
 
 describe.each(STORES)('MCP refusals and protocol errors on %s', (store) => {
-  let t: TestApp;
-  let client: Client;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-    client = await connectClient(t);
-  });
-  afterAll(async () => {
-    await client?.close();
-    await t?.close();
-  });
+  const t = useTestApp({ store });
+  const client = useMcpClient(t);
 
   describe('tool refusals', () => {
     it('submit_human_task: every invalid field at once, with a hint to fix them', async () => {
@@ -200,16 +192,8 @@ describe.each(STORES)('MCP refusals and protocol errors on %s', (store) => {
 });
 
 describe.each(STORES)('MCP limits shared with REST on %s (production limits)', (store) => {
-  let t: TestApp;
-  let client: Client;
-  beforeAll(async () => {
-    t = await startTestApp({ store, limits: 'production' });
-    client = await connectClient(t);
-  });
-  afterAll(async () => {
-    await client?.close();
-    await t?.close();
-  });
+  const t = useTestApp({ store, limits: 'production' });
+  const client = useMcpClient(t);
 
   it('2 REST + 1 MCP submissions use the 3/hour quota; the 4th is refused on both doors', async () => {
     for (let i = 0; i < 2; i++) expect((await postJson(`${t.url}/api/v1/tasks`, validTask())).status).toBe(202);

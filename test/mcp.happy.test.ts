@@ -1,23 +1,15 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { describe, expect, it } from 'vitest';
 import { publicLimits } from '../src/docs/limits.js';
 import { TASK_TYPES } from '../src/domain/task.js';
-import { STORES, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
-import { call, connectClient, rpc, texts, toolsCall, type Json } from './mcp.support.js';
+import { STORES, postJson, validTask, useTestApp } from './support/app.js';
+import { call, rpc, texts, toolsCall, type Json, useMcpClient } from './mcp.support.js';
 
 const TOOL_NAMES = ['get_human_services', 'submit_human_task', 'check_task_status', 'message_human_operator'];
 
 describe.each(STORES)('MCP tool server on %s', (store) => {
-  let t: TestApp;
-  let client: Client;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-    client = await connectClient(t);
-  });
-  afterAll(async () => {
-    await client?.close();
-    await t?.close();
-  });
+  const t = useTestApp({ store });
+  const client = useMcpClient(t);
 
   it('introduces itself at initialize with the service name, version and instructions', () => {
     expect(client.getServerVersion()).toMatchObject({ name: 'human-task-service', version: t.deps.version });

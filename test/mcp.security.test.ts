@@ -1,7 +1,7 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TEST_ADMIN_KEY, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
-import { call, connectClient, rawPost, rpc, texts, toolsCall, type Json } from './mcp.support.js';
+import { STORES, TEST_ADMIN_KEY, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
+import { call, rawPost, rpc, texts, toolsCall, type Json, useMcpClient } from './mcp.support.js';
 
 const PUBLIC_BASE = 'https://tasks.example-operator.dev';
 const LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
@@ -11,14 +11,12 @@ function json(body: string): Json {
 }
 
 describe.each(STORES)('MCP host validation (DNS rebinding) on %s', (store) => {
-  let t: TestApp;
   let proxied: TestApp;
+  const t = useTestApp({ store, env: { BASE_URL: PUBLIC_BASE } });
   beforeAll(async () => {
-    t = await startTestApp({ store, env: { BASE_URL: PUBLIC_BASE } });
     proxied = await startTestApp({ store, env: { BASE_URL: PUBLIC_BASE, TRUST_PROXY: '1' } });
   });
   afterAll(async () => {
-    await t?.close();
     await proxied?.close();
   });
 
@@ -87,16 +85,8 @@ describe.each(STORES)('MCP host validation (DNS rebinding) on %s', (store) => {
 });
 
 describe.each(STORES)('MCP tool safety on %s', (store) => {
-  let t: TestApp;
-  let client: Client;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-    client = await connectClient(t);
-  });
-  afterAll(async () => {
-    await client?.close();
-    await t?.close();
-  });
+  const t = useTestApp({ store });
+  const client = useMcpClient(t);
 
   it('never returns the contact e-mail or reply_to, in structured content or text', async () => {
     const email = 'private.person@mail.example-agent.dev';

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { TestApp } from './support/app.js';
+import { type TestApp, useSuiteResource } from './support/app.js';
 
 /** Helpers shared by the MCP suites: the SDK's own client over a real socket, and raw JSON-RPC. */
 
@@ -11,6 +11,11 @@ export type Json = Record<string, unknown>;
 export const MCP_ACCEPT = 'application/json, text/event-stream';
 
 /** An SDK client that has done the initialize handshake against the test app. */
+/** One MCP client for a suite, connected to `t` in beforeAll and closed in afterAll. */
+export function useMcpClient(t: TestApp): Client {
+  return useSuiteResource(() => connectClient(t), (client) => client.close());
+}
+
 export async function connectClient(t: TestApp): Promise<Client> {
   const client = new Client({ name: 'mcp-test-agent', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`)));

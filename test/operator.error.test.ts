@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ALL_STATUSES } from '../src/domain/task.js';
-import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
+import { STORES, TestClock, useTestApp } from './support/app.js';
 import { ADMIN, adminGet, patch, patchOk, submit, taskIn, type Json } from './operator.support.js';
 
 const ALLOWED = new Set(['submitted>accepted', 'submitted>rejected', 'accepted>delivered', 'accepted>rejected']);
@@ -11,15 +11,8 @@ const BODY: Record<string, Json> = {
 };
 
 describe.each(STORES)('operator transitions and refusals on %s', (store) => {
-  let t: TestApp;
-  let clock: TestClock;
-  beforeAll(async () => {
-    clock = new TestClock('2030-03-10T10:00:00.000Z');
-    t = await startTestApp({ store, clock });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const clock = new TestClock('2030-03-10T10:00:00.000Z');
+  const t = useTestApp({ store, clock });
 
   /** A task in `status`; the retired ones exist only in old data, so they are written directly. */
   async function taskInStatus(status: string): Promise<string> {

@@ -1,17 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TestClock, postJson, startTestApp, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, TestClock, postJson, useTestApp } from './support/app.js';
 import { adminGet, patch, patchOk, submit, taskIn, type Json } from './operator.support.js';
 
 describe.each(STORES)('operator admin API on %s', (store) => {
-  let t: TestApp;
-  let clock: TestClock;
-  beforeAll(async () => {
-    clock = new TestClock('2030-03-10T10:00:00.000Z');
-    t = await startTestApp({ store, clock });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const clock = new TestClock('2030-03-10T10:00:00.000Z');
+  const t = useTestApp({ store, clock });
 
   it('lists the queue newest first, with what only the operator sees', async () => {
     const older = await submit(t, { requester: 'queue-a' });

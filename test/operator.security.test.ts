@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TEST_ADMIN_KEY, startTestApp, type TestApp } from './support/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STORES, TEST_ADMIN_KEY, useTestApp } from './support/app.js';
 import { ADMIN, adminGet, patch, submit, taskIn, type Json } from './operator.support.js';
 
 const BAD_AUTH: [string, Record<string, string>][] = [
@@ -14,14 +14,10 @@ const BAD_AUTH: [string, Record<string, string>][] = [
 ];
 
 describe.each(STORES)('operator API security on %s', (store) => {
-  let t: TestApp;
   let taskId: string;
+  const t = useTestApp({ store });
   beforeAll(async () => {
-    t = await startTestApp({ store });
     taskId = await submit(t);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const endpoints = (): [string, string, unknown][] => [

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { durationStats, taskStats } from '../src/services/stats.js';
-import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
+import { STORES, TestClock, useTestApp } from './support/app.js';
 import { adminGet, patchOk, submit } from './operator.support.js';
 
 describe('durationStats', () => {
@@ -13,15 +13,8 @@ describe('durationStats', () => {
 });
 
 describe.each(STORES)('task stats on %s', (store) => {
-  let t: TestApp;
-  let clock: TestClock;
-  beforeAll(async () => {
-    clock = new TestClock('2030-03-10T10:00:00.000Z');
-    t = await startTestApp({ store, clock });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const clock = new TestClock('2030-03-10T10:00:00.000Z');
+  const t = useTestApp({ store, clock });
 
   it('measures time to first view and to acceptance over the window', async () => {
     clock.set('2030-01-20T10:00:00.000Z');

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, TestClock, type TestApp, useTestApp } from './support/app.js';
 
 function form(fields: Record<string, string>): URLSearchParams {
   return new URLSearchParams(fields);
@@ -18,14 +18,8 @@ async function submit(t: TestApp, fields: Record<string, string>): Promise<{ sta
 }
 
 describe.each(STORES)('the web form and status page refusing on %s', (store) => {
-  let t: TestApp;
 
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store });
 
   it('answers 404 with a page, not a bare error, for an unknown or malformed task id', async () => {
     for (const id of [`task-2030-${'0'.repeat(32)}`, 'not-a-task-id', `task-2030-${'f'.repeat(31)}`]) {
@@ -95,15 +89,9 @@ describe.each(STORES)('the web form and status page refusing on %s', (store) => 
 });
 
 describe.each(STORES)('the web form under the real limits on %s', (store) => {
-  let t: TestApp;
   const clock = new TestClock('2030-03-10T10:00:00.000Z');
 
-  beforeAll(async () => {
-    t = await startTestApp({ store, clock, limits: 'production' });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store, clock, limits: 'production' });
 
   it('shares the per-client limit with the API and says when to come back', async () => {
     for (let i = 0; i < t.config.limits.tasksPerHour; i++) {

@@ -1,8 +1,8 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { updateTask } from '../src/store/tasks-repo.js';
-import { STORES, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
-import { launchBrowser } from './support/browser.js';
+import { STORES, postJson, validTask, type TestApp, useTestApp } from './support/app.js';
+import { useBrowser } from './support/browser.js';
 
 interface ApiTask {
   task_id: string;
@@ -28,17 +28,9 @@ function idFrom(page: Page): string {
 }
 
 describe.each(STORES)('the web pages in Chromium on %s', (store) => {
-  let t: TestApp;
-  let browser: Browser;
 
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  const t = useTestApp({ store });
+  const browser = useBrowser();
 
   async function open(path: string, viewport = { width: 1280, height: 900 }): Promise<Page> {
     // A fixed zone and locale: the pages' script shows times in the reader's zone.

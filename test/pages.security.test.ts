@@ -1,8 +1,8 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { updateTask } from '../src/store/tasks-repo.js';
-import { STORES, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
-import { launchBrowser } from './support/browser.js';
+import { STORES, postJson, validTask, useTestApp } from './support/app.js';
+import { useBrowser } from './support/browser.js';
 
 const SCRIPT = '<script>window.__pwned = true; alert("script")</script>';
 const IMG = '<img src=x onerror="window.__pwned = true; alert(1)">';
@@ -23,17 +23,9 @@ async function watch(page: Page): Promise<() => Promise<void>> {
 }
 
 describe.each(STORES)('agent text on the pages, in Chromium, on %s', (store) => {
-  let t: TestApp;
-  let browser: Browser;
 
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  const t = useTestApp({ store });
+  const browser = useBrowser();
 
   it('shows <script> and <img onerror> in a task as text on the status page', async () => {
     const res = await postJson(

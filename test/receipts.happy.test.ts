@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { calculateJwkThumbprint, createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ensureActiveKey } from '../src/receipts/keys.js';
 import { verifyReceipt } from '../src/receipts/verify.js';
-import { STORES, TestClock, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, TestClock, startTestApp, validTask, useTestApp } from './support/app.js';
 import { adminGet, patchOk, submit, type Json } from './operator.support.js';
 import { runCli } from './receipts.support.js';
 
@@ -13,15 +13,8 @@ const canonicalize = createRequire(import.meta.url)('canonicalize') as (value: u
 const sha256 = (text: string) => createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex');
 
 describe.each(STORES)('receipts on %s', (store) => {
-  let t: TestApp;
-  let clock: TestClock;
-  beforeAll(async () => {
-    clock = new TestClock('2030-03-10T10:00:00.000Z');
-    t = await startTestApp({ store, clock });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const clock = new TestClock('2030-03-10T10:00:00.000Z');
+  const t = useTestApp({ store, clock });
 
   async function jwks(): Promise<JSONWebKeySet> {
     const res = await fetch(`${t.url}/.well-known/jwks.json`);

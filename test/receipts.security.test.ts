@@ -2,28 +2,24 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SignJWT, calculateJwkThumbprint, decodeProtectedHeader, exportJWK, generateKeyPair, type JSONWebKeySet } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../src/receipts/verify.js';
-import { STORES, startTestApp, type TestApp } from './support/app.js';
+import { STORES, useTestApp } from './support/app.js';
 import { patchOk, submit, taskIn, type Json } from './operator.support.js';
 import { runCli } from './receipts.support.js';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 describe.each(STORES)('receipt forgery and tampering on %s', (store) => {
-  let t: TestApp;
   let task: Json;
   let jwks: JSONWebKeySet;
   const notes = 'The parcel was delivered to the front desk at 14:05.';
+  const t = useTestApp({ store });
   beforeAll(async () => {
-    t = await startTestApp({ store });
     const id = await submit(t, { delivery: 'status_poll', contact_email: undefined });
     await patchOk(t, id, { status: 'accepted' });
     task = await patchOk(t, id, { status: 'delivered', operator_notes: notes });
     jwks = (await (await fetch(`${t.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet;
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const failed = (result: Awaited<ReturnType<typeof verifyReceipt>>) => result.checks.filter((c) => !c.ok).map((c) => c.name);

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STORES, postJson, startTestApp, validTask, useTestApp } from './support/app.js';
 
 type ErrorBody = { error: string; message: string; details?: string[] };
 
@@ -12,14 +12,10 @@ async function errorOf(res: Response): Promise<ErrorBody> {
 }
 
 describe.each(STORES)('bad input on %s', (store) => {
-  let t: TestApp;
   let tasks: string;
+  const t = useTestApp({ store });
   beforeAll(async () => {
-    t = await startTestApp({ store });
     tasks = `${t.url}/api/v1/tasks`;
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it('400 invalid_json for a body that is not JSON', async () => {
@@ -246,13 +242,7 @@ describe.each(STORES)('NUL characters on %s', (store) => {
 });
 
 describe.each(STORES)('bodies no API field needs on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store });
 
   it('400 malformed_request for a body nested deeper than any field goes', async () => {
     const deep = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000);

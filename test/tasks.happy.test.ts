@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { STORES, postJson, validTask, useTestApp } from './support/app.js';
 
 type Json = Record<string, unknown>;
 
 describe.each(STORES)('task submission and status on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store });
 
   it('accepts a task with 202, Location and the submission response', async () => {
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask());

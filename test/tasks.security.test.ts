@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { initDeps } from '../src/services/deps.js';
@@ -11,16 +11,10 @@ import { migrate, openStore } from '../src/store/db.js';
 import { clientAddress, clientHash } from '../src/http/client.js';
 import { SERVICE_VERSION } from '../src/version.js';
 import { sharedDnsServer } from './support/dns-server.js';
-import { STORES, TestClock, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { STORES, TestClock, postJson, startTestApp, validTask, useTestApp } from './support/app.js';
 
 describe.each(STORES)('what the public endpoints never reveal on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ store });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ store });
 
   it('never returns the contact e-mail, the client hash or internal columns', async () => {
     const email = 'secret.person@mail.example-agent.dev';

@@ -11,8 +11,10 @@ import { createLogger } from '../../src/logger.js';
 import { initDeps, type ServiceDeps } from '../../src/services/deps.js';
 import { migrate, openStore, type Store } from '../../src/store/db.js';
 import { SERVICE_VERSION } from '../../src/version.js';
+import { afterAll, beforeAll } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { sharedDnsServer } from './dns-server.js';
+import { startSmtpServer, type TestSmtpServer } from './smtp.js';
 
 /** The stores a suite runs on: SQLite always, PostgreSQL when TEST_POSTGRES_URL is set. */
 export const STORES: ('sqlite' | 'postgres')[] = process.env.TEST_POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite'];
@@ -135,6 +137,75 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       if (!shared) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+export interface UseTestAppOptions extends TestAppOptions {
+  /** Also start a real SMTP server (test/support/smtp.ts) and point SMTP_URL at it. */
+  smtp?: boolean;
+}
+
+/** The app a suite gets from useTestApp: the started TestApp, plus its SMTP server when asked for. */
+export type SuiteApp = TestApp & { readonly smtp: TestSmtpServer };
+
+/**
+ * The one set-up every suite uses: registers beforeAll/afterAll that start the real app (and an
+ * SMTP server when `smtp: true`) and close them. The handle reads through to the started app, so
+ * tests write `t.url`, `t.deps`, `t.close()` as with startTestApp. Options may be a function,
+ * evaluated in beforeAll, when they depend on something another hook starts.
+ */
+export function useTestApp(options: UseTestAppOptions | (() => UseTestAppOptions) = {}): SuiteApp {
+  let smtp: TestSmtpServer | undefined;
+  const app = useSuiteResource<TestApp>(
+    async () => {
+      const { smtp: wantsSmtp, ...resolved } = typeof options === 'function' ? options() : options;
+      if (wantsSmtp) smtp = await startSmtpServer();
+      return startTestApp({ ...resolved, env: { ...(smtp ? { SMTP_URL: smtp.url } : {}), ...resolved.env } });
+    },
+    async (started) => {
+      await started.close();
+      await smtp?.close();
+    },
+  );
+  return new Proxy(app as SuiteApp, {
+    get(target, key) {
+      if (key !== 'smtp') return Reflect.get(target, key);
+      if (!smtp) throw new Error('useTestApp: pass { smtp: true } to get an SMTP server');
+      return smtp;
+    },
+  });
+}
+
+/**
+ * A resource one suite shares (the app, a browser, an MCP client): started in beforeAll, closed in
+ * afterAll (after hooks run in reverse order, so it closes after what was registered later). The
+ * handle reads through to the started value, so tests use it as if it were the value itself.
+ */
+export function useSuiteResource<T extends object>(start: () => Promise<T>, stop: (value: T) => Promise<void>): T {
+  let current: T | undefined;
+  beforeAll(async () => {
+    current = await start();
+  });
+  afterAll(async () => {
+    if (current) await stop(current);
+  });
+  return new Proxy({} as T, {
+    get(_target, key) {
+      if (!current) throw new Error('the suite resource starts in beforeAll; use it inside a test or a later hook');
+      const value: unknown = Reflect.get(current, key);
+      return typeof value === 'function' ? value.bind(current) : value;
+    },
+  });
+}
+
+/** The SMTP server of a suite started with useTestApp({ smtp: true }), readable before beforeAll has run. */
+export function smtpOf(t: SuiteApp): TestSmtpServer {
+  return new Proxy({} as TestSmtpServer, {
+    get(_target, key) {
+      const server = t.smtp;
+      const value: unknown = Reflect.get(server, key);
+      return typeof value === 'function' ? value.bind(server) : value;
+    },
+  });
 }
 
 /** A valid task body (unique description each call); override any field. */

@@ -1,4 +1,5 @@
 import { chromium, type Browser } from 'playwright-core';
+import { useSuiteResource } from './app.js';
 
 /** Debian's Chromium, headless, with the flags this machine's closed network needs. */
 export async function launchBrowser(): Promise<Browser> {
@@ -7,4 +8,9 @@ export async function launchBrowser(): Promise<Browser> {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
   });
+}
+
+/** One browser for a suite, launched in beforeAll and closed in afterAll. */
+export function useBrowser(): Browser {
+  return useSuiteResource(launchBrowser, (browser) => browser.close());
 }
