@@ -4,7 +4,7 @@ import { PRODUCT_NAME, summary } from '../docs/documents.js';
 import { documentById } from '../docs/endpoints.js';
 import { prefersMarkdown } from '../docs/http.js';
 import { documentSet, readLive } from '../docs/routes.js';
-import { AppError, isAppError } from '../domain/errors.js';
+import { type AppError, isAppError } from '../domain/errors.js';
 import { callerFrom } from '../http/client.js';
 import { fromFastify } from '../http/errors.js';
 import type { ServiceDeps } from '../services/deps.js';
