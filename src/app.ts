@@ -63,5 +63,7 @@ export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
   await registerDocuments(app, deps);
   await registerPages(app, deps);
   await registerOperatorConsole(app, deps);
+  // The change feed's LISTEN connection (PostgreSQL) lives as long as the app.
+  app.addHook('onClose', async () => deps.changes.close());
   return app;
 }

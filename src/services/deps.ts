@@ -6,6 +6,7 @@ import type { Source } from '../domain/task.js';
 import { loadProfileAndCatalog, type CatalogEntry, type Profile } from '../docs/profile.js';
 import { loadAdminKeyHash } from '../http/admin-auth.js';
 import { ensureActiveKey } from '../receipts/keys.js';
+import { createChangeFeed, type ChangeFeed } from '../store/change-feed.js';
 import type { Store } from '../store/db.js';
 import { getOrCreateSetting } from '../store/settings.js';
 import { createValidators, type Validators } from './validation.js';
@@ -26,6 +27,8 @@ export interface ServiceDeps {
   /** The deployment profile and services catalog (docs/profile.ts), loaded from config files. */
   profile: Profile;
   catalog: CatalogEntry[];
+  /** Tells every instance what changed (store/change-feed.ts): long-polls, live views and caches listen. */
+  changes: ChangeFeed;
 }
 
 /** Who is calling, whichever door they came in by. */
@@ -63,5 +66,6 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     adminKeyHash,
     profile,
     catalog,
+    changes: createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log }),
   };
 }

@@ -34,6 +34,9 @@ export async function sendMessage(deps: ServiceDeps, caller: Caller, raw: unknow
     headers = await deps.store.db.transaction().execute(async (trx) => {
       const quotaHeaders = await guards.consumeMessageQuota(trx, deps, caller);
       await insertMessage(trx, row);
+      // One change per task the message names (a withdrawal, a question; the first few), or one unlinked.
+      const named = (JSON.parse(row.task_ids) as string[]).slice(0, 20);
+      for (const taskId of named.length > 0 ? named : [null]) await deps.changes.publish({ kind: 'message', messageId: row.id, taskId }, trx);
       await outbox.enqueueMessageReceived(trx, deps, row);
       return quotaHeaders;
     });

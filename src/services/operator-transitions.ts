@@ -122,6 +122,7 @@ export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown)
       throw invalidTransition(latest?.status ?? current.status, patch.status ?? current.status, 'The task changed while this request was being handled (another operator?). Reload it and try again.');
     }
     if (next.status !== current.status) await outbox.enqueueTaskTransition(trx, deps, next);
+    await deps.changes.publish({ kind: 'task', taskId }, trx);
     return next;
   });
   if (patch.status !== undefined) deps.log.info({ task_id: taskId, status: updated.status }, 'task transition');

@@ -120,6 +120,7 @@ export async function viewTask(deps: ServiceDeps, taskId: string): Promise<Admin
     const result = await db.updateTable('tasks').set({ seen_by_operator_at: at }).where('id', '=', taskId).where('seen_by_operator_at', 'is', null).executeTakeFirst();
     if (Number(result.numUpdatedRows) > 0) {
       row = { ...row, seen_by_operator_at: at };
+      await deps.changes.publish({ kind: 'task', taskId });
       deps.log.info({ task_id: taskId }, 'task first seen by the operator');
     } else {
       row = (await findTask(db, taskId)) ?? row;

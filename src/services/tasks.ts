@@ -115,6 +115,7 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
       await guards.assertNotDuplicate(trx, deps, caller, input, key);
       const quotaHeaders = await guards.consumeTaskQuota(trx, deps, caller, input);
       await insertTask(trx, row);
+      await deps.changes.publish({ kind: 'task', taskId }, trx);
       await outbox.enqueueTaskSubmitted(trx, deps, row);
       await guards.saveReplay(trx, deps, caller, requestHash, { statusCode: 202, location, body });
       return { headers: quotaHeaders };

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDialectConfig, type SqliteStatement, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
@@ -20,6 +20,11 @@ export interface Store {
    * task is current exactly while this number has not moved.
    */
   taskChanges?: { count: number };
+  /**
+   * SQLite only: told when a transaction on the one connection ends, after its COMMIT ran
+   * (`true`) or its ROLLBACK (`false`); the change feed holds a transaction's changes until then.
+   */
+  transactionEnd?: { listener: ((committed: boolean) => void) | undefined };
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -39,12 +44,14 @@ export function openStore(databaseUrl: string, options: { poolSize?: number } = 
     database.pragma('busy_timeout = 5000');
     database.pragma('foreign_keys = ON');
     const taskChanges = { count: 0 };
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database, taskChanges) }) });
+    const transactionEnd: { listener: ((committed: boolean) => void) | undefined } = { listener: undefined };
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database, taskChanges, transactionEnd) }) });
     return {
       db,
       dialect: 'sqlite',
       sqlite: database,
       taskChanges,
+      transactionEnd,
       ping: async () => {
         await sql`select 1`.execute(db);
       },
@@ -73,11 +80,17 @@ const CHANGES_TASKS = /^\s*(update\s+"tasks"|delete\s+from\s+"tasks")/i;
  * cached statement is never used by two queries at once. Kysely prepares right before every run,
  * which is where statements that change tasks are counted (see Store.taskChanges).
  */
-function withStatementCache(database: SQLite.Database, taskChanges: { count: number }): SqliteDialectConfig['database'] {
+function withStatementCache(
+  database: SQLite.Database,
+  taskChanges: { count: number },
+  transactionEnd: { listener: ((committed: boolean) => void) | undefined },
+): SqliteDialectConfig['database'] {
   const cache = new Map<string, { statement: SQLite.Statement; changesTasks: boolean }>();
   return {
     close: () => database.close(),
     prepare: (sqlText: string) => {
+      // Kysely ends every transaction with exactly these statements: report the end once it ran.
+      if (sqlText === 'commit' || sqlText === 'rollback') return endingStatement(database.prepare(sqlText), sqlText === 'commit', transactionEnd);
       let entry = cache.get(sqlText);
       if (!entry) {
         entry = { statement: database.prepare(sqlText), changesTasks: CHANGES_TASKS.test(sqlText) };
@@ -86,6 +99,23 @@ function withStatementCache(database: SQLite.Database, taskChanges: { count: num
       }
       if (entry.changesTasks) taskChanges.count += 1;
       return entry.statement;
+    },
+  };
+}
+
+function endingStatement(
+  statement: SQLite.Statement,
+  committed: boolean,
+  transactionEnd: { listener: ((committed: boolean) => void) | undefined },
+): SqliteStatement {
+  return {
+    reader: false,
+    all: (parameters) => statement.all(...parameters),
+    iterate: (parameters) => statement.iterate(...parameters),
+    run: (parameters) => {
+      const result = statement.run(...parameters);
+      transactionEnd.listener?.(committed);
+      return result;
     },
   };
 }
