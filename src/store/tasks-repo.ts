@@ -132,3 +132,14 @@ export function toPublicTask(row: PublicTaskRow): PublicTask {
 export async function firstViewTimes(db: Db, since: string): Promise<Pick<TaskRow, 'created_at' | 'seen_by_operator_at'>[]> {
   return db.selectFrom('tasks').select(['created_at', 'seen_by_operator_at']).where('created_at', '>=', since).execute();
 }
+
+/** Tasks waiting that the operator has not opened yet (the console's title count). */
+export async function countUnseen(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('tasks')
+    .select(db.fn.countAll<number>().as('n'))
+    .where('status', '=', 'submitted')
+    .where('seen_by_operator_at', 'is', null)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}

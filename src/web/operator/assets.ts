@@ -150,6 +150,9 @@ legend { font-weight: 600; font-size: .9rem; margin-bottom: .3rem; padding: 0; }
 .choice input { width: 1.2rem; height: 1.2rem; }
 summary { cursor: pointer; font-weight: 600; padding: .75rem 0; }
 .tabs a { display: inline-flex; align-items: center; min-height: 2.75rem; }
+/* The live queue: a task that arrived while the page was open stands out until the next reload. */
+.queue li.fresh a.item { border-color: var(--accent); box-shadow: 0 0 0 3px var(--focus); }
+.live-note { position: sticky; bottom: 1rem; margin: 1rem auto 0; max-width: 40rem; }
 [hidden] { display: none !important; }
 footer.foot { max-width: 1120px; margin: 0 auto; padding: 0 1rem 2rem; color: var(--muted); font-size: .8rem; }
 `;
@@ -163,13 +166,76 @@ export const CONSOLE_JS = String.raw`
     return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes());
   };
 
+  // The live console: an event stream from /operator/events updates the title (unseen tasks + new
+  // messages) and the queue without a reload; a task page says when its task changed meanwhile.
+  var body = document.body;
+  if (window.EventSource && window.fetch && window.DOMParser && body.hasAttribute('data-live')) {
+    var baseTitle = body.getAttribute('data-title') || document.title;
+    var unseen = Number(body.getAttribute('data-unseen') || 0);
+    var newMessages = 0;
+    var setTitle = function () {
+      var n = unseen + newMessages;
+      document.title = (n > 0 ? '(' + n + ') ' : '') + baseTitle;
+    };
+    var refreshing = false, again = false;
+    var refreshQueue = function () {
+      var list = document.querySelector('[data-live-list]');
+      if (!list) return;
+      if (refreshing) { again = true; return; }
+      refreshing = true;
+      var before = {};
+      list.querySelectorAll('li[data-task-id]').forEach(function (li) { before[li.getAttribute('data-task-id')] = true; });
+      fetch(location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+        .then(function (r) { return r.ok ? r.text() : null; })
+        .then(function (text) {
+          if (!text) return;
+          var doc = new DOMParser().parseFromString(text, 'text/html');
+          var fresh = doc.querySelector('[data-live-list]');
+          var current = document.querySelector('[data-live-list]');
+          if (!fresh || !current) return;
+          fresh.querySelectorAll('li[data-task-id]').forEach(function (li) {
+            if (!before[li.getAttribute('data-task-id')]) li.classList.add('fresh');
+          });
+          current.replaceWith(document.adoptNode(fresh));
+          var count = doc.querySelector('.nav .count'), mine = document.querySelector('.nav .count');
+          if (count && mine) mine.replaceWith(document.adoptNode(count));
+          localTimes(fresh);
+        })
+        .catch(function () {})
+        .then(function () { refreshing = false; if (again) { again = false; refreshQueue(); } });
+    };
+    var taskHere = document.querySelector('[data-task-id]:not(li)');
+    var noteChanged = function () {
+      if (document.querySelector('.live-note')) return;
+      var note = document.createElement('div');
+      note.className = 'flash ok live-note';
+      note.setAttribute('role', 'status');
+      note.innerHTML = '<strong>This task changed meanwhile.</strong> <a href="">Reload</a> to see it.';
+      document.querySelector('main').appendChild(note);
+    };
+    var source = new EventSource('/operator/events');
+    source.addEventListener('hello', function (e) { unseen = JSON.parse(e.data).unseen_tasks; setTitle(); });
+    source.addEventListener('change', function (e) {
+      var d = JSON.parse(e.data);
+      unseen = d.unseen_tasks;
+      if (d.kind === 'message') newMessages += 1;
+      setTitle();
+      refreshQueue();
+      if (taskHere && d.task_id === taskHere.getAttribute('data-task-id')) noteChanged();
+    });
+    source.addEventListener('resync', function () { refreshQueue(); });
+  }
+
   // Times: the server writes UTC; show the operator's local time, with UTC in the tooltip.
-  document.querySelectorAll('time[data-local]').forEach(function (el) {
-    var d = new Date(el.getAttribute('datetime'));
-    if (isNaN(d.getTime())) return;
-    el.title = el.textContent;
-    el.textContent = d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-  });
+  function localTimes(root) {
+    root.querySelectorAll('time[data-local]').forEach(function (el) {
+      var d = new Date(el.getAttribute('datetime'));
+      if (isNaN(d.getTime())) return;
+      el.title = el.textContent;
+      el.textContent = d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+    });
+  }
+  localTimes(document);
 
   // ETA pickers: the server renders UTC; show and edit local time, send the offset along.
   document.querySelectorAll('input[data-eta]').forEach(function (input) {

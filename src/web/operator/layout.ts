@@ -12,6 +12,8 @@ export interface PageOptions {
   body: SafeHtml;
   /** Open tasks, shown beside Queue in the navigation. */
   openCount?: number;
+  /** Waiting tasks not opened yet: the title leads with it, so a background tab shows it. */
+  unseen?: number;
 }
 
 const NAV: [Exclude<Section, 'none'>, string, string][] = [
@@ -43,11 +45,11 @@ export function page(options: PageOptions): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
-<title>${options.title} · Operator desk</title>
+<title>${options.unseen ? `(${options.unseen}) ` : ''}${options.title} · Operator desk</title>
 <link rel="stylesheet" href="/operator/assets/console.css">
 <script src="/operator/assets/console.js" defer></script>
 </head>
-<body>
+<body${session ? html` data-live data-title="${options.title} · Operator desk" data-unseen="${options.unseen ?? 0}"` : ''}>
 <a class="skip" href="#main">Skip to content</a>
 <header class="topbar"><div class="topbar-inner">
   <a class="brand" href="/operator"><span class="brand-mark" aria-hidden="true">HT</span>Operator desk</a>

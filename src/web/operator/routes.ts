@@ -14,6 +14,8 @@ import { checkPatchNow, patchTask } from '../../services/operator-transitions.js
 import { html, type SafeHtml } from '../html.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { flash, page, type Section } from './layout.js';
+import { registerLiveRoute } from './live.js';
+import { unseenTasks } from '../../services/live-console.js';
 import { csrfMatches, endSession, readSession, startSession, type Session } from './session.js';
 import { blocklistView, loginView, messagesView, outboxView, statsView, type BlocklistForm } from './views/lists.js';
 import { queueView } from './views/queue.js';
@@ -34,7 +36,8 @@ declare module 'fastify' {
   }
 }
 
-const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+// connect-src 'self': the live queue's event stream and page refreshes (live.ts).
+const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const DONE: Record<string, string> = {
   accepted: 'Task accepted. The requester sees the ETA.',
   delivered: 'Delivered. The receipt is signed and published with the task.',
@@ -92,11 +95,13 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
     });
 
     const render = async (reply: FastifyReply, session: Session | null, section: Section, title: string, body: SafeHtml, status = 200) => {
-      const openCount = session ? await countByStatus(deps).then((c) => (c.submitted ?? 0) + (c.accepted ?? 0)) : undefined;
+      const [openCount, unseen] = session
+        ? await Promise.all([countByStatus(deps).then((c) => (c.submitted ?? 0) + (c.accepted ?? 0)), unseenTasks(deps)])
+        : [undefined, undefined];
       return reply
         .code(status)
         .type('text/html; charset=utf-8')
-        .send(page({ title, section, session, body, ...(openCount !== undefined ? { openCount } : {}) }));
+        .send(page({ title, section, session, body, ...(openCount !== undefined ? { openCount } : {}), ...(unseen !== undefined ? { unseen } : {}) }));
     };
 
     scope.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
@@ -137,6 +142,8 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
     scope.get('/operator/assets/console.js', { config: { kind: 'none' }, schema: HIDDEN }, async (_request, reply) =>
       reply.header('Cache-Control', 'no-cache').type('text/javascript; charset=utf-8').send(CONSOLE_JS),
     );
+
+    registerLiveRoute(scope, deps, guarded);
 
     scope.get('/operator/login', { config: { kind: 'admin' }, schema: HIDDEN }, async (request, reply) => {
       const next = safeNext(text(request.query as Form, 'next'));

@@ -39,7 +39,7 @@ function item(task: AdminTask, mail: AdminMessage[], now: Date, options: QueueVi
   const late = unseenPastTarget(task, options.targetHours, now);
   const overdue = isOverdue(task, now) || late;
   const withdrawal = mail.some((m) => WITHDRAWAL.test(`${m.subject ?? ''} ${m.message}`));
-  return html`<li><a class="item${overdue ? ' overdue' : ''}" href="/operator/tasks/${task.task_id}">
+  return html`<li data-task-id="${task.task_id}"><a class="item${overdue ? ' overdue' : ''}" href="/operator/tasks/${task.task_id}">
     <div class="item-top">
       ${statusPill(task.status)}
       <span class="item-type">${humanType(task.task_type)}</span>
@@ -70,7 +70,7 @@ export function queueView(queue: Queue, filter: string, counts: Record<string, n
   const overdue = queue.tasks.filter((t) => isOverdue(t, now) || unseenPastTarget(t, options.targetHours, now)).length;
   const order = options.order;
   const next = queue.next_cursor ? `/operator?status=${filter}&order=${order}&cursor=${encodeURIComponent(queue.next_cursor)}` : null;
-  return html`<div class="page-head">
+  return html`<div data-live-list><div class="page-head">
       <div><h1>Queue</h1><p class="sub">${order === 'oldest' ? 'Oldest first: the longest wait on top.' : 'Newest first.'} Target: every task seen within ${options.targetHours} h. Open a task to review it; the first view stamps it as seen.</p></div>
       ${overdue > 0 ? html`<span class="badge danger">${overdue} overdue</span>` : ''}
     </div>
@@ -86,5 +86,5 @@ export function queueView(queue: Queue, filter: string, counts: Record<string, n
         ? html`<div class="card empty">${filter === 'open' ? 'Nothing waiting. New tasks appear here.' : 'No tasks here.'}</div>`
         : html`<ul class="queue">${queue.tasks.map((task) => item(task, mail.get(task.task_id) ?? [], now, options))}</ul>`
     }
-    ${next ? html`<div class="pager"><a class="btn secondary" href="${next}">More tasks →</a></div>` : ''}`;
+    ${next ? html`<div class="pager"><a class="btn secondary" href="${next}">More tasks →</a></div>` : ''}</div>`;
 }

@@ -157,7 +157,7 @@ ${notes}</textarea>
 export function taskView(options: TaskViewOptions): SafeHtml {
   const { task, now } = options;
   const withdrawal = task.messages.some(asksWithdrawal);
-  return html`<p><a href="/operator">← Queue</a></p>
+  return html`<p data-task-id="${task.task_id}"><a href="/operator">← Queue</a></p>
     ${options.notice ?? ''}
     <div class="page-head">
       <div>
