@@ -2,6 +2,8 @@ import { sweepExpiredIdempotencyKeys } from './abuse/housekeeping.js';
 import { iso } from './domain/time.js';
 import { startOutboxWorker } from './mail/worker.js';
 import type { ServiceDeps } from './services/deps.js';
+import { startPushAnnouncer } from './services/push.js';
+import { sweepNotices } from './store/push-repo.js';
 import { sweepExpiredCounters } from './store/counters.js';
 
 export interface Background {
@@ -18,11 +20,14 @@ const SWEEP_INTERVAL_MS = 10 * 60_000;
  */
 export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const worker = startOutboxWorker(deps, deps.config.mail);
+  // New tasks and messages to the operator's subscribed devices (Web Push), from the change feed.
+  const stopPush = startPushAnnouncer(deps);
   const sweep = async () => {
     try {
       await sweepExpiredCounters(deps.store.db, iso(deps.clock.now()));
       await sweepExpiredIdempotencyKeys(deps.store.db, iso(deps.clock.now()));
       await deps.store.db.deleteFrom('revoked_sessions').where('expires_at', '<=', iso(deps.clock.now())).execute();
+      await sweepNotices(deps.store.db, iso(new Date(deps.clock.now().getTime() - 7 * 86_400_000)));
     } catch (error) {
       deps.log.warn({ err: error }, 'housekeeping: sweeping expired counters failed');
     }
@@ -34,6 +39,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
     stop() {
       stopping ??= (async () => {
         clearInterval(sweeper);
+        stopPush();
         await worker.stop();
       })();
       return stopping;

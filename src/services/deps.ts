@@ -9,6 +9,7 @@ import { ensureActiveKey } from '../receipts/keys.js';
 import { createChangeFeed, type ChangeFeed } from '../store/change-feed.js';
 import type { Store } from '../store/db.js';
 import { getOrCreateSetting } from '../store/settings.js';
+import { loadVapidKeys, type VapidKeys } from './push.js';
 import { createValidators, type Validators } from './validation.js';
 
 /** Everything the service layer needs, built once at start and shared by REST, MCP and web. */
@@ -29,6 +30,8 @@ export interface ServiceDeps {
   catalog: CatalogEntry[];
   /** Tells every instance what changed (store/change-feed.ts): long-polls, live views and caches listen. */
   changes: ChangeFeed;
+  /** The VAPID key pair for Web Push (services/push.ts): generated on first start, kept in the store. */
+  vapid: VapidKeys;
 }
 
 /** Who is calling, whichever door they came in by. */
@@ -66,6 +69,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     adminKeyHash,
     profile,
     catalog,
+    vapid: await loadVapidKeys(store.db),
     changes: createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log }),
   };
 }

@@ -124,6 +124,22 @@ export interface MessageRepliesTable {
   created_at: string;
 }
 
+/** Browsers subscribed to Web Push notifications (migration 081). */
+export interface PushSubscriptionsTable {
+  id: string;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  created_at: string;
+  last_error: string | null;
+}
+
+/** One row per task or message already announced by push (migration 081). */
+export interface PushNoticesTable {
+  key: string;
+  created_at: string;
+}
+
 /** Console sessions signed out before their cookie expires. */
 export interface RevokedSessionsTable {
   sid: string;
@@ -146,6 +162,8 @@ export interface Database {
   settings: SettingsTable;
   revoked_sessions: RevokedSessionsTable;
   message_replies: MessageRepliesTable;
+  push_subscriptions: PushSubscriptionsTable;
+  push_notices: PushNoticesTable;
 }
 
 // Generated is re-exported for migrations that add auto columns later.

@@ -5,6 +5,7 @@ import * as m020 from './020_signing_key_slot.js';
 import * as m030 from './030_outbox_claims.js';
 import * as m040 from './040_revoked_sessions.js';
 import * as m080 from './080_message_replies.js';
+import * as m081 from './081_push.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '030_outbox_claims': m030,
   '040_revoked_sessions': m040,
   '080_message_replies': m080,
+  '081_push': m081,
 };

@@ -226,6 +226,43 @@ export const CONSOLE_JS = String.raw`
     source.addEventListener('resync', function () { refreshQueue(); });
   }
 
+  // Web Push: subscribe this browser (service worker + PushManager) and hand the subscription to
+  // the console; the service then pushes every new task and message here.
+  var pushButton = document.querySelector('[data-push-key]');
+  var pushStatus = document.querySelector('[data-push-status]');
+  if (pushButton && 'serviceWorker' in navigator && 'PushManager' in window && window.Notification) {
+    var say = function (text) { if (pushStatus) pushStatus.textContent = text; };
+    var keyBytes = function (b64) {
+      var s = atob(b64.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((b64.length + 3) % 4));
+      return Uint8Array.from(s, function (c) { return c.charCodeAt(0); });
+    };
+    var csrfInput = document.querySelector('input[name="_csrf"]');
+    pushButton.hidden = false;
+    say(Notification.permission === 'granted' ? 'Notifications are allowed; press to make sure this device is subscribed.' : '');
+    pushButton.addEventListener('click', function () {
+      Notification.requestPermission()
+        .then(function (permission) {
+          if (permission !== 'granted') throw new Error('Notifications were not allowed in this browser.');
+          return navigator.serviceWorker.register('/operator/sw.js', { scope: '/operator' });
+        })
+        .then(function () { return navigator.serviceWorker.ready; })
+        .then(function (registration) {
+          return registration.pushManager.getSubscription().then(function (existing) {
+            return existing || registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(pushButton.getAttribute('data-push-key')) });
+          });
+        })
+        .then(function (subscription) {
+          var json = subscription.toJSON();
+          return fetch('/operator/push/subscriptions', {
+            method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ endpoint: json.endpoint, keys: json.keys, _csrf: csrfInput ? csrfInput.value : '' })
+          });
+        })
+        .then(function (response) { say(response.ok ? 'Notifications are on for this device.' : 'The console refused the subscription (' + response.status + ').'); })
+        .catch(function (error) { say(error && error.message ? error.message : 'Could not enable notifications.'); });
+    });
+  }
+
   // Times: the server writes UTC; show the operator's local time, with UTC in the tooltip.
   function localTimes(root) {
     root.querySelectorAll('time[data-local]').forEach(function (el) {

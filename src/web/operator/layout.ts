@@ -47,6 +47,9 @@ export function page(options: PageOptions): string {
 <meta name="referrer" content="no-referrer">
 <title>${options.unseen ? `(${options.unseen}) ` : ''}${options.title} · Operator desk</title>
 <link rel="stylesheet" href="/operator/assets/console.css">
+<link rel="manifest" href="/operator/manifest.webmanifest">
+<meta name="theme-color" content="#3553d6">
+<link rel="apple-touch-icon" href="/operator/assets/icon-192.png">
 <script src="/operator/assets/console.js" defer></script>
 </head>
 <body${session ? html` data-live data-title="${options.title} · Operator desk" data-unseen="${options.unseen ?? 0}"` : ''}>

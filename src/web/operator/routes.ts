@@ -15,6 +15,7 @@ import { html, type SafeHtml } from '../html.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { flash, page, type Section } from './layout.js';
 import { registerLiveRoute } from './live.js';
+import { registerPwaRoutes } from './pwa.js';
 import { unseenTasks } from '../../services/live-console.js';
 import { csrfMatches, endSession, readSession, startSession, type Session } from './session.js';
 import { blocklistView, loginView, messagesView, outboxView, statsView, type BlocklistForm } from './views/lists.js';
@@ -37,7 +38,8 @@ declare module 'fastify' {
 }
 
 // connect-src 'self': the live queue's event stream and page refreshes (live.ts).
-const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+// manifest-src, worker-src: the installable console (pwa.ts).
+const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; manifest-src 'self'; worker-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const DONE: Record<string, string> = {
   accepted: 'Task accepted. The requester sees the ETA.',
   delivered: 'Delivered. The receipt is signed and published with the task.',
@@ -144,6 +146,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
     );
 
     registerLiveRoute(scope, deps, guarded);
+    registerPwaRoutes(scope, deps, guarded);
 
     scope.get('/operator/login', { config: { kind: 'admin' }, schema: HIDDEN }, async (request, reply) => {
       const next = safeNext(text(request.query as Form, 'next'));
@@ -179,7 +182,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
         countByStatus(deps),
       ]);
       const mail = await messagesNamingAny(deps, queue.tasks);
-      const view = { order, targetHours: deps.profile.response_target_hours } as const;
+      const view = { order, targetHours: deps.profile.response_target_hours, pushKey: deps.vapid.publicKey, mailFallback: deps.config.operatorEmail !== undefined } as const;
       return render(reply, session(request), 'queue', 'Queue', queueView(queue, filter, counts, mail, deps.clock.now(), view));
     });
 

@@ -24,6 +24,20 @@ function excerpt(text: string, max = 220): string {
 export interface QueueViewOptions {
   order: 'oldest' | 'newest';
   targetHours: number;
+  /** The VAPID public key, for the "enable notifications" button (Web Push). */
+  pushKey?: string;
+  /** OPERATOR_EMAIL is set: mail is the fallback. */
+  mailFallback?: boolean;
+}
+
+/** Offers push notifications on this device; the button shows only where the browser can do it. */
+function notifications(options: QueueViewOptions): SafeHtml {
+  if (!options.pushKey) return html``;
+  return html`<section class="card notify" aria-labelledby="notify-heading">
+    <h2 id="notify-heading">Alerts on this device</h2>
+    <p class="sub">Get a notification for every new task and message, even with the console closed. ${options.mailFallback ? 'Mail to OPERATOR_EMAIL keeps coming as well.' : 'Without it, set OPERATOR_EMAIL to be told by mail.'}</p>
+    <div class="row"><button type="button" class="btn secondary" data-push-key="${options.pushKey}" hidden>Enable notifications</button><span class="sub" data-push-status role="status">Needs a browser with notifications and JavaScript.</span></div>
+  </section>`;
 }
 
 /** How long a waiting task has waited, against the response target. */
@@ -86,5 +100,6 @@ export function queueView(queue: Queue, filter: string, counts: Record<string, n
         ? html`<div class="card empty">${filter === 'open' ? 'Nothing waiting. New tasks appear here.' : 'No tasks here.'}</div>`
         : html`<ul class="queue">${queue.tasks.map((task) => item(task, mail.get(task.task_id) ?? [], now, options))}</ul>`
     }
-    ${next ? html`<div class="pager"><a class="btn secondary" href="${next}">More tasks →</a></div>` : ''}</div>`;
+    ${next ? html`<div class="pager"><a class="btn secondary" href="${next}">More tasks →</a></div>` : ''}</div>
+    ${notifications(options)}`;
 }
