@@ -1,7 +1,7 @@
 import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { registerAbuseHooks } from './abuse/http.js';
-import { registerDocuments } from './docs/routes.js';
+import { registerAbuseHooks } from './http/abuse-hooks.js';
+import { registerDocuments } from './http/routes/documents.js';
 import { registerOpenApi } from './docs/openapi.js';
 import { installErrorHandler } from './http/errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
@@ -12,7 +12,7 @@ import { registerOutboxRoutes } from './http/routes/admin-outbox.js';
 import { registerPublicRoutes } from './http/routes/public.js';
 import { validatorCompiler } from './http/validator.js';
 import { registerMcp } from './mcp/routes.js';
-import type { ServiceDeps } from './services/deps.js';
+import type { AppDeps } from './deps.js';
 import { registerOperatorConsole } from './web/operator.js';
 import { notFoundPage, registerPages } from './web/pages.js';
 
@@ -22,7 +22,7 @@ const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'Rat
  * Builds the whole application from its dependencies, with no side effects: no listening, no
  * timers, no store opening. Production (server.ts) and every test use this same function.
  */
-export async function buildApp(deps: ServiceDeps): Promise<FastifyInstance> {
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Typed as the default instance: the pino logger is passed in, the server is plain HTTP/1.1.
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,

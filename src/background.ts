@@ -1,10 +1,11 @@
-import { sweepExpiredIdempotencyKeys } from './abuse/housekeeping.js';
 import { iso } from './domain/time.js';
-import { startOutboxWorker } from './mail/worker.js';
-import type { ServiceDeps } from './services/deps.js';
+import { startOutboxWorker } from './services/mail-worker.js';
+import type { ServiceDeps } from './services/context.js';
 import { startPushAnnouncer } from './services/push.js';
+import { sweepExpiredCounters } from './store/counters-repo.js';
+import { sweepExpiredIdempotencyKeys } from './store/idempotency-repo.js';
 import { sweepNotices } from './store/push-repo.js';
-import { sweepExpiredCounters } from './store/counters.js';
+import { sweepRevokedSessions } from './store/sessions-repo.js';
 
 export interface Background {
   stop(): Promise<void>;
@@ -24,9 +25,10 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const stopPush = startPushAnnouncer(deps);
   const sweep = async () => {
     try {
-      await sweepExpiredCounters(deps.store.db, iso(deps.clock.now()));
-      await sweepExpiredIdempotencyKeys(deps.store.db, iso(deps.clock.now()));
-      await deps.store.db.deleteFrom('revoked_sessions').where('expires_at', '<=', iso(deps.clock.now())).execute();
+      const now = iso(deps.clock.now());
+      await sweepExpiredCounters(deps.store.db, now);
+      await sweepExpiredIdempotencyKeys(deps.store.db, now);
+      await sweepRevokedSessions(deps.store.db, now);
       await sweepNotices(deps.store.db, iso(new Date(deps.clock.now().getTime() - 7 * 86_400_000)));
     } catch (error) {
       deps.log.warn({ err: error }, 'housekeeping: sweeping expired counters failed');

@@ -2,7 +2,7 @@ import { buildApp } from './app.js';
 import { loadConfigOrExit } from './config.js';
 import { systemClock } from './domain/time.js';
 import { createLogger } from './logger.js';
-import { initDeps } from './services/deps.js';
+import { initDeps } from './deps.js';
 import { startBackground } from './background.js';
 import { migrate, openStore } from './store/db.js';
 import { SERVICE_VERSION } from './version.js';

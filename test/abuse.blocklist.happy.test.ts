@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addBlock, listBlocks, removeBlock } from '../src/abuse/blocklist.js';
-import { clientHash } from '../src/http/client.js';
+import { addBlock, listBlocks, removeBlock } from '../src/services/blocklist.js';
+import { clientHash } from '../src/domain/client.js';
 import { STORES, TEST_ADMIN_KEY, TestClock, postJson, validTask, useTestApp } from './support/app.js';
 
 /** The blocklist through the admin API: every kind blocks, expiry ends a block, removal too. */

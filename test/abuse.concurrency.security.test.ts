@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { abuseState } from '../src/abuse/state.js';
 import { STORES, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
 
 /**
@@ -97,13 +96,13 @@ describe.each(STORES)('two instances racing on %s', (store) => {
     try {
       const read = (t: TestApp) => fetch(`${t.url}/api/v1/tasks/task-2030-00000000000000000000000000000000`, { headers: { 'x-forwarded-for': '10.30.0.1' } });
       for (let i = 0; i < 3; i++) expect((await read(c)).status).toBe(404);
-      await abuseState(c.deps).reads.sync();
+      await c.deps.abuse.reads.sync();
       // d has not seen this client yet: it admits on its own count and learns the total at once.
       expect((await read(d)).status).toBe(404);
-      await abuseState(d.deps).reads.sync();
+      await d.deps.abuse.reads.sync();
       expect((await read(d)).status).toBe(429);
       // c refreshes the totals of clients idle on it, so d's read counts there too.
-      await abuseState(c.deps).reads.sync();
+      await c.deps.abuse.reads.sync();
       expect((await read(c)).status).toBe(429);
       // No read wrote to the store by itself: one counter row holds the client's minute.
       const rows = await c.store.db.selectFrom('counters').selectAll().where('key', 'like', 'reads:m:%').execute();

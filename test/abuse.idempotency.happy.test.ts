@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sweepExpiredIdempotencyKeys } from '../src/abuse/housekeeping.js';
+import { sweepExpiredIdempotencyKeys } from '../src/store/idempotency-repo.js';
 import { iso } from '../src/domain/time.js';
 import { STORES, TestClock, postJson, validTask, useTestApp } from './support/app.js';
 

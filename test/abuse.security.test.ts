@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientAddress, clientHash } from '../src/http/client.js';
+import { clientAddress, clientHash } from '../src/domain/client.js';
 import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
 
 /**

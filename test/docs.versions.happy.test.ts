@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
-import { registerApiVersion, unregisterApiVersion } from '../src/docs/versions.js';
-import { initDeps } from '../src/services/deps.js';
+import type { ApiVersion } from '../src/docs/versions.js';
+import { initDeps } from '../src/deps.js';
 import { SERVICE_VERSION } from '../src/version.js';
 import { arr, getJson, type Json } from './docs.support.js';
 import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
@@ -17,19 +17,19 @@ describe.each(STORES)('API version deprecation on %s', (store) => {
   const deprecatedAt = '2030-01-01T00:00:00.000Z';
   const sunsetAt = '2030-06-30T00:00:00.000Z';
 
+  const v0: ApiVersion = { version: 'v0', prefix: '/api/v0/', deprecated_at: deprecatedAt, sunset_at: sunsetAt, successor: '/api/v1/' };
+
   beforeAll(async () => {
-    registerApiVersion({ version: 'v0', prefix: '/api/v0/', deprecated_at: deprecatedAt, sunset_at: sunsetAt, successor: '/api/v1/' });
-    t = await startTestApp({ store, clock });
+    t = await startTestApp({ store, clock, apiVersions: [v0] });
   });
   afterAll(async () => {
     await t.close();
-    unregisterApiVersion('v0');
   });
 
   /** An app with one v0 route, built by the production builder on the same dependencies. */
-  async function withV0Route<T>(run: (app: Awaited<ReturnType<typeof buildApp>>) => Promise<T>): Promise<T> {
+  async function withV0Route<T>(run: (app: Awaited<ReturnType<typeof buildApp>>) => Promise<T>, version: ApiVersion = v0): Promise<T> {
     // Fresh dependencies on the same store, so this second app shares no state with the listening one.
-    const deps = await initDeps(t.config, t.store, { clock, log: t.deps.log, version: SERVICE_VERSION });
+    const deps = await initDeps(t.config, t.store, { clock, log: t.deps.log, version: SERVICE_VERSION, apiVersions: [version] });
     const app = await buildApp(deps);
     app.get('/api/v0/ping', { config: { kind: 'none' } }, async () => ({ pong: true }));
     await app.ready();
@@ -78,7 +78,7 @@ describe.each(STORES)('API version deprecation on %s', (store) => {
   });
 
   it('announces a deprecation ahead of its date without sending the headers yet', async () => {
-    registerApiVersion({ version: 'v0', prefix: '/api/v0/', deprecated_at: '2031-01-01T00:00:00.000Z', sunset_at: '2031-06-30T00:00:00.000Z' });
+    const ahead: ApiVersion = { version: 'v0', prefix: '/api/v0/', deprecated_at: '2031-01-01T00:00:00.000Z', sunset_at: '2031-06-30T00:00:00.000Z' };
     try {
       await withV0Route(async (app) => {
         const res = await app.inject({ method: 'GET', url: '/api/v0/ping' });
@@ -90,10 +90,9 @@ describe.each(STORES)('API version deprecation on %s', (store) => {
         expect(later.headers.link).toBeUndefined();
         const manifest = JSON.parse((await app.inject({ method: 'GET', url: '/agent.json' })).body) as Json;
         expect(arr(manifest.api_versions, 'deprecations')[0]?.deprecated_at).toBe('2031-01-01T00:00:00.000Z');
-      });
+      }, ahead);
     } finally {
       clock.set('2030-03-10T10:00:00.000Z');
-      registerApiVersion({ version: 'v0', prefix: '/api/v0/', deprecated_at: deprecatedAt, sunset_at: sunsetAt, successor: '/api/v1/' });
     }
   });
 });

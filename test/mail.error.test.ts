@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBackground } from '../src/background.js';
 import { loadConfig } from '../src/config.js';
-import { listOutbox } from '../src/mail/admin.js';
-import { retryDelayMs } from '../src/mail/worker.js';
+import { listOutbox } from '../src/services/outbox-admin.js';
+import { retryDelayMs } from '../src/services/mail-worker.js';
 import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
 import { startSmtpServer, waitUntil, type TestSmtpServer } from './support/smtp.js';
 

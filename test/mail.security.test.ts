@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBackground } from '../src/background.js';
 import { enqueueMessageReceived, enqueueTaskSubmitted, enqueueTaskTransition } from '../src/mail/outbox.js';
 import { headerText, isSafeAddress, maskAddress } from '../src/mail/sanitize.js';
-import { startOutboxWorker } from '../src/mail/worker.js';
+import { startOutboxWorker } from '../src/services/mail-worker.js';
 import type { MessageRow } from '../src/store/messages-repo.js';
 import { findTask } from '../src/store/tasks-repo.js';
 import { STORES, postJson, startTestApp, validTask, type TestApp, useTestApp, smtpOf } from './support/app.js';

@@ -1,6 +1,6 @@
 import { AppError } from '../domain/errors.js';
-import type { Caller, ServiceDeps } from '../services/deps.js';
-import { incrementCounter, readCounters } from '../store/counters.js';
+import type { Caller, AbuseDeps } from './context.js';
+import { deleteCounters, incrementCounter, readCounters } from '../store/counters-repo.js';
 import { blockClient } from './blocklist.js';
 import { windowOf } from './limits.js';
 
@@ -19,7 +19,7 @@ function refusalKey(clientHash: string, hourId: string): string {
 }
 
 /** Called after a refused submission's transaction has rolled back, so the count survives it. */
-export async function noteRefusal(deps: ServiceDeps, caller: Caller, error: unknown): Promise<void> {
+export async function noteRefusal(deps: AbuseDeps, caller: Caller, error: unknown): Promise<void> {
   if (!(error instanceof AppError) || error.code !== 'rate_limited') return;
   try {
     const now = deps.clock.now();
@@ -33,7 +33,7 @@ export async function noteRefusal(deps: ServiceDeps, caller: Caller, error: unkn
     if (refusals < autoBlockRefusals) return;
     await blockClient(deps, caller.clientHash, `auto: ${refusals} rate-limit refusals within 24 hours`, new Date(now.getTime() + autoBlockHours * HOUR_MS));
     // A fresh start once the block ends: the refusals that caused it are spent.
-    await db.deleteFrom('counters').where('key', 'in', keys).execute();
+    await deleteCounters(db, keys);
   } catch (failure) {
     deps.log.error({ err: failure }, 'could not record a refusal');
   }

@@ -1,7 +1,8 @@
 import { AppError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import type { Caller, ServiceDeps } from '../services/deps.js';
+import type { Caller, AbuseDeps } from './context.js';
 import type { Db } from '../store/db.js';
+import { findByDedupeKey } from '../store/tasks-repo.js';
 
 /**
  * Duplicate detection (contract): the same client or the same contact e-mail, the same task_type
@@ -10,20 +11,11 @@ import type { Db } from '../store/db.js';
  * submission transaction under the dedupe key's lock (PostgreSQL), so two identical submissions
  * racing on two instances give one 202 and one 409.
  */
-export async function findDuplicate(db: Db, deps: ServiceDeps, caller: Caller, contactEmail: string | undefined, dedupeKey: string): Promise<string | null> {
+export async function findDuplicate(db: Db, deps: AbuseDeps, caller: Caller, contactEmail: string | undefined, dedupeKey: string): Promise<string | null> {
   const hours = deps.config.limits.duplicateWindowHours;
   if (hours <= 0) return null;
   const since = iso(new Date(deps.clock.now().getTime() - hours * 3_600_000));
-  // Look up by the dedupe key alone (its index is selective: identical descriptions are rare) and
-  // match the client or e-mail here. Given the OR, a planner may otherwise pick the client index
-  // and scan every task that client sent in the window.
-  const rows = await db
-    .selectFrom('tasks')
-    .select(['id', 'client_hash', 'contact_email'])
-    .where('dedupe_key', '=', dedupeKey)
-    .where('created_at', '>', since)
-    .orderBy('created_at', 'desc')
-    .execute();
+  const rows = await findByDedupeKey(db, dedupeKey, since);
   const email = contactEmail?.toLowerCase();
   const row = rows.find((r) => r.client_hash === caller.clientHash || (email !== undefined && r.contact_email?.toLowerCase() === email));
   return row?.id ?? null;

@@ -1,7 +1,7 @@
 import { Resolver } from 'node:dns/promises';
-import { domainToASCII } from 'node:url';
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/time.js';
+import { domainPart, isHostname, isPlaceholderDomain } from '../domain/email.js';
 
 /**
  * Is an address a real mailbox? Syntax, then placeholder domains, then DNS through DNS_SERVERS:
@@ -20,51 +20,6 @@ export const REFUSAL_TEXT: Record<Exclude<Deliverability, 'ok' | 'unverified'>, 
   no_mail_host: 'has a domain with no mail server (no MX, A or AAAA record); give a real mailbox',
   no_such_domain: 'has a domain that does not exist; give a real mailbox',
 };
-
-const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
-const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
-const TLD = /^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$/;
-
-const PLACEHOLDER_DOMAINS = ['example.com', 'example.org', 'example.net', 'localhost'];
-const PLACEHOLDER_TLDS = ['example', 'test', 'invalid', 'localhost'];
-
-/** The ASCII (punycode) lower-case domain after the @ of a well-formed local part, or null. */
-function domainPart(address: string): string | null {
-  const at = address.lastIndexOf('@');
-  if (at < 1 || at > 64 || address.length > 254) return null;
-  if (!LOCAL_PART.test(address.slice(0, at))) return null;
-  const domain = domainToASCII(address.slice(at + 1)).toLowerCase();
-  return domain === '' ? null : domain;
-}
-
-/** The ASCII (punycode) lower-case domain of an address, or null when the address is not one. */
-export function emailDomain(address: string): string | null {
-  const domain = domainPart(address);
-  return domain !== null && isHostname(domain) ? domain : null;
-}
-
-/**
- * A plain ASCII `local@domain` address — dot-atom local part, LDH domain labels, no quoted strings,
- * comments or address literals — so no space, comma, angle bracket, quote or line break can be in
- * it: safe to put in a mail header as it is.
- */
-export function isPlainAddress(address: string): boolean {
-  const at = address.lastIndexOf('@');
-  return at >= 1 && at <= 64 && address.length <= 254 && LOCAL_PART.test(address.slice(0, at)) && isHostname(address.slice(at + 1).toLowerCase());
-}
-
-/** A dotted DNS name of at least two labels with an alphabetic (or IDN) top-level label. */
-export function isHostname(name: string): boolean {
-  if (name.length === 0 || name.length > 253) return false;
-  const labels = name.split('.');
-  return labels.length >= 2 && labels.every((l) => LABEL.test(l)) && TLD.test(labels[labels.length - 1]!);
-}
-
-export function isPlaceholderDomain(domain: string): boolean {
-  if (PLACEHOLDER_DOMAINS.some((d) => domain === d || domain.endsWith(`.${d}`))) return true;
-  const tld = domain.slice(domain.lastIndexOf('.') + 1);
-  return PLACEHOLDER_TLDS.includes(tld);
-}
 
 /** Resolver outcomes worth caching; `unverified` is cached briefly so an outage is not hammered. */
 type DnsVerdict = 'ok' | 'unverified' | 'null_mx' | 'no_mail_host' | 'no_such_domain';

@@ -1,7 +1,8 @@
 import { validationFailed } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import type { Caller, ServiceDeps } from '../services/deps.js';
+import type { Caller, AbuseDeps } from './context.js';
 import type { Db } from '../store/db.js';
+import { findIdempotencyRecord, saveIdempotencyRecord } from '../store/idempotency-repo.js';
 
 /**
  * Idempotency-Key, scoped to the client (the key is stored with the client hash, so a key never
@@ -24,22 +25,16 @@ function reusedKey() {
   );
 }
 
-export async function findStoredResponse(db: Db, deps: ServiceDeps, caller: Caller, requestHash: string): Promise<StoredResponse | null> {
+export async function findStoredResponse(db: Db, deps: AbuseDeps, caller: Caller, requestHash: string): Promise<StoredResponse | null> {
   if (caller.idempotencyKey === undefined) return null;
-  const row = await db
-    .selectFrom('idempotency_keys')
-    .select(['request_hash', 'status_code', 'location', 'body'])
-    .where('client_hash', '=', caller.clientHash)
-    .where('key', '=', caller.idempotencyKey)
-    .where('expires_at', '>', iso(deps.clock.now()))
-    .executeTakeFirst();
+  const row = await findIdempotencyRecord(db, caller.clientHash, caller.idempotencyKey, iso(deps.clock.now()));
   if (!row) return null;
   if (row.request_hash !== requestHash) throw reusedKey();
   return { statusCode: Number(row.status_code), location: row.location, body: JSON.parse(row.body) as unknown };
 }
 
 /** Remembers a response; an expired record of the same key is overwritten. */
-export async function storeResponse(db: Db, deps: ServiceDeps, caller: Caller, requestHash: string, response: StoredResponse): Promise<void> {
+export async function storeResponse(db: Db, deps: AbuseDeps, caller: Caller, requestHash: string, response: StoredResponse): Promise<void> {
   if (caller.idempotencyKey === undefined) return;
   const now = deps.clock.now();
   const body = response.body as { task_id?: unknown } | null;
@@ -52,12 +47,6 @@ export async function storeResponse(db: Db, deps: ServiceDeps, caller: Caller, r
     created_at: iso(now),
     expires_at: iso(new Date(now.getTime() + deps.config.limits.idempotencyWindowHours * 3_600_000)),
   };
-  const saved = await db
-    .insertInto('idempotency_keys')
-    .values({ client_hash: caller.clientHash, key: caller.idempotencyKey, ...record })
-    .onConflict((oc) => oc.columns(['client_hash', 'key']).doUpdateSet(record).where('idempotency_keys.expires_at', '<=', record.created_at))
-    .returning('key')
-    .executeTakeFirst();
   // A live record appeared since findStoredResponse: only possible without the key's lock; refuse.
-  if (!saved) throw reusedKey();
+  if (!(await saveIdempotencyRecord(db, caller.clientHash, caller.idempotencyKey, record))) throw reusedKey();
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../store/db.js';
-import { consumeCounter, readCounters } from '../store/counters.js';
+import { consumeCounter, readCounters } from '../store/counters-repo.js';
 import { iso, nextUtcMidnight, utcDay } from '../domain/time.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { AbuseDeps } from './context.js';
 
 /**
  * The global daily caps (DAILY_TASK_CAP, DAILY_EMAIL_CAP), counted in the store so every instance
@@ -28,7 +28,7 @@ export interface DailyCapUsage {
   resets_at: string;
 }
 
-export async function dailyCapUsage(deps: ServiceDeps): Promise<DailyCapUsage> {
+export async function dailyCapUsage(deps: Pick<AbuseDeps, 'config' | 'clock' | 'store'>): Promise<DailyCapUsage> {
   const now = deps.clock.now();
   const { dailyTaskCap, dailyEmailCap } = deps.config.limits;
   const counts = await readCounters(deps.store.db, [dailyTaskCapKey(now), dailyEmailCapKey(now)]);
@@ -44,7 +44,7 @@ export async function dailyCapUsage(deps: ServiceDeps): Promise<DailyCapUsage> {
  * Takes one unit of today's e-mail cap; false when it is used up (the mail then waits for the
  * next UTC day). The outbox worker calls this for every mail it is about to send.
  */
-export async function consumeEmailCap(db: Db, deps: ServiceDeps): Promise<boolean> {
+export async function consumeEmailCap(db: Db, deps: Pick<AbuseDeps, 'config' | 'clock'>): Promise<boolean> {
   const now = deps.clock.now();
   const count = await consumeCounter(db, dailyEmailCapKey(now), deps.config.limits.dailyEmailCap, iso(new Date(nextUtcMidnight(now).getTime() + 86_400_000)));
   return count !== null;

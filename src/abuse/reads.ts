@@ -1,7 +1,6 @@
-import { sql } from 'kysely';
 import type { Clock } from '../domain/time.js';
 import type { Logger } from 'pino';
-import { readCounters } from '../store/counters.js';
+import { addCounts, readCounters } from '../store/counters-repo.js';
 import type { Db } from '../store/db.js';
 import { counterExpiry, windowOf } from './limits.js';
 
@@ -121,13 +120,7 @@ export class ReadLimiter {
       // In chunks: one statement may bind only so many parameters (SQLite 32 766, PostgreSQL 65 535).
       while (settled < batch.length) {
         const chunk = batch.slice(settled, settled + FLUSH_CHUNK);
-        const rows = await this.db
-          .insertInto('counters')
-          .values(chunk.map((b) => ({ key: b.key, count: b.count, expires_at: expires })))
-          .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql<number>`counters.count + excluded.count` }))
-          .returning(['key', 'count'])
-          .execute();
-        const totals = new Map(rows.map((r) => [r.key, Number(r.count)]));
+        const totals = await addCounts(this.db, chunk, expires);
         for (const b of chunk) {
           b.entry.flushing -= b.count;
           b.entry.shared = Math.max(b.entry.shared + b.count, totals.get(b.key) ?? 0);

@@ -1,12 +1,15 @@
-import type { ServiceDeps } from '../services/deps.js';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Clock } from '../domain/time.js';
+import type { Store } from '../store/db.js';
 import { EmailChecker } from './email.js';
 import { policiesFor, type Policies } from './limits.js';
 import { ReadLimiter } from './reads.js';
 
 /**
- * Per-application abuse-control state built once from the deps: the quota policies, the e-mail
- * checker (with its DNS cache) and the in-memory read limiter. Kept beside the deps rather than in
- * them so the shared ServiceDeps type stays as it is.
+ * Per-application abuse-control state: the quota policies, the e-mail checker (with its DNS cache)
+ * and the in-memory read limiter. Built once by the composition root (src/deps.ts) and carried in
+ * the dependencies as `abuse`.
  */
 export interface AbuseState {
   policies: Policies;
@@ -14,17 +17,10 @@ export interface AbuseState {
   reads: ReadLimiter;
 }
 
-const states = new WeakMap<ServiceDeps, AbuseState>();
-
-export function abuseState(deps: ServiceDeps): AbuseState {
-  let state = states.get(deps);
-  if (!state) {
-    state = {
-      policies: policiesFor(deps.config.limits),
-      email: new EmailChecker(deps.config, deps.clock),
-      reads: new ReadLimiter(deps.store.db, deps.clock, deps.log, deps.config.limits.readsPerMinute),
-    };
-    states.set(deps, state);
-  }
-  return state;
+export function createAbuseState(config: Config, store: Pick<Store, 'db'>, clock: Clock, log: Logger): AbuseState {
+  return {
+    policies: policiesFor(config.limits),
+    email: new EmailChecker(config, clock),
+    reads: new ReadLimiter(store.db, clock, log, config.limits.readsPerMinute),
+  };
 }

@@ -1,11 +1,12 @@
 import { taskInputSchema } from '../domain/schemas.js';
 import { CURRENT_STATUSES, DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/task.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceDeps } from '../services/context.js';
 import { API_VERSION, SERVICE_NAME, SERVICE_VERSION } from '../version.js';
 import { DOCUMENTS, MCP_TOOLS, documentUrls, endpoints } from './endpoints.js';
 import { publicLimits } from './limits.js';
 import type { LiveFigures } from './live.js';
-import { apiVersions, deprecationNotices } from './versions.js';
+import type { DocsDeps } from './context.js';
+import { deprecationNotices } from './versions.js';
 
 /**
  * The JSON documents, each built from the one source: the profile and catalog files, the running
@@ -88,10 +89,10 @@ function taskTypes(deps: ServiceDeps) {
   };
 }
 
-function versions(deps: ServiceDeps) {
+function versions(deps: DocsDeps) {
   return {
     current: API_VERSION,
-    versions: apiVersions().map((v) => ({
+    versions: deps.apiVersions.list().map((v) => ({
       version: v.version,
       base_url: `${deps.config.baseUrl}${v.prefix.replace(/\/$/, '')}`,
       status: v.deprecated_at ? 'deprecated' : 'current',
@@ -100,7 +101,7 @@ function versions(deps: ServiceDeps) {
     })),
     policy:
       'The version is in the path. Within a version only additive changes happen; breaking changes ship as a new path version. A deprecated version keeps working at least 90 days after its replacement ships and announces retirement with Deprecation and Sunset headers and a notice here.',
-    deprecations: deprecationNotices(deps.config.baseUrl),
+    deprecations: deprecationNotices(deps.apiVersions.list(), deps.config.baseUrl),
   };
 }
 
@@ -109,7 +110,7 @@ function mcpBlock(base: string) {
 }
 
 /** /agent.json and /.well-known/agent.json: the platform manifest, also shaped as an A2A-style agent card. */
-export function buildManifest(deps: ServiceDeps) {
+export function buildManifest(deps: DocsDeps) {
   const base = deps.config.baseUrl;
   const docs = documentUrls(base);
   return {

@@ -1,6 +1,6 @@
 import { dailyCapUsage } from '../abuse/quotas.js';
 import { iso } from '../domain/time.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceDeps } from '../services/context.js';
 import { seenWithinTarget, type SeenWithinTarget } from '../services/response-target.js';
 import { taskStats, type DurationStats } from '../services/stats.js';
 

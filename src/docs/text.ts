@@ -1,12 +1,12 @@
 import { ERROR_STATUS } from '../domain/errors.js';
 import { PublicTaskSchema, messageInputSchema, taskInputSchema } from '../domain/schemas.js';
 import { TASK_TYPES } from '../domain/task.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceDeps } from '../services/context.js';
 import { API_VERSION, SERVICE_VERSION } from '../version.js';
 import { PRODUCT_NAME, summary } from './documents.js';
 import { DOCUMENTS, MCP_TOOLS, endpoints } from './endpoints.js';
 import { publicLimits } from './limits.js';
-import type { Block } from './markup.js';
+import type { Block } from '../domain/markup.js';
 import { STATUS_DESCRIPTIONS } from './openapi.js';
 
 /** llms.txt, index.md and api.md, from the same sources as the JSON documents. */

@@ -21,27 +21,31 @@ export interface ApiVersion {
   successor?: string;
 }
 
-const registry: ApiVersion[] = [{ version: 'v1', prefix: '/api/v1/' }];
-
-/** Every known version; the first entry whose prefix matches a path owns it. */
-export function apiVersions(): readonly ApiVersion[] {
-  return registry;
-}
+/** The version every deployment serves today. */
+export const V1: ApiVersion = { version: 'v1', prefix: '/api/v1/' };
 
 /**
- * Adds a version (a future /api/v2, or a test-only entry). Call it before the app is built:
- * documents are generated once at start.
+ * The versions one application serves: v1 plus any added at start (a future /api/v2, or a
+ * test-only entry). Built once in src/deps.ts; documents are generated from it when the app is ready.
  */
-export function registerApiVersion(entry: ApiVersion): void {
-  const existing = registry.findIndex((v) => v.version === entry.version);
-  if (existing >= 0) registry.splice(existing, 1, entry);
-  else registry.push(entry);
-}
+export class ApiVersionRegistry {
+  private readonly entries: ApiVersion[] = [V1];
 
-/** Removes a version added with registerApiVersion (tests clean up with it). */
-export function unregisterApiVersion(version: string): void {
-  const index = registry.findIndex((v) => v.version === version);
-  if (index >= 0) registry.splice(index, 1);
+  constructor(extra: readonly ApiVersion[] = []) {
+    for (const entry of extra) this.register(entry);
+  }
+
+  /** Every known version; the first entry whose prefix matches a path owns it. */
+  list(): readonly ApiVersion[] {
+    return this.entries;
+  }
+
+  /** Adds a version, or replaces the one of the same name. Call it before the app is built. */
+  register(entry: ApiVersion): void {
+    const existing = this.entries.findIndex((v) => v.version === entry.version);
+    if (existing >= 0) this.entries.splice(existing, 1, entry);
+    else this.entries.push(entry);
+  }
 }
 
 export function isDeprecated(version: ApiVersion, now: Date): boolean {
@@ -70,8 +74,8 @@ export function deprecationHeaders(version: ApiVersion, now: Date, baseUrl: stri
  * The notices the platform manifest lists: one per version with a deprecation date, announced
  * ahead of that date as well (the manifest is generated once at start).
  */
-export function deprecationNotices(baseUrl: string) {
-  return registry
+export function deprecationNotices(versions: readonly ApiVersion[], baseUrl: string) {
+  return versions
     .filter((v) => v.deprecated_at !== undefined)
     .map((v) => ({
       version: v.version,
@@ -91,11 +95,11 @@ export function deprecationNotices(baseUrl: string) {
  * Adds the deprecation headers to every response of a deprecated version. Registered before any
  * route (from registerOpenApi) so it covers them all, errors included.
  */
-export function registerVersionHeaders(app: FastifyInstance, clock: Clock, baseUrl: string): void {
+export function registerVersionHeaders(app: FastifyInstance, versions: ApiVersionRegistry, clock: Clock, baseUrl: string): void {
   app.addHook('onSend', (request, reply, payload, done) => {
     const path = request.url;
     if (!path.startsWith('/api/')) return done(null, payload);
-    const version = registry.find((v) => path.startsWith(v.prefix));
+    const version = versions.list().find((v) => path.startsWith(v.prefix));
     if (version) {
       for (const [name, value] of Object.entries(deprecationHeaders(version, clock.now(), baseUrl))) {
         if (name === 'Link') {

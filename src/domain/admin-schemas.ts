@@ -94,7 +94,10 @@ export const QueueQuerySchema = Type.Object({
   cursor: Type.Optional(Cursor),
 });
 
+export type QueueQuery = Static<typeof QueueQuerySchema>;
+
 export const MessageQuerySchema = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) });
+export type MessageQuery = Static<typeof MessageQuerySchema>;
 
 export const TaskPatchSchema = Type.Object(
   {
@@ -127,4 +130,27 @@ export const AdminStatsSchema = Type.Object({
 export type AdminStats = Static<typeof AdminStatsSchema>;
 
 export const StatsQuerySchema = Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'Window in days; default 30.' })) });
+export type StatsQuery = Static<typeof StatsQuerySchema>;
 
+export const BLOCK_KINDS = ['ip', 'email', 'domain', 'requester'] as const;
+export type BlockKind = (typeof BLOCK_KINDS)[number];
+
+/** A blocklist entry as the operator adds it; the value's form per kind is checked by services/blocklist.ts. */
+export const BlockInputSchema = Type.Object({
+  kind: Type.Enum([...BLOCK_KINDS]),
+  value: Type.String({ minLength: 1, description: 'ip: an IPv4 address, or an IPv6 address or /64 prefix; email; domain (covers subdomains); requester.' }),
+  reason: Type.Optional(Type.String({ maxLength: 500 })),
+  expires_at: Type.Optional(Type.String({ format: 'date-time', description: 'When the block ends; omit for a permanent block.' })),
+});
+export type BlockInput = Static<typeof BlockInputSchema>;
+
+export const OUTBOX_STATUSES = ['pending', 'sent', 'failed'] as const;
+export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
+export const OUTBOX_LIST_DEFAULT = 50;
+export const OUTBOX_LIST_MAX = 200;
+
+export const OutboxQuerySchema = Type.Object({
+  status: Type.Optional(Type.Enum([...OUTBOX_STATUSES])),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: OUTBOX_LIST_MAX, description: `Page size, 1 to ${OUTBOX_LIST_MAX}; default ${OUTBOX_LIST_DEFAULT}.` })),
+});
+export type OutboxQuery = Static<typeof OutboxQuerySchema>;

@@ -1,6 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import type { Limits } from '../config.js';
-import { CatalogEntrySchema } from '../docs/profile.js';
+import { CatalogEntrySchema } from './profile.js';
 import { ALL_STATUSES, DELIVERY_MODES, SOURCES, TASK_TYPES } from './task.js';
 
 /**

@@ -2,14 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { iso } from '../domain/time.js';
 import type { Db } from '../store/db.js';
 import type { MessageRow } from '../store/messages-repo.js';
-import type { TaskRow } from '../store/tasks-repo.js';
-import type { ServiceDeps } from '../services/deps.js';
+import { insertOutbox } from '../store/outbox-repo.js';
+import { taskSummaries, type TaskRow } from '../store/tasks-repo.js';
+import type { MailDeps } from './context.js';
 import { bodyText, headerText, isSafeAddress } from './sanitize.js';
 import type { MailParts } from './templates/layout.js';
 import { messageReceivedMail, taskSubmittedMail, type LinkedTask } from './templates/operator.js';
 import { messageReplyMail } from './templates/reply.js';
 import { taskAcceptedMail, taskDeliveredMail, taskRejectedMail } from './templates/requester.js';
-import { wakeOutbox } from './wake.js';
 
 /**
  * The transactional outbox: each function writes mail rows in the caller's transaction, so a
@@ -35,7 +35,7 @@ interface NewMail {
 /** How many named tasks a message mail lists (a message may quote many ids). */
 const LINKED_TASKS_MAX = 10;
 
-async function enqueue(db: Db, deps: ServiceDeps, mail: NewMail): Promise<void> {
+async function enqueue(db: Db, deps: MailDeps, mail: NewMail): Promise<void> {
   const context = { kind: mail.kind, task_id: mail.taskId, message_id: mail.messageId };
   if (!isSafeAddress(mail.recipient)) {
     // Only validated, plain addresses become recipients; anything else is a bug or an attack.
@@ -43,32 +43,28 @@ async function enqueue(db: Db, deps: ServiceDeps, mail: NewMail): Promise<void> 
     return;
   }
   const now = iso(deps.clock.now());
-  await db
-    .insertInto('outbox')
-    .values({
-      id: mail.id ?? `mail-${randomBytes(16).toString('hex')}`,
-      kind: mail.kind,
-      recipient: mail.recipient,
-      reply_to: isSafeAddress(mail.replyTo) ? mail.replyTo : null,
-      subject: headerText(mail.parts.subject),
-      text_body: bodyText(mail.parts.text),
-      html_body: bodyText(mail.parts.html),
-      task_id: mail.taskId ?? null,
-      message_id: mail.messageId ?? null,
-      status: 'pending',
-      attempts: 0,
-      next_attempt_at: now,
-      locked_until: null,
-      last_error: null,
-      created_at: now,
-      sent_at: null,
-      in_reply_to: mail.inReplyTo ?? null,
-    })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .execute();
+  await insertOutbox(db, {
+    id: mail.id ?? `mail-${randomBytes(16).toString('hex')}`,
+    kind: mail.kind,
+    recipient: mail.recipient,
+    reply_to: isSafeAddress(mail.replyTo) ? mail.replyTo : null,
+    subject: headerText(mail.parts.subject),
+    text_body: bodyText(mail.parts.text),
+    html_body: bodyText(mail.parts.html),
+    task_id: mail.taskId ?? null,
+    message_id: mail.messageId ?? null,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: now,
+    locked_until: null,
+    last_error: null,
+    created_at: now,
+    sent_at: null,
+    in_reply_to: mail.inReplyTo ?? null,
+  });
   deps.log.debug(context, 'outbox: mail queued');
   // The caller's transaction commits right after this returns; the worker waits a moment first.
-  wakeOutbox(deps);
+  deps.outboxWake.wake();
 }
 
 /** One id per (task, kind): a transition mail is never queued twice for the same task. */
@@ -77,7 +73,7 @@ function onceId(taskId: string, kind: MailKind): string {
 }
 
 /** To OPERATOR_EMAIL: a new task. Reply-To is the requester, so the operator can ask back. */
-export async function enqueueTaskSubmitted(db: Db, deps: ServiceDeps, task: TaskRow): Promise<void> {
+export async function enqueueTaskSubmitted(db: Db, deps: MailDeps, task: TaskRow): Promise<void> {
   const operator = deps.config.operatorEmail;
   if (operator === undefined) return;
   await enqueue(db, deps, {
@@ -100,12 +96,11 @@ function namedTaskIds(message: MessageRow): string[] {
 }
 
 /** To OPERATOR_EMAIL: a new message, Reply-To the sender, with the tasks it names. */
-export async function enqueueMessageReceived(db: Db, deps: ServiceDeps, message: MessageRow): Promise<void> {
+export async function enqueueMessageReceived(db: Db, deps: MailDeps, message: MessageRow): Promise<void> {
   const operator = deps.config.operatorEmail;
   if (operator === undefined) return;
   const ids = namedTaskIds(message);
-  const found =
-    ids.length === 0 ? [] : await db.selectFrom('tasks').select(['id', 'task_type', 'status']).where('id', 'in', ids).execute();
+  const found = await taskSummaries(db, ids);
   const linked: LinkedTask[] = ids.map((id) => {
     const task = found.find((t) => t.id === id);
     return task ? { id, task: { task_type: task.task_type, status: task.status } } : { id };
@@ -130,7 +125,7 @@ export function messageThreadId(mailFrom: string, messageId: string): string {
 }
 
 /** To the message's reply_to: the operator's answer, threaded under the message. */
-export async function enqueueMessageReply(db: Db, deps: ServiceDeps, message: MessageRow, replyId: string, reply: string): Promise<string> {
+export async function enqueueMessageReply(db: Db, deps: MailDeps, message: MessageRow, replyId: string, reply: string): Promise<string> {
   const id = `mail-${createHash('sha256').update(`${replyId}\nmessage_reply`).digest('hex').slice(0, 32)}`;
   const ids = namedTaskIds(message);
   await enqueue(db, deps, {
@@ -155,7 +150,7 @@ const TRANSITION_MAILS = {
  * To the requester: the task was accepted, delivered or rejected. Called with the updated row in
  * the transaction that changed it. None for `status_poll` tasks, and at most one per status.
  */
-export async function enqueueTaskTransition(db: Db, deps: ServiceDeps, task: TaskRow): Promise<void> {
+export async function enqueueTaskTransition(db: Db, deps: MailDeps, task: TaskRow): Promise<void> {
   if (task.delivery === 'status_poll' || task.contact_email === null) return;
   const mail = Object.hasOwn(TRANSITION_MAILS, task.status) ? TRANSITION_MAILS[task.status as keyof typeof TRANSITION_MAILS] : undefined;
   if (mail === undefined) return;

@@ -1,19 +1,21 @@
-import type { ServiceDeps } from '../services/deps.js';
-
 /**
  * An in-process nudge from the code that queues mail to this instance's worker, so a new mail
  * goes out without waiting for the next poll. Only a hint: the worker's polling is what makes
  * delivery certain (other instances' rows, restarts, a nudge that arrived before the commit).
+ * One per application, built in src/deps.ts.
  */
-const wakers = new WeakMap<ServiceDeps, () => void>();
+export class OutboxWake {
+  private listener: (() => void) | undefined;
 
-export function onOutboxWake(deps: ServiceDeps, wake: () => void): () => void {
-  wakers.set(deps, wake);
-  return () => {
-    if (wakers.get(deps) === wake) wakers.delete(deps);
-  };
-}
+  /** Sets the worker's listener; returns a function that removes it. */
+  listen(wake: () => void): () => void {
+    this.listener = wake;
+    return () => {
+      if (this.listener === wake) this.listener = undefined;
+    };
+  }
 
-export function wakeOutbox(deps: ServiceDeps): void {
-  wakers.get(deps)?.();
+  wake(): void {
+    this.listener?.();
+  }
 }

@@ -1,6 +1,6 @@
 import { LATEST_PROTOCOL_VERSION, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import Type, { type Static } from 'typebox';
-import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceDeps } from '../services/context.js';
 import { SERVICE_NAME } from '../version.js';
 
 /**

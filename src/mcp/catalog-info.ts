@@ -1,8 +1,8 @@
 import Type, { type Static } from 'typebox';
 import { publicLimits } from '../docs/limits.js';
-import { CatalogEntrySchema, ProfileSchema } from '../docs/profile.js';
+import { CatalogEntrySchema, ProfileSchema } from '../domain/profile.js';
 import { DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/task.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceDeps } from '../services/context.js';
 import { SERVICE_NAME } from '../version.js';
 
 /**

@@ -3,10 +3,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { AppError } from '../domain/errors.js';
 import { ErrorSchema } from '../domain/schemas.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceDeps } from '../services/context.js';
 import { ServerCardSchema, serverCard } from './card.js';
 import { hostGuard } from './host-guard.js';
-import { createMcpServer } from './server.js';
+import { createMcpServer } from './mcp-server.js';
 import { buildTools } from './tools.js';
 
 /**

@@ -2,7 +2,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import Type, { type TSchema } from 'typebox';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/ids.js';
 import { ErrorSchema, MessageResponseSchema, PublicTaskSchema, SubmissionResponseSchema, messageInputSchema, taskInputSchema } from '../domain/schemas.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceDeps } from '../services/context.js';
 import { HumanServicesSchema } from './catalog-info.js';
 
 /**

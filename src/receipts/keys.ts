@@ -1,6 +1,7 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { iso } from '../domain/time.js';
 import type { Db } from '../store/db.js';
+import { ACTIVE_SLOT, activeKeyRow, insertActiveKeyIfNone, listKeyRows, replaceActiveKey } from '../store/signing-keys-repo.js';
 
 /**
  * Receipt-signing keys (Ed25519), kept in the `signing_keys` table so every instance on one store
@@ -10,7 +11,6 @@ import type { Db } from '../store/db.js';
  */
 
 export const RECEIPT_ALG = 'EdDSA';
-const ACTIVE = 'active';
 
 /** The public part of a key as /.well-known/jwks.json lists it. */
 export interface PublicReceiptJwk {
@@ -49,10 +49,6 @@ async function generateKey(): Promise<GeneratedKey> {
   return { kid, publicJwk, privateJwk: { ...(await exportJWK(privateKey)), kid, alg: RECEIPT_ALG } };
 }
 
-/**
- * Makes sure one key is active, creating it when none is. Safe when several instances start at
- * once: the unique active slot lets one insert win; the others find the winner.
- */
 /** The row of a freshly generated key that becomes the active one. */
 function activeKeyValues(key: Awaited<ReturnType<typeof generateKey>>, now: Date) {
   return {
@@ -61,19 +57,18 @@ function activeKeyValues(key: Awaited<ReturnType<typeof generateKey>>, now: Date
     private_jwk: JSON.stringify(key.privateJwk),
     created_at: iso(now),
     retired_at: null,
-    active_slot: ACTIVE,
+    active_slot: ACTIVE_SLOT,
   };
 }
 
+/**
+ * Makes sure one key is active, creating it when none is. Safe when several instances start at
+ * once: the unique active slot lets one insert win; the others find the winner.
+ */
 export async function ensureActiveKey(db: Db, now: Date): Promise<string> {
   const existing = await activeKeyRow(db);
   if (existing) return existing.kid;
-  const key = await generateKey();
-  await db
-    .insertInto('signing_keys')
-    .values(activeKeyValues(key, now))
-    .onConflict((oc) => oc.doNothing())
-    .execute();
+  await insertActiveKeyIfNone(db, activeKeyValues(await generateKey(), now));
   const winner = await activeKeyRow(db);
   if (!winner) throw new Error('No active receipt-signing key after creating one');
   return winner.kid;
@@ -82,26 +77,8 @@ export async function ensureActiveKey(db: Db, now: Date): Promise<string> {
 /** Retires the active key (its public part stays published) and activates a new one, atomically. */
 export async function rotateKeys(db: Db, now: Date): Promise<{ retired: string | null; active: string }> {
   const key = await generateKey();
-  const run = async (trx: Db) => {
-    const previous = await activeKeyRow(trx);
-    if (previous) {
-      await trx
-        .updateTable('signing_keys')
-        .set({ active_slot: null, retired_at: iso(now), private_jwk: '' })
-        .where('kid', '=', previous.kid)
-        .execute();
-    }
-    await trx
-      .insertInto('signing_keys')
-      .values(activeKeyValues(key, now))
-      .execute();
-    return { retired: previous?.kid ?? null, active: key.kid };
-  };
-  return db.isTransaction ? run(db) : db.transaction().execute(run);
-}
-
-async function activeKeyRow(db: Db) {
-  return db.selectFrom('signing_keys').select(['kid', 'private_jwk']).where('active_slot', '=', ACTIVE).executeTakeFirst();
+  const retired = await replaceActiveKey(db, activeKeyValues(key, now), iso(now));
+  return { retired, active: key.kid };
 }
 
 // Imported CryptoKeys by kid: a kid is the thumbprint of its key, so an entry can never go stale.
@@ -127,12 +104,12 @@ export async function activeSigningKey(db: Db, now: Date): Promise<ActiveKey> {
 
 /** Every key's public part, active first then newest first: the content of /.well-known/jwks.json. */
 export async function publicKeys(db: Db): Promise<PublicReceiptJwk[]> {
-  const rows = await db.selectFrom('signing_keys').select(['public_jwk', 'active_slot', 'created_at']).orderBy('created_at', 'desc').execute();
-  rows.sort((a, b) => Number(b.active_slot === ACTIVE) - Number(a.active_slot === ACTIVE));
+  const rows = await listKeyRows(db);
+  rows.sort((a, b) => Number(b.active_slot === ACTIVE_SLOT) - Number(a.active_slot === ACTIVE_SLOT));
   return rows.map((row) => JSON.parse(row.public_jwk) as PublicReceiptJwk);
 }
 
 export async function listKeys(db: Db): Promise<KeyInfo[]> {
-  const rows = await db.selectFrom('signing_keys').select(['kid', 'created_at', 'retired_at', 'active_slot']).orderBy('created_at', 'desc').execute();
-  return rows.map((row) => ({ kid: row.kid, created_at: row.created_at, retired_at: row.retired_at, active: row.active_slot === ACTIVE }));
+  const rows = await listKeyRows(db);
+  return rows.map((row) => ({ kid: row.kid, created_at: row.created_at, retired_at: row.retired_at, active: row.active_slot === ACTIVE_SLOT }));
 }

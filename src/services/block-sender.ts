@@ -1,8 +1,8 @@
-import { addBlock, addClientHashBlock, BLOCK_KINDS, type BlockEntry, type BlockKind } from '../abuse/blocklist.js';
-import { emailDomain } from '../abuse/email.js';
+import { emailDomain } from '../domain/email.js';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { findTask } from '../store/tasks-repo.js';
-import type { ServiceDeps } from './deps.js';
+import { addBlock, addClientHashBlock, BLOCK_KINDS, type BlockEntry, type BlockKind } from './blocklist.js';
+import type { ServiceDeps } from './context.js';
 
 /**
  * Blocks whoever sent a task, in one action from the task page: its client (by the stored hash),

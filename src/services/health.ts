@@ -2,7 +2,7 @@ import { AppError } from '../domain/errors.js';
 import type { Health } from '../domain/schemas.js';
 import { iso } from '../domain/time.js';
 import { API_VERSION, SERVICE_NAME } from '../version.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './context.js';
 
 /** 200 when the store answers; 503 service_unavailable when it does not. */
 export async function health(deps: ServiceDeps): Promise<Health> {

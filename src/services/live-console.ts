@@ -1,6 +1,6 @@
 import type { Change } from '../store/change-feed.js';
 import { countUnseen } from '../store/tasks-repo.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './context.js';
 
 /**
  * What the live console tells an open page when something changed (contract "Operator alerts"):

@@ -4,8 +4,9 @@ import { AppError, validationFailed } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import * as outbox from '../mail/outbox.js';
 import { insertReply, repliesTo, type MessageReplyRow } from '../store/message-replies-repo.js';
+import { withTransaction } from '../store/db.js';
 import { findMessage } from '../store/messages-repo.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './context.js';
 
 /**
  * The operator answers a message (contract "Talking with the operator"): the reply is recorded and
@@ -38,7 +39,7 @@ export async function replyToMessage(deps: ServiceDeps, messageId: string, raw: 
   const text = parseReply(raw);
   const now = deps.clock.now();
   const row: MessageReplyRow = { id: `rpl-${now.getUTCFullYear()}-${randomBytes(16).toString('hex')}`, message_id: messageId, body: text, created_at: iso(now) };
-  await deps.store.db.transaction().execute(async (trx) => {
+  await withTransaction(deps.store.db, async (trx) => {
     const message = messageId.length <= 200 ? await findMessage(trx, messageId) : undefined;
     if (!message) throw new AppError('not_found', 'No message has that id.');
     await insertReply(trx, row);

@@ -3,8 +3,9 @@ import type { MessageResponse } from '../domain/schemas.js';
 import { iso } from '../domain/time.js';
 import * as guards from '../abuse/guards.js';
 import * as outbox from '../mail/outbox.js';
+import { withTransaction } from '../store/db.js';
 import { insertMessage, type MessageRow } from '../store/messages-repo.js';
-import type { Caller, ServiceDeps } from './deps.js';
+import type { Caller, ServiceDeps } from './context.js';
 
 export interface MessageResult {
   statusCode: number;
@@ -31,7 +32,7 @@ export async function sendMessage(deps: ServiceDeps, caller: Caller, raw: unknow
   };
   let headers: Record<string, string>;
   try {
-    headers = await deps.store.db.transaction().execute(async (trx) => {
+    headers = await withTransaction(deps.store.db, async (trx) => {
       const quotaHeaders = await guards.consumeMessageQuota(trx, deps, caller);
       await insertMessage(trx, row);
       // One change per task the message names (a withdrawal, a question; the first few), or one unlinked.

@@ -1,14 +1,14 @@
-import { Compile } from 'typebox/compile';
-import { OPERATOR_NOTES_MAX, TaskPatchSchema, type AdminTask, type TaskPatch } from '../domain/admin-schemas.js';
+import { TaskPatchSchema, type AdminTask, type TaskPatch } from '../domain/admin-schemas.js';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { canTransition, isFinal, type StatusEntry, type TaskStatus } from '../domain/task.js';
 import { iso, parseDateTime } from '../domain/time.js';
 import * as outbox from '../mail/outbox.js';
 import { receiptPayload } from '../receipts/payload.js';
 import { signReceipt } from '../receipts/sign.js';
-import type { Db } from '../store/db.js';
-import { findTask, statusHistory, type TaskRow } from '../store/tasks-repo.js';
-import type { ServiceDeps } from './deps.js';
+import { withTransaction, type Db } from '../store/db.js';
+import { findTask, statusHistory, updateTaskIfStatus, type TaskRow } from '../store/tasks-repo.js';
+import type { ServiceDeps } from './context.js';
+import { DATE_TIME_RULE, schemaChecker } from './validation.js';
 import { toAdminTask } from './operator.js';
 
 /**
@@ -16,36 +16,28 @@ import { toAdminTask } from './operator.js';
  * `eta` and `operator_notes`. One function for the admin API and the console.
  */
 
-const checkPatch = Compile(TaskPatchSchema);
-const KNOWN = new Set(Object.keys(TaskPatchSchema.properties));
+const checkPatch = schemaChecker<TaskPatch>(TaskPatchSchema, {
+  // Strict here, unlike submissions: a typo in an operator's field would silently do nothing.
+  unknown: 'refuse',
+  // operator_notes: null clears the notes (a rejection without a reason).
+  nullIsAbsent: false,
+  messages: {
+    status: 'status must be one of: submitted, accepted, delivered, rejected',
+    eta: `eta ${DATE_TIME_RULE}`,
+  },
+  notAnObject: 'body must be a JSON object: {status?, eta?, operator_notes?}',
+});
 
 /** Field errors, all at once, each naming its field (422); a non-object body is 400. */
 export function parsePatch(raw: unknown): TaskPatch {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new AppError('malformed_request', 'The request body must be a JSON object.', { details: ['body must be a JSON object: {status?, eta?, operator_notes?}'] });
+  const { value: patch, fieldErrors } = checkPatch(raw);
+  // The schema's date-time format is not the service's date parser: both must accept it.
+  if (typeof patch.eta === 'string' && parseDateTime(patch.eta) === null && !fieldErrors.some((e) => e.startsWith('eta '))) fieldErrors.push(`eta ${DATE_TIME_RULE}`);
+  if (fieldErrors.length === 0 && patch.status === undefined && patch.eta === undefined && patch.operator_notes === undefined) {
+    fieldErrors.push('send at least one of status, eta, operator_notes');
   }
-  const body = raw as Record<string, unknown>;
-  const details: string[] = [];
-  for (const key of Object.keys(body)) {
-    // Strict here, unlike submissions: a typo in an operator's field would silently do nothing.
-    if (!KNOWN.has(key)) details.push(`${key.slice(0, 64)} is not a field of this request (use status, eta, operator_notes)`);
-  }
-  if (body.status !== undefined && !checkPatch.Check({ status: body.status })) {
-    details.push('status must be one of: submitted, accepted, delivered, rejected');
-  }
-  if (body.eta !== undefined && (typeof body.eta !== 'string' || parseDateTime(body.eta) === null)) {
-    details.push('eta must be an ISO 8601 date-time, e.g. 2030-01-31T17:00:00Z');
-  }
-  const notes = body.operator_notes;
-  if (notes !== undefined && notes !== null) {
-    if (typeof notes !== 'string') details.push('operator_notes must be a string');
-    else if (notes.length > OPERATOR_NOTES_MAX) details.push(`operator_notes must be at most ${OPERATOR_NOTES_MAX} characters`);
-  }
-  if (details.length === 0 && body.status === undefined && body.eta === undefined && notes === undefined) {
-    details.push('send at least one of status, eta, operator_notes');
-  }
-  if (details.length > 0) throw validationFailed(details);
-  return body as TaskPatch;
+  if (fieldErrors.length > 0) throw validationFailed(fieldErrors);
+  return patch;
 }
 
 function invalidTransition(from: string, to: string, why: string): AppError {
@@ -103,7 +95,7 @@ export function planPatch(current: TaskRow, patch: TaskPatch, now: Date): Partia
 export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown): Promise<AdminTask> {
   const patch = parsePatch(raw);
   const now = deps.clock.now();
-  const updated = await deps.store.db.transaction().execute(async (trx) => {
+  const updated = await withTransaction(deps.store.db, async (trx) => {
     const current = await findTask(trx, taskId);
     if (!current) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}".`);
     const changes = planPatch(current, patch, now);
@@ -111,13 +103,8 @@ export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown)
     if (next.status === 'delivered' && current.status !== 'delivered') {
       next = await withReceipt(trx, deps, next, now);
     }
-    const result = await trx
-      .updateTable('tasks')
-      .set({ ...changes, receipt: next.receipt, deliverable_sha256: next.deliverable_sha256 })
-      .where('id', '=', taskId)
-      .where('status', '=', current.status)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) {
+    const changed = await updateTaskIfStatus(trx, taskId, current.status, { ...changes, receipt: next.receipt, deliverable_sha256: next.deliverable_sha256 });
+    if (!changed) {
       const latest = await findTask(trx, taskId);
       throw invalidTransition(latest?.status ?? current.status, patch.status ?? current.status, 'The task changed while this request was being handled (another operator?). Reload it and try again.');
     }

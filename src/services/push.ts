@@ -14,10 +14,10 @@ import {
   upsertSubscription,
   type PushSubscriptionRow,
 } from '../store/push-repo.js';
-import { getOrCreateSetting } from '../store/settings.js';
+import { getOrCreateSetting } from '../store/settings-repo.js';
 import type { Db } from '../store/db.js';
 import { findTask } from '../store/tasks-repo.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './context.js';
 
 /**
  * Operator alerts by Web Push (contract "Operator alerts"): the console's browsers subscribe, and

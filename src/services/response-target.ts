@@ -1,6 +1,6 @@
 import { iso } from '../domain/time.js';
 import { firstViewTimes } from '../store/tasks-repo.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './context.js';
 
 /**
  * The response target (contract "Operator alerts"): a task should be seen by the operator within

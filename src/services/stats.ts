@@ -1,6 +1,7 @@
 import { ALL_STATUSES } from '../domain/task.js';
 import { iso } from '../domain/time.js';
-import type { ServiceDeps } from './deps.js';
+import { countTasksByStatus, taskTimings } from '../store/tasks-repo.js';
+import type { ServiceDeps } from './context.js';
 
 /** Median and 90th percentile of a set of durations, in whole seconds; null when there are none. */
 export interface DurationStats {
@@ -31,27 +32,15 @@ const DEFAULT_DAYS = 30;
 export async function taskStats(deps: ServiceDeps, options: TaskStatsOptions = {}): Promise<TaskStats> {
   const days = options.days ?? DEFAULT_DAYS;
   const since = iso(new Date(deps.clock.now().getTime() - days * 86_400_000));
-  const db = deps.store.db;
-
-  const counted = await db
-    .selectFrom('tasks')
-    .select(['status', db.fn.countAll<number>().as('n')])
-    .where('created_at', '>=', since)
-    .groupBy('status')
-    .execute();
+  const counted = await countTasksByStatus(deps.store.db, since);
   const counts_by_status: Record<string, number> = {};
   for (const status of ALL_STATUSES) counts_by_status[status] = 0;
-  for (const row of counted) counts_by_status[row.status] = Number(row.n);
+  Object.assign(counts_by_status, counted);
 
   // Durations are computed here rather than in SQL: timestamps are ISO text on both stores, and
   // the window is small (a pilot's month of tasks), so one narrow select is simpler than two
   // dialects of date arithmetic.
-  const timed = await db
-    .selectFrom('tasks')
-    .select(['created_at', 'seen_by_operator_at', 'accepted_at'])
-    .where('created_at', '>=', since)
-    .where((eb) => eb.or([eb('seen_by_operator_at', 'is not', null), eb('accepted_at', 'is not', null)]))
-    .execute();
+  const timed = await taskTimings(deps.store.db, since);
   const firstView: number[] = [];
   const acceptance: number[] = [];
   for (const row of timed) {

@@ -4,10 +4,12 @@ import { TASK_ID_PATTERN, newTaskId } from '../domain/ids.js';
 import type { PublicTask, SubmissionResponse, TaskInput } from '../domain/schemas.js';
 import { normalizeDescription } from '../domain/task.js';
 import { iso } from '../domain/time.js';
+import { statusPageUrl, statusUrl } from '../domain/urls.js';
 import * as guards from '../abuse/guards.js';
 import * as outbox from '../mail/outbox.js';
+import { withTransaction } from '../store/db.js';
 import { findPublicTask, insertTask, type TaskRow } from '../store/tasks-repo.js';
-import type { Caller, ServiceDeps } from './deps.js';
+import type { Caller, ServiceDeps } from './context.js';
 
 export interface SubmitResult {
   statusCode: number;
@@ -16,14 +18,6 @@ export interface SubmitResult {
   /** RateLimit-* headers for the response. */
   headers: Record<string, string>;
   replayed: boolean;
-}
-
-export function statusUrl(deps: ServiceDeps, taskId: string): string {
-  return `${deps.config.baseUrl}/api/v1/tasks/${taskId}`;
-}
-
-export function statusPageUrl(deps: ServiceDeps, taskId: string): string {
-  return `${deps.config.baseUrl}/tasks?id=${taskId}`;
 }
 
 /** The key duplicate detection compares: task type plus the normalized description. */
@@ -53,18 +47,24 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
   }
   const { value: input, warnings } = deps.validators.task(raw, now);
   const screening = await guards.screenTask(deps, caller, input);
+  const row = buildTaskRow(input, caller, screening, now);
+  const body = buildSubmissionResponse(deps.config.baseUrl, row, warnings);
+  const outcome = await commitSubmission(deps, caller, { input, row, body, requestHash });
+  if (outcome.replay) return replayResult(outcome.replay, outcome.headers);
+  deps.log.info({ task_id: row.id, task_type: row.task_type, source: row.source }, 'task submitted');
+  return { statusCode: 202, location: body.status_url, body, headers: outcome.headers, replayed: false };
+}
 
-  const key = dedupeKey(input);
-
-  const taskId = newTaskId(now);
+/** The stored task of a valid, screened submission. */
+export function buildTaskRow(input: TaskInput, caller: Caller, screening: guards.Screening, now: Date): TaskRow {
   const at = iso(now);
   const requestJson = requestForReceipt(input);
-  const row: TaskRow = {
-    id: taskId,
+  return {
+    id: newTaskId(now),
     status: 'submitted',
     task_type: input.task_type,
     description: input.description,
-    dedupe_key: key,
+    dedupe_key: dedupeKey(input),
     location_required: input.location_required ? 1 : 0,
     location_detail: input.location_detail ?? null,
     deadline: input.deadline ?? null,
@@ -91,43 +91,56 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
     request_sha256: sha256Hex(requestJson),
     request_json: requestJson,
   };
+}
+
+/** The 202 body of an accepted submission. */
+export function buildSubmissionResponse(baseUrl: string, row: TaskRow, warnings: string[]): SubmissionResponse {
   const body: SubmissionResponse = {
-    task_id: taskId,
+    task_id: row.id,
     status: 'submitted',
-    created_at: at,
-    status_url: statusUrl(deps, taskId),
-    status_page: statusPageUrl(deps, taskId),
+    created_at: row.created_at,
+    status_url: statusUrl(baseUrl, row.id),
+    status_page: statusPageUrl(baseUrl, row.id),
     message:
       'Task received. A human operator reviews every task (target: within 12 hours). Poll status_url politely (every few minutes at most); ' +
       (row.delivery === 'email' ? 'the result is also e-mailed to contact_email.' : 'the result will appear in operator_notes.'),
   };
   if (warnings.length > 0) body.warnings = warnings;
-  const location = body.status_url;
+  return body;
+}
 
-  // Replay, duplicate and quota are decided inside the transaction, under the submission's locks,
-  // so twin requests racing on several instances cannot both get through.
-  let outcome: { headers: Record<string, string>; replay?: guards.StoredResponse };
+interface Submission {
+  input: TaskInput;
+  row: TaskRow;
+  body: SubmissionResponse;
+  requestHash: string;
+}
+
+/**
+ * The submission's transaction. Replay, duplicate and quota are decided inside it, under the
+ * submission's locks, so twin requests racing on several instances cannot both get through; the
+ * task, its mail and its idempotency record commit together. A refusal is counted (auto-block)
+ * after the rollback.
+ */
+async function commitSubmission(deps: ServiceDeps, caller: Caller, submission: Submission): Promise<{ headers: Record<string, string>; replay?: guards.StoredResponse }> {
+  const { input, row, body, requestHash } = submission;
   try {
-    outcome = await deps.store.db.transaction().execute(async (trx) => {
-      await guards.lockSubmission(trx, deps, caller, key);
+    return await withTransaction(deps.store.db, async (trx) => {
+      await guards.lockSubmission(trx, deps, caller, row.dedupe_key);
       const replay = await guards.findReplay(trx, deps, caller, requestHash);
       if (replay) return { replay, headers: await guards.taskQuotaHeaders(trx, deps, caller) };
-      await guards.assertNotDuplicate(trx, deps, caller, input, key);
+      await guards.assertNotDuplicate(trx, deps, caller, input, row.dedupe_key);
       const quotaHeaders = await guards.consumeTaskQuota(trx, deps, caller, input);
       await insertTask(trx, row);
-      await deps.changes.publish({ kind: 'task', taskId }, trx);
+      await deps.changes.publish({ kind: 'task', taskId: row.id }, trx);
       await outbox.enqueueTaskSubmitted(trx, deps, row);
-      await guards.saveReplay(trx, deps, caller, requestHash, { statusCode: 202, location, body });
+      await guards.saveReplay(trx, deps, caller, requestHash, { statusCode: 202, location: body.status_url, body });
       return { headers: quotaHeaders };
     });
   } catch (error) {
     await guards.noteRefusal(deps, caller, error);
     throw error;
   }
-  const { replay, headers } = outcome;
-  if (replay) return replayResult(replay, headers);
-  deps.log.info({ task_id: taskId, task_type: row.task_type, source: row.source }, 'task submitted');
-  return { statusCode: 202, location, body, headers, replayed: false };
 }
 
 function replayResult(replay: guards.StoredResponse, headers: Record<string, string>): SubmitResult {

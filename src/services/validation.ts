@@ -7,8 +7,10 @@ import { messageInputSchema, taskInputSchema, type MessageInput, type TaskInput 
 import { parseDateTime } from '../domain/time.js';
 
 /**
- * Validation of agent payloads: one place for REST, MCP and the web form. Reports every failing
- * field at once, each message naming its field; unknown fields are ignored and listed as warnings.
+ * Validation of payloads from their TypeBox schemas: one checker for agent payloads (REST, MCP and
+ * the web form) and the operator's (admin API and console). Reports every failing field at once,
+ * each message naming its field. Agents' unknown fields are ignored and listed as warnings; the
+ * operator's are refused (a typo would silently do nothing).
  */
 
 interface Checked<T> {
@@ -18,6 +20,9 @@ interface Checked<T> {
 
 // TypeBox stops at 8 errors by default; a task has ten fields and every failing one must be reported.
 Settings.Set({ maxErrors: 64 });
+
+/** What a date-time field must be, after its name. */
+export const DATE_TIME_RULE = 'must be an ISO 8601 date-time, e.g. 2030-01-31T17:00:00Z';
 
 type ErrorLike = { keyword: string; instancePath: string; params: Record<string, unknown>; message: string };
 
@@ -31,14 +36,14 @@ function describe(schema: TObject, field: string, error: ErrorLike): string {
     case 'maxLength':
       return prop.minLength !== undefined && prop.maxLength !== undefined
         ? `${field} must be between ${String(prop.minLength)} and ${String(prop.maxLength)} characters`
-        : `${field} must be at most ${String(prop.maxLength)} characters`;
+        : `${field} must be at most ${String(prop.maxLength ?? p.limit)} characters`;
     case 'minimum':
     case 'maximum':
       return `${field} must be between ${String(prop.minimum)} and ${String(prop.maximum)}`;
     case 'enum':
-      return `${field} must be one of: ${(prop.enum as string[]).join(', ')}`;
+      return `${field} must be one of: ${((prop.enum ?? p.allowedValues) as string[]).join(', ')}`;
     case 'format':
-      return `${field} must be a valid e-mail address`;
+      return p.format === 'date-time' ? `${field} ${DATE_TIME_RULE}` : `${field} must be a valid e-mail address`;
     default:
       return `${field} is invalid (${error.message})`;
   }
@@ -49,24 +54,43 @@ function article(type: string): string {
   return names[type] ?? type;
 }
 
+export interface CheckOptions {
+  /** Fields the schema does not name: listed as warnings (agents), dropped, or refused (operator). */
+  unknown: 'warn' | 'ignore' | 'refuse';
+  /** Optional fields sent as null count as absent (default); false keeps null (it may mean "clear"). */
+  nullIsAbsent?: boolean;
+  /** One message per field, replacing whatever the schema would say about it. */
+  messages?: Record<string, string>;
+  /** Query strings: digits become numbers where the schema wants an integer. */
+  coerce?: boolean;
+  /** The detail for a body that is not a JSON object. */
+  notAnObject?: string;
+}
+
 /** Builds a checker for one object schema. Optional fields sent as null count as absent. */
-function checker<T>(schema: TObject) {
+export function schemaChecker<T>(schema: TObject, options: CheckOptions = { unknown: 'warn' }) {
   const compiled = Compile(schema);
-  const known = new Set(Object.keys(schema.properties));
+  const properties = schema.properties as Record<string, Record<string, unknown>>;
+  const known = new Set(Object.keys(properties));
   const required = new Set<string>((schema.required as string[] | undefined) ?? []);
+  const nullIsAbsent = options.nullIsAbsent ?? true;
   return (raw: unknown): Checked<T> & { fieldErrors: string[] } => {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
       throw new AppError('malformed_request', 'The request body must be a JSON object.', {
-        details: ['body must be a JSON object with the documented fields'],
+        details: [options.notAnObject ?? 'body must be a JSON object with the documented fields'],
       });
     }
     const value: Record<string, unknown> = {};
     const warnings: string[] = [];
-    for (const [key, v] of Object.entries(raw)) {
-      if (!known.has(key)) warnings.push(`unknown field "${key.slice(0, 64)}" was ignored`);
-      else if (!(v === null && !required.has(key))) value[key] = v;
-    }
     const fieldErrors: string[] = [];
+    for (const [key, v] of Object.entries(raw)) {
+      if (!known.has(key)) {
+        if (options.unknown === 'warn') warnings.push(`unknown field "${key.slice(0, 64)}" was ignored`);
+        else if (options.unknown === 'refuse') fieldErrors.push(`${key.slice(0, 64)} is not a field of this request (use ${[...known].join(', ')})`);
+      } else if (!(v === null && nullIsAbsent && !required.has(key))) {
+        value[key] = options.coerce && typeof v === 'string' && properties[key]?.type === 'integer' && /^-?\d+$/.test(v) ? Number(v) : v;
+      }
+    }
     const seen = new Set<string>();
     for (const error of compiled.Errors(value) as Iterable<ErrorLike>) {
       const fields =
@@ -76,7 +100,8 @@ function checker<T>(schema: TObject) {
       for (const field of fields) {
         if (seen.has(field)) continue;
         seen.add(field);
-        fieldErrors.push(error.keyword === 'required' ? `${field} is required` : describe(schema, field, error));
+        const message = options.messages?.[field];
+        fieldErrors.push(message ?? (error.keyword === 'required' ? `${field} is required` : describe(schema, field, error)));
       }
     }
     // PostgreSQL text cannot hold NUL, and no honest task needs one: refuse it on every store alike.
@@ -87,20 +112,33 @@ function checker<T>(schema: TObject) {
   };
 }
 
+/**
+ * A checker for query parameters (paging, filters): the schema's errors are 400 `malformed_request`
+ * with details, as the route's own parameter check answers; the console passes raw query text.
+ */
+export function queryChecker<T>(schema: TObject): (raw: unknown) => T {
+  const check = schemaChecker<T>(schema, { unknown: 'ignore', coerce: true });
+  return (raw) => {
+    const { value, fieldErrors } = check(raw ?? {});
+    if (fieldErrors.length > 0) throw new AppError('malformed_request', 'The request has malformed parameters; see details.', { details: fieldErrors });
+    return value;
+  };
+}
+
 export interface Validators {
   task(raw: unknown, now: Date): Checked<TaskInput>;
   message(raw: unknown): Checked<MessageInput>;
 }
 
 export function createValidators(limits: Limits): Validators {
-  const checkTask = checker<TaskInput>(taskInputSchema(limits));
-  const checkMessage = checker<MessageInput>(messageInputSchema(limits));
+  const checkTask = schemaChecker<TaskInput>(taskInputSchema(limits));
+  const checkMessage = schemaChecker<MessageInput>(messageInputSchema(limits));
   return {
     task(raw, now) {
       const { value, warnings, fieldErrors } = checkTask(raw);
       if (value.deadline !== undefined && typeof value.deadline === 'string') {
         const deadline = parseDateTime(value.deadline);
-        if (!deadline) fieldErrors.push('deadline must be an ISO 8601 date-time, e.g. 2030-01-31T17:00:00Z');
+        if (!deadline) fieldErrors.push(`deadline ${DATE_TIME_RULE}`);
         else if (deadline.getTime() <= now.getTime()) fieldErrors.push('deadline must be in the future');
       }
       if (value.description !== undefined && typeof value.description === 'string' && value.description.trim().length < limits.descriptionMin) {

@@ -33,6 +33,25 @@ export interface Store {
 // Counts and sums come back from pg as strings for int8; make them numbers everywhere.
 pg.types.setTypeParser(20, (value) => Number(value));
 
+/**
+ * Runs `fn` in one transaction, or inside the caller's when `db` already is one. Use cases open
+ * their transactions through this; repositories take the transaction as their `db` argument.
+ */
+export function withTransaction<T>(db: Db, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return fn(db as Transaction<Database>);
+  return (db as Kysely<Database>).transaction().execute(fn);
+}
+
+/**
+ * PostgreSQL: takes a transaction-scoped advisory lock per key, in the order given, so a twin
+ * transaction on any instance waits here until this one ends. SQLite runs one write transaction at
+ * a time, so it needs none.
+ */
+export async function lockKeys(db: Db, dialect: DialectName, keys: string[]): Promise<void> {
+  if (dialect !== 'postgres') return;
+  for (const key of keys) await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(db);
+}
+
 export function openStore(databaseUrl: string, options: { poolSize?: number } = {}): Store {
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length);

@@ -128,6 +128,82 @@ export function toPublicTask(row: PublicTaskRow): PublicTask {
   return task;
 }
 
+/**
+ * Updates a task only while it still has `fromStatus` (the operator's PATCH): two racing operators
+ * cannot both move it. False when the status changed meanwhile.
+ */
+export async function updateTaskIfStatus(db: Db, id: string, fromStatus: string, changes: Partial<TasksTable>): Promise<boolean> {
+  const result = await db.updateTable('tasks').set(changes).where('id', '=', id).where('status', '=', fromStatus).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Stamps the operator's first view unless already stamped; true when this call stamped it. */
+export async function markSeen(db: Db, id: string, at: string): Promise<boolean> {
+  const result = await db.updateTable('tasks').set({ seen_by_operator_at: at }).where('id', '=', id).where('seen_by_operator_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Recent tasks with this dedupe key (duplicate detection). Looked up by the dedupe key alone (its
+ * index is selective: identical descriptions are rare); the caller matches the client or e-mail.
+ * Given an OR, a planner may otherwise pick the client index and scan every task that client sent.
+ */
+export async function findByDedupeKey(db: Db, dedupeKey: string, since: string): Promise<Pick<TaskRow, 'id' | 'client_hash' | 'contact_email'>[]> {
+  return db
+    .selectFrom('tasks')
+    .select(['id', 'client_hash', 'contact_email'])
+    .where('dedupe_key', '=', dedupeKey)
+    .where('created_at', '>', since)
+    .orderBy('created_at', 'desc')
+    .execute();
+}
+
+/** Type and status of each existing task among `ids` (a message's linked tasks, the console's message list). */
+export async function taskSummaries(db: Db, ids: string[]): Promise<Pick<TaskRow, 'id' | 'task_type' | 'status'>[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('tasks').select(['id', 'task_type', 'status']).where('id', 'in', ids).execute();
+}
+
+/** How many tasks are in each status, over all time or over tasks created since `since`. */
+export async function countTasksByStatus(db: Db, since?: string): Promise<Record<string, number>> {
+  let query = db.selectFrom('tasks').select((eb) => ['status', eb.fn.countAll<number>().as('n')]);
+  if (since !== undefined) query = query.where('created_at', '>=', since);
+  const rows = await query.groupBy('status').execute();
+  const counts: Record<string, number> = {};
+  for (const row of rows) counts[row.status] = Number(row.n);
+  return counts;
+}
+
+/** Creation, first view and acceptance times of tasks created since `since` that were seen or accepted. */
+export async function taskTimings(db: Db, since: string): Promise<Pick<TaskRow, 'created_at' | 'seen_by_operator_at' | 'accepted_at'>[]> {
+  return db
+    .selectFrom('tasks')
+    .select(['created_at', 'seen_by_operator_at', 'accepted_at'])
+    .where('created_at', '>=', since)
+    .where((eb) => eb.or([eb('seen_by_operator_at', 'is not', null), eb('accepted_at', 'is not', null)]))
+    .execute();
+}
+
+/** A keyset position in a newest-first list. */
+export interface PagePosition {
+  created_at: string;
+  id: string;
+}
+
+/** Tasks newest first, optionally of some statuses, strictly after `after`; at most `limit` rows. */
+export async function listTasks(
+  db: Db,
+  options: { statuses?: string[] | undefined; after?: PagePosition | undefined; limit: number; order?: 'newest' | 'oldest' },
+): Promise<TaskRow[]> {
+  let query = db.selectFrom('tasks').selectAll();
+  const { statuses, after } = options;
+  // Newest first by default; oldest first is the console's queue (the longest wait on top).
+  const [past, direction] = options.order === 'oldest' ? (['>', 'asc'] as const) : (['<', 'desc'] as const);
+  if (statuses !== undefined) query = query.where('status', 'in', statuses);
+  if (after) query = query.where((eb) => eb.or([eb('created_at', past, after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', past, after.id)])]));
+  return query.orderBy('created_at', direction).orderBy('id', direction).limit(options.limit).execute();
+}
+
 /** When each task created since `since` was created and first seen (the response-target figure). */
 export async function firstViewTimes(db: Db, since: string): Promise<Pick<TaskRow, 'created_at' | 'seen_by_operator_at'>[]> {
   return db.selectFrom('tasks').select(['created_at', 'seen_by_operator_at']).where('created_at', '>=', since).execute();

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceDeps } from '../services/context.js';
 import { registerConsoleRoutes } from './operator/routes.js';
 
 /** The operator console at /operator (docs/operator.md). */

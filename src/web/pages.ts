@@ -3,14 +3,15 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { PRODUCT_NAME, summary } from '../docs/documents.js';
 import { documentById } from '../docs/endpoints.js';
 import { prefersMarkdown } from '../docs/http.js';
-import { documentSet, readLive } from '../docs/routes.js';
+import { documentSet, readLive } from '../docs/document-set.js';
 import { type AppError, isAppError } from '../domain/errors.js';
 import { callerFrom } from '../http/client.js';
 import { fromFastify } from '../http/errors.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { DocsDeps } from '../docs/context.js';
 import { sendMessage } from '../services/messages.js';
 import { getTask, submitTask } from '../services/tasks.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../domain/html.js';
+import { statusPagePath } from '../domain/urls.js';
 import { docsIndexBody, docsIndexMarkdown, documentBody, documentMarkdown } from './pages/docs.js';
 import { fieldErrors, formValues, toTaskPayload } from './pages/form.js';
 import { intentOf, messageFieldErrors, messageFormValues, toMessagePayload, type MessageFormState } from './pages/message-form.js';
@@ -30,14 +31,14 @@ const hidden = { hide: true } as const;
 // RFC 8631: how a program that lands on the home page finds the API description.
 const DISCOVERY_LINKS = '</openapi.json>; rel="service-desc"; type="application/json", </api.md>; rel="service-doc"; type="text/markdown", </agent.json>; rel="describedby"; type="application/json"';
 
-async function renderHome(deps: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function renderHome(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   reply.header('Link', DISCOVERY_LINKS);
   const live = await readLive(deps, request);
   return sendPage(reply, 200, page({ title: PRODUCT_NAME, description: summary(deps), section: 'home', body: homeBody(deps, live, EMPTY_FORM) }));
 }
 
 /** A refused submission: the form again, with the values kept and the problems beside the fields. */
-function renderRefusal(deps: ServiceDeps, reply: FastifyReply, status: number, state: FormState): FastifyReply {
+function renderRefusal(deps: DocsDeps, reply: FastifyReply, status: number, state: FormState): FastifyReply {
   return sendPage(reply, status, page({ title: 'Submit a task', section: 'home', body: formPageBody(deps, state) }), { noStore: true });
 }
 
@@ -77,12 +78,12 @@ function withDeadlineOffset(payload: Record<string, unknown>, body: unknown): Re
   return { ...payload, deadline: `${deadline.length === 16 ? `${deadline}:00` : deadline}${offset}` };
 }
 
-async function submitForm(deps: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function submitForm(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const values = formValues(request.body);
   try {
     const result = await submitTask(deps, callerFrom(request, deps, 'web_form'), withDeadlineOffset(toTaskPayload(values), request.body));
     reply.headers(result.headers);
-    return reply.code(303).header('Location', `/tasks?id=${encodeURIComponent(result.body.task_id)}`).header('Cache-Control', 'no-store').send();
+    return reply.code(303).header('Location', statusPagePath(result.body.task_id)).header('Cache-Control', 'no-store').send();
   } catch (error) {
     if (!isAppError(error)) throw error;
     for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
@@ -99,7 +100,7 @@ async function submitForm(deps: ServiceDeps, request: FastifyRequest, reply: Fas
  * The status page's message form: the same sendMessage as POST /api/v1/messages. Sent: back to the
  * status page (303) saying so; refused: the status page again with the problems beside the fields.
  */
-async function sendTaskMessage(deps: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function sendTaskMessage(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
   const taskId = typeof body.task_id === 'string' ? body.task_id.trim() : '';
   const values = messageFormValues(body);
@@ -127,7 +128,7 @@ async function sendTaskMessage(deps: ServiceDeps, request: FastifyRequest, reply
   }
 }
 
-async function showTask(deps: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function showTask(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const query = request.query as { id?: unknown };
   const id = typeof query.id === 'string' ? query.id.trim() : '';
   const markdown = prefersMarkdown(request);
@@ -148,7 +149,7 @@ async function showTask(deps: ServiceDeps, request: FastifyRequest, reply: Fasti
   }
 }
 
-export async function registerPages(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+export async function registerPages(app: FastifyInstance, deps: DocsDeps): Promise<void> {
   await app.register(async (scope) => {
     // Forms are parsed only in this scope: the JSON API keeps answering 415 to them.
     await scope.register(formbody, { bodyLimit: deps.config.limits.maxBodyBytes });

@@ -8,7 +8,8 @@ import { startBackground, type Background } from '../../src/background.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Clock } from '../../src/domain/time.js';
 import { createLogger } from '../../src/logger.js';
-import { initDeps, type ServiceDeps } from '../../src/services/deps.js';
+import { initDeps, type AppDeps } from '../../src/deps.js';
+import type { ApiVersion } from '../../src/docs/versions.js';
 import { migrate, openStore, type Store } from '../../src/store/db.js';
 import { SERVICE_VERSION } from '../../src/version.js';
 import { afterAll, beforeAll } from 'vitest';
@@ -41,7 +42,7 @@ export class TestClock implements Clock {
 
 export interface TestApp {
   app: FastifyInstance;
-  deps: ServiceDeps;
+  deps: AppDeps;
   config: Config;
   store: Store;
   clock: Clock;
@@ -65,6 +66,8 @@ export interface TestAppOptions {
    * control can submit freely from one address; 'production' keeps the real defaults.
    */
   limits?: 'relaxed' | 'production';
+  /** API versions served beside v1 (built into the app's version registry). */
+  apiVersions?: ApiVersion[];
 }
 
 /** Limits lifted for suites that are not testing them. */
@@ -115,7 +118,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const store = openStore(config.databaseUrl);
   await migrate(store);
   const clock = options.clock ?? shared?.clock ?? new TestClock();
-  const deps = await initDeps(config, store, { clock, log: createLogger(config.logLevel), version: SERVICE_VERSION });
+  const deps = await initDeps(config, store, { clock, log: createLogger(config.logLevel), version: SERVICE_VERSION, apiVersions: options.apiVersions ?? [] });
   const app = await buildApp(deps);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

@@ -1,9 +1,11 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
-import { addBlock, BLOCK_KINDS, listBlocks, removeBlock, type BlockInput } from '../../abuse/blocklist.js';
+import { BLOCK_KINDS, BlockInputSchema } from '../../domain/admin-schemas.js';
+import { addBlock, listBlocks, removeBlock } from '../../services/blocklist.js';
 import { AppError } from '../../domain/errors.js';
 import { ErrorSchema } from '../../domain/schemas.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { requireAdmin } from '../admin-auth.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
@@ -19,19 +21,13 @@ const BlockEntrySchema = Type.Object({
   expires_at: Nullable(Type.String({ format: 'date-time' })),
 });
 
-/** For the OpenAPI document; the body is validated by abuse/blocklist.ts (422 with details). */
-const BlockInputSchema = Type.Object({
-  kind: Type.Enum([...BLOCK_KINDS]),
-  value: Type.String({ description: 'ip: an IPv4 address, or an IPv6 address or /64 prefix; email; domain (covers subdomains); requester.' }),
-  reason: Type.Optional(Type.String({ maxLength: 500 })),
-  expires_at: Type.Optional(Type.String({ format: 'date-time', description: 'When the block ends; omit for a permanent block.' })),
-});
-
 /**
  * The blocklist admin endpoints (contract "The operator (admin) API"): thin adapters over
- * abuse/blocklist.ts, which the operator console calls too. The key is checked on request.
+ * services/blocklist.ts, which the operator console calls too and which validates the body from
+ * BlockInputSchema (422 with details). The key is checked on request.
  */
-export async function registerBlocklistRoutes(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+export async function registerBlocklistRoutes(server: FastifyInstance, deps: ServiceDeps): Promise<void> {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const onRequest = requireAdmin(deps.adminKeyHash);
 
   app.post(
@@ -48,7 +44,7 @@ export async function registerBlocklistRoutes(app: FastifyInstance, deps: Servic
       },
     },
     async (request, reply) => {
-      const entry = await addBlock(deps, request.body as BlockInput);
+      const entry = await addBlock(deps, request.body);
       return reply.code(201).send(entry);
     },
   );
@@ -82,9 +78,8 @@ export async function registerBlocklistRoutes(app: FastifyInstance, deps: Servic
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
-      if (!(await removeBlock(deps, id))) throw new AppError('not_found', 'No blocklist entry has this id.');
-      return reply.code(204).send();
+      if (!(await removeBlock(deps, request.params.id))) throw new AppError('not_found', 'No blocklist entry has this id.');
+      return reply.code(204).send(null);
     },
   );
 }

@@ -1,9 +1,11 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type, { type TSchema } from 'typebox';
 import { AppError } from '../../domain/errors.js';
 import { ErrorSchema } from '../../domain/schemas.js';
-import { countOutbox, getOutboxEntry, listOutbox, OUTBOX_LIST_MAX, OUTBOX_STATUSES, retryOutbox, type OutboxStatus } from '../../mail/admin.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import { OUTBOX_STATUSES, OutboxQuerySchema } from '../../domain/admin-schemas.js';
+import { countOutbox, getOutboxEntry, listOutbox, retryOutbox } from '../../services/outbox-admin.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { requireAdmin } from '../admin-auth.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -29,7 +31,8 @@ const OutboxEntrySchema = Type.Object(
 const Counts = Type.Object({ pending: Type.Integer(), sent: Type.Integer(), failed: Type.Integer() });
 
 /** The outbox admin endpoints: what is pending, sent and failed (with the last error), and a retry. */
-export async function registerOutboxRoutes(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+export async function registerOutboxRoutes(server: FastifyInstance, deps: ServiceDeps): Promise<void> {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   // onRequest, not preHandler: a caller without the key gets 401 before any parameter is checked.
   const onRequest = requireAdmin(deps.adminKeyHash);
 
@@ -43,16 +46,12 @@ export async function registerOutboxRoutes(app: FastifyInstance, deps: ServiceDe
         summary: 'Outgoing mail, newest first',
         description: 'Operator key required (Authorization: Bearer <ADMIN_KEY>).',
         tags: ['admin'],
-        querystring: Type.Object({
-          status: Type.Optional(Type.Enum([...OUTBOX_STATUSES])),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: OUTBOX_LIST_MAX })),
-        }),
+        querystring: OutboxQuerySchema,
         response: { 200: Type.Object({ outbox: Type.Array(OutboxEntrySchema), counts: Counts }), 400: ErrorSchema, 401: ErrorSchema },
       },
     },
     async (request) => {
-      const query = request.query as { status?: OutboxStatus; limit?: number };
-      const [outbox, counts] = await Promise.all([listOutbox(deps, query), countOutbox(deps)]);
+      const [outbox, counts] = await Promise.all([listOutbox(deps, request.query), countOutbox(deps)]);
       return { outbox, counts };
     },
   );
@@ -72,7 +71,7 @@ export async function registerOutboxRoutes(app: FastifyInstance, deps: ServiceDe
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       if (!(await retryOutbox(deps, id))) {
         const entry = await getOutboxEntry(deps, id);
         if (!entry) throw new AppError('not_found', 'No mail in the outbox has that id.');

@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import {
@@ -14,8 +15,8 @@ import {
   TaskPatchSchema,
 } from '../../domain/admin-schemas.js';
 import { ErrorSchema } from '../../domain/schemas.js';
-import { registerJwksRoute } from '../../receipts/routes.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import { registerJwksRoute } from './jwks.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { replyToMessage } from '../../services/message-replies.js';
 import { adminStats, listMessages, listQueue, viewTask } from '../../services/operator.js';
 import { patchTask } from '../../services/operator-transitions.js';
@@ -29,13 +30,15 @@ const TaskParams = Type.Object({ task_id: Type.String({ maxLength: 200 }) });
  * services/operator*.ts. The key is checked on request, before the body is even read, so a caller
  * without it learns nothing but 401.
  */
-export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+export async function registerAdminRoutes(server: FastifyInstance, deps: ServiceDeps): Promise<void> {
+  // Typed from the route schemas: handlers read query and params without casts.
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   // Operator data must never sit in a shared cache.
   const noStore = async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Cache-Control', 'no-store');
   };
   const onRequest = [requireAdmin(deps.adminKeyHash), noStore];
-  registerJwksRoute(app, deps);
+  registerJwksRoute(server, deps);
 
   app.get(
     '/api/v1/admin/tasks',
@@ -50,7 +53,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDep
         response: { 200: QueueSchema, ...errors(400, 401) },
       },
     },
-    async (request) => listQueue(deps, request.query as { status?: string; order?: string; limit?: number; cursor?: string }),
+    async (request) => listQueue(deps, request.query),
   );
 
   app.get(
@@ -66,7 +69,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDep
         response: { 200: AdminTaskDetailSchema, ...errors(401, 404) },
       },
     },
-    async (request) => viewTask(deps, (request.params as { task_id: string }).task_id),
+    async (request) => viewTask(deps, request.params.task_id),
   );
 
   for (const url of ['/api/v1/tasks/:task_id', '/api/v1/admin/tasks/:task_id']) {
@@ -87,7 +90,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDep
           response: { 200: AdminTaskSchema, ...errors(400, 401, 404, 409, 413, 415, 422) },
         },
       },
-      async (request) => patchTask(deps, (request.params as { task_id: string }).task_id, request.body),
+      async (request) => patchTask(deps, request.params.task_id, request.body),
     );
   }
 
@@ -104,7 +107,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDep
         response: { 200: MessageListSchema, ...errors(400, 401) },
       },
     },
-    async (request) => listMessages(deps, request.query as { limit?: number; cursor?: string }),
+    async (request) => listMessages(deps, request.query),
   );
 
   app.post(
@@ -137,6 +140,6 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: ServiceDep
         response: { 200: AdminStatsSchema, ...errors(400, 401) },
       },
     },
-    async (request) => adminStats(deps, request.query as { days?: number }),
+    async (request) => adminStats(deps, request.query),
   );
 }

@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import {
@@ -9,7 +10,7 @@ import {
   messageInputSchema,
   taskInputSchema,
 } from '../../domain/schemas.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { health } from '../../services/health.js';
 import { sendMessage } from '../../services/messages.js';
 import { getTask, submitTask } from '../../services/tasks.js';
@@ -26,7 +27,8 @@ declare module 'fastify' {
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 
 /** The public REST core: thin adapters over the service layer. */
-export function registerPublicRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const limits = deps.config.limits;
 
   app.post(
@@ -61,10 +63,7 @@ export function registerPublicRoutes(app: FastifyInstance, deps: ServiceDeps): v
         response: { 200: PublicTaskSchema, ...errors(404, 429) },
       },
     },
-    async (request) => {
-      const { task_id } = request.params as { task_id: string };
-      return getTask(deps, task_id);
-    },
+    async (request) => getTask(deps, request.params.task_id),
   );
 
   app.post(

@@ -1,4 +1,4 @@
-import { html, type SafeHtml } from '../../web/html.js';
+import { html, type SafeHtml } from '../../domain/html.js';
 
 /** A mail's two parts. The subject is built by the caller and sanitized by the outbox. */
 export interface MailParts {

@@ -1,7 +1,7 @@
 import { parseDateTime, iso } from '../../domain/time.js';
 import type { MessageRow } from '../../store/messages-repo.js';
 import type { TaskRow } from '../../store/tasks-repo.js';
-import { html } from '../../web/html.js';
+import { html } from '../../domain/html.js';
 import { headerText } from '../sanitize.js';
 import { documentHtml, fieldsHtml, fieldsText, quoteHtml, type Field, type MailParts } from './layout.js';
 

@@ -1,5 +1,5 @@
 import type { MessageRow } from '../../store/messages-repo.js';
-import { html } from '../../web/html.js';
+import { html } from '../../domain/html.js';
 import { documentHtml, quoteHtml, type MailParts } from './layout.js';
 
 /**

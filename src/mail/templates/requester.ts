@@ -1,5 +1,6 @@
 import type { TaskRow } from '../../store/tasks-repo.js';
-import { html } from '../../web/html.js';
+import { html } from '../../domain/html.js';
+import { statusPageUrl, statusUrl } from '../../domain/urls.js';
 import { documentHtml, fieldsHtml, fieldsText, quoteHtml, type Field, type MailParts } from './layout.js';
 
 /**
@@ -10,8 +11,8 @@ import { documentHtml, fieldsHtml, fieldsText, quoteHtml, type Field, type MailP
 
 function urls(baseUrl: string, taskId: string) {
   return {
-    statusPage: `${baseUrl}/tasks?id=${encodeURIComponent(taskId)}`,
-    statusUrl: `${baseUrl}/api/v1/tasks/${encodeURIComponent(taskId)}`,
+    statusPage: statusPageUrl(baseUrl, taskId),
+    statusUrl: statusUrl(baseUrl, taskId),
     jwks: `${baseUrl}/.well-known/jwks.json`,
     messages: `${baseUrl}/api/v1/messages`,
     messageForm: `${baseUrl}/tasks?id=${encodeURIComponent(taskId)}#message`,

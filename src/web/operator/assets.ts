@@ -172,9 +172,9 @@ export const CONSOLE_JS = String.raw`
   if (window.EventSource && window.fetch && window.DOMParser && body.hasAttribute('data-live')) {
     var baseTitle = body.getAttribute('data-title') || document.title;
     var unseen = Number(body.getAttribute('data-unseen') || 0);
-    var newMessages = 0;
+    var newMessages = {}, messageCount = 0;
     var setTitle = function () {
-      var n = unseen + newMessages;
+      var n = unseen + messageCount;
       document.title = (n > 0 ? '(' + n + ') ' : '') + baseTitle;
     };
     var refreshing = false, again = false;
@@ -218,7 +218,8 @@ export const CONSOLE_JS = String.raw`
     source.addEventListener('change', function (e) {
       var d = JSON.parse(e.data);
       unseen = d.unseen_tasks;
-      if (d.kind === 'message') newMessages += 1;
+      // A message naming several tasks arrives once per task: count it once.
+      if (d.kind === 'message' && !newMessages[d.message_id]) { newMessages[d.message_id] = true; messageCount += 1; }
       setTitle();
       refreshQueue();
       if (taskHere && d.task_id === taskHere.getAttribute('data-task-id')) noteChanged();

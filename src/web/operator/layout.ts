@@ -1,4 +1,4 @@
-import { html, raw, type SafeHtml } from '../html.js';
+import { html, raw, type SafeHtml } from '../../domain/html.js';
 import type { Session } from './session.js';
 
 /** The console's page shell and small shared pieces. Every value an agent wrote goes through `html`. */

@@ -1,8 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { iso } from '../../domain/time.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { openToken, signToken } from '../../services/signed-token.js';
+import { isSessionRevoked, revokeSession } from '../../store/sessions-repo.js';
 
 /**
  * The console's session: a signed token (services/signed-token.ts) holding a random session id and
@@ -68,8 +69,7 @@ function verifiedSession(deps: ServiceDeps, request: FastifyRequest): Session | 
 export async function readSession(deps: ServiceDeps, request: FastifyRequest): Promise<Session | null> {
   const session = verifiedSession(deps, request);
   if (!session) return null;
-  const revoked = await deps.store.db.selectFrom('revoked_sessions').select('sid').where('sid', '=', session.sid).executeTakeFirst();
-  return revoked ? null : session;
+  return (await isSessionRevoked(deps.store.db, session.sid)) ? null : session;
 }
 
 function cookieAttributes(deps: ServiceDeps, maxAgeSeconds: number): string {
@@ -88,11 +88,7 @@ export function startSession(deps: ServiceDeps, reply: FastifyReply): Session {
 
 /** Signs out: clears the cookie, and revokes the session so a copy of the cookie stops working too. */
 export async function endSession(deps: ServiceDeps, reply: FastifyReply, session: Session): Promise<void> {
-  await deps.store.db
-    .insertInto('revoked_sessions')
-    .values({ sid: session.sid, expires_at: iso(new Date(session.exp * 1000)) })
-    .onConflict((oc) => oc.column('sid').doNothing())
-    .execute();
+  await revokeSession(deps.store.db, session.sid, iso(new Date(session.exp * 1000)));
   reply.header('Set-Cookie', `${SESSION_COOKIE}=${cookieAttributes(deps, 0)}`);
 }
 

@@ -1,9 +1,9 @@
-import type { DocumentSet } from '../../docs/routes.js';
+import type { DocumentSet } from '../../docs/document-set.js';
 import { DOCUMENTS, type DocumentInfo } from '../../docs/endpoints.js';
 import type { LiveFigures } from '../../docs/live.js';
-import { toHtml, toMarkdown, type Block } from '../../docs/markup.js';
-import type { ServiceDeps } from '../../services/deps.js';
-import { html, type SafeHtml } from '../html.js';
+import { toHtml, toMarkdown, type Block } from '../../domain/markup.js';
+import type { ServiceDeps } from '../../services/context.js';
+import { html, type SafeHtml } from '../../domain/html.js';
 import { duration } from './format.js';
 
 /** /docs and one page per document: the same documents, for people. */

@@ -1,4 +1,4 @@
-import { html, type SafeHtml } from '../html.js';
+import { html, type SafeHtml } from '../../domain/html.js';
 
 /** How the pages say times and durations to a person. */
 

@@ -2,9 +2,9 @@ import { summary } from '../../docs/documents.js';
 import { MCP_TOOLS } from '../../docs/endpoints.js';
 import type { LiveFigures } from '../../docs/live.js';
 import { OUTPUT_FORMATS } from '../../domain/task.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
-import { html, type SafeHtml } from '../html.js';
+import { html, type SafeHtml } from '../../domain/html.js';
 import { FORM_FIELDS, type FormField, type FormValues } from './form.js';
 import { duration, plural } from './format.js';
 

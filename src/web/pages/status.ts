@@ -1,8 +1,8 @@
-import { toMarkdown, type Block } from '../../docs/markup.js';
+import { toMarkdown, type Block } from '../../domain/markup.js';
 import type { PublicTask } from '../../domain/schemas.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
-import { html, type SafeHtml } from '../html.js';
+import { html, type SafeHtml } from '../../domain/html.js';
 import { timeHtml, when } from './format.js';
 import { EMPTY_MESSAGE_FORM, messageForm, type MessageFormState } from './message-form.js';
 

@@ -1,8 +1,8 @@
-import type { BlockEntry } from '../../../abuse/blocklist.js';
-import { BLOCK_KINDS } from '../../../abuse/blocklist.js';
+import type { BlockEntry } from '../../../services/blocklist.js';
+import { BLOCK_KINDS } from '../../../services/blocklist.js';
 import type { AdminStats, MessageList } from '../../../domain/admin-schemas.js';
-import type { OutboxEntry, OutboxStatus } from '../../../mail/admin.js';
-import { html, type SafeHtml } from '../../html.js';
+import type { OutboxEntry, OutboxStatus } from '../../../services/outbox-admin.js';
+import { html, type SafeHtml } from '../../../domain/html.js';
 import { csrfField, duration, relative, statusPill, when, WITHDRAWAL } from '../layout.js';
 import type { Session } from '../session.js';
 

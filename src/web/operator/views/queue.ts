@@ -1,5 +1,5 @@
 import type { AdminMessage, AdminTask, Queue } from '../../../domain/admin-schemas.js';
-import { html, type SafeHtml } from '../../html.js';
+import { html, type SafeHtml } from '../../../domain/html.js';
 import { unseenPastTarget } from '../../../services/response-target.js';
 import { humanType, relative, statusPill, WITHDRAWAL } from '../layout.js';
 

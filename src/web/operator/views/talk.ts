@@ -1,5 +1,5 @@
 import type { AdminMessage, AdminTaskDetail } from '../../../domain/admin-schemas.js';
-import { html, type SafeHtml } from '../../html.js';
+import { html, type SafeHtml } from '../../../domain/html.js';
 import { csrfField, relative, when, WITHDRAWAL } from '../layout.js';
 import type { Session } from '../session.js';
 

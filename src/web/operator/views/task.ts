@@ -1,6 +1,6 @@
 import type { AdminTaskDetail } from '../../../domain/admin-schemas.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
-import { html, type SafeHtml } from '../../html.js';
+import { html, type SafeHtml } from '../../../domain/html.js';
 import { csrfField, humanType, statusPill, utcInputValue, when } from '../layout.js';
 import type { Session } from '../session.js';
 import { isOverdue } from './queue.js';

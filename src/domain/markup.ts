@@ -1,4 +1,4 @@
-import { html, raw, type SafeHtml } from '../web/html.js';
+import { html, raw, type SafeHtml } from './html.js';
 
 /**
  * A tiny document model that renders to markdown and to HTML, so /api.md and its human page (or a

@@ -57,3 +57,22 @@ export async function readCounters(db: Db, keys: string[]): Promise<Map<string, 
 export async function sweepExpiredCounters(db: Db, now: string): Promise<void> {
   await db.deleteFrom('counters').where('expires_at', '<', now).execute();
 }
+
+/**
+ * Adds each count to its key in one upsert (the read limiter's flush) and returns the new totals.
+ * Callers chunk large batches: one statement may bind only so many parameters.
+ */
+export async function addCounts(db: Db, counts: { key: string; count: number }[], expiresAt: string): Promise<Map<string, number>> {
+  const rows = await db
+    .insertInto('counters')
+    .values(counts.map((c) => ({ key: c.key, count: c.count, expires_at: expiresAt })))
+    .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql<number>`counters.count + excluded.count` }))
+    .returning(['key', 'count'])
+    .execute();
+  return new Map(rows.map((r) => [r.key, Number(r.count)]));
+}
+
+export async function deleteCounters(db: Db, keys: string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await db.deleteFrom('counters').where('key', 'in', keys).execute();
+}

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
-import type { ServiceDeps } from '../services/deps.js';
-import { publicKeys } from './keys.js';
+import type { ServiceDeps } from '../../services/context.js';
+import { publicKeys } from '../../receipts/keys.js';
 
 const JwkSchema = Type.Object(
   {

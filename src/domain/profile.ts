@@ -1,14 +1,11 @@
-import { readFileSync } from 'node:fs';
 import Type, { type Static } from 'typebox';
-import { Compile } from 'typebox/compile';
-import { ConfigError, type Config } from '../config.js';
-import { TASK_TYPES } from '../domain/task.js';
-import { projectPath } from '../paths.js';
+import { TASK_TYPES } from './task.js';
 
 /**
  * The deployment profile (who the operator is, where and when they work, what they will not do)
  * and the services catalog. Both live in config files the operator edits — defaults ship in
- * config/ — and every document, page and MCP tool is generated from them.
+ * config/ — and every document, page and MCP tool is generated from them. The schemas live here;
+ * src/config-files.ts loads and checks the files at start.
  */
 
 export const ProfileSchema = Type.Object({
@@ -42,36 +39,3 @@ export const CatalogEntrySchema = Type.Object({
 });
 export type CatalogEntry = Static<typeof CatalogEntrySchema>;
 export const CatalogSchema = Type.Array(CatalogEntrySchema, { minItems: 1 });
-
-const checkProfile = Compile(ProfileSchema);
-const checkCatalog = Compile(CatalogSchema);
-
-function readJson(file: string, variable: string): unknown {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new ConfigError(variable, `: cannot read ${String(file)} as JSON (${error instanceof Error ? error.message : String(error)})`);
-  }
-}
-
-function firstProblem(errors: Iterable<{ instancePath: string; message: string }>): string {
-  for (const e of errors) return `${e.instancePath || '/'} ${e.message}`;
-  return 'is invalid';
-}
-
-const DEFAULT_PROFILE = projectPath('config', 'profile.json');
-const DEFAULT_CATALOG = projectPath('config', 'catalog.json');
-
-/** Loads and validates both files; a bad file stops the start with the variable's name. */
-export function loadProfileAndCatalog(config: Pick<Config, 'profileFile' | 'catalogFile'>): { profile: Profile; catalog: CatalogEntry[] } {
-  const profile = readJson(config.profileFile ?? DEFAULT_PROFILE, 'PROFILE_FILE');
-  if (!checkProfile.Check(profile)) throw new ConfigError('PROFILE_FILE', `: ${firstProblem(checkProfile.Errors(profile))}`);
-  const catalog = readJson(config.catalogFile ?? DEFAULT_CATALOG, 'CATALOG_FILE');
-  if (!checkCatalog.Check(catalog)) throw new ConfigError('CATALOG_FILE', `: ${firstProblem(checkCatalog.Errors(catalog))}`);
-  const ids = new Set<string>();
-  for (const entry of catalog) {
-    if (ids.has(entry.service_id)) throw new ConfigError('CATALOG_FILE', `: service_id "${entry.service_id}" appears twice`);
-    ids.add(entry.service_id);
-  }
-  return { profile, catalog };
-}

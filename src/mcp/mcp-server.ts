@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { AppError, isAppError, validationFailed } from '../domain/errors.js';
 import { isIdempotencyKey } from '../domain/ids.js';
 import { callerFrom } from '../http/client.js';
-import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceDeps } from '../services/context.js';
 import { sendMessage } from '../services/messages.js';
 import { getTask, submitTask } from '../services/tasks.js';
 import { SERVICE_NAME } from '../version.js';

@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
 import { AppError } from '../domain/errors.js';
-import { clientHash } from '../http/client.js';
-import type { ServiceDeps } from '../services/deps.js';
-import { abuseState } from './state.js';
+import { clientHash } from '../domain/client.js';
+import type { ServiceDeps } from '../services/context.js';
 
 /**
  * The HTTP side of abuse control, global because app.ts calls this on the root instance:
@@ -24,7 +23,7 @@ function withHook(existing: Hooks, hook: onRequestHookHandler): onRequestHookHan
 }
 
 export async function registerAbuseHooks(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
-  const { policies, reads } = abuseState(deps);
+  const { policies, reads } = deps.abuse;
   const readPolicy = policies.read.policy;
   const readLimit = String(reads.limit);
   const behindProxy = deps.config.trustProxy > 0;

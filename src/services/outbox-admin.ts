@@ -1,8 +1,7 @@
-import type { Selectable } from 'kysely';
+import { OUTBOX_LIST_DEFAULT, OUTBOX_LIST_MAX, OUTBOX_STATUSES, type OutboxStatus } from '../domain/admin-schemas.js';
 import { iso } from '../domain/time.js';
-import type { ServiceDeps } from '../services/deps.js';
-import type { OutboxTable } from '../store/schema.js';
-import { wakeOutbox } from './wake.js';
+import { countOutboxByStatus, findOutboxRow, listOutboxRows, requeueFailedOutbox, type ListedOutboxRow } from '../store/outbox-repo.js';
+import type { ServiceDeps } from './context.js';
 
 /**
  * The operator's view of the outbox (admin API and console): what is pending, what went out, what
@@ -10,8 +9,7 @@ import { wakeOutbox } from './wake.js';
  * list is for triage.
  */
 
-export const OUTBOX_STATUSES = ['pending', 'sent', 'failed'] as const;
-export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
+export { OUTBOX_LIST_DEFAULT, OUTBOX_LIST_MAX, OUTBOX_STATUSES, type OutboxStatus } from '../domain/admin-schemas.js';
 
 export interface OutboxEntry {
   id: string;
@@ -33,15 +31,8 @@ export interface ListOutboxOptions {
   limit?: number;
 }
 
-export const OUTBOX_LIST_DEFAULT = 50;
-export const OUTBOX_LIST_MAX = 200;
 
-type Row = Pick<
-  Selectable<OutboxTable>,
-  'id' | 'kind' | 'recipient' | 'subject' | 'status' | 'attempts' | 'last_error' | 'created_at' | 'sent_at' | 'next_attempt_at' | 'task_id' | 'message_id'
->;
-
-function toEntry(row: Row): OutboxEntry {
+function toEntry(row: ListedOutboxRow): OutboxEntry {
   return { ...row, status: row.status as OutboxStatus, attempts: Number(row.attempts) };
 }
 
@@ -49,36 +40,21 @@ function toEntry(row: Row): OutboxEntry {
 export async function listOutbox(deps: ServiceDeps, options: ListOutboxOptions = {}): Promise<OutboxEntry[]> {
   const requested = options.limit !== undefined && Number.isFinite(options.limit) ? Math.trunc(options.limit) : OUTBOX_LIST_DEFAULT;
   const limit = Math.min(OUTBOX_LIST_MAX, Math.max(1, requested));
-  let query = deps.store.db
-    .selectFrom('outbox')
-    .select(['id', 'kind', 'recipient', 'subject', 'status', 'attempts', 'last_error', 'created_at', 'sent_at', 'next_attempt_at', 'task_id', 'message_id'])
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit);
-  if (options.status !== undefined) query = query.where('status', '=', options.status);
-  const rows = await query.execute();
+  const rows = await listOutboxRows(deps.store.db, { status: options.status, limit });
   return rows.map(toEntry);
 }
 
 /** One outbox row, or undefined. */
 export async function getOutboxEntry(deps: ServiceDeps, id: string): Promise<OutboxEntry | undefined> {
-  const row = await deps.store.db
-    .selectFrom('outbox')
-    .select(['id', 'kind', 'recipient', 'subject', 'status', 'attempts', 'last_error', 'created_at', 'sent_at', 'next_attempt_at', 'task_id', 'message_id'])
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await findOutboxRow(deps.store.db, id);
   return row ? toEntry(row) : undefined;
 }
 
 /** How many mails are in each state (for the console's summary). */
 export async function countOutbox(deps: ServiceDeps): Promise<Record<OutboxStatus, number>> {
-  const rows = await deps.store.db
-    .selectFrom('outbox')
-    .select((eb) => ['status', eb.fn.countAll<number>().as('count')])
-    .groupBy('status')
-    .execute();
+  const rows = await countOutboxByStatus(deps.store.db);
   const counts: Record<OutboxStatus, number> = { pending: 0, sent: 0, failed: 0 };
-  for (const row of rows) if ((OUTBOX_STATUSES as readonly string[]).includes(row.status)) counts[row.status as OutboxStatus] = Number(row.count);
+  for (const [status, count] of rows) if ((OUTBOX_STATUSES as readonly string[]).includes(status)) counts[status as OutboxStatus] = count;
   return counts;
 }
 
@@ -87,16 +63,10 @@ export async function countOutbox(deps: ServiceDeps): Promise<Record<OutboxStatu
  * no failed mail has that id (unknown, or pending/sent: those need no retry).
  */
 export async function retryOutbox(deps: ServiceDeps, id: string): Promise<boolean> {
-  const result = await deps.store.db
-    .updateTable('outbox')
-    .set({ status: 'pending', attempts: 0, next_attempt_at: iso(deps.clock.now()), locked_until: null })
-    .where('id', '=', id)
-    .where('status', '=', 'failed')
-    .executeTakeFirst();
-  const changed = Number(result.numUpdatedRows) > 0;
+  const changed = await requeueFailedOutbox(deps.store.db, id, iso(deps.clock.now()));
   if (changed) {
     deps.log.info({ outbox_id: id }, 'outbox: failed mail queued again by the operator');
-    wakeOutbox(deps);
+    deps.outboxWake.wake();
   }
   return changed;
 }

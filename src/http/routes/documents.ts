@@ -1,88 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import { ErrorSchema, ServicesPageSchema } from '../domain/schemas.js';
-import type { ServiceDeps } from '../services/deps.js';
-import { listServices } from '../services/services-catalog.js';
-import { buildCapabilities, buildHuman, buildManifest, buildProtectedResource, buildServices, withLive } from './documents.js';
-import { jsonBody, sendBody, staticBody, type StaticBody } from './http.js';
-import { liveFigures, type LiveFigures, type LiveSource } from './live.js';
-import { toMarkdown, type Block } from './markup.js';
-import { openApiDocument } from './openapi.js';
-import { apiDoc, indexDoc, llmsTxt } from './text.js';
+import type { DocsDeps } from '../../docs/context.js';
+import { buildDocumentSet, documentSet, readLive, type DocumentSet } from '../../docs/document-set.js';
+import { withLive } from '../../docs/documents.js';
+import { jsonBody, sendBody, type StaticBody } from '../../docs/http.js';
+import { liveFigures } from '../../docs/live.js';
+import { ErrorSchema, ServicesPageSchema } from '../../domain/schemas.js';
+import { listServices } from '../../services/services-catalog.js';
 
 type Json = Record<string, unknown>;
-
-/** Every document, generated once when the app is ready (the OpenAPI document needs every route). */
-export interface DocumentSet {
-  manifest: Json;
-  human: Json;
-  capabilities: Json;
-  services: Json;
-  protectedResource: Json;
-  openapi: Json;
-  indexBlocks: Block[];
-  apiBlocks: Block[];
-  bodies: {
-    manifest: StaticBody;
-    services: StaticBody;
-    protectedResource: StaticBody;
-    openapi: StaticBody;
-    llms: StaticBody;
-    index: StaticBody;
-    api: StaticBody;
-  };
-  /** The live figures, cached for a few seconds. */
-  live: LiveSource;
-}
-
-const sets = new WeakMap<ServiceDeps, DocumentSet>();
-
-/** The documents of a running app (after ready); the pages render them for people. */
-export function documentSet(deps: ServiceDeps): DocumentSet {
-  const set = sets.get(deps);
-  if (!set) throw new Error('documents are generated when the app is ready');
-  return set;
-}
-
-/** The live figures, or null when the store cannot give them (documents still answer). */
-export async function readLive(deps: ServiceDeps, request?: FastifyRequest): Promise<LiveFigures | null> {
-  try {
-    return await documentSet(deps).live();
-  } catch (error) {
-    (request?.log ?? deps.log).warn({ err: error }, 'live figures unavailable');
-    return null;
-  }
-}
-
-function build(app: FastifyInstance, deps: ServiceDeps, live: LiveSource): DocumentSet {
-  const manifest = buildManifest(deps) as Json;
-  const services = buildServices(deps) as Json;
-  const protectedResource = buildProtectedResource(deps) as Json;
-  const openapi = openApiDocument(app);
-  const indexBlocks = indexDoc(deps);
-  const apiBlocks = apiDoc(deps, openapi);
-  const markdown = 'text/markdown; charset=utf-8';
-  return {
-    manifest,
-    human: buildHuman(deps) as Json,
-    capabilities: buildCapabilities(deps) as Json,
-    services,
-    protectedResource,
-    openapi,
-    indexBlocks,
-    apiBlocks,
-    bodies: {
-      manifest: jsonBody(manifest),
-      services: jsonBody(services),
-      protectedResource: jsonBody(protectedResource),
-      openapi: jsonBody(openapi, true),
-      llms: staticBody(llmsTxt(deps), 'text/plain; charset=utf-8'),
-      index: staticBody(toMarkdown(indexBlocks), markdown),
-      api: staticBody(toMarkdown(apiBlocks), markdown),
-    },
-    live,
-  };
-}
 
 const STATIC_MAX_AGE = 300;
 const LIVE_MAX_AGE = 5;
@@ -92,10 +18,10 @@ const jsonDocument = (description: string) => ({ 200: { description, type: 'obje
 const textDocument = (description: string) => ({ 200: { description, type: 'string' }, 304: notModified });
 
 /** The machine-readable documents and GET /api/v1/services. */
-export async function registerDocuments(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+export async function registerDocuments(app: FastifyInstance, deps: DocsDeps): Promise<void> {
   const live = liveFigures(deps);
   app.addHook('onReady', async () => {
-    sets.set(deps, build(app, deps, live));
+    deps.documents.publish(buildDocumentSet(app, deps, live));
   });
   const bodies = () => documentSet(deps).bodies;
 

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { createAbuseState } from './abuse/state.js';
+import type { Config } from './config.js';
+import { loadProfileAndCatalog } from './config-files.js';
+import type { DocsDeps } from './docs/context.js';
+import { DocumentRegistry } from './docs/document-set.js';
+import { ApiVersionRegistry, type ApiVersion } from './docs/versions.js';
+import type { Clock } from './domain/time.js';
+import { OutboxWake } from './mail/wake.js';
+import { ensureActiveKey } from './receipts/keys.js';
+import { loadAdminKeyHash } from './services/admin-key.js';
+import { loadVapidKeys } from './services/push.js';
+import { createValidators } from './services/validation.js';
+import { createChangeFeed } from './store/change-feed.js';
+import type { Store } from './store/db.js';
+import { getOrCreateSetting } from './store/settings-repo.js';
+
+/**
+ * The composition root: every dependency of the application is built here, once, as an explicit
+ * field (no registries keyed by the deps object, no module globals). It may import from any layer;
+ * nothing imports it but the entry points (server.ts, the CLI, tests) and app.ts for the type.
+ */
+
+export type { Caller } from './domain/caller.js';
+export type { ServiceDeps } from './services/context.js';
+
+/** Everything the app needs: the service dependencies plus what the documents and pages use. */
+export type AppDeps = DocsDeps;
+
+export interface InitOptions {
+  clock: Clock;
+  log: Logger;
+  version: string;
+  /** API versions served beside v1 (a future /api/v2, or a test-only deprecated one). */
+  apiVersions?: readonly ApiVersion[];
+}
+
+/** Loads or creates what must persist across restarts and be shared by every instance, and builds the rest. */
+export async function initDeps(config: Config, store: Store, options: InitOptions): Promise<AppDeps> {
+  const secret = await getOrCreateSetting(store.db, 'server_secret', () => randomBytes(32).toString('base64'));
+  const adminKeyHash = await loadAdminKeyHash(store.db, config.adminKey, options.log);
+  // The receipt-signing key: created on first start (race-safe across instances), then reused.
+  await ensureActiveKey(store.db, options.clock.now());
+  const loaded = loadProfileAndCatalog(config);
+  const catalog = loaded.catalog;
+  // One response target for the queue's overdue flag, the published figures and every document.
+  const profile = config.responseTargetHours === undefined ? loaded.profile : { ...loaded.profile, response_target_hours: config.responseTargetHours };
+  return {
+    config,
+    store,
+    clock: options.clock,
+    log: options.log,
+    validators: createValidators(config.limits),
+    secret: Buffer.from(secret, 'base64'),
+    version: options.version,
+    adminKeyHash,
+    profile,
+    catalog,
+    abuse: createAbuseState(config, store, options.clock, options.log),
+    outboxWake: new OutboxWake(),
+    apiVersions: new ApiVersionRegistry(options.apiVersions),
+    documents: new DocumentRegistry(),
+    changes: createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log }),
+    vapid: await loadVapidKeys(store.db),
+  };
+}

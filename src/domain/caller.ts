@@ -1,0 +1,9 @@
+import type { Source } from './task.js';
+
+/** Who is calling, whichever door they came in by. */
+export interface Caller {
+  /** HMAC of the client address (IPv4 /32, IPv6 /64); the address itself is never stored. */
+  clientHash: string;
+  source: Source;
+  idempotencyKey?: string | undefined;
+}

@@ -1,0 +1,157 @@
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { domainToASCII } from 'node:url';
+import { normalizeEmail, normalizeRequester, type BlockSource } from '../abuse/blocklist.js';
+import { BlockInputSchema, type BlockInput, type BlockKind } from '../domain/admin-schemas.js';
+import { clientHash } from '../domain/client.js';
+import { emailDomain, isHostname } from '../domain/email.js';
+import { validationFailed } from '../domain/errors.js';
+import { iso, parseDateTime } from '../domain/time.js';
+import { deleteBlock, listActiveBlocks, replaceBlock, type BlockRow } from '../store/blocklist-repo.js';
+import type { ServiceDeps } from './context.js';
+import { DATE_TIME_RULE, schemaChecker } from './validation.js';
+
+export { BLOCK_KINDS, type BlockInput, type BlockKind } from '../domain/admin-schemas.js';
+export type { BlockSource } from '../abuse/blocklist.js';
+
+/**
+ * The operator's administration of the blocklist (admin API and console): list, add (an entry
+ * replaces any of the same kind and value) and remove. Matching submissions against it is
+ * abuse/blocklist.ts.
+ */
+
+export interface BlockEntry {
+  id: string;
+  kind: BlockKind;
+  value: string;
+  reason: string | null;
+  source: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+const REQUESTER_MAX = 200;
+
+function toEntry(row: BlockRow): BlockEntry {
+  return {
+    id: row.id,
+    kind: row.kind as BlockKind,
+    value: row.value,
+    reason: row.reason,
+    source: row.source,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+  };
+}
+
+/** An IPv4 address (optionally /32), or an IPv6 address or /64 prefix (optionally with /64). */
+function parseIp(value: string): string | null {
+  const m = /^([^/]+?)(?:\/(\d{1,3}))?$/.exec(value);
+  if (!m) return null;
+  const [, address = '', prefix] = m;
+  const family = isIP(address);
+  if (family === 0) return null;
+  if (prefix !== undefined && Number(prefix) !== (family === 4 ? 32 : 64)) return null;
+  return address;
+}
+
+const checkBlock = schemaChecker<BlockInput>(BlockInputSchema, {
+  unknown: 'ignore',
+  messages: { value: 'value is required (a non-empty string)', expires_at: `expires_at ${DATE_TIME_RULE}` },
+  notAnObject: 'body must be a JSON object with kind and value',
+});
+
+/** The stored form of a value of each kind (ip: the client hash; the address is never stored), or the problem. */
+function normalizeValue(deps: ServiceDeps, kind: BlockKind, value: string): { value: string } | { problem: string } {
+  if (kind === 'ip') {
+    const address = parseIp(value);
+    return address === null ? { problem: 'value must be an IPv4 address or an IPv6 address or /64 prefix when kind is ip' } : { value: clientHash(deps.secret, address) };
+  }
+  if (kind === 'email') return emailDomain(value) === null ? { problem: 'value must be a valid e-mail address when kind is email' } : { value: normalizeEmail(value) };
+  if (kind === 'domain') {
+    const domain = normalizeDomain(value);
+    return isHostname(domain) ? { value: domain } : { problem: 'value must be a domain name such as mail.example-agent.dev when kind is domain' };
+  }
+  return value.length > REQUESTER_MAX ? { problem: `value must be at most ${REQUESTER_MAX} characters when kind is requester` } : { value: normalizeRequester(value) };
+}
+
+/** Validates and normalizes an entry from its schema; every problem at once, each naming its field. */
+function checkInput(deps: ServiceDeps, raw: unknown): { kind: BlockKind; value: string; reason: string | null; expiresAt: string | null } {
+  const { value: input, fieldErrors } = checkBlock(raw);
+  const failed = (field: string) => fieldErrors.some((e) => e.startsWith(`${field} `));
+  let value = '';
+  if (!failed('value')) {
+    const trimmed = input.value.trim();
+    if (trimmed === '') fieldErrors.push('value is required (a non-empty string)');
+    else if (!failed('kind')) {
+      const normalized = normalizeValue(deps, input.kind, trimmed);
+      if ('problem' in normalized) fieldErrors.push(normalized.problem);
+      else value = normalized.value;
+    }
+  }
+  let expiresAt: string | null = null;
+  if (input.expires_at !== undefined && !failed('expires_at')) {
+    const parsed = parseDateTime(input.expires_at);
+    if (!parsed) fieldErrors.push(`expires_at ${DATE_TIME_RULE}`);
+    else if (parsed.getTime() <= deps.clock.now().getTime()) fieldErrors.push('expires_at must be in the future');
+    else expiresAt = iso(parsed);
+  }
+  if (fieldErrors.length > 0) throw validationFailed(fieldErrors);
+  return { kind: input.kind, value, reason: input.reason?.trim() || null, expiresAt };
+}
+
+function normalizeDomain(value: string): string {
+  return domainToASCII(value.replace(/^@/, '').replace(/\.$/, '')).toLowerCase();
+}
+
+/** Active entries (not expired), newest first. */
+export async function listBlocks(deps: ServiceDeps): Promise<BlockEntry[]> {
+  const rows = await listActiveBlocks(deps.store.db, iso(deps.clock.now()));
+  return rows.map(toEntry);
+}
+
+/**
+ * Adds an entry (422 `validation_failed` for bad input). An operator's entry replaces any entry of
+ * the same kind and value, so adding again is how an expiry is changed or removed.
+ */
+export async function addBlock(deps: ServiceDeps, input: BlockInput, source: BlockSource = 'admin'): Promise<BlockEntry> {
+  const checked = checkInput(deps, input);
+  const row: BlockRow = {
+    id: `blk-${randomBytes(12).toString('hex')}`,
+    kind: checked.kind,
+    value: checked.value,
+    reason: checked.reason,
+    source,
+    created_at: iso(deps.clock.now()),
+    expires_at: checked.expiresAt,
+  };
+  await replaceBlock(deps.store.db, row);
+  deps.log.info({ block_id: row.id, kind: row.kind, source }, 'blocklist entry added');
+  return toEntry(row);
+}
+
+/**
+ * The operator blocks a known client by its hash (the sender of a task: only the hash is stored,
+ * so there is no address to type). Replaces an entry for the same hash, like addBlock.
+ */
+export async function addClientHashBlock(deps: ServiceDeps, hash: string, reason: string | null): Promise<BlockEntry> {
+  const row: BlockRow = {
+    id: `blk-${randomBytes(12).toString('hex')}`,
+    kind: 'ip',
+    value: hash,
+    reason,
+    source: 'admin',
+    created_at: iso(deps.clock.now()),
+    expires_at: null,
+  };
+  await replaceBlock(deps.store.db, row);
+  deps.log.info({ block_id: row.id, kind: 'ip', source: 'admin' }, 'blocklist entry added');
+  return toEntry(row);
+}
+
+export async function removeBlock(deps: ServiceDeps, id: string): Promise<boolean> {
+  const removed = await deleteBlock(deps.store.db, id);
+  if (removed) deps.log.info({ block_id: id }, 'blocklist entry removed');
+  return removed;
+}
+

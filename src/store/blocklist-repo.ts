@@ -1,0 +1,72 @@
+import type { Selectable } from 'kysely';
+import type { Db } from './db.js';
+import { withTransaction } from './db.js';
+import type { BlocklistTable } from './schema.js';
+
+export type BlockRow = Selectable<BlocklistTable>;
+
+/** What a submission or message is matched against, already normalized by the caller. */
+export interface BlockMatch {
+  clientHash: string;
+  email?: string | undefined;
+  /** The e-mail's domain and each parent domain. */
+  domains: string[];
+  requester?: string | undefined;
+}
+
+export async function insertBlock(db: Db, row: BlockRow): Promise<void> {
+  await db.insertInto('blocklist').values(row).execute();
+}
+
+/** Replaces any entry of the same kind and value by `row`, atomically. */
+export async function replaceBlock(db: Db, row: BlockRow): Promise<void> {
+  await withTransaction(db, async (trx) => {
+    await trx.deleteFrom('blocklist').where('kind', '=', row.kind).where('value', '=', row.value).execute();
+    await insertBlock(trx, row);
+  });
+}
+
+export async function deleteBlock(db: Db, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('blocklist').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** Entries not expired at `now`, newest first. */
+export async function listActiveBlocks(db: Db, now: string): Promise<BlockRow[]> {
+  return db
+    .selectFrom('blocklist')
+    .selectAll()
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export async function hasActiveBlock(db: Db, kind: string, value: string, now: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('blocklist')
+    .select('id')
+    .where('kind', '=', kind)
+    .where('value', '=', value)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The kinds of every active entry that matches the subject. */
+export async function matchingBlockKinds(db: Db, subject: BlockMatch, now: string): Promise<Set<string>> {
+  const { email, domains, requester } = subject;
+  const rows = await db
+    .selectFrom('blocklist')
+    .select('kind')
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .where((eb) => {
+      const matches = [eb.and([eb('kind', '=', 'ip'), eb('value', '=', subject.clientHash)])];
+      if (email !== undefined) matches.push(eb.and([eb('kind', '=', 'email'), eb('value', '=', email)]));
+      if (domains.length > 0) matches.push(eb.and([eb('kind', '=', 'domain'), eb('value', 'in', domains)]));
+      if (requester !== undefined) matches.push(eb.and([eb('kind', '=', 'requester'), eb('value', '=', requester)]));
+      return eb.or(matches);
+    })
+    .execute();
+  return new Set(rows.map((r) => r.kind));
+}

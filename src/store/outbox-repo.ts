@@ -1,0 +1,128 @@
+import type { Insertable, Selectable } from 'kysely';
+import { withTransaction, type DialectName, type Db } from './db.js';
+import type { OutboxTable } from './schema.js';
+
+/**
+ * Every query of the `outbox` table. A claim takes a lease (`locked_until`) under a token: every
+ * later write names the token, so a worker that lost its lease (it stalled past `locked_until` and
+ * another worker took the row) cannot overwrite the new holder's outcome.
+ */
+
+export type OutboxRow = Selectable<OutboxTable>;
+
+/** The columns the operator's listing shows (bodies are left out: they can be long). */
+const LISTED = ['id', 'kind', 'recipient', 'subject', 'status', 'attempts', 'last_error', 'created_at', 'sent_at', 'next_attempt_at', 'task_id', 'message_id'] as const;
+export type ListedOutboxRow = Pick<OutboxRow, (typeof LISTED)[number]>;
+
+/** Queues a mail; a row with the same id already queued wins (mails that must exist at most once). */
+export async function insertOutbox(db: Db, row: Insertable<OutboxTable>): Promise<void> {
+  await db
+    .insertInto('outbox')
+    .values(row)
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+}
+
+/**
+ * Claims up to `limit` rows due at `at`. PostgreSQL: `SELECT … FOR UPDATE SKIP LOCKED` in a
+ * transaction, so concurrent workers on several instances take disjoint rows without waiting on each
+ * other. SQLite: one `UPDATE … WHERE id IN (SELECT …) RETURNING` statement, which runs as a single
+ * write transaction on the store's one connection (and takes SQLite's write lock, so a second
+ * process on the same file cannot claim the same rows either).
+ */
+export async function claimDueOutbox(
+  store: { db: Db; dialect: DialectName },
+  at: string,
+  lease: { locked_until: string; claim_token: string },
+  limit: number,
+): Promise<OutboxRow[]> {
+  const db = store.db;
+  if (store.dialect === 'postgres') {
+    return withTransaction(db, async (trx) => {
+      const due = await trx
+        .selectFrom('outbox')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', at)
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+        .orderBy('next_attempt_at')
+        .orderBy('id')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      if (due.length === 0) return [];
+      return trx
+        .updateTable('outbox')
+        .set(lease)
+        .where(
+          'id',
+          'in',
+          due.map((r) => r.id),
+        )
+        .returningAll()
+        .execute();
+    });
+  }
+  const rows = await db
+    .updateTable('outbox')
+    .set(lease)
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('outbox')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', at)
+        .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', at)]))
+        .orderBy('next_attempt_at')
+        .orderBy('id')
+        .limit(limit),
+    )
+    .returningAll()
+    .execute();
+  return rows.sort((a, b) => a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id));
+}
+
+/** Writes the outcome of a claimed, still pending row and releases the lease; false when the claim was lost. */
+export async function updateClaimedOutbox(db: Db, id: string, token: string, changes: Partial<OutboxTable>): Promise<boolean> {
+  const result = await db
+    .updateTable('outbox')
+    .set({ ...changes, locked_until: null, claim_token: null })
+    .where('id', '=', id)
+    .where('claim_token', '=', token)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Rows newest first, optionally of one status. */
+export async function listOutboxRows(db: Db, options: { status?: string | undefined; limit: number }): Promise<ListedOutboxRow[]> {
+  let query = db.selectFrom('outbox').select(LISTED).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit);
+  if (options.status !== undefined) query = query.where('status', '=', options.status);
+  return query.execute();
+}
+
+export async function findOutboxRow(db: Db, id: string): Promise<ListedOutboxRow | undefined> {
+  return db.selectFrom('outbox').select(LISTED).where('id', '=', id).executeTakeFirst();
+}
+
+/** How many rows are in each status. */
+export async function countOutboxByStatus(db: Db): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('outbox')
+    .select((eb) => ['status', eb.fn.countAll<number>().as('count')])
+    .groupBy('status')
+    .execute();
+  return new Map(rows.map((r) => [r.status, Number(r.count)]));
+}
+
+/** Puts a failed row back in the queue, due at `at`, with a fresh attempt count; false when no failed row has that id. */
+export async function requeueFailedOutbox(db: Db, id: string, at: string): Promise<boolean> {
+  const result = await db
+    .updateTable('outbox')
+    .set({ status: 'pending', attempts: 0, next_attempt_at: at, locked_until: null })
+    .where('id', '=', id)
+    .where('status', '=', 'failed')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import { adminKeyMatches } from '../../http/admin-auth.js';
+import type { ServiceDeps } from '../../services/context.js';
+import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
+import { HIDDEN, safeNext, text, type ConsoleKit, type Form } from './console-kit.js';
+import { endSession, readSession, startSession } from './session.js';
+import { loginView } from './views/lists.js';
+
+/** The console's assets, sign-in and sign-out. */
+export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
+  const { render, session, guarded } = kit;
+  scope.get('/operator/assets/console.css', { config: { kind: 'none' }, schema: HIDDEN }, async (_request, reply) =>
+    reply.header('Cache-Control', 'no-cache').type('text/css; charset=utf-8').send(CONSOLE_CSS),
+  );
+  scope.get('/operator/assets/console.js', { config: { kind: 'none' }, schema: HIDDEN }, async (_request, reply) =>
+    reply.header('Cache-Control', 'no-cache').type('text/javascript; charset=utf-8').send(CONSOLE_JS),
+  );
+
+  scope.get('/operator/login', { config: { kind: 'admin' }, schema: HIDDEN }, async (request, reply) => {
+    const next = safeNext(text(request.query as Form, 'next'));
+    if (await readSession(deps, request)) return reply.redirect(next, 303);
+    return render(reply, null, 'none', 'Sign in', loginView(null, next));
+  });
+
+  // Counted as a read so that guessing keys runs into the per-client read limit.
+  scope.post('/operator/login', { config: { kind: 'read' }, schema: HIDDEN }, async (request, reply) => {
+    const form = (request.body ?? {}) as Form;
+    const next = safeNext(text(form, 'next'));
+    if (!adminKeyMatches(deps.adminKeyHash, text(form, 'key')?.trim())) {
+      request.log.warn('console: sign-in with a wrong key');
+      return render(reply, null, 'none', 'Sign in', loginView('That is not the operator key.', next), 401);
+    }
+    startSession(deps, reply);
+    request.log.info('console: operator signed in');
+    return reply.redirect(next, 303);
+  });
+
+  scope.post('/operator/logout', guarded, async (request, reply) => {
+    await endSession(deps, reply, session(request));
+    return reply.redirect('/operator/login', 303);
+  });
+}

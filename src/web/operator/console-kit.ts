@@ -1,0 +1,137 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, isAppError } from '../../domain/errors.js';
+import { html, type SafeHtml } from '../../domain/html.js';
+import { iso, parseDateTime } from '../../domain/time.js';
+import type { ServiceDeps } from '../../services/context.js';
+import { unseenTasks } from '../../services/live-console.js';
+import { countByStatus } from '../../services/operator.js';
+import { flash, page, type Section } from './layout.js';
+import { csrfMatches, readSession, type Session } from './session.js';
+
+/**
+ * What every console route module shares: form helpers, the security headers and error page of the
+ * console's scope, the session guard and the page renderer (routes.ts builds it once per scope).
+ */
+
+export type Form = Record<string, unknown>;
+declare module 'fastify' {
+  interface FastifyRequest {
+    operatorSession?: Session;
+  }
+}
+
+// connect-src: the live queue's event stream and page refreshes (live.ts); manifest-src, worker-src:
+// the installable console (pwa.ts).
+const CSP =
+  "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; manifest-src 'self'; worker-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+export const DONE: Record<string, string> = {
+  accepted: 'Task accepted. The requester sees the ETA.',
+  delivered: 'Delivered. The receipt is signed and published with the task.',
+  rejected: 'Task rejected.',
+  notes: 'Draft saved. It stays editable until delivery.',
+  eta: 'ETA updated.',
+  added: 'Added to the blocklist.',
+  removed: 'Removed from the blocklist.',
+  retried: 'Queued again; the worker sends it shortly.',
+  withdrawn: 'Task withdrawn: rejected with the reason “Withdrawn at the requester’s request.”',
+  replied: 'Reply queued: it is mailed to the sender shortly and shown below.',
+  blocked: 'Sender blocked. New tasks and messages from it are refused.',
+};
+// Pages for people: not part of the OpenAPI description.
+export const HIDDEN = { hide: true } as const;
+export const TASK_ACTIONS = ['accept', 'deliver', 'reject', 'notes', 'eta', 'withdraw'] as const;
+export type TaskAction = (typeof TASK_ACTIONS)[number];
+
+export function text(form: Form, name: string): string | undefined {
+  const value = form[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Browsers send textarea line breaks as CRLF; the deliverable (and its hash) uses LF, as the editor shows it. */
+export function notes(form: Form, name: string): string | undefined {
+  return text(form, name)?.replace(/\r\n?/g, '\n');
+}
+
+/** A datetime-local value plus the browser's offset (minutes, as getTimezoneOffset gives it) → ISO UTC. */
+export function localToIso(form: Form, name: string): string | undefined {
+  const local = text(form, name)?.trim();
+  if (!local) return undefined;
+  const parsed = parseDateTime(local);
+  if (!parsed) return local;
+  const offset = Number(text(form, 'eta_offset') ?? '0');
+  const minutes = Number.isInteger(offset) && Math.abs(offset) <= 24 * 60 ? offset : 0;
+  return iso(new Date(parsed.getTime() + minutes * 60_000));
+}
+
+export function safeNext(value: string | undefined): string {
+  return value && /^\/operator(?:[/?][^\s\\]*)?$/.test(value) && !value.startsWith('//') ? value : '/operator';
+}
+
+export interface ConsoleKit {
+  render(reply: FastifyReply, session: Session | null, section: Section, title: string, body: SafeHtml, status?: number): Promise<FastifyReply>;
+  /** The signed-in session of a guarded request. */
+  session(request: FastifyRequest): Session;
+  /** Route options of every page that needs a signed-in operator (and a CSRF token on POST). */
+  guarded: { preHandler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>; config: { kind: 'admin' }; schema: typeof HIDDEN };
+  /** The confirmation flash named by `?done=` of a redirect, if any. */
+  doneNotice(request: FastifyRequest): SafeHtml | undefined;
+}
+
+/** Installs the console's headers and error page on `scope` and returns the shared helpers. */
+export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKit {
+  scope.addHook('onRequest', async (_request, reply) => {
+    reply.header('Content-Security-Policy', CSP);
+    reply.header('X-Frame-Options', 'DENY');
+    reply.header('X-Content-Type-Options', 'nosniff');
+    // Task ids are access tokens: never leak them in a Referer.
+    reply.header('Referrer-Policy', 'no-referrer');
+    reply.header('Cache-Control', 'no-store');
+  });
+
+  const render = async (reply: FastifyReply, session: Session | null, section: Section, title: string, body: SafeHtml, status = 200) => {
+    const [openCount, unseen] = session
+      ? await Promise.all([countByStatus(deps).then((c) => (c.submitted ?? 0) + (c.accepted ?? 0)), unseenTasks(deps)])
+      : [undefined, undefined];
+    return reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      .send(page({ title, section, session, body, ...(openCount !== undefined ? { openCount } : {}), ...(unseen !== undefined ? { unseen } : {}) }));
+  };
+
+  scope.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
+    const known = isAppError(error) ? error : undefined;
+    const status = known?.status ?? (typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 500);
+    if (status >= 500) request.log.error({ err: error }, 'console error');
+    if (known) for (const [name, value] of Object.entries(known.headers)) reply.header(name, value);
+    const message = status >= 500 ? `Something went wrong on our side. Request id: ${request.id}.` : known?.message ?? 'The request could not be handled.';
+    const details = (known?.extras.details as string[] | undefined) ?? [];
+    const body = html`${flash('error', message, details)}<p><a href="/operator">← Back to the queue</a></p>`;
+    return render(reply, request.operatorSession ?? null, 'none', status === 404 ? 'Not found' : 'Error', body, status);
+  });
+
+  /** Signed-in operators only; POSTs must also carry the session's CSRF token. */
+  const requireSession = async (request: FastifyRequest, reply: FastifyReply) => {
+    const session = await readSession(deps, request);
+    if (!session) {
+      const next = request.method === 'GET' ? request.url : '/operator';
+      return reply.redirect(`/operator/login?next=${encodeURIComponent(safeNext(next))}`, 303);
+    }
+    if (request.method === 'POST' && !csrfMatches(session, text((request.body ?? {}) as Form, '_csrf'))) {
+      request.log.warn('console: POST without a valid CSRF token');
+      request.operatorSession = session;
+      return render(reply, session, 'none', 'Form expired', html`${flash('error', 'This form has expired or did not come from the console. Reload the page and try again.')}<p><a href="/operator">← Back to the queue</a></p>`, 403);
+    }
+    request.operatorSession = session;
+    return undefined;
+  };
+  const session = (request: FastifyRequest): Session => {
+    if (!request.operatorSession) throw new AppError('unauthorized', 'Sign in first.');
+    return request.operatorSession;
+  };
+  const guarded = { preHandler: requireSession, config: { kind: 'admin' as const }, schema: HIDDEN };
+  const doneNotice = (request: FastifyRequest): SafeHtml | undefined => {
+    const done = text(request.query as Form, 'done');
+    return done && DONE[done] ? flash('ok', DONE[done]) : undefined;
+  };
+  return { render, session, guarded, doneNotice };
+}

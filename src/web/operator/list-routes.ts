@@ -1,0 +1,70 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isAppError } from '../../domain/errors.js';
+import type { SafeHtml } from '../../domain/html.js';
+import { addBlock, listBlocks, removeBlock, type BlockInput } from '../../services/blocklist.js';
+import type { ServiceDeps } from '../../services/context.js';
+import { adminStats, listMessages, statusesOf } from '../../services/operator.js';
+import { countOutbox, listOutbox, OUTBOX_STATUSES, retryOutbox, type OutboxStatus } from '../../services/outbox-admin.js';
+import { localToIso, text, type ConsoleKit, type Form } from './console-kit.js';
+import { flash } from './layout.js';
+import { blocklistView, messagesView, outboxView, statsView, type BlocklistForm } from './views/lists.js';
+
+/** The console's lists: messages, blocklist, outbox and stats. */
+export function registerListRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
+  const { render, session, guarded } = kit;
+  scope.get('/operator/messages', guarded, async (request, reply) => {
+    const list = await listMessages(deps, { cursor: text(request.query as Form, 'cursor'), limit: 25 });
+    const ids = [...new Set(list.messages.flatMap((m) => m.task_ids))];
+    const statuses = await statusesOf(deps, ids);
+    return render(reply, session(request), 'messages', 'Messages', messagesView(list, statuses, deps.clock.now()));
+  });
+
+  const showBlocklist = async (request: FastifyRequest, reply: FastifyReply, notice?: SafeHtml, form: BlocklistForm = {}, status = 200) => {
+    const entries = await listBlocks(deps);
+    return render(reply, session(request), 'blocklist', 'Blocklist', blocklistView(entries, session(request), deps.clock.now(), form, notice), status);
+  };
+  scope.get('/operator/blocklist', guarded, async (request, reply) => {
+    return showBlocklist(request, reply, kit.doneNotice(request));
+  });
+  scope.post('/operator/blocklist', guarded, async (request, reply) => {
+    const form = (request.body ?? {}) as Form;
+    const input: BlockInput = { kind: (text(form, 'kind') ?? '') as BlockInput['kind'], value: text(form, 'value') ?? '' };
+    const reason = text(form, 'reason')?.trim();
+    if (reason) input.reason = reason;
+    const expires = localToIso(form, 'expires_local');
+    if (expires) input.expires_at = expires;
+    try {
+      await addBlock(deps, input);
+    } catch (error) {
+      if (!isAppError(error)) throw error;
+      const details = (error.extras.details as string[] | undefined) ?? [];
+      return showBlocklist(request, reply, flash('error', error.message, details), { kind: input.kind, value: input.value, reason: reason ?? '' }, error.status);
+    }
+    return reply.redirect('/operator/blocklist?done=added', 303);
+  });
+  scope.post('/operator/blocklist/:id/remove', guarded, async (request, reply) => {
+    const removed = await removeBlock(deps, (request.params as { id: string }).id);
+    if (!removed) return showBlocklist(request, reply, flash('error', 'That entry is no longer on the blocklist.'), {}, 404);
+    return reply.redirect('/operator/blocklist?done=removed', 303);
+  });
+
+  const showOutbox = async (request: FastifyRequest, reply: FastifyReply, notice?: SafeHtml, status = 200) => {
+    const raw = text(request.query as Form, 'status') ?? 'all';
+    const filter = (OUTBOX_STATUSES as readonly string[]).includes(raw) ? (raw as OutboxStatus) : undefined;
+    const [entries, counts] = await Promise.all([listOutbox(deps, filter ? { status: filter, limit: 100 } : { limit: 100 }), countOutbox(deps)]);
+    return render(reply, session(request), 'outbox', 'Outbox', outboxView(entries, counts, filter ?? 'all', session(request), deps.clock.now(), notice), status);
+  };
+  scope.get('/operator/outbox', guarded, async (request, reply) => {
+    return showOutbox(request, reply, kit.doneNotice(request));
+  });
+  scope.post('/operator/outbox/:id/retry', guarded, async (request, reply) => {
+    const retried = await retryOutbox(deps, (request.params as { id: string }).id);
+    if (!retried) return showOutbox(request, reply, flash('error', 'Only a failed mail can be retried; this one is pending, sent or gone.'), 409);
+    return reply.redirect('/operator/outbox?status=pending&done=retried', 303);
+  });
+
+  scope.get('/operator/stats', guarded, async (request, reply) => {
+    const stats = await adminStats(deps, { days: text(request.query as Form, 'days') });
+    return render(reply, session(request), 'stats', 'Stats', statsView(stats, deps.clock.now()));
+  });
+}
