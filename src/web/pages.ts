@@ -9,6 +9,7 @@ import { callerFrom } from '../http/client.js';
 import { fromFastify } from '../http/errors.js';
 import type { DocsDeps } from '../docs/context.js';
 import { sendMessage } from '../services/messages.js';
+import { checkTaskReceipt } from '../services/receipt-check.js';
 import { getTask, submitTask } from '../services/tasks.js';
 import { html, type SafeHtml } from '../domain/html.js';
 import { statusPagePath } from '../domain/urls.js';
@@ -179,6 +180,13 @@ export async function registerPages(app: FastifyInstance, deps: DocsDeps): Promi
     });
 
     scope.post('/tasks/message', { config: { kind: 'message' }, schema: hidden }, async (request, reply) => sendTaskMessage(deps, request, reply));
+
+    // The receipt check for browsers without WebCrypto Ed25519 (and people without JavaScript).
+    scope.get('/tasks/receipt-check', { config: { kind: 'read' }, schema: hidden }, async (request, reply) => {
+      const id = (request.query as { id?: unknown }).id;
+      const result = await checkTaskReceipt(deps, typeof id === 'string' ? id.trim() : '');
+      return reply.header('Cache-Control', 'no-store').header('Referrer-Policy', 'no-referrer').send(result);
+    });
 
     scope.get('/tasks', { config: { kind: 'read' }, schema: hidden }, async (request, reply) => showTask(deps, request, reply));
 

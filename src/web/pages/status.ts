@@ -50,6 +50,9 @@ function receiptSection(deps: ServiceDeps, task: PublicTask): SafeHtml {
 <dt>Issued</dt><dd>${timeHtml(task.receipt_issued_at)}</dd>
 <dt>SHA-256 of the result</dt><dd><code>${task.deliverable_sha256 ?? ''}</code></dd>
 </dl>
+<div class="alert receipt-check" role="status" data-receipt-check data-task-id="${task.task_id}" data-iss="${base}">
+<p class="flush-top" data-receipt-result>Signed by this service on ${timeHtml(task.receipt_issued_at)}. With JavaScript on, this page checks the signature in your browser against the published keys; without it, <a href="/tasks/receipt-check?id=${task.task_id}">ask the service to check it</a> or follow the steps below.</p>
+</div>
 <details><summary>The receipt (compact JWS)</summary><pre class="receipt" tabindex="0"><code>${task.receipt}</code></pre></details>
 <h3>How to verify it</h3>
 <ol>

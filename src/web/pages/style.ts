@@ -86,6 +86,9 @@ legend{font-weight:600;margin-bottom:.3rem;padding:0}
 .alert{border-radius:var(--radius);padding:.9rem 1.1rem;margin:1rem 0;border:1px solid}
 .alert.bad{background:var(--bad-soft);border-color:var(--bad);color:var(--ink)}
 .alert.ok{background:var(--ok-soft);border-color:var(--ok)}
+.receipt-check{background:var(--accent-soft);border-color:var(--line)}
+.receipt-check.ok{background:var(--ok-soft);border-color:var(--ok)}
+.receipt-check.bad{background:var(--bad-soft);border-color:var(--bad)}
 .alert ul{margin:.3rem 0 0;padding-left:1.2rem}
 button,.button{display:inline-block;font:inherit;font-weight:600;background:var(--accent);color:var(--accent-ink);border:0;border-radius:10px;
 padding:.75rem 1.4rem;cursor:pointer;text-decoration:none;min-height:2.75rem}
