@@ -101,6 +101,20 @@ describe.each(STORES)('talking with the operator on %s', (store) => {
     expect(detail.messages[0]!.replies).toEqual([expect.objectContaining({ reply_id: body.reply_id, message: 'Nothing more, thanks.' })]);
   });
 
+  it('a message naming no task is answered from the Messages page', async () => {
+    const sent = await postJson(`${t.url}/api/v1/messages`, { message: 'Do you cover Springfield suburbs too?', reply_to: ASKER, subject: 'Service area' });
+    const { message_id } = (await sent.json()) as { message_id: string };
+    const list = await (await fetch(`${t.url}/operator/messages`, { headers: { cookie } })).text();
+    expect(list).toContain(`action="/operator/messages/${message_id}/reply"`);
+    const res = await postForm(t, `/operator/messages/${message_id}/reply`, { _csrf: csrf, message: 'Yes, all of them.' }, cookie);
+    expect(res.headers.get('location')).toBe('/operator/messages?done=replied');
+    const [mail] = await smtp.waitFor(1, (m) => m.to === ASKER && m.text.includes('Yes, all of them.'));
+    expect(mail!.subject).toBe('Re: Service area');
+    const after = await (await fetch(`${t.url}/operator/messages?done=replied`, { headers: { cookie } })).text();
+    expect(after).toContain('Reply queued');
+    expect(after).toContain('Yes, all of them.');
+  });
+
   it('blocks the sender of a task from its page in one action, by client, e-mail, domain or requester', async () => {
     const id = await taskIn(t, 'submitted', { requester: 'spammy-agent/1.0', contact_email: 'spam@junk.example-agent.dev' });
     for (const kind of ['email', 'domain', 'requester', 'ip']) {

@@ -1,4 +1,4 @@
-import type { AdminMessage, AdminTaskDetail } from '../../../domain/admin-schemas.js';
+import type { AdminMessage, AdminTaskDetail, MessageReply } from '../../../domain/admin-schemas.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { csrfField, relative, when, WITHDRAWAL } from '../layout.js';
 import type { Session } from '../session.js';
@@ -19,17 +19,24 @@ function mailto(address: string): string {
   return `mailto:${encodeURIComponent(address).replace(/%40/g, '@')}`;
 }
 
-function replyForm(task: AdminTaskDetail, m: AdminMessage, session: Session): SafeHtml {
+/** A reply form under a message; `taskId` is where the console returns after sending (else the messages list). */
+export function replyForm(taskId: string | null, m: Pick<AdminMessage, 'message_id'>, session: Session): SafeHtml {
   const id = `reply-${m.message_id}`;
   return html`<form class="action reply" method="post" action="/operator/messages/${m.message_id}/reply">
     ${csrfField(session)}
-    <input type="hidden" name="task_id" value="${task.task_id}">
+    ${taskId ? html`<input type="hidden" name="task_id" value="${taskId}">` : ''}
     <div class="field">
       <label for="${id}">Reply <span class="hint">— mailed to the sender, threaded under this message</span></label>
       <textarea id="${id}" name="message" rows="3" maxlength="10000" required></textarea>
     </div>
     <div class="row end"><button class="btn secondary" type="submit">Send reply</button></div>
   </form>`;
+}
+
+/** The operator's earlier replies under a message, oldest first. */
+export function repliesList(replies: readonly MessageReply[], now: Date): SafeHtml {
+  if (replies.length === 0) return html``;
+  return html`<ul class="replies">${replies.map((r) => html`<li><span class="sub">You replied ${when(r.created_at, now)}</span><p class="prose">${r.message}</p></li>`)}</ul>`;
 }
 
 export function conversation(task: AdminTaskDetail, session: Session, now: Date): SafeHtml {
@@ -40,12 +47,8 @@ export function conversation(task: AdminTaskDetail, session: Session, now: Date)
       <div class="message-head"><strong>${m.subject ?? 'No subject'}</strong>${asksWithdrawal(m) ? html` <span class="badge danger">Withdrawal?</span>` : ''}<span class="sub">${relative(m.created_at, now)}</span></div>
       <p class="prose">${m.message}</p>
       <p class="sub">From ${m.from ?? 'unnamed sender'} · reply to <a href="${mailto(m.reply_to)}">${m.reply_to}</a></p>
-      ${
-        (m.replies ?? []).length > 0
-          ? html`<ul class="replies">${(m.replies ?? []).map((r) => html`<li><span class="sub">You replied ${when(r.created_at, now)}</span><p class="prose">${r.message}</p></li>`)}</ul>`
-          : ''
-      }
-      ${replyForm(task, m, session)}
+      ${repliesList(m.replies ?? [], now)}
+      ${replyForm(task.task_id, m, session)}
     </li>`,
   )}</ul>`;
 }
