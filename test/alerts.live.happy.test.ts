@@ -51,6 +51,18 @@ describe.each(STORES)('the live console on %s', (store) => {
     }, 60_000);
   }
 
+  it('an open task page shows a new message about its task without reload, keeping what the operator typed', async () => {
+    const page = await console(true);
+    const id = await submit(b);
+    await page.goto(`${a.url}/operator/tasks/${id}`);
+    await page.locator('#reason').fill('Half-typed reason');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await postJson(`${b.url}/api/v1/messages`, { message: `Is ${id} still on for Sunday?`, reply_to: 'asker@mail.example-agent.dev' });
+    await page.getByText('still on for Sunday?').waitFor({ state: 'visible', timeout: 5_000 });
+    expect(await page.locator('#reason').inputValue()).toBe('Half-typed reason');
+    await page.context().close();
+  }, 60_000);
+
   it('the event stream needs the session cookie', async () => {
     const res = await fetch(`${a.url}/operator/events`, { redirect: 'manual' });
     expect(res.status).toBe(303);

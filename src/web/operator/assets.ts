@@ -205,12 +205,39 @@ export const CONSOLE_JS = String.raw`
         .then(function () { refreshing = false; if (again) { again = false; refreshQueue(); } });
     };
     var taskHere = document.querySelector('[data-task-id]:not(li)');
+    // A task page updates the parts the operator is not typing in; a part with typed text stays,
+    // and a note says the task changed.
+    var touched = function (el) {
+      var fields = el.querySelectorAll('textarea, input[type="text"], input[type="email"], input[type="datetime-local"]');
+      for (var i = 0; i < fields.length; i++) if (fields[i].value !== fields[i].defaultValue) return true;
+      return document.activeElement !== document.body && el.contains(document.activeElement);
+    };
+    var refreshTask = function () {
+      fetch(location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+        .then(function (r) { return r.ok ? r.text() : null; })
+        .then(function (text) {
+          if (!text) return;
+          var doc = new DOMParser().parseFromString(text, 'text/html');
+          var kept = false;
+          doc.querySelectorAll('main .page-head, main section[aria-labelledby]').forEach(function (fresh) {
+            var key = fresh.getAttribute('aria-labelledby');
+            var current = key ? document.querySelector('main section[aria-labelledby="' + key + '"]') : document.querySelector('main .page-head');
+            if (!current || current.innerHTML === fresh.innerHTML) return;
+            if (touched(current)) { kept = true; return; }
+            var adopted = document.adoptNode(fresh);
+            current.replaceWith(adopted);
+            localTimes(adopted);
+          });
+          if (kept) noteChanged();
+        })
+        .catch(function () { noteChanged(); });
+    };
     var noteChanged = function () {
       if (document.querySelector('.live-note')) return;
       var note = document.createElement('div');
       note.className = 'flash ok live-note';
       note.setAttribute('role', 'status');
-      note.innerHTML = '<strong>This task changed meanwhile.</strong> <a href="">Reload</a> to see it.';
+      note.innerHTML = '<strong>This task changed meanwhile.</strong> What you typed is kept; <a href="">reload</a> to see everything.';
       document.querySelector('main').appendChild(note);
     };
     var source = new EventSource('/operator/events');
@@ -222,7 +249,7 @@ export const CONSOLE_JS = String.raw`
       if (d.kind === 'message' && !newMessages[d.message_id]) { newMessages[d.message_id] = true; messageCount += 1; }
       setTitle();
       refreshQueue();
-      if (taskHere && d.task_id === taskHere.getAttribute('data-task-id')) noteChanged();
+      if (taskHere && d.task_id === taskHere.getAttribute('data-task-id')) refreshTask();
     });
     source.addEventListener('resync', function () { refreshQueue(); });
   }
