@@ -44,6 +44,8 @@ describe.each(STORES)('every page on a phone and a desktop on %s', (store) => {
   let t: TestApp;
   let browser: Browser;
   const paths: { public: string[]; console: string[] } = { public: [], console: [] };
+  let acceptedId = '';
+  let submittedId = '';
   beforeAll(async () => {
     t = await startTestApp({ store, clock: new TestClock(new Date()) });
     browser = await launchBrowser();
@@ -54,6 +56,8 @@ describe.each(STORES)('every page on a phone and a desktop on %s', (store) => {
     await patchOk(t, delivered, { status: 'accepted' });
     await patchOk(t, delivered, { status: 'delivered', operator_notes: `Done. ${LONG}` });
     await postJson(`${t.url}/api/v1/messages`, { message: `Please withdraw ${submitted}. ${LONG}`, reply_to: 'asker@mail.example-agent.dev', subject: 'x'.repeat(150) });
+    acceptedId = accepted;
+    submittedId = submitted;
     paths.public = ['/', '/tasks', ...[submitted, accepted, delivered].map((id) => `/tasks?id=${id}`), '/docs', ...DOCUMENTS.map((d) => `/docs/${d.id}`), '/no/such/page'];
     paths.console = ['/operator', '/operator?status=all', ...[submitted, accepted, delivered].map((id) => `/operator/tasks/${id}`), '/operator/messages', '/operator/blocklist', '/operator/outbox', '/operator/stats'];
   });
@@ -82,9 +86,23 @@ describe.each(STORES)('every page on a phone and a desktop on %s', (store) => {
       for (const [kind, list] of [['public', paths.public], ['console', paths.console]] as const) {
         const ctx = await context(phone, kind === 'console');
         const page = await ctx.newPage();
-        for (const path of [...list, ...(kind === 'console' ? ['/operator/login'] : [])]) {
+        // Pages that only a form post shows: the refused status-page message form, the delivery confirmation.
+        const posted = kind === 'public' ? ['message form refused'] : ['delivery confirmation'];
+        for (const path of [...list, ...posted, ...(kind === 'console' ? ['/operator/login'] : [])]) {
           if (path === '/operator/login') await ctx.clearCookies();
-          await page.goto(`${t.url}${path}`);
+          if (path === 'message form refused') {
+            await page.goto(`${t.url}/tasks?id=${submittedId}`);
+            await page.locator('#m-message').fill('x');
+            await Promise.all([page.waitForNavigation(), page.evaluate(() => (document.querySelector('form[action="/tasks/message"]') as HTMLFormElement).submit())]);
+          } else if (path === 'delivery confirmation') {
+            await page.goto(`${t.url}/operator/tasks/${acceptedId}`);
+            await page.locator('#notes').fill(`Result. ${LONG}`);
+            // form.submit() skips the confirm() handler, as a browser without script would.
+            await Promise.all([page.waitForNavigation(), page.evaluate(() => (document.querySelector('form[action$="/deliver"]') as HTMLFormElement).submit())]);
+            if (!(await page.content()).includes('Confirm: deliver')) problems.push('delivery confirmation page not shown');
+          } else {
+            await page.goto(`${t.url}${path}`);
+          }
           const check = await inspect(page);
           if (check.overflow.scrollWidth > check.overflow.clientWidth) problems.push(`${path}: scrollWidth ${check.overflow.scrollWidth} > ${check.overflow.clientWidth}`);
           if (phone && check.smallTargets.length > 0) problems.push(`${path}: small targets ${check.smallTargets.slice(0, 5).join('; ')}`);
