@@ -27,6 +27,10 @@ async function inspect(page: Page): Promise<PageCheck> {
       if (box.width === 0 && box.height === 0) continue;
       if (box.height < 43.5) small.push(`${el.tagName.toLowerCase()}.${(el as HTMLElement).className || ''} "${(el.textContent ?? '').trim().slice(0, 30)}" ${Math.round(box.height)}px`);
     }
+    // The navigation fits without scrolling of its own.
+    for (const nav of Array.from(document.querySelectorAll('nav.main, .nav'))) {
+      if (nav.scrollWidth > nav.clientWidth + 1) small.push(`navigation scrolls: ${nav.scrollWidth} > ${nav.clientWidth}`);
+    }
     return { overflow: { scrollWidth: doc.scrollWidth, clientWidth: doc.clientWidth }, smallTargets: small };
   });
 }

@@ -46,7 +46,8 @@ p { margin: 0 0 .75rem; }
 .nav a { padding: .4rem .7rem; border-radius: 8px; color: var(--muted); white-space: nowrap; font-weight: 500; display: inline-flex; align-items: center; min-height: 2.75rem; }
 .nav a:hover { background: var(--soft); text-decoration: none; color: var(--text); }
 .nav a[aria-current="page"] { background: var(--soft); color: var(--text); }
-@media (max-width: 700px) { .topbar-inner { gap: .4rem .75rem; } .topbar form { margin-left: auto; } .nav { order: 3; flex-basis: 100%; margin: 0 -.4rem; } .nav a { padding: .4rem .5rem; } }
+/* On a phone the navigation takes its own row and wraps rather than scrolling sideways. */
+@media (max-width: 700px) { .topbar-inner { gap: .4rem .75rem; } .topbar form { margin-left: auto; } .nav { order: 3; flex-basis: 100%; flex-wrap: wrap; overflow-x: visible; justify-content: space-between; gap: 0; } .nav a { padding: .4rem .4rem; } }
 .nav .count { display: inline-block; min-width: 1.4em; padding: 0 .35em; margin-left: .3em; border-radius: 99px; background: var(--accent); color: var(--accent-text); font-size: .75rem; text-align: center; }
 main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; overflow-wrap: anywhere; }
 .page-head { display: flex; align-items: flex-end; justify-content: space-between; gap: 1rem; flex-wrap: wrap; margin-bottom: 1rem; }
