@@ -16,7 +16,7 @@ import type { AppDeps } from './deps.js';
 import { registerOperatorConsole } from './web/operator.js';
 import { notFoundPage, registerPages } from './web/pages.js';
 
-const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id'];
+const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id', 'ETag', 'Preference-Applied'];
 
 /**
  * Builds the whole application from its dependencies, with no side effects: no listening, no
@@ -46,7 +46,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['Content-Type', 'Idempotency-Key', 'Authorization', 'Accept', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'X-Request-Id'],
+    allowedHeaders: ['Content-Type', 'Idempotency-Key', 'Authorization', 'Accept', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'X-Request-Id', 'If-None-Match', 'Prefer'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 86400,
     strictPreflight: false,
@@ -63,7 +63,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerDocuments(app, deps);
   await registerPages(app, deps);
   await registerOperatorConsole(app, deps);
-  // The change feed's LISTEN connection (PostgreSQL) lives as long as the app.
+  // Held reads are answered (304, "unchanged") before the server waits for in-flight requests;
+  // the change feed's LISTEN connection (PostgreSQL) lives as long as the app.
+  app.addHook('preClose', async () => deps.waits.close());
   app.addHook('onClose', async () => deps.changes.close());
   return app;
 }

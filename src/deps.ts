@@ -11,10 +11,12 @@ import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
 import { loadVapidKeys } from './services/push.js';
+import { TaskWaits } from './services/task-waits.js';
 import { createValidators } from './services/validation.js';
 import { createChangeFeed } from './store/change-feed.js';
 import type { Store } from './store/db.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
+import { findPublicTask } from './store/tasks-repo.js';
 
 /**
  * The composition root: every dependency of the application is built here, once, as an explicit
@@ -46,6 +48,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   const catalog = loaded.catalog;
   // One response target for the queue's overdue flag, the published figures and every document.
   const profile = config.responseTargetHours === undefined ? loaded.profile : { ...loaded.profile, response_target_hours: config.responseTargetHours };
+  const changes = createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log });
   return {
     config,
     store,
@@ -61,7 +64,8 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     outboxWake: new OutboxWake(),
     apiVersions: new ApiVersionRegistry(options.apiVersions),
     documents: new DocumentRegistry(),
-    changes: createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log }),
+    changes,
+    waits: new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskId), log: options.log }),
     vapid: await loadVapidKeys(store.db),
   };
 }

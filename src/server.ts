@@ -25,6 +25,8 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down: draining requests');
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
+    // Held reads (long-polls) are answered "unchanged" at once rather than cut off.
+    deps.waits.close();
     try {
       await background.stop();
       await app.close();

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Change } from '../src/store/change-feed.js';
-import { STORES, postJson, startTestApp, type TestApp } from './support/app.js';
+import { STORES, postJson, useTestApp, type TestApp } from './support/app.js';
 import { adminGet, patchOk, submit } from './operator.support.js';
 
 /** Collects what a feed tells, and waits for a change matching a predicate. */
@@ -32,17 +32,15 @@ function recorder(t: TestApp) {
 const isTask = (id: string) => (c: Change) => c.kind === 'task' && c.taskId === id;
 
 describe.each(STORES)('change feed on %s', (store) => {
-  let t: TestApp;
+  const t = useTestApp({ store });
   let feed: ReturnType<typeof recorder>;
   beforeAll(async () => {
-    t = await startTestApp({ store });
     feed = recorder(t);
     // PostgreSQL: the LISTEN connection opens at the first subscription.
     for (let i = 0; i < 100 && !t.deps.changes.connected; i++) await new Promise((r) => setTimeout(r, 50));
   });
-  afterAll(async () => {
+  afterAll(() => {
     feed.unsubscribe();
-    await t.close();
   });
 
   it('tells of a task created, first seen, accepted and edited', async () => {
@@ -102,16 +100,8 @@ describe.each(STORES)('change feed on %s', (store) => {
 });
 
 describe.runIf(STORES.includes('postgres'))('change feed across PostgreSQL instances', () => {
-  let a: TestApp;
-  let b: TestApp;
-  beforeAll(async () => {
-    a = await startTestApp({ store: 'postgres' });
-    b = await startTestApp({ shareDatabaseWith: a });
-  });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
+  const a = useTestApp({ store: 'postgres' });
+  const b = useTestApp(() => ({ shareDatabaseWith: a }));
 
   it('tells every instance of a change made through another', async () => {
     const feed = recorder(a);

@@ -7,6 +7,7 @@ import { publicLimits } from './limits.js';
 import type { LiveFigures } from './live.js';
 import type { DocsDeps } from './context.js';
 import { deprecationNotices } from './versions.js';
+import { waitingBlock } from './waiting.js';
 
 /**
  * The JSON documents, each built from the one source: the profile and catalog files, the running
@@ -141,8 +142,9 @@ export function buildManifest(deps: DocsDeps) {
       'POST a task to submit_task. The answer (202) carries task_id, status_url and status_page at once: submission never performs the work in the request.',
       `A human reviews it (target: within ${deps.profile.response_target_hours} hours): accepted (with an eta) or rejected (with a reason in operator_notes).`,
       'Accepted tasks are performed and delivered: by e-mail to contact_email (default), or as text in operator_notes when delivery is status_poll. A signed receipt comes with the delivery.',
-      'Poll status_url politely (every few minutes at most). Write to the operator with send_message; name the task_id to withdraw a task.',
+      'Wait without polling: GET status_url with If-None-Match (its last ETag) and Prefer: wait=60 holds until the task changes; over MCP, check_task_status with wait_seconds, or submit_human_task as an MCP task (see waiting). Write to the operator with send_message; name the task_id to withdraw a task.',
     ],
+    waiting: waitingBlock(base),
     endpoints: endpoints(base),
     mcp: mcpBlock(base),
     authentication: authentication(),

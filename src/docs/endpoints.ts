@@ -119,8 +119,8 @@ export function documentById(id: string): DocumentInfo | undefined {
 /** One-line summaries of the MCP tools for the documents; full descriptions are on the server card. */
 const MCP_TOOL_SUMMARIES: Record<ToolName, string> = {
   get_human_services: 'The services catalog, the operator profile and policy, and the limits.',
-  submit_human_task: 'Submit a task (same fields as POST /api/v1/tasks); asynchronous: returns a task_id to poll.',
-  check_task_status: 'A task and its status by task_id (same as GET /api/v1/tasks/{task_id}).',
+  submit_human_task: 'Submit a task (same fields as POST /api/v1/tasks); asynchronous: returns a task_id. May be called as an MCP task (tasks/result gives the final task).',
+  check_task_status: 'A task and its status by task_id (same as GET /api/v1/tasks/{task_id}); wait_seconds (up to 50) with known_updated_at holds until it changes.',
   message_human_operator: 'Send the operator a message (same fields as POST /api/v1/messages).',
 };
 
@@ -131,7 +131,11 @@ export function endpoints(base: string) {
   const api = `${base}/api/${API_VERSION}`;
   return {
     submit_task: { method: 'POST', url: `${api}/tasks`, description: 'Submit a task; 202 with task_id, status_url and status_page.' },
-    task_status: { method: 'GET', url: `${api}/tasks/{task_id}`, description: 'Poll a task (every few minutes at most).' },
+    task_status: {
+      method: 'GET',
+      url: `${api}/tasks/{task_id}`,
+      description: 'A task and its status, with an ETag. If-None-Match: 304 while unchanged; with Prefer: wait=N (1-60) held until it changes. Otherwise poll every few minutes at most.',
+    },
     send_message: { method: 'POST', url: `${api}/messages`, description: 'Write to the operator; answers come by e-mail to reply_to.' },
     services: { method: 'GET', url: `${api}/services`, description: 'The catalog, cursor-paginated (limit, cursor).' },
     health: { method: 'GET', url: `${api}/health`, description: 'Health of the service and its store.' },

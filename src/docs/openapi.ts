@@ -68,8 +68,15 @@ const HEADERS: Record<string, Json> = {
   'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } },
   Location: { description: 'Absolute URL of the created resource (for a task: its status endpoint).', schema: { type: 'string', format: 'uri' } },
   Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
-  ETag: { description: 'Validator for If-None-Match.', schema: { type: 'string' } },
+  ETag: { description: 'Strong validator of the representation: send it back in If-None-Match.', schema: { type: 'string' } },
+  'Preference-Applied': {
+    description: 'wait=N when a Prefer: wait=N was honoured (N capped at 60): the request was held until the task changed or N seconds passed.',
+    schema: { type: 'string' },
+  },
 };
+
+/** The status read: conditional (ETag/If-None-Match) and long-poll (Prefer: wait). */
+const TASK_STATUS_PATH = '/api/v1/tasks/{task_id}';
 
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
@@ -142,6 +149,10 @@ function finish(doc: Json, facts: Map<string, RouteFacts>, named: ReadonlyArray<
         if (code === '405') headers.Allow = headerRef('Allow');
         if (code === '202' && path === '/api/v1/tasks' && method === 'post') headers.Location = headerRef('Location');
         if ((code === '200' || code === '304') && DOCUMENT_PATHS.has(path)) headers.ETag = headerRef('ETag');
+        if ((code === '200' || code === '304') && path === TASK_STATUS_PATH && method === 'get') {
+          headers.ETag = headerRef('ETag');
+          headers['Preference-Applied'] = headerRef('Preference-Applied');
+        }
         response.headers = headers;
         // Errors are JSON even on the text documents (swagger applies `produces` to every status).
         const content = response.content as Record<string, Json> | undefined;

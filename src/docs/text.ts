@@ -8,6 +8,7 @@ import { DOCUMENTS, MCP_TOOLS, endpoints } from './endpoints.js';
 import { publicLimits } from './limits.js';
 import type { Block } from '../domain/markup.js';
 import { STATUS_DESCRIPTIONS } from './openapi.js';
+import { waitingGuide } from './waiting.js';
 
 /** llms.txt, index.md and api.md, from the same sources as the JSON documents. */
 
@@ -54,7 +55,7 @@ export function llmsTxt(deps: ServiceDeps): string {
     '',
     `> ${summary(deps)}`,
     '',
-    'Submitting is asynchronous: POST a task, keep the task_id, poll its status_url every few minutes at most. A human reviews every task; ' +
+    'Submitting is asynchronous: POST a task, keep the task_id, and wait for the result (see "Waiting for a result" below). A human reviews every task; ' +
       'illegal, harmful, deceptive, unsafe or privacy-invasive requests are rejected whatever their type. Never send payment details or credentials.',
     '',
     `Task types: ${TASK_TYPES.join(', ')}.`,
@@ -66,6 +67,10 @@ export function llmsTxt(deps: ServiceDeps): string {
     `- [Message the operator](${e.send_message.url}): POST JSON {message, reply_to, from?, subject?}`,
     `- [Services catalog](${e.services.url}): GET ?limit=1-${deps.config.limits.servicesPageMax}&cursor=`,
     `- [MCP server](${e.mcp.url}): streamable HTTP, no auth; tools ${MCP_TOOLS.map((t) => t.name).join(', ')}`,
+    '',
+    '## Waiting for a result',
+    '',
+    ...waitingGuide(base).map((line) => `- ${line}`),
     '',
     '## Documents',
     '',
@@ -123,6 +128,8 @@ export function indexDoc(deps: ServiceDeps): Block[] {
         `**People**: the form on [the home page](${base}/) creates the same task; [the status page](${base}/tasks) shows its progress.`,
       ],
     },
+    { h: 2, text: 'Waiting for a result' },
+    { list: waitingGuide(base) },
     { h: 2, text: 'Pricing and limits' },
     {
       list: [
@@ -207,6 +214,8 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
     { h: 2, text: 'The task as returned' },
     { p: `\`GET ${base}/api/${API_VERSION}/tasks/{task_id}\`. The contact e-mail is never returned. Statuses: \`submitted\` → \`accepted\` → \`delivered\`, or \`rejected\` from either; \`under_review\` and \`in_progress\` are retired and only appear in old histories.` },
     fieldsTable(PublicTaskSchema as unknown as Json),
+    { h: 2, text: 'Waiting for a result' },
+    { list: waitingGuide(base) },
     { h: 2, text: 'Messages' },
     { p: `\`POST ${base}/api/${API_VERSION}/messages\` → 201 with \`message_id\`, \`created_at\` and a confirmation. The operator answers by e-mail to \`reply_to\` (from the service's sender address, threaded under the message with \`In-Reply-To\`). To withdraw a task, name its \`task_id\` in the message; the operator then rejects it with the reason "Withdrawn at the requester’s request." People can do the same without JSON through the form on the task's status page (\`${base}/tasks?id={task_id}#message\`), which shares these limits.` },
     fieldsTable(messageInputSchema(limits) as unknown as Json),
@@ -221,6 +230,7 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
         '`RateLimit-Policy` on every response; `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` on reads and successful submissions (draft-ietf-httpapi-ratelimit-headers-06).',
         '`Retry-After` (seconds) on every 429.',
         '`Location` on 202 from task submission.',
+        '`ETag` on task reads (send it back in `If-None-Match`); `Preference-Applied: wait=N` when a `Prefer: wait=N` was honoured. Both are exposed to browsers.',
         '`Deprecation` (RFC 9745), `Sunset` (RFC 8594) and `Link: rel="successor-version"` on the responses of a deprecated API version; version 1 sends none.',
       ],
     },

@@ -1,6 +1,7 @@
 import { LATEST_PROTOCOL_VERSION, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import Type, { type Static } from 'typebox';
 import type { ServiceDeps } from '../services/context.js';
+import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
 import { SERVICE_NAME } from '../version.js';
 
 /**
@@ -25,7 +26,14 @@ export const ServerCardSchema = Type.Object(
       }),
     ),
     authentication: Type.Object({ required: Type.Boolean(), note: Type.String() }),
-    capabilities: Type.Object({ tools: Type.Object({ listChanged: Type.Boolean() }) }),
+    capabilities: Type.Object({
+      tools: Type.Object({ listChanged: Type.Boolean() }),
+      tasks: Type.Object(
+        { requests: Type.Object({ tools: Type.Object({ call: Type.Object({}) }) }), cancel: Type.Object({}) },
+        { description: 'MCP tasks (revision 2025-11-25): submit_human_task may be called as a task.' },
+      ),
+    }),
+    waiting: Type.String({ description: 'How an agent waits for a result without a polling loop.' }),
     tools: Type.Array(Type.Object({ name: Type.String(), title: Type.String(), description: Type.String() })),
     documentation: Type.Object({ openapi: Type.String(), llms_txt: Type.String() }),
   },
@@ -41,11 +49,16 @@ export function serverCard(deps: ServiceDeps, tools: Tool[]): ServerCard {
     version: deps.version,
     description:
       'Tools for AI agents to hand real-world, perception and judgment tasks to a human operator who reviews every task, performs the accepted ones ' +
-      'and delivers the results with a signed receipt. Submission is asynchronous: submit, keep the task_id, poll politely. Free during the pilot.',
+      'and delivers the results with a signed receipt. Submission is asynchronous: submit, keep the task_id, and wait for the result (see waiting) instead of polling. Free during the pilot.',
     protocolVersion: LATEST_PROTOCOL_VERSION,
     remotes: [{ type: 'streamable-http', url: `${base}/mcp` }],
     authentication: { required: false, note: 'No authentication, accounts or tokens; per-client rate limits apply instead.' },
-    capabilities: { tools: { listChanged: false } },
+    capabilities: { tools: { listChanged: false }, tasks: { requests: { tools: { call: {} } }, cancel: {} } },
+    waiting:
+      'A human takes hours, not seconds: do not loop on check_task_status. If your client supports MCP tasks, call submit_human_task as a task ' +
+      '(the taskId is the task_id): tasks/get says working until the task is delivered or rejected (completed), at the pollInterval it gives; ' +
+      `tasks/result then returns the final task (isError when rejected). Otherwise call check_task_status with wait_seconds (up to ${MAX_TOOL_WAIT_SECONDS}) ` +
+      'and known_updated_at: it returns as soon as the task changes. To withdraw a task, message_human_operator naming its task_id (tasks/cancel cannot).',
     tools: tools.map((tool) => ({ name: tool.name, title: tool.title ?? tool.name, description: tool.description ?? '' })),
     documentation: { openapi: `${base}/openapi.json`, llms_txt: `${base}/llms.txt` },
   };

@@ -1,16 +1,26 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type CreateTaskResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyRequest } from 'fastify';
 import { AppError, isAppError, validationFailed } from '../domain/errors.js';
 import { isIdempotencyKey } from '../domain/ids.js';
 import { callerFrom } from '../http/client.js';
 import type { ServiceDeps } from '../services/context.js';
 import { sendMessage } from '../services/messages.js';
-import { getTask, submitTask } from '../services/tasks.js';
+import { awaitTaskUpdate, MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
+import { submitTask } from '../services/tasks.js';
 import { SERVICE_NAME } from '../version.js';
 import { SERVER_TITLE } from './card.js';
 import { humanServices } from './catalog-info.js';
 import { refusal, success } from './results.js';
+import { TASK_TOOL, TASKS_CAPABILITY, createdTask, refusalError, registerTaskHandlers } from './tasks.js';
 import { serverInstructions, type ToolName } from './tools.js';
 
 /**
@@ -20,7 +30,7 @@ import { serverInstructions, type ToolName } from './tools.js';
  */
 
 type Args = Record<string, unknown>;
-type Handler = (args: Args) => Promise<object>;
+type Handler = (args: Args, signal: AbortSignal) => Promise<object>;
 
 const IDEMPOTENCY_KEY_RULE = 'idempotency_key must be 1 to 255 visible ASCII characters (no spaces)';
 
@@ -53,12 +63,20 @@ function handlers(deps: ServiceDeps, request: FastifyRequest): Record<ToolName, 
       return (await submitTask(deps, caller, task)).body;
     },
 
-    check_task_status: async (args) => {
+    check_task_status: async (args, signal) => {
       const taskId = args.task_id;
-      if (taskId === undefined || taskId === null || taskId === '') throw validationFailed(['task_id is required']);
-      if (typeof taskId !== 'string') throw validationFailed(['task_id must be a string']);
-      if (taskId.length > 200) throw validationFailed(['task_id must be at most 200 characters']);
-      return getTask(deps, taskId);
+      const details: string[] = [];
+      if (taskId === undefined || taskId === null || taskId === '') details.push('task_id is required');
+      else if (typeof taskId !== 'string') details.push('task_id must be a string');
+      else if (taskId.length > 200) details.push('task_id must be at most 200 characters');
+      const wait = args.wait_seconds ?? 0;
+      if (typeof wait !== 'number' || !Number.isInteger(wait) || wait < 0 || wait > MAX_TOOL_WAIT_SECONDS) {
+        details.push(`wait_seconds must be a whole number from 0 to ${MAX_TOOL_WAIT_SECONDS}`);
+      }
+      const known = args.known_updated_at ?? undefined;
+      if (known !== undefined && (typeof known !== 'string' || known.length > 64)) details.push('known_updated_at must be the updated_at string of the task you hold');
+      if (details.length > 0) throw validationFailed(details);
+      return awaitTaskUpdate(deps, taskId as string, { waitSeconds: wait as number, knownUpdatedAt: known as string | undefined, signal });
     },
 
     message_human_operator: async (args) => {
@@ -71,29 +89,36 @@ function handlers(deps: ServiceDeps, request: FastifyRequest): Record<ToolName, 
 export function createMcpServer(deps: ServiceDeps, tools: Tool[], request: FastifyRequest): Server {
   const server = new Server(
     { name: SERVICE_NAME, title: SERVER_TITLE, version: deps.version },
-    { capabilities: { tools: { listChanged: false } }, instructions: serverInstructions(deps) },
+    { capabilities: { tools: { listChanged: false }, tasks: TASKS_CAPABILITY }, instructions: serverInstructions(deps) },
   );
   const byName = handlers(deps, request);
+  registerTaskHandlers(server, deps);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (call): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async (call, extra): Promise<CallToolResult | CreateTaskResult> => {
     const name = call.params.name;
     const handler = Object.hasOwn(byName, name) ? byName[name as ToolName] : undefined;
     // An unknown tool is a protocol fault, answered the way the SDK's McpServer does.
     if (!handler) throw new McpError(ErrorCode.InvalidParams, `Tool ${name.slice(0, 100)} not found`);
+    const asTask = call.params.task !== undefined;
+    if (asTask && name !== TASK_TOOL) {
+      throw new McpError(ErrorCode.MethodNotFound, `Tool ${name} cannot be called as a task (its execution.taskSupport is "forbidden"): call it without "task".`);
+    }
     try {
-      const result = success(await handler(call.params.arguments ?? {}));
-      request.log.info({ tool: name }, 'mcp tool call');
-      return result;
+      const body = await handler(call.params.arguments ?? {}, extra.signal);
+      request.log.info({ tool: name, task: asTask }, 'mcp tool call');
+      // A task-augmented submission answers with the MCP task, which is the service task.
+      if (asTask) return await createdTask(deps, (body as { task_id: string }).task_id);
+      return success(body);
     } catch (error) {
-      if (isAppError(error)) {
-        if (error.status >= 500) request.log.error({ err: error, tool: name }, 'mcp tool call failed');
-        else request.log.info({ tool: name, error: error.code }, 'mcp tool call refused');
-        return refusal(name, error);
-      }
-      request.log.error({ err: error, tool: name }, 'mcp tool call failed');
-      return refusal(name, new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`));
+      if (error instanceof McpError) throw error;
+      const refused = isAppError(error) ? error : new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`);
+      if (!isAppError(error) || refused.status >= 500) request.log.error({ err: error, tool: name }, 'mcp tool call failed');
+      else request.log.info({ tool: name, error: refused.code }, 'mcp tool call refused');
+      // A task-augmented call has no room for a refusal result: it becomes a JSON-RPC error.
+      if (asTask) throw refusalError(name, refused);
+      return refusal(name, refused);
     }
   });
 

@@ -22,7 +22,8 @@ import { buildTools } from './tools.js';
 const MCP_ROUTE_DESCRIPTION =
   'Model Context Protocol over streamable HTTP, stateless: POST a JSON-RPC 2.0 message (or batch) with ' +
   'Accept: application/json, text/event-stream. initialize is optional; tools/list and tools/call work directly. ' +
-  'Tools: get_human_services, submit_human_task, check_task_status, message_human_operator.';
+  'Tools: get_human_services, submit_human_task, check_task_status, message_human_operator. ' +
+  'MCP tasks (2025-11-25): submit_human_task may be called as a task; tasks/get and tasks/result answer from the service task (taskId = task_id).';
 
 /** Headers already set on the reply (CORS, request id, rate-limit policy) must survive hijack(). */
 function carryHeaders(reply: FastifyReply): void {
@@ -70,7 +71,8 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
     {
       // Every request counts as one read for flood control; submissions and messages also use
       // their own quotas inside the service layer, exactly as over REST.
-      config: { kind: 'read' },
+      // check_task_status with wait_seconds and tasks/result hold the request (see holdsRequests).
+      config: { kind: 'read', holdsRequests: true },
       ...(guard ? { onRequest: guard } : {}),
       schema: {
         operationId: 'mcp',

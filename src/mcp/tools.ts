@@ -3,6 +3,7 @@ import Type, { type TSchema } from 'typebox';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/ids.js';
 import { ErrorSchema, MessageResponseSchema, PublicTaskSchema, SubmissionResponseSchema, messageInputSchema, taskInputSchema } from '../domain/schemas.js';
 import type { ServiceDeps } from '../services/context.js';
+import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
 import { HumanServicesSchema } from './catalog-info.js';
 
 /**
@@ -26,11 +27,13 @@ function json(schema: TSchema): Record<string, unknown> {
  * (1.x) checks structuredContent against it even when isError is true (typescript-sdk#1943), and
  * refusals carry the REST error body. So the schema is "the REST response, or the REST error body".
  */
-function outputSchema(success: TSchema): Tool['outputSchema'] {
+function outputSchema(...successes: TSchema[]): Tool['outputSchema'] {
   return {
     type: 'object',
-    description: 'On success the REST response body; when isError is true the REST error body (error, message, details, ...).',
-    anyOf: [json(success), json(ErrorSchema)],
+    description:
+      'On success the REST response body; when isError is true the REST error body (error, message, details, ...). ' +
+      'For submit_human_task called as an MCP task, tasks/result gives the final task (isError when it was rejected).',
+    anyOf: [...successes.map(json), json(ErrorSchema)],
   };
 }
 
@@ -59,6 +62,21 @@ export function buildTools(deps: ServiceDeps): Tool[] {
   );
   const statusInput = Type.Object({
     task_id: Type.String({ maxLength: 200, description: 'The task_id returned by submit_human_task, shaped task-<year>-<32 hex>.' }),
+    wait_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_TOOL_WAIT_SECONDS,
+        description:
+          `Optional, 0 to ${MAX_TOOL_WAIT_SECONDS}. Hold the call up to this many seconds until the task changes (its updated_at differs from known_updated_at) ` +
+          'instead of returning at once; a final task returns at once. Default 0.',
+      }),
+    ),
+    known_updated_at: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: 'Optional. The updated_at of the task as you last saw it; with wait_seconds, the call returns as soon as the task has changed since. Default: its current updated_at.',
+      }),
+    ),
   });
 
   return [
@@ -88,9 +106,13 @@ export function buildTools(deps: ServiceDeps): Tool[] {
         `per client (rate_limited: wait retry_after_seconds), the same task_type and description again within ${l.duplicateWindowHours} hours ` +
         '(duplicate_task: poll existing_task_id instead), placeholder or undeliverable contact_email (it must be a real mailbox; it is MX-checked and never shown back). ' +
         'Submit each real task once; to retry after a network error pass the same idempotency_key. Free during the pilot: never pay or send credentials. ' +
-        'Mark a trial task with the word "test" in description or requester.',
+        'Mark a trial task with the word "test" in description or requester. ' +
+        'Waiting for the result: clients that support MCP tasks can call this tool as a task (the taskId is the task_id; tasks/get reports working, then completed; ' +
+        'tasks/result returns the final task, with isError when rejected); otherwise call check_task_status with wait_seconds.',
       inputSchema: inputSchema(submitInput),
-      outputSchema: outputSchema(SubmissionResponseSchema),
+      // Called as an MCP task, tasks/result returns the final task instead of the submission answer.
+      outputSchema: outputSchema(SubmissionResponseSchema, PublicTaskSchema),
+      execution: { taskSupport: 'optional' },
       annotations: { title: 'Submit a task to a human operator', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     {
@@ -101,6 +123,8 @@ export function buildTools(deps: ServiceDeps): Tool[] {
         'or rejected), status_history, eta once accepted, operator_notes (for delivery "status_poll" the deliverable itself; for a rejection the reason), ' +
         'and once delivered a signed receipt (EdDSA JWS) with deliverable_sha256. ' +
         `Poll politely: a person does the work, so check no more often than every few minutes (every 15-30 minutes is plenty; the review target is ${hours} hours). ` +
+        `To wait without polling, pass wait_seconds (up to ${MAX_TOOL_WAIT_SECONDS}) and known_updated_at (the updated_at you last saw): the call returns as soon as the task changes, ` +
+        'or after wait_seconds with the task unchanged; call again the same way to keep waiting. ' +
         `Stop polling once the status is delivered or rejected — both are final. The same data is at status_url (GET ${base}/api/v1/tasks/{task_id}). ` +
         'Refused: an unknown task_id (task_not_found). Read-only.',
       inputSchema: inputSchema(statusInput),
@@ -127,7 +151,9 @@ export function buildTools(deps: ServiceDeps): Tool[] {
 export function serverInstructions(deps: ServiceDeps): string {
   return (
     'A human operator performs real-world and judgment tasks for agents. Start with get_human_services to see what is offered and what is refused. ' +
-    'submit_human_task is asynchronous: keep the task_id it returns and poll check_task_status every few minutes at most until the status is delivered or rejected. ' +
+    'submit_human_task is asynchronous: keep the task_id it returns and wait for the status to become delivered or rejected — either call submit_human_task as an MCP task ' +
+    '(the taskId is the task_id; tasks/result returns the final task), or call check_task_status with wait_seconds and known_updated_at, which returns as soon as the task changes. ' +
+    'Without these, poll check_task_status every few minutes at most. ' +
     `Use message_human_operator for questions or to withdraw a task. A human reviews every task (target: within ${deps.profile.response_target_hours} hours). ` +
     'When a tool returns isError, read the error code and the hint, and act on it instead of retrying at once.'
   );

@@ -3,6 +3,7 @@ import type { CatalogEntry, Profile } from '../domain/profile.js';
 import type { MailDeps } from '../mail/context.js';
 import type { ChangeFeed } from '../store/change-feed.js';
 import type { VapidKeys } from './push.js';
+import type { TaskWaits } from './task-waits.js';
 import type { Validators } from './validation.js';
 
 export type { Caller } from '../domain/caller.js';
@@ -22,6 +23,8 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   catalog: CatalogEntry[];
   /** Tells every instance what changed (store/change-feed.ts): long-polls, live views and caches listen. */
   changes: ChangeFeed;
+  /** Held reads waiting for a task to change (REST long-poll, MCP waits), woken by `changes`. */
+  waits: TaskWaits;
   /** The VAPID key pair for Web Push (services/push.ts): generated on first start, kept in the store. */
   vapid: VapidKeys;
 }

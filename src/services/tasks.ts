@@ -102,7 +102,9 @@ export function buildSubmissionResponse(baseUrl: string, row: TaskRow, warnings:
     status_url: statusUrl(baseUrl, row.id),
     status_page: statusPageUrl(baseUrl, row.id),
     message:
-      'Task received. A human operator reviews every task (target: within 12 hours). Poll status_url politely (every few minutes at most); ' +
+      'Task received. A human operator reviews every task (target: within 12 hours). ' +
+      'Wait for changes without polling: GET status_url with If-None-Match (its ETag) and Prefer: wait=60 (over MCP: check_task_status with wait_seconds), ' +
+      'or poll every few minutes at most; ' +
       (row.delivery === 'email' ? 'the result is also e-mailed to contact_email.' : 'the result will appear in operator_notes.'),
   };
   if (warnings.length > 0) body.warnings = warnings;

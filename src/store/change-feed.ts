@@ -56,18 +56,18 @@ class SqliteChangeFeed implements ChangeFeed {
   readonly connected = true;
   private readonly listeners = new Set<(change: Change) => void>();
   private pending: Change[] = [];
+  private readonly onTransactionEnd = (committed: boolean) => {
+    if (this.pending.length === 0) return;
+    const done = this.pending;
+    this.pending = [];
+    if (committed) for (const change of done) emit(this.listeners, change, this.log);
+  };
 
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
   ) {
-    if (store.transactionEnd) {
-      store.transactionEnd.listener = (committed) => {
-        const done = this.pending;
-        this.pending = [];
-        if (committed) for (const change of done) emit(this.listeners, change, this.log);
-      };
-    }
+    store.transactionEnd?.add(this.onTransactionEnd);
   }
 
   async publish(change: Change, trx?: Db): Promise<void> {
@@ -87,12 +87,15 @@ class SqliteChangeFeed implements ChangeFeed {
 
   async close(): Promise<void> {
     this.listeners.clear();
-    if (this.store.transactionEnd) this.store.transactionEnd.listener = undefined;
+    this.store.transactionEnd?.delete(this.onTransactionEnd);
   }
 }
 
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5000;
+/** A connection that died without a word (half-open TCP) is noticed by a ping this often. */
+const PING_INTERVAL_MS = 30_000;
+const PING_TIMEOUT_MS = 10_000;
 
 /**
  * PostgreSQL: one dedicated LISTEN connection per instance, opened at the first subscription.
@@ -108,6 +111,7 @@ class PostgresChangeFeed implements ChangeFeed {
   private closed = false;
   private failures = 0;
   private retry: NodeJS.Timeout | undefined;
+  private ping: NodeJS.Timeout | undefined;
   private isConnected = false;
 
   constructor(private readonly options: ChangeFeedOptions) {}
@@ -138,7 +142,7 @@ class PostgresChangeFeed implements ChangeFeed {
   private async connect(): Promise<void> {
     this.retry = undefined;
     if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.options.databaseUrl, connectionTimeoutMillis: 5000, keepAlive: true });
+    const client = new pg.Client({ connectionString: this.options.databaseUrl, connectionTimeoutMillis: 5000, keepAlive: true, query_timeout: PING_TIMEOUT_MS });
     this.client = client;
     // Errors arrive as events on an idle client: handled here, never thrown at the process.
     client.on('error', (error) => this.lost(client, error));
@@ -163,6 +167,10 @@ class PostgresChangeFeed implements ChangeFeed {
     if (this.failures > 0) this.options.log.info('change feed: LISTEN connection restored');
     this.failures = 0;
     this.isConnected = true;
+    this.ping = setInterval(() => {
+      client.query('select 1').catch((error: unknown) => this.lost(client, error));
+    }, PING_INTERVAL_MS);
+    this.ping.unref();
     for (const listener of this.reconnectListeners) {
       try {
         listener();
@@ -177,6 +185,7 @@ class PostgresChangeFeed implements ChangeFeed {
     if (this.client !== client) return;
     this.client = undefined;
     this.isConnected = false;
+    clearInterval(this.ping);
     client.removeAllListeners('notification');
     client.end().catch(() => undefined);
     if (this.closed) return;
@@ -194,6 +203,7 @@ class PostgresChangeFeed implements ChangeFeed {
     this.closed = true;
     this.isConnected = false;
     if (this.retry) clearTimeout(this.retry);
+    clearInterval(this.ping);
     const client = this.client;
     this.client = undefined;
     this.listeners.clear();

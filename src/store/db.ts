@@ -24,7 +24,7 @@ export interface Store {
    * SQLite only: told when a transaction on the one connection ends, after its COMMIT ran
    * (`true`) or its ROLLBACK (`false`); the change feed holds a transaction's changes until then.
    */
-  transactionEnd?: { listener: ((committed: boolean) => void) | undefined };
+  transactionEnd?: Set<(committed: boolean) => void>;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -63,7 +63,7 @@ export function openStore(databaseUrl: string, options: { poolSize?: number } = 
     database.pragma('busy_timeout = 5000');
     database.pragma('foreign_keys = ON');
     const taskChanges = { count: 0 };
-    const transactionEnd: { listener: ((committed: boolean) => void) | undefined } = { listener: undefined };
+    const transactionEnd = new Set<(committed: boolean) => void>();
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database, taskChanges, transactionEnd) }) });
     return {
       db,
@@ -102,14 +102,22 @@ const CHANGES_TASKS = /^\s*(update\s+"tasks"|delete\s+from\s+"tasks")/i;
 function withStatementCache(
   database: SQLite.Database,
   taskChanges: { count: number },
-  transactionEnd: { listener: ((committed: boolean) => void) | undefined },
+  transactionEnd: Set<(committed: boolean) => void>,
 ): SqliteDialectConfig['database'] {
   const cache = new Map<string, { statement: SQLite.Statement; changesTasks: boolean }>();
+  const endings = new Map<string, SqliteStatement>();
   return {
     close: () => database.close(),
     prepare: (sqlText: string) => {
       // Kysely ends every transaction with exactly these statements: report the end once it ran.
-      if (sqlText === 'commit' || sqlText === 'rollback') return endingStatement(database.prepare(sqlText), sqlText === 'commit', transactionEnd);
+      if (sqlText === 'commit' || sqlText === 'rollback') {
+        let ending = endings.get(sqlText);
+        if (!ending) {
+          ending = endingStatement(database.prepare(sqlText), sqlText === 'commit', transactionEnd);
+          endings.set(sqlText, ending);
+        }
+        return ending;
+      }
       let entry = cache.get(sqlText);
       if (!entry) {
         entry = { statement: database.prepare(sqlText), changesTasks: CHANGES_TASKS.test(sqlText) };
@@ -125,7 +133,7 @@ function withStatementCache(
 function endingStatement(
   statement: SQLite.Statement,
   committed: boolean,
-  transactionEnd: { listener: ((committed: boolean) => void) | undefined },
+  transactionEnd: Set<(committed: boolean) => void>,
 ): SqliteStatement {
   return {
     reader: false,
@@ -133,7 +141,7 @@ function endingStatement(
     iterate: (parameters) => statement.iterate(...parameters),
     run: (parameters) => {
       const result = statement.run(...parameters);
-      transactionEnd.listener?.(committed);
+      for (const listener of transactionEnd) listener(committed);
       return result;
     },
   };

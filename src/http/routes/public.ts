@@ -15,12 +15,18 @@ import { health } from '../../services/health.js';
 import { sendMessage } from '../../services/messages.js';
 import { getTask, submitTask } from '../../services/tasks.js';
 import { callerFrom } from '../client.js';
+import { noneMatch, preferredWait, representationOf } from '../conditional.js';
 
 /** Route kinds, read by abuse control for rate limits and RateLimit-Policy. */
 export type RouteKind = 'read' | 'task' | 'message' | 'admin' | 'none';
 declare module 'fastify' {
   interface FastifyContextConfig {
     kind?: RouteKind;
+    /**
+     * The route may hold a request open while it waits for a change (long-poll, MCP waits): a
+     * request timeout (issue 15) must exempt it; the route bounds the hold itself.
+     */
+    holdsRequests?: boolean;
   }
 }
 
@@ -51,19 +57,61 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     },
   );
 
-  app.get(
+  // Registered without the type provider: the handler sends the body it already serialized
+  // (a string, hashed for the ETag) and a bodiless 304, which the typed reply would not accept.
+  server.get(
     '/api/v1/tasks/:task_id',
     {
-      config: { kind: 'read' },
+      config: { kind: 'read', holdsRequests: true },
       schema: {
         operationId: 'getTask',
         summary: 'Get a task and its status',
+        description:
+          'Carries a strong ETag. Send it back in If-None-Match to get 304 (no body) while nothing changed; add Prefer: wait=N (1-60 seconds) ' +
+          'to hold the request until the task changes (200 with the task) or N seconds pass (304), instead of polling.',
         tags: ['tasks'],
         params: Type.Object({ task_id: Type.String({ maxLength: 200 }) }),
-        response: { 200: PublicTaskSchema, ...errors(404, 429) },
+        headers: Type.Object({
+          'if-none-match': Type.Optional(Type.String({ description: 'The ETag of the task you hold: 304 while it is still current.' })),
+          prefer: Type.Optional(Type.String({ description: 'wait=N (RFC 7240), 1-60 seconds, with If-None-Match: hold until the task changes or N seconds pass.' })),
+        }),
+        response: { 200: PublicTaskSchema, 304: Type.Null({ description: 'Not modified: the ETag in If-None-Match is current. No body.' }), ...errors(404, 429) },
       },
     },
-    async (request) => getTask(deps, request.params.task_id),
+    async (request, reply) => {
+      const { task_id } = request.params as { task_id: string };
+      const known = request.headers['if-none-match'];
+      // A hold is possible only with If-None-Match and a usable Prefer: wait; only then does the
+      // read need a mark on the change feed (taken before reading, so no change slips between).
+      const wait = known === undefined ? 0 : preferredWait(request.headers.prefer);
+      const since = wait > 0 ? deps.waits.mark() : 0;
+      let task = await getTask(deps, task_id);
+      let { body, etag } = representationOf(reply, task);
+      if (noneMatch(known, etag)) {
+        if (wait > 0) {
+          reply.header('Preference-Applied', `wait=${wait}`);
+          // A client that goes away releases its place at once.
+          const gone = new AbortController();
+          const release = () => gone.abort();
+          reply.raw.once('close', release);
+          const result = await deps.waits.wait({
+            taskId: task_id,
+            current: task,
+            since,
+            stillCurrent: (latest) => noneMatch(known, representationOf(reply, latest).etag),
+            timeoutMs: wait * 1000,
+            signal: gone.signal,
+          });
+          reply.raw.off('close', release);
+          // Deleted while held (retention): answered as any unknown id.
+          if (result.changed && result.task === undefined) task = await getTask(deps, task_id);
+          else task = result.task ?? task;
+          ({ body, etag } = representationOf(reply, task));
+        }
+        if (noneMatch(known, etag)) return reply.code(304).header('ETag', etag).send();
+      }
+      return reply.header('ETag', etag).type('application/json; charset=utf-8').send(body);
+    },
   );
 
   app.post(

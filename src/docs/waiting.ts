@@ -1,0 +1,44 @@
+import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
+import { API_VERSION } from '../version.js';
+
+/**
+ * How an agent waits for a result without a polling loop, in the few plain sentences every
+ * document repeats (llms.txt, api.md, the index, /agent.json): one text, so they cannot disagree.
+ */
+
+/** The longest REST hold, in seconds (http/conditional.ts MAX_WAIT_SECONDS). */
+const REST_MAX_WAIT = 60;
+
+export function waitingGuide(base: string): string[] {
+  const status = `${base}/api/${API_VERSION}/tasks/{task_id}`;
+  return [
+    `REST long-poll: \`GET ${status}\` answers with an \`ETag\`. Send it back as \`If-None-Match\` together with \`Prefer: wait=${REST_MAX_WAIT}\`: ` +
+      `the request is held until the task changes (200 with the task and a new ETag) or ${REST_MAX_WAIT} seconds pass (304, no body; \`Preference-Applied: wait=${REST_MAX_WAIT}\`). ` +
+      'Then repeat with the newest ETag. A held request counts as one read.',
+    'Conditional poll: `If-None-Match` alone answers 304 at once while nothing changed. Without either, poll every few minutes at most.',
+    `MCP: call \`check_task_status\` with \`wait_seconds\` (up to ${MAX_TOOL_WAIT_SECONDS}) and \`known_updated_at\` (the updated_at you last saw): it returns as soon as the task changes, ` +
+      'or with the task unchanged when the time is up; call it again the same way.',
+    'MCP tasks (protocol revision 2025-11-25): call `submit_human_task` as a task; its taskId is the task_id. `tasks/get` says `working` until the task is delivered or rejected ' +
+      "(`completed`), with a `pollInterval` at the operator's ETA; `tasks/result` returns the final task (`isError` when rejected). `tasks/cancel` cannot withdraw a task: " +
+      'send `message_human_operator` naming the task_id.',
+    'Stop once the status is `delivered` or `rejected`: both are final.',
+  ];
+}
+
+/** The same guide as structured fields, for /agent.json. */
+export function waitingBlock(base: string) {
+  return {
+    rest: {
+      endpoint: `${base}/api/${API_VERSION}/tasks/{task_id}`,
+      request_headers: { 'If-None-Match': '<the ETag of your last read>', Prefer: `wait=<1-${REST_MAX_WAIT}>` },
+      changed: '200 with the task and a new ETag',
+      unchanged: '304 with no body after the wait',
+      response_headers: ['ETag', 'Preference-Applied'],
+    },
+    mcp: {
+      check_task_status: { wait_seconds: `0-${MAX_TOOL_WAIT_SECONDS}`, known_updated_at: 'the updated_at you last saw' },
+      tasks: { tool: 'submit_human_task', task_support: 'optional', task_id_is: 'task_id', protocol_revision: '2025-11-25' },
+    },
+    guide: waitingGuide(base).map((line) => line.replace(/`/g, '')),
+  };
+}

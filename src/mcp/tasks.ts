@@ -1,0 +1,140 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CancelTaskRequestSchema,
+  ErrorCode,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
+  McpError,
+  RELATED_TASK_META_KEY,
+  type CallToolResult,
+  type CreateTaskResult,
+  type ServerCapabilities,
+  type Task as McpTask,
+} from '@modelcontextprotocol/sdk/types.js';
+import { isAppError, type AppError } from '../domain/errors.js';
+import type { PublicTask } from '../domain/schemas.js';
+import { isFinal } from '../domain/task.js';
+import type { ServiceDeps } from '../services/context.js';
+import { awaitFinalTask } from '../services/task-watch.js';
+import { getTask } from '../services/tasks.js';
+import { hintFor, success } from './results.js';
+
+/**
+ * MCP Tasks (protocol revision 2025-11-25, the SDK's experimental tasks support), stateless: the
+ * MCP task IS the service's task (taskId = task_id), so any instance answers tasks/get and
+ * tasks/result from the store, and nothing is kept per session. Only submit_human_task can be
+ * called as a task (execution.taskSupport "optional"); plain calls keep working.
+ */
+
+type Task = Readonly<PublicTask>;
+
+/** Declared with `initialize`: task-augmented tools/call, tasks/get, tasks/result and tasks/cancel (answered with how to withdraw). */
+export const TASKS_CAPABILITY: NonNullable<ServerCapabilities['tasks']> = { requests: { tools: { call: {} } }, cancel: {} };
+
+/** The one tool that may be called as a task. */
+export const TASK_TOOL = 'submit_human_task';
+
+/** How often to look while no ETA is known, or once it has passed: every few minutes at most. */
+const DEFAULT_POLL_MS = 5 * 60_000;
+const MIN_POLL_MS = 60_000;
+const MAX_POLL_MS = 24 * 60 * 60_000;
+
+/**
+ * When the client should look again: at the operator's ETA when there is one (within a minute
+ * and a day), otherwise every five minutes.
+ */
+export function pollIntervalFor(task: Task, now: Date): number {
+  const eta = task.eta === null ? Number.NaN : Date.parse(task.eta) - now.getTime();
+  if (task.status !== 'accepted' || !(eta > 0)) return DEFAULT_POLL_MS;
+  return Math.round(Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, eta)));
+}
+
+function statusMessage(task: Task): string {
+  switch (task.status) {
+    case 'accepted':
+      return task.eta ? `Accepted by the human operator, expected by ${task.eta}.` : 'Accepted by the human operator, in progress.';
+    case 'delivered':
+      return 'Delivered: tasks/result returns the task with operator_notes and the signed receipt.';
+    case 'rejected':
+      return `Rejected by the human operator: ${(task.operator_notes ?? 'no reason given').slice(0, 500)}`;
+    default:
+      return 'Submitted: waiting for a human operator to review it.';
+  }
+}
+
+/** The MCP view of a service task: working while submitted or accepted, completed once final. */
+export function mcpTaskOf(task: Task, now: Date): McpTask {
+  const final = isFinal(task.status);
+  const view: McpTask = {
+    taskId: task.task_id,
+    status: final ? 'completed' : 'working',
+    statusMessage: statusMessage(task),
+    createdAt: task.created_at,
+    lastUpdatedAt: task.updated_at,
+    // Kept as long as the service keeps the task.
+    ttl: null,
+  };
+  if (!final) view.pollInterval = pollIntervalFor(task, now);
+  return view;
+}
+
+/** The final tool result: the task as structuredContent; a rejection is a result with isError. */
+export function finalResult(task: Task): CallToolResult {
+  const result = success(task);
+  if (task.status === 'rejected') {
+    result.isError = true;
+    result.content.push({
+      type: 'text',
+      text: `Hint: the human operator rejected this task (reason in operator_notes: ${(task.operator_notes ?? 'none given').slice(0, 500)}). Do not resubmit it unchanged; change what the reason names, or ask with message_human_operator.`,
+    });
+  }
+  result._meta = { [RELATED_TASK_META_KEY]: { taskId: task.task_id } };
+  return result;
+}
+
+/** A refusal where the protocol has no room for a result (a task-augmented call): a JSON-RPC error carrying the REST error body. */
+export function refusalError(tool: string, error: AppError): McpError {
+  const body = error.toBody();
+  return new McpError(error.status >= 500 ? ErrorCode.InternalError : ErrorCode.InvalidParams, `${body.message} Hint: ${hintFor(tool, body)}`, body);
+}
+
+/** The service task behind an MCP task id; unknown ids are the protocol's "task not found". */
+async function serviceTask(deps: ServiceDeps, taskId: string): Promise<Task> {
+  try {
+    return await getTask(deps, taskId);
+  } catch (error) {
+    if (isAppError(error) && error.code === 'task_not_found') throw new McpError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+    throw error;
+  }
+}
+
+/** The task a task-augmented submit_human_task call created, as its CreateTaskResult. */
+export async function createdTask(deps: ServiceDeps, taskId: string): Promise<CreateTaskResult> {
+  return { task: mcpTaskOf(await serviceTask(deps, taskId), deps.clock.now()) };
+}
+
+export function registerTaskHandlers(server: Server, deps: ServiceDeps): void {
+  server.setRequestHandler(GetTaskRequestSchema, async (request) => mcpTaskOf(await serviceTask(deps, request.params.taskId), deps.clock.now()));
+
+  // Blocks until the task is final, as the protocol asks; held on the change feed, not by polling.
+  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
+    await serviceTask(deps, request.params.taskId);
+    try {
+      return finalResult(await awaitFinalTask(deps, request.params.taskId, extra.signal));
+    } catch (error) {
+      if (isAppError(error)) throw refusalError('tasks/result', error);
+      throw error;
+    }
+  });
+
+  server.setRequestHandler(CancelTaskRequestSchema, async (request) => {
+    const task = await serviceTask(deps, request.params.taskId);
+    if (isFinal(task.status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: completed (${task.status}).`);
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      `A human operator handles this task; it cannot be cancelled through tasks/cancel. To withdraw it, call message_human_operator ` +
+        `with a message that names ${task.task_id} and says it is no longer needed; the operator then rejects it.`,
+      { task_id: task.task_id, withdraw_with: 'message_human_operator' },
+    );
+  });
+}
