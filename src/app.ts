@@ -9,6 +9,7 @@ import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerBlocklistRoutes } from './http/routes/admin-blocklist.js';
 import { registerOutboxRoutes } from './http/routes/admin-outbox.js';
+import { registerWebhookRoutes } from './http/routes/admin-webhooks.js';
 import { registerPublicRoutes } from './http/routes/public.js';
 import { validatorCompiler } from './http/validator.js';
 import { registerMcp } from './mcp/routes.js';
@@ -59,6 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerAdminRoutes(app, deps);
   await registerBlocklistRoutes(app, deps);
   await registerOutboxRoutes(app, deps);
+  await registerWebhookRoutes(app, deps);
   await registerMcp(app, deps);
   await registerDocuments(app, deps);
   await registerPages(app, deps);

@@ -2,6 +2,7 @@ import { iso } from './domain/time.js';
 import { startOutboxWorker } from './services/mail-worker.js';
 import type { ServiceDeps } from './services/context.js';
 import { startPushAnnouncer } from './services/push.js';
+import { startWebhookWorker } from './services/webhook-worker.js';
 import { sweepExpiredCounters } from './store/counters-repo.js';
 import { sweepExpiredIdempotencyKeys } from './store/idempotency-repo.js';
 import { sweepNotices } from './store/push-repo.js';
@@ -23,6 +24,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const worker = startOutboxWorker(deps, deps.config.mail);
   // New tasks and messages to the operator's subscribed devices (Web Push), from the change feed.
   const stopPush = startPushAnnouncer(deps);
+  const webhooks = startWebhookWorker(deps);
   const sweep = async () => {
     try {
       const now = iso(deps.clock.now());
@@ -42,7 +44,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
       stopping ??= (async () => {
         clearInterval(sweeper);
         stopPush();
-        await worker.stop();
+        await Promise.all([worker.stop(), webhooks.stop()]);
       })();
       return stopping;
     },

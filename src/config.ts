@@ -43,6 +43,19 @@ export interface MailSettings {
   maxAttempts: number;
 }
 
+/** The webhook worker's timing and SSRF guard (docs/webhooks.md). */
+export interface WebhookSettings {
+  /** WEBHOOK_ALLOW_PRIVATE: lifts the SSRF guard and allows http:// callback URLs (tests, private deployments). */
+  allowPrivate: boolean;
+  /** First retry delay; doubles per failed attempt up to retryMaxMs, with ±20 % jitter. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Attempts before an event is marked failed. */
+  maxAttempts: number;
+  /** How long one delivery may take, connection and answer included. */
+  timeoutMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -64,6 +77,7 @@ export interface Config {
   /** RESPONSE_TARGET_HOURS: overrides the profile file's response_target_hours when set. */
   responseTargetHours: number | undefined;
   push: PushSettings;
+  webhooks: WebhookSettings;
 }
 
 /** Web Push to the operator's devices (services/push.ts). */
@@ -113,6 +127,14 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
     throw new ConfigError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
   }
   return raw;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (['true', '1', 'yes'].includes(raw.toLowerCase())) return true;
+  if (['false', '0', 'no'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
 
 function email(env: Env, name: string): string | undefined {
@@ -198,6 +220,14 @@ export function loadConfig(env: Env = process.env): Config {
       retryBaseMs: integer(env, 'MAIL_RETRY_BASE_MS', 2000, 1, 600_000),
       retryMaxMs: integer(env, 'MAIL_RETRY_MAX_MS', 30_000, 1, 3_600_000),
       maxAttempts: integer(env, 'MAIL_MAX_ATTEMPTS', 2880, 1),
+    },
+    webhooks: {
+      allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      retryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 5000, 1, 3_600_000),
+      retryMaxMs: integer(env, 'WEBHOOK_RETRY_MAX_MS', 3_600_000, 1, 86_400_000),
+      // 5 s doubling to 1 h: ten attempts in the first 1.4 h, then hourly, about 3 days in all.
+      maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 81, 1, 100_000),
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 50, 120_000),
     },
   };
 }

@@ -9,6 +9,7 @@ import { ApiVersionRegistry, type ApiVersion } from './docs/versions.js';
 import type { Clock } from './domain/time.js';
 import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
+import { Nudge } from './webhooks/nudge.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
 import { loadVapidKeys } from './services/push.js';
 import { TaskWaits } from './services/task-waits.js';
@@ -54,7 +55,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     store,
     clock: options.clock,
     log: options.log,
-    validators: createValidators(config.limits),
+    validators: createValidators(config.limits, { allowPrivateCallbacks: config.webhooks.allowPrivate }),
     secret: Buffer.from(secret, 'base64'),
     version: options.version,
     adminKeyHash,
@@ -62,6 +63,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     catalog,
     abuse: createAbuseState(config, store, options.clock, options.log),
     outboxWake: new OutboxWake(),
+    webhookNudge: new Nudge(),
     apiVersions: new ApiVersionRegistry(options.apiVersions),
     documents: new DocumentRegistry(),
     changes,

@@ -83,10 +83,10 @@ describe.each(STORES)('task submission and status on %s', (store) => {
   });
 
   it('ignores unknown fields and lists them in warnings', async () => {
-    const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ priority: 'high', callback_url: 'https://x.dev/' }));
+    const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ priority: 'high', notify_url: 'https://x.dev/' }));
     expect(res.status).toBe(202);
     const body = (await res.json()) as { warnings: string[] };
-    expect(body.warnings).toEqual(['unknown field "priority" was ignored', 'unknown field "callback_url" was ignored']);
+    expect(body.warnings).toEqual(['unknown field "priority" was ignored', 'unknown field "notify_url" was ignored']);
   });
 
   it('treats optional fields sent as null as absent', async () => {

@@ -143,6 +143,8 @@ export function buildManifest(deps: DocsDeps) {
       `A human reviews it (target: within ${deps.profile.response_target_hours} hours): accepted (with an eta) or rejected (with a reason in operator_notes).`,
       'Accepted tasks are performed and delivered: by e-mail to contact_email (default), or as text in operator_notes when delivery is status_poll. A signed receipt comes with the delivery.',
       'Wait without polling: GET status_url with If-None-Match (its last ETag) and Prefer: wait=60 holds until the task changes; over MCP, check_task_status with wait_seconds, or submit_human_task as an MCP task (see waiting). Write to the operator with send_message; name the task_id to withdraw a task.',
+      'Or be told instead: give callback_url (https) with the task and it receives a signed POST {type, timestamp, data} on task.accepted, task.delivered and task.rejected ' +
+        '(Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature "v1a,<base64 Ed25519>" over "<id>.<timestamp>.<body>", verified with the keys of /.well-known/jwks.json).',
     ],
     waiting: waitingBlock(base),
     endpoints: endpoints(base),

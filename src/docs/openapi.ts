@@ -7,6 +7,7 @@ import {
   PublicTaskSchema,
   ServicesPageSchema,
   SubmissionResponseSchema,
+  WebhookEventSchema,
   messageInputSchema,
   taskInputSchema,
 } from '../domain/schemas.js';
@@ -168,9 +169,54 @@ function finish(doc: Json, facts: Map<string, RouteFacts>, named: ReadonlyArray<
   components.responses = hoistErrorResponses(paths);
   components.headers = HEADERS;
   doc.components = components;
+  addWebhookCallbacks(paths, components);
   doc['x-api-version'] = API_VERSION;
   typeEnums(doc);
   return doc;
+}
+
+const WEBHOOK_HEADERS: [string, string][] = [
+  ['webhook-id', 'evt-<year>-<32 hex>: the event id, the same on every retry (deduplicate on it).'],
+  ['webhook-timestamp', 'Unix seconds of this attempt (reject ones far from now: replays).'],
+  [
+    'webhook-signature',
+    'v1a,<base64 Ed25519 signature over "<webhook-id>.<webhook-timestamp>.<raw body>">, made with one of the keys in /.well-known/jwks.json (Standard Webhooks, asymmetric scheme).',
+  ],
+];
+
+/**
+ * The webhook a task with a callback_url receives, as an OpenAPI 3 `callbacks` object on
+ * POST /api/v1/tasks (no route describes it: it is a request this service makes).
+ */
+function addWebhookCallbacks(paths: Record<string, Record<string, Json>>, components: Json): void {
+  const submit = paths['/api/v1/tasks']?.post;
+  if (!submit) return;
+  const { description: _description, ...shape } = JSON.parse(JSON.stringify(WebhookEventSchema)) as Json;
+  (shape.properties as Json).data = { $ref: '#/components/schemas/Task' };
+  typeEnums(shape);
+  (components.schemas as Json).WebhookEvent = shape;
+  submit.callbacks = {
+    taskEvent: {
+      '{$request.body#/callback_url}': {
+        post: {
+          summary: 'Task event (webhook), sent when the task is accepted, delivered or rejected',
+          description:
+            'Sent only when the task was submitted with a callback_url. A 2xx answer ends it; 410 Gone stops this and every later event of the task; ' +
+            'anything else (another status, no answer within 10 s, a connection error) is retried with exponential backoff and jitter for about 3 days. ' +
+            'Redirects are not followed. Verify the signature before acting on it (see /docs/webhooks or `npm run verify-webhook`).',
+          // No credentials are sent: the receiver authenticates the request by its signature.
+          security: [],
+          parameters: WEBHOOK_HEADERS.map(([name, description]) => ({ in: 'header', name, required: true, description, schema: { type: 'string' } })),
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookEvent' } } } },
+          responses: {
+            '2XX': { description: 'Received: the event is delivered.' },
+            '410': { description: 'Gone: send no more events for this task.' },
+            default: { description: 'Not received: retried later with the same webhook-id and body.' },
+          },
+        },
+      },
+    },
+  };
 }
 
 /** The property names of an object schema: how a generated copy of a named schema is recognised. */

@@ -123,6 +123,7 @@ export function indexDoc(deps: ServiceDeps): Block[] {
     {
       list: [
         `**REST**: \`POST ${base}/api/${API_VERSION}/tasks\` with a JSON task, then poll \`GET ${base}/api/${API_VERSION}/tasks/{task_id}\`. See [api.md](${base}/api.md) and [openapi.json](${base}/openapi.json).`,
+        '**Webhooks**: add `callback_url` to the task and receive a signed POST when it is accepted, delivered or rejected instead of polling (see api.md).',
         `**MCP**: streamable HTTP at \`${base}/mcp\`, no authentication; tools ${MCP_TOOLS.map((t) => `\`${t.name}\``).join(', ')}. Server card: [/.well-known/mcp](${base}/.well-known/mcp).`,
         `**Documents**: [agent.json](${base}/agent.json) (everything in one file), [llms.txt](${base}/llms.txt), [capabilities](${base}/.well-known/capabilities.json), [services](${base}/.well-known/services.json), [human.json](${base}/.well-known/human.json).`,
         `**People**: the form on [the home page](${base}/) creates the same task; [the status page](${base}/tasks) shows its progress.`,
@@ -216,6 +217,15 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
     fieldsTable(PublicTaskSchema as unknown as Json),
     { h: 2, text: 'Waiting for a result' },
     { list: waitingGuide(base) },
+    { h: 2, text: 'Webhooks' },
+    {
+      p:
+        'Instead of polling, give `callback_url` (https, at most 2000 characters, not a private or loopback address; never returned) with the task. ' +
+        'When the task is accepted, delivered or rejected the service POSTs `{"type": "task.accepted" | "task.delivered" | "task.rejected", "timestamp", "data": <the task as GET returns it>}` to it, ' +
+        'with the Standard Webhooks headers `webhook-id` (the same on every retry: deduplicate on it), `webhook-timestamp` (Unix seconds) and ' +
+        `\`webhook-signature: v1a,<base64 Ed25519 signature over "<webhook-id>.<webhook-timestamp>.<raw body>">\`, made with a key published at [jwks.json](${base}/.well-known/jwks.json). ` +
+        'Answer 2xx to acknowledge; 410 Gone stops this and later events of the task; anything else, a timeout of 10 s or a connection error is retried with backoff for about 3 days. Redirects are not followed.',
+    },
     { h: 2, text: 'Messages' },
     { p: `\`POST ${base}/api/${API_VERSION}/messages\` → 201 with \`message_id\`, \`created_at\` and a confirmation. The operator answers by e-mail to \`reply_to\` (from the service's sender address, threaded under the message with \`In-Reply-To\`). To withdraw a task, name its \`task_id\` in the message; the operator then rejects it with the reason "Withdrawn at the requester’s request." People can do the same without JSON through the form on the task's status page (\`${base}/tasks?id={task_id}#message\`), which shares these limits.` },
     fieldsTable(messageInputSchema(limits) as unknown as Json),

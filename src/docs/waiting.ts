@@ -21,6 +21,8 @@ export function waitingGuide(base: string): string[] {
     'MCP tasks (protocol revision 2025-11-25): call `submit_human_task` as a task; its taskId is the task_id. `tasks/get` says `working` until the task is delivered or rejected ' +
       "(`completed`), with a `pollInterval` at the operator's ETA; `tasks/result` returns the final task (`isError` when rejected). `tasks/cancel` cannot withdraw a task: " +
       'send `message_human_operator` naming the task_id.',
+    'Webhooks: add `callback_url` (https) to the task and it receives a signed POST `{type, timestamp, data: the task}` when the task is accepted, delivered or rejected ' +
+      `(Standard Webhooks, v1a Ed25519 signature; keys at ${base}/.well-known/jwks.json): no waiting at all.`,
     'Stop once the status is `delivered` or `rejected`: both are final.',
   ];
 }
@@ -38,6 +40,13 @@ export function waitingBlock(base: string) {
     mcp: {
       check_task_status: { wait_seconds: `0-${MAX_TOOL_WAIT_SECONDS}`, known_updated_at: 'the updated_at you last saw' },
       tasks: { tool: 'submit_human_task', task_support: 'optional', task_id_is: 'task_id', protocol_revision: '2025-11-25' },
+    },
+    webhooks: {
+      field: 'callback_url',
+      events: ['task.accepted', 'task.delivered', 'task.rejected'],
+      body: '{type, timestamp, data: the task as GET returns it}',
+      signature: 'webhook-signature: v1a,<base64 Ed25519 over "<webhook-id>.<webhook-timestamp>.<raw body>">',
+      keys: `${base}/.well-known/jwks.json`,
     },
     guide: waitingGuide(base).map((line) => line.replace(/`/g, '')),
   };

@@ -25,7 +25,7 @@ export const AdminTaskSchema = Type.Object(
     accepted_at: Timestamp('When the task was accepted.'),
     delivered_at: Timestamp('When the task was delivered.'),
     rejected_at: Timestamp('When the task was rejected.'),
-    request_sha256: Type.String({ description: 'SHA-256 of the RFC 8785 canonical JSON of the request less contact_email; signed into the receipt.' }),
+    request_sha256: Type.String({ description: 'SHA-256 of the RFC 8785 canonical JSON of the request less contact_email and callback_url; signed into the receipt.' }),
   },
   { description: 'A task as the operator sees it.' },
 );

@@ -9,6 +9,13 @@ export function newMessageId(now: Date): string {
   return `msg-${now.getUTCFullYear()}-${randomBytes(16).toString('hex')}`;
 }
 
+/** `evt-<UTC year>-<32 lowercase hex>`: a webhook event's id (the webhook-id header). */
+export function newEventId(now: Date): string {
+  return `evt-${now.getUTCFullYear()}-${randomBytes(16).toString('hex')}`;
+}
+
+export const EVENT_ID_PATTERN = /^evt-\d{4}-[0-9a-f]{32}$/;
+
 export const TASK_ID_PATTERN = /^task-\d{4}-[0-9a-f]{32}$/;
 
 /** Finds the task ids a message mentions (for withdrawals and questions about a task). */

@@ -1,5 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import type { Limits } from '../config.js';
+import { CALLBACK_URL_MAX_CHARS } from './callback-url.js';
 import { CatalogEntrySchema } from './profile.js';
 import { ALL_STATUSES, DELIVERY_MODES, SOURCES, TASK_TYPES } from './task.js';
 
@@ -43,6 +44,15 @@ export function taskInputSchema(limits: Limits) {
       ),
       delivery: Type.Optional(Type.Enum([...DELIVERY_MODES], { description: 'email (default) or status_poll (result in operator_notes; 1 such task per client per day).' })),
       requester: Type.Optional(Type.String({ maxLength: limits.shortTextMax, description: 'Optional self-declared agent, company or system identifier.' })),
+      callback_url: Type.Optional(
+        Type.String({
+          maxLength: CALLBACK_URL_MAX_CHARS,
+          writeOnly: true,
+          description:
+            'Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) ' +
+            'when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.',
+        }),
+      ),
     },
     { description: 'A task request.' },
   );
@@ -94,6 +104,16 @@ export const PublicTaskSchema = Type.Object(
   { description: 'A task as stored. The contact e-mail is never part of it.' },
 );
 export type PublicTask = Static<typeof PublicTaskSchema>;
+
+/** The body of every webhook POST (contract "Webhooks"). */
+export const WebhookEventSchema = Type.Object(
+  {
+    type: Type.Enum(['task.accepted', 'task.delivered', 'task.rejected'], { description: 'What happened.' }),
+    timestamp: DateTime('When it happened.'),
+    data: PublicTaskSchema,
+  },
+  { description: 'A task event, POSTed to the callback_url with webhook-id, webhook-timestamp and webhook-signature headers.' },
+);
 
 const Warnings = Type.Optional(Type.Array(Type.String(), { description: 'Unknown fields that were ignored.' }));
 

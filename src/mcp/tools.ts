@@ -101,6 +101,8 @@ export function buildTools(deps: ServiceDeps): Tool[] {
         'Asynchronous: the call only files the task and returns at once with task_id, status "submitted" and status_url — the work is NOT done in the call. ' +
         `A human reviews every task (target: within ${hours} hours) and accepts or rejects it. The result is e-mailed to contact_email (default), ` +
         `or with delivery "status_poll" — the no-mailbox path, ${l.statusPollPerDay} such task per client per day — it appears as text in operator_notes of check_task_status. ` +
+        'To be told instead of polling, pass callback_url (https): it receives a signed POST (Standard Webhooks, v1a Ed25519, keys at /.well-known/jwks.json) ' +
+        'when the task is accepted, delivered or rejected. ' +
         `Rejected at review whatever the task_type: ${deps.profile.policy.will_not_do.join('; ')}. ` +
         `Refused at once: invalid fields (validation_failed, all listed in details), more than ${l.tasksPerHour} tasks per hour or ${l.tasksPerDay} per day ` +
         `per client (rate_limited: wait retry_after_seconds), the same task_type and description again within ${l.duplicateWindowHours} hours ` +

@@ -3,6 +3,7 @@ import type { CatalogEntry, Profile } from '../domain/profile.js';
 import type { MailDeps } from '../mail/context.js';
 import type { ChangeFeed } from '../store/change-feed.js';
 import type { VapidKeys } from './push.js';
+import type { Nudge } from '../webhooks/nudge.js';
 import type { TaskWaits } from './task-waits.js';
 import type { Validators } from './validation.js';
 
@@ -27,4 +28,6 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   waits: TaskWaits;
   /** The VAPID key pair for Web Push (services/push.ts): generated on first start, kept in the store. */
   vapid: VapidKeys;
+  /** Wakes this instance's webhook worker when an event is queued (webhooks/nudge.ts). */
+  webhookNudge: Nudge;
 }

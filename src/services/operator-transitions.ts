@@ -10,6 +10,7 @@ import { findTask, statusHistory, updateTaskIfStatus, type TaskRow } from '../st
 import type { ServiceDeps } from './context.js';
 import { DATE_TIME_RULE, schemaChecker } from './validation.js';
 import { toAdminTask } from './operator.js';
+import { enqueueTaskEvent } from './webhooks.js';
 
 /**
  * The operator's PATCH: status transitions (service-spec "States and transitions") and edits of
@@ -108,7 +109,10 @@ export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown)
       const latest = await findTask(trx, taskId);
       throw invalidTransition(latest?.status ?? current.status, patch.status ?? current.status, 'The task changed while this request was being handled (another operator?). Reload it and try again.');
     }
-    if (next.status !== current.status) await outbox.enqueueTaskTransition(trx, deps, next);
+    if (next.status !== current.status) {
+      await outbox.enqueueTaskTransition(trx, deps, next);
+      await enqueueTaskEvent(trx, deps, next);
+    }
     await deps.changes.publish({ kind: 'task', taskId }, trx);
     return next;
   });

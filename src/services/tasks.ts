@@ -25,9 +25,14 @@ export function dedupeKey(input: Pick<TaskInput, 'task_type' | 'description'>): 
   return sha256Hex(`${input.task_type}\n${normalizeDescription(input.description)}`);
 }
 
-/** The request as submitted, less the contact e-mail: what a receipt's request_sha256 covers. */
+/**
+ * The request as submitted, less the contact e-mail and the callback URL: what a receipt's
+ * request_sha256 covers. Both are private routing details, never published, and a receipt's
+ * verifier (who may be anyone holding the task id) must be able to recompute the hash from
+ * what the service publishes.
+ */
 export function requestForReceipt(input: TaskInput): string {
-  const { contact_email: _omitted, ...rest } = input;
+  const { contact_email: _omitted, callback_url: _private, ...rest } = input;
   return canonicalJson(rest);
 }
 
@@ -90,6 +95,7 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: guards
     receipt_issued_at: null,
     request_sha256: sha256Hex(requestJson),
     request_json: requestJson,
+    callback_url: input.callback_url ?? null,
   };
 }
 

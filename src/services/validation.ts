@@ -2,6 +2,7 @@ import { Compile } from 'typebox/compile';
 import { Settings } from 'typebox/system';
 import type { TObject } from 'typebox';
 import type { Limits } from '../config.js';
+import { callbackUrlProblem } from '../domain/callback-url.js';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { messageInputSchema, taskInputSchema, type MessageInput, type TaskInput } from '../domain/schemas.js';
 import { parseDateTime } from '../domain/time.js';
@@ -130,7 +131,12 @@ export interface Validators {
   message(raw: unknown): Checked<MessageInput>;
 }
 
-export function createValidators(limits: Limits): Validators {
+export interface ValidatorOptions {
+  /** WEBHOOK_ALLOW_PRIVATE: callback URLs may be http:// and point at private addresses. */
+  allowPrivateCallbacks: boolean;
+}
+
+export function createValidators(limits: Limits, options: ValidatorOptions = { allowPrivateCallbacks: false }): Validators {
   const checkTask = schemaChecker<TaskInput>(taskInputSchema(limits));
   const checkMessage = schemaChecker<MessageInput>(messageInputSchema(limits));
   return {
@@ -145,6 +151,10 @@ export function createValidators(limits: Limits): Validators {
         if (!fieldErrors.some((e) => e.startsWith('description'))) {
           fieldErrors.push(`description must be between ${limits.descriptionMin} and ${limits.descriptionMax} characters`);
         }
+      }
+      if (typeof value.callback_url === 'string' && !fieldErrors.some((e) => e.startsWith('callback_url'))) {
+        const problem = callbackUrlProblem(value.callback_url, options.allowPrivateCallbacks);
+        if (problem !== null) fieldErrors.push(`callback_url ${problem}`);
       }
       if ((value.delivery ?? 'email') === 'email' && value.contact_email === undefined && !fieldErrors.some((e) => e.startsWith('contact_email'))) {
         fieldErrors.push('contact_email is required unless delivery is "status_poll"');

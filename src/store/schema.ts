@@ -39,6 +39,8 @@ export interface TasksTable {
   request_sha256: string;
   /** That canonical JSON itself, so the receipt's request hash can be re-derived. */
   request_json: string;
+  /** Where webhooks go (migration 065); private like contact_email, never returned. */
+  callback_url: string | null;
 }
 
 export interface MessagesTable {
@@ -146,6 +148,38 @@ export interface RevokedSessionsTable {
   expires_at: string;
 }
 
+/** One webhook event (migration 065): the body is fixed when the change commits, signed per attempt. */
+export interface WebhookOutboxTable {
+  /** evt-<year>-<32 hex>: the webhook-id header, the same on every retry. */
+  id: string;
+  task_id: string;
+  /** task.accepted, task.delivered or task.rejected. */
+  event: string;
+  url: string;
+  /** The raw JSON body sent on every attempt. */
+  body: string;
+  /** pending, delivered, failed (attempts exhausted) or gone (the receiver answered 410). */
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  locked_until: string | null;
+  claim_token: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+/** One delivery attempt of a webhook event, for the operator's view. */
+export interface WebhookAttemptsTable {
+  event_id: string;
+  attempt: number;
+  at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
 export interface SettingsTable {
   key: string;
   value: string;
@@ -164,6 +198,8 @@ export interface Database {
   message_replies: MessageRepliesTable;
   push_subscriptions: PushSubscriptionsTable;
   push_notices: PushNoticesTable;
+  webhook_outbox: WebhookOutboxTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 // Generated is re-exported for migrations that add auto columns later.

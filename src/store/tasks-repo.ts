@@ -7,7 +7,7 @@ import type { TasksTable } from './schema.js';
 
 export type TaskRow = Selectable<TasksTable>;
 
-/** The columns the public task is made of: never contact_email, client_hash or request_json. */
+/** The columns the public task is made of: never contact_email, callback_url, client_hash or request_json. */
 const PUBLIC_COLUMNS = [
   'id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd',
   'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta',
@@ -20,7 +20,7 @@ const TASK_COLUMNS = [
   'id', 'status', 'task_type', 'description', 'dedupe_key', 'location_required', 'location_detail', 'deadline', 'output_format',
   'budget_usd', 'requester', 'source', 'delivery', 'contact_email', 'email_unverified', 'client_hash', 'created_at', 'updated_at',
   'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'accepted_at', 'delivered_at', 'rejected_at', 'receipt',
-  'deliverable_sha256', 'receipt_issued_at', 'request_sha256', 'request_json',
+  'deliverable_sha256', 'receipt_issued_at', 'request_sha256', 'request_json', 'callback_url',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;

@@ -10,6 +10,7 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
  * - contains `null-mx`   → MX 0 "." (RFC 7505 null MX)
  * - contains `a-only`    → no MX, an A record (RFC 5321 implicit MX)
  * - contains `no-records`→ the name exists but has no MX, A or AAAA record
+ * - starts `ip-a-b-c-d.` → an A record a.b.c.d (webhook SSRF tests: a name resolving to 10.1.2.3 …)
  * - anything else        → MX 10 mx.<name>, and an A record
  */
 
@@ -82,6 +83,8 @@ function answersFor(q: Question): { rcode: number; answers: Buffer[] } | null {
   if (name.includes('timeout')) return null;
   if (name.includes('nxdomain')) return { rcode: RCODE_NXDOMAIN, answers: [] };
   if (name.includes('servfail')) return { rcode: RCODE_SERVFAIL, answers: [] };
+  const literal = /^ip-(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})\./.exec(name);
+  if (literal) return { rcode: 0, answers: type === TYPE_A ? [record(TYPE_A, Buffer.from(literal.slice(1, 5).map(Number)))] : [] };
   const a = record(TYPE_A, Buffer.from([192, 0, 2, 10]));
   if (name.includes('no-records')) return { rcode: 0, answers: [] };
   if (name.includes('null-mx')) return { rcode: 0, answers: type === TYPE_MX ? [mx(0, '')] : [] };

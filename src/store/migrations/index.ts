@@ -4,6 +4,7 @@ import * as m010 from './010_abuse_indexes.js';
 import * as m020 from './020_signing_key_slot.js';
 import * as m030 from './030_outbox_claims.js';
 import * as m040 from './040_revoked_sessions.js';
+import * as m065 from './065_webhooks.js';
 import * as m080 from './080_message_replies.js';
 import * as m081 from './081_push.js';
 
@@ -14,6 +15,7 @@ export const migrations: Record<string, Migration> = {
   '020_signing_key_slot': m020,
   '030_outbox_claims': m030,
   '040_revoked_sessions': m040,
+  '065_webhooks': m065,
   '080_message_replies': m080,
   '081_push': m081,
 };

@@ -36,6 +36,7 @@ export const DONE: Record<string, string> = {
   withdrawn: 'Task withdrawn: rejected with the reason “Withdrawn at the requester’s request.”',
   replied: 'Reply queued: it is mailed to the sender shortly and shown below.',
   blocked: 'Sender blocked. New tasks and messages from it are refused.',
+  webhook: 'Webhook queued again; the worker sends it shortly.',
 };
 // Pages for people: not part of the OpenAPI description.
 export const HIDDEN = { hide: true } as const;

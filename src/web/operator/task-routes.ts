@@ -5,6 +5,7 @@ import { statusPagePath } from '../../domain/urls.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { countByStatus, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
+import { listWebhooks, retryWebhook } from '../../services/webhooks.js';
 import { localToIso, notes, TASK_ACTIONS, text, type ConsoleKit, type Form, type TaskAction } from './console-kit.js';
 import { flash } from './layout.js';
 import { queueView } from './views/queue.js';
@@ -12,7 +13,7 @@ import { deliverConfirmView } from './views/deliver-confirm.js';
 import { WITHDRAWN_REASON } from './views/talk.js';
 import { taskView } from './views/task.js';
 
-/** The console's queue, task page and task actions (accept, deliver, reject, notes, eta, withdraw). */
+/** The console's queue, task page and task actions (accept, deliver, reject, notes, eta, withdraw, webhook retry). */
 export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
   const { render, session, guarded } = kit;
   scope.get('/operator', guarded, async (request, reply) => {
@@ -31,7 +32,8 @@ export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
 
   const showTask = async (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200) => {
     const task = await viewTask(deps, taskId);
-    const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: statusPagePath(task.task_id) });
+    const webhooks = await listWebhooks(deps, { taskId: task.task_id });
+    const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: statusPagePath(task.task_id), webhooks });
     return render(reply, session(request), 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
   };
 
@@ -67,6 +69,12 @@ export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     }
     const done = action === 'accept' ? 'accepted' : action === 'deliver' ? 'delivered' : action === 'reject' ? 'rejected' : action === 'withdraw' ? 'withdrawn' : action;
     return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=${done}`, 303);
+  });
+
+  // An undelivered webhook event of the task becomes due now (same use case as the admin API's retry).
+  scope.post('/operator/webhooks/:id/retry', guarded, async (request, reply) => {
+    const event = await retryWebhook(deps, (request.params as { id: string }).id);
+    return reply.redirect(`/operator/tasks/${encodeURIComponent(event.task_id)}?done=webhook`, 303);
   });
 }
 

@@ -1,4 +1,5 @@
 import type { AdminTaskDetail } from '../../../domain/admin-schemas.js';
+import type { WebhookEventView } from '../../../services/webhooks.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { csrfField, humanType, statusPill, utcInputValue, when } from '../layout.js';
@@ -17,6 +18,8 @@ export interface TaskViewOptions {
   statusPageUrl: string;
   /** What the operator chose before a refused block. */
   block?: BlockDraft;
+  /** Webhook events of the task (none when it has no callback URL). */
+  webhooks?: WebhookEventView[];
 }
 
 const DEFAULT_ETA_HOURS = 24;
@@ -154,6 +157,31 @@ ${notes}</textarea>
   </section>`;
 }
 
+const WEBHOOK_STATE: Record<string, string> = { pending: 'warn', delivered: 'ok', failed: 'danger', gone: 'danger' };
+
+/** Each event with its attempts; anything not delivered has a retry (made due now, fresh budget). */
+function webhooks(list: WebhookEventView[], session: Session, now: Date): SafeHtml {
+  return html`<section class="card" aria-labelledby="hooks"><h2 id="hooks">Webhooks</h2>
+    <p class="sub">To ${list[0]?.target ?? ''}</p>
+    <ul class="messages">${list.map(
+      (w) => html`<li>
+        <div class="message-head"><strong class="mono">${w.event}</strong> <span class="badge ${WEBHOOK_STATE[w.status] ?? ''}">${w.status}</span><span class="sub">${w.attempts} attempt${w.attempts === 1 ? '' : 's'}</span></div>
+        ${w.last_error ? html`<p class="sub">Last error: ${w.last_error}</p>` : ''}
+        ${w.next_attempt_at ? html`<p class="sub">Next attempt ${when(w.next_attempt_at, now)}</p>` : ''}
+        ${w.delivered_at ? html`<p class="sub">Delivered ${when(w.delivered_at, now)}</p>` : ''}
+        ${
+          w.attempt_log.length > 0
+            ? html`<details><summary>Attempts</summary><ol class="timeline">${w.attempt_log.map(
+                (a) => html`<li><span class="mono">${a.status_code === null ? 'no answer' : String(a.status_code)}</span> <span class="sub">${when(a.at, now)} · ${a.duration_ms} ms${a.error ? html` · ${a.error}` : ''}</span></li>`,
+              )}</ol></details>`
+            : ''
+        }
+        ${w.status !== 'delivered' ? html`<form method="post" action="/operator/webhooks/${w.id}/retry">${csrfField(session)}<button class="btn small secondary" type="submit">Retry now</button></form>` : ''}
+      </li>`,
+    )}</ul>
+  </section>`;
+}
+
 export function taskView(options: TaskViewOptions): SafeHtml {
   const { task, now } = options;
   const withdrawal = task.messages.some(asksWithdrawal);
@@ -175,6 +203,7 @@ export function taskView(options: TaskViewOptions): SafeHtml {
       <div>
         <section class="card" aria-labelledby="det"><h2 id="det">Details</h2>${fields(task, now)}</section>
         <section class="card" aria-labelledby="his"><h2 id="his">History</h2>${history(task, now)}</section>
+        ${options.webhooks && options.webhooks.length > 0 ? webhooks(options.webhooks, options.session, now) : ''}
         ${blockSenderForm(task, options.session, options.block)}
       </div>
     </div>`;
