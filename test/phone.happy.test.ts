@@ -24,7 +24,8 @@ async function inspect(page: Page): Promise<PageCheck> {
     const controls = document.querySelectorAll('button, .btn, .button, nav a, .tabs a, select, input:not([type=hidden]):not([type=radio]):not([type=checkbox]), summary, .choice, .check');
     for (const el of Array.from(controls)) {
       const box = (el as HTMLElement).getBoundingClientRect();
-      if (box.width === 0 && box.height === 0) continue;
+      // Not a target: hidden, or visually hidden behind its label (a styled file input).
+      if ((box.width <= 1 && box.height <= 1) || getComputedStyle(el).opacity === '0') continue;
       if (box.height < 43.5) small.push(`${el.tagName.toLowerCase()}.${(el as HTMLElement).className || ''} "${(el.textContent ?? '').trim().slice(0, 30)}" ${Math.round(box.height)}px`);
     }
     // The navigation fits without scrolling of its own.

@@ -2,6 +2,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Config } from '../config.js';
+import type { MailAttachment } from './attachments.js';
 
 /** A mail ready to leave: addresses already validated, subject already one safe line. */
 export interface OutgoingMail {
@@ -17,6 +18,8 @@ export interface OutgoingMail {
   createdAt: string;
   /** The Message-ID this mail answers: In-Reply-To and References, so mail clients thread it. */
   inReplyTo?: string | null;
+  /** Files loaded from the store at send time (the delivery mail's evidence). */
+  attachments?: MailAttachment[];
 }
 
 export interface MailTransport {
@@ -36,6 +39,9 @@ function message(mail: OutgoingMail) {
     subject: mail.subject,
     text: mail.text,
     ...(mail.html ? { html: mail.html } : {}),
+    ...(mail.attachments && mail.attachments.length > 0
+      ? { attachments: mail.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content, contentDisposition: 'attachment' as const })) }
+      : {}),
     messageId: `<${mail.id}@${domain}>`,
     ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo, references: [mail.inReplyTo] } : {}),
     date: new Date(mail.createdAt),

@@ -5,6 +5,7 @@ import * as m020 from './020_signing_key_slot.js';
 import * as m030 from './030_outbox_claims.js';
 import * as m040 from './040_revoked_sessions.js';
 import * as m065 from './065_webhooks.js';
+import * as m070 from './070_attachments.js';
 import * as m080 from './080_message_replies.js';
 import * as m081 from './081_push.js';
 
@@ -16,6 +17,7 @@ export const migrations: Record<string, Migration> = {
   '030_outbox_claims': m030,
   '040_revoked_sessions': m040,
   '065_webhooks': m065,
+  '070_attachments': m070,
   '080_message_replies': m080,
   '081_push': m081,
 };

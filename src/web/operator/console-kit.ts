@@ -20,8 +20,8 @@ declare module 'fastify' {
   }
 }
 
-// connect-src: the live queue's event stream and page refreshes (live.ts); manifest-src, worker-src:
-// the installable console (pwa.ts).
+// connect-src: the live queue's event stream and page refreshes (live.ts), the evidence-file upload
+// (an XHR to the console itself); manifest-src, worker-src: the installable console (pwa.ts).
 const CSP =
   "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; manifest-src 'self'; worker-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 export const DONE: Record<string, string> = {
@@ -36,6 +36,7 @@ export const DONE: Record<string, string> = {
   withdrawn: 'Task withdrawn: rejected with the reason “Withdrawn at the requester’s request.”',
   replied: 'Reply queued: it is mailed to the sender shortly and shown below.',
   blocked: 'Sender blocked. New tasks and messages from it are refused.',
+  file_removed: 'File removed.',
   webhook: 'Webhook queued again; the worker sends it shortly.',
 };
 // Pages for people: not part of the OpenAPI description.

@@ -1,16 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { TASK_ID_PATTERN } from '../../domain/ids.js';
 import type { SafeHtml } from '../../domain/html.js';
-import { statusPagePath } from '../../domain/urls.js';
 import { blockTaskSender } from '../../services/block-sender.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { replyToMessage } from '../../services/message-replies.js';
-import { viewTask } from '../../services/operator.js';
 import { isAppError } from '../../domain/errors.js';
 import { notes, text, type ConsoleKit, type Form } from './console-kit.js';
 import { flash } from './layout.js';
 import type { BlockDraft } from './views/talk.js';
-import { taskView } from './views/task.js';
+import { showTaskPage } from './task-routes.js';
 
 /**
  * Talking with the operator, from the task page (contract "Talking with the operator"): a reply to
@@ -18,14 +16,11 @@ import { taskView } from './views/task.js';
  * action. The withdrawal is a task action (task-routes.ts). Thin adapters over the services.
  */
 export function registerTalkRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
-  const { render, session, guarded } = kit;
+  const { guarded } = kit;
 
   /** The task page again, with what went wrong and what the operator chose. */
-  const refused = async (request: FastifyRequest, reply: FastifyReply, taskId: string, notice: SafeHtml, status: number, block?: BlockDraft) => {
-    const task = await viewTask(deps, taskId);
-    const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, statusPageUrl: statusPagePath(task.task_id), ...(block ? { block } : {}) });
-    return render(reply, session(request), 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
-  };
+  const refused = (request: FastifyRequest, reply: FastifyReply, taskId: string, notice: SafeHtml, status: number, block?: BlockDraft) =>
+    showTaskPage(deps, kit, request, reply, taskId, { notice, status, ...(block ? { block } : {}) });
 
   scope.post('/operator/messages/:message_id/reply', guarded, async (request, reply) => {
     const { message_id } = request.params as { message_id: string };

@@ -4,18 +4,41 @@ import type { SafeHtml } from '../../domain/html.js';
 import { statusPagePath } from '../../domain/urls.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { countByStatus, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
+import { operatorAttachments } from '../../services/attachments.js';
 import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
 import { listWebhooks, retryWebhook } from '../../services/webhooks.js';
+import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
 import { localToIso, notes, TASK_ACTIONS, text, type ConsoleKit, type Form, type TaskAction } from './console-kit.js';
 import { flash } from './layout.js';
 import { queueView } from './views/queue.js';
 import { deliverConfirmView } from './views/deliver-confirm.js';
-import { WITHDRAWN_REASON } from './views/talk.js';
+import { WITHDRAWN_REASON, type BlockDraft } from './views/talk.js';
 import { taskView } from './views/task.js';
+
+export interface TaskPageExtras {
+  notice?: SafeHtml | undefined;
+  draft?: { notes?: string | undefined; reason?: string | undefined };
+  status?: number;
+  /** What the operator chose before a refused block (talk-routes.ts). */
+  block?: BlockDraft;
+}
+
+/** The task page, with everything its blocks need; also used by talk-routes.ts to show a refusal. */
+export async function showTaskPage(deps: ServiceDeps, kit: ConsoleKit, request: FastifyRequest, reply: FastifyReply, taskId: string, extras: TaskPageExtras = {}): Promise<FastifyReply> {
+  const task = await viewTask(deps, taskId);
+  const files = await operatorAttachments(deps, task.task_id);
+  const limits = { maxPerTask: deps.config.attachments.maxPerTask, maxBytes: deps.config.attachments.maxBytes };
+  const webhooks = await listWebhooks(deps, { taskId: task.task_id });
+  const session = kit.session(request);
+  const { notice, draft = {}, status = 200, block } = extras;
+  const body = taskView({ task, session, now: deps.clock.now(), notice, draft, statusPageUrl: statusPagePath(task.task_id), files, limits, webhooks, ...(block ? { block } : {}) });
+  return kit.render(reply, session, 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
+}
 
 /** The console's queue, task page and task actions (accept, deliver, reject, notes, eta, withdraw, webhook retry). */
 export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
   const { render, session, guarded } = kit;
+  registerConsoleAttachmentRoutes(scope, deps, { preHandler: guarded.preHandler });
   scope.get('/operator', guarded, async (request, reply) => {
     const query = request.query as Form;
     const filter = text(query, 'status') ?? 'open';
@@ -30,12 +53,8 @@ export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     return render(reply, session(request), 'queue', 'Queue', queueView(queue, filter, counts, mail, deps.clock.now(), view));
   });
 
-  const showTask = async (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200) => {
-    const task = await viewTask(deps, taskId);
-    const webhooks = await listWebhooks(deps, { taskId: task.task_id });
-    const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: statusPagePath(task.task_id), webhooks });
-    return render(reply, session(request), 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
-  };
+  const showTask = (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200) =>
+    showTaskPage(deps, kit, request, reply, taskId, { notice, draft, status });
 
   scope.get('/operator/tasks/:task_id', guarded, async (request, reply) => {
     const { task_id } = request.params as { task_id: string };

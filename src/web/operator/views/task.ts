@@ -3,7 +3,9 @@ import type { WebhookEventView } from '../../../services/webhooks.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { csrfField, humanType, statusPill, utcInputValue, when } from '../layout.js';
+import type { OperatorAttachment } from '../../../services/attachments.js';
 import type { Session } from '../session.js';
+import { filesView } from './files.js';
 import { isOverdue } from './queue.js';
 import { asksWithdrawal, blockSenderForm, conversation, withdrawForm, type BlockDraft } from './talk.js';
 
@@ -18,6 +20,9 @@ export interface TaskViewOptions {
   statusPageUrl: string;
   /** What the operator chose before a refused block. */
   block?: BlockDraft;
+  /** Evidence files attached so far. */
+  files: OperatorAttachment[];
+  limits: { maxPerTask: number; maxBytes: number };
   /** Webhook events of the task (none when it has no callback URL). */
   webhooks?: WebhookEventView[];
 }
@@ -197,6 +202,7 @@ export function taskView(options: TaskViewOptions): SafeHtml {
     <div class="grid-2">
       <div>
         <section class="card" aria-labelledby="req"><h2 id="req">What the agent asked</h2><p class="prose quote">${task.description}</p>${keyFacts(task, now)}</section>
+        ${filesView({ taskId: task.task_id, status: task.status, files: options.files, session: options.session, locationRequired: task.location_required, ...options.limits })}
         ${actions(options)}
         <section class="card" aria-labelledby="msgs"><h2 id="msgs">Messages naming this task</h2>${conversation(task, options.session, now)}</section>
       </div>
