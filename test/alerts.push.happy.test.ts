@@ -22,6 +22,8 @@ describe.each(STORES)('Web Push to the operator on %s', (store) => {
     push = await startPushService();
     t = await startTestApp({ store, background: true, env: { PUSH_ALLOW_INSECURE_LOOPBACK: 'true', PUSH_SUBJECT: 'mailto:operator@ops.example-service.dev' } });
     ({ cookie, csrf } = await signIn(t));
+    // PostgreSQL: the announcer hears changes once the LISTEN connection is up (it opens at start).
+    for (const deadline = Date.now() + 10_000; !t.deps.changes.connected && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
   });
   afterAll(async () => {
     await t.close();
