@@ -1,9 +1,13 @@
 import cors from '@fastify/cors';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { registerAbuseHooks } from './http/abuse-hooks.js';
 import { registerDocuments } from './http/routes/documents.js';
 import { registerOpenApi } from './docs/openapi.js';
+import { installConnectionLimits, serverTimeoutOptions } from './http/connections.js';
+import { quietRequestLog } from './http/admin-auth.js';
+import { installResponseHeaders } from './http/caching.js';
 import { installErrorHandler } from './http/errors.js';
+import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
 import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
@@ -27,6 +31,8 @@ const FILE_HEADERS = ['Content-Disposition', 'Content-Digest', 'Repr-Digest', 'C
  * timers, no store opening. Production (server.ts) and every test use this same function.
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  // Errors raised before any hook runs still carry the headers every response carries.
+  const early = { policy: deps.abuse.policies.read.policy, exposed: EXPOSED_HEADERS };
   // Typed as the default instance: the pino logger is passed in, the server is plain HTTP/1.1.
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
@@ -38,13 +44,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: requestIdFor,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    return503OnClosing: true,
+    // While closing, the request guards answer the contract's 503 instead of Fastify's own body.
+    return503OnClosing: false,
+    frameworkErrors: frameworkErrorHandler(early),
+    clientErrorHandler: clientErrorHandler(early),
     forceCloseConnections: 'idle',
+    logController: new LogController({ disableRequestLogging: quietRequestLog(deps.adminKeyHash) }),
+    ...serverTimeoutOptions(deps.config.server),
   });
   app.setValidatorCompiler(validatorCompiler);
   // The API speaks JSON only: any other body is 415 (the web pages add their form parser in their own scope).
   app.removeContentTypeParser('text/plain');
-  installErrorHandler(app);
+  installErrorHandler(app, deps.store.faults);
   installNotFound(app, deps, notFoundPage);
 
   await app.register(cors, {
@@ -56,6 +67,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     strictPreflight: false,
   });
   installRequestGuards(app);
+  installResponseHeaders(app);
+  installConnectionLimits(app, deps.config.server, deps.config.trustProxy === 0);
 
   await registerOpenApi(app, deps);
   registerAbuseHooks(app, deps);

@@ -41,6 +41,36 @@ export interface MailSettings {
   retryMaxMs: number;
   /** Attempts before a mail is marked failed (a permanent 5xx rejection fails it at once). */
   maxAttempts: number;
+  /** A claim's lease; renewed by a heartbeat while the mail is being sent, so a dead worker's mail is free again within it. */
+  leaseMs: number;
+  /** Mails sent at once by one worker (and pooled SMTP connections). */
+  concurrency: number;
+}
+
+/** Connection handling (issue 15): slow clients and floods of sockets cannot hold the service. */
+export interface ServerSettings {
+  /** The whole request (headers and body) must arrive within this time; then 408 and closed. */
+  requestTimeoutMs: number;
+  /** The headers must arrive within this time. */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this time. */
+  keepAliveTimeoutMs: number;
+  /** A connection with no traffic either way is closed after this time (held long-polls excepted). */
+  idleTimeoutMs: number;
+  /** Open connections at most, over all clients; more are answered 503 and closed. */
+  maxConnections: number;
+  /** Open connections at most from one socket address. */
+  maxConnectionsPerAddress: number;
+}
+
+/** Throttle of failed operator-key attempts (admin API and console sign-in). */
+export interface AdminThrottleSettings {
+  /** Failed attempts per minute from one client before further failures are slowed and refused. */
+  perClientPerMinute: number;
+  /** Failed attempts per minute from all clients together. */
+  globalPerMinute: number;
+  /** How long a throttled failure is held before its 429 (bounds guesses per connection). */
+  delayMs: number;
 }
 
 /** Evidence files attached to deliverables (docs/attachments.md). */
@@ -85,6 +115,10 @@ export interface Config {
   /** RESPONSE_TARGET_HOURS: overrides the profile file's response_target_hours when set. */
   responseTargetHours: number | undefined;
   push: PushSettings;
+  /** Connection, acquire and statement timeout of the store (and SQLite's busy timeout). */
+  storeTimeoutMs: number;
+  server: ServerSettings;
+  adminThrottle: AdminThrottleSettings;
   attachments: AttachmentSettings;
   webhooks: WebhookSettings;
 }
@@ -229,6 +263,22 @@ export function loadConfig(env: Env = process.env): Config {
       retryBaseMs: integer(env, 'MAIL_RETRY_BASE_MS', 2000, 1, 600_000),
       retryMaxMs: integer(env, 'MAIL_RETRY_MAX_MS', 30_000, 1, 3_600_000),
       maxAttempts: integer(env, 'MAIL_MAX_ATTEMPTS', 2880, 1),
+      leaseMs: integer(env, 'MAIL_LEASE_MS', 6000, 300, 600_000),
+      concurrency: integer(env, 'MAIL_CONCURRENCY', 4, 1, 64),
+    },
+    storeTimeoutMs: integer(env, 'STORE_TIMEOUT_MS', 3000, 100, 60_000),
+    server: {
+      requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+      headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+      keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+      idleTimeoutMs: integer(env, 'IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
+      maxConnections: integer(env, 'MAX_CONNECTIONS', 4000, 1, 1_000_000),
+      maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', 100, 1, 1_000_000),
+    },
+    adminThrottle: {
+      perClientPerMinute: integer(env, 'ADMIN_FAILURES_PER_MINUTE', 10, 1),
+      globalPerMinute: integer(env, 'ADMIN_FAILURES_GLOBAL_PER_MINUTE', 100, 1),
+      delayMs: integer(env, 'ADMIN_FAILURE_DELAY_MS', 1000, 0, 60_000),
     },
     attachments: {
       maxBytes: integer(env, 'ATTACHMENT_MAX_BYTES', 25 * 1024 * 1024, 1, 1024 * 1024 * 1024),

@@ -17,6 +17,7 @@ import { createValidators } from './services/validation.js';
 import { createChangeFeed } from './store/change-feed.js';
 import type { Store } from './store/db.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
+import { createPublicTaskCache } from './store/task-cache.js';
 import { findPublicTask } from './store/tasks-repo.js';
 
 /**
@@ -42,7 +43,7 @@ export interface InitOptions {
 /** Loads or creates what must persist across restarts and be shared by every instance, and builds the rest. */
 export async function initDeps(config: Config, store: Store, options: InitOptions): Promise<AppDeps> {
   const secret = await getOrCreateSetting(store.db, 'server_secret', () => randomBytes(32).toString('base64'));
-  const adminKeyHash = await loadAdminKeyHash(store.db, config.adminKey, options.log);
+  const adminKey = await loadAdminKeyHash(store.db, config.adminKey, options.log);
   // The receipt-signing key: created on first start (race-safe across instances), then reused.
   await ensureActiveKey(store.db, options.clock.now());
   const loaded = loadProfileAndCatalog(config);
@@ -50,6 +51,9 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   // One response target for the queue's overdue flag, the published figures and every document.
   const profile = config.responseTargetHours === undefined ? loaded.profile : { ...loaded.profile, response_target_hours: config.responseTargetHours };
   const changes = createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log });
+  // Subscribed before anything else listens to the feed: a change drops the cached task before a
+  // woken long-poll reads it again (listeners run in subscription order). The feed's close() ends it.
+  const { cache: taskCache } = createPublicTaskCache(store, changes);
   return {
     config,
     store,
@@ -58,7 +62,8 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     validators: createValidators(config.limits, { allowPrivateCallbacks: config.webhooks.allowPrivate }),
     secret: Buffer.from(secret, 'base64'),
     version: options.version,
-    adminKeyHash,
+    adminKeyHash: adminKey.hash,
+    generatedAdminKey: adminKey.generated,
     profile,
     catalog,
     abuse: createAbuseState(config, store, options.clock, options.log),
@@ -67,7 +72,8 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     apiVersions: new ApiVersionRegistry(options.apiVersions),
     documents: new DocumentRegistry(),
     changes,
-    waits: new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskId), log: options.log }),
+    taskCache,
+    waits: new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskCache, taskId), log: options.log }),
     vapid: await loadVapidKeys(store.db),
   };
 }

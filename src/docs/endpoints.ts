@@ -29,6 +29,14 @@ export const DOCUMENTS: readonly DocumentInfo[] = [
     mediaType: 'application/json',
   },
   {
+    id: 'agent-card',
+    path: '/.well-known/agent-card.json',
+    aliases: [],
+    title: 'A2A agent card',
+    description: 'The A2A v1 agent card (name, interfaces, capabilities, skills), signed with the receipt key as a detached JWS over its RFC 8785 canonical form.',
+    mediaType: 'application/json',
+  },
+  {
     id: 'human',
     path: '/.well-known/human.json',
     aliases: [],
@@ -80,7 +88,7 @@ export const DOCUMENTS: readonly DocumentInfo[] = [
   {
     id: 'mcp',
     path: '/.well-known/mcp',
-    aliases: ['/mcp/server-card'],
+    aliases: ['/mcp/server-card', '/.well-known/mcp/server-card', '/.well-known/mcp.json'],
     title: 'MCP server card',
     description: 'Handshake of the streamable-HTTP tool server at /mcp: its tools and how to connect.',
     mediaType: 'application/json',
@@ -92,6 +100,14 @@ export const DOCUMENTS: readonly DocumentInfo[] = [
     aliases: [],
     title: 'llms.txt',
     description: 'A short plain-text guide for language models, with links to everything else.',
+    mediaType: 'text/plain',
+  },
+  {
+    id: 'llms-full',
+    path: '/llms-full.txt',
+    aliases: [],
+    title: 'llms-full.txt',
+    description: 'llms.txt, the overview and the whole API reference in one plain-text file.',
     mediaType: 'text/plain',
   },
   {

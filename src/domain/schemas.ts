@@ -42,7 +42,7 @@ export function taskInputSchema(limits: Limits) {
           description: 'Where the result is e-mailed. Required unless delivery is status_poll. Must be a real mailbox (MX-checked); never returned.',
         }),
       ),
-      delivery: Type.Optional(Type.Enum([...DELIVERY_MODES], { description: 'email (default) or status_poll (result in operator_notes; 1 such task per client per day).' })),
+      delivery: Type.Optional(Type.Enum([...DELIVERY_MODES], { description: 'email (default) or status_poll (result in operator_notes; limited per client per day, 1 task with delivery status_poll by default).' })),
       requester: Type.Optional(Type.String({ maxLength: limits.shortTextMax, description: 'Optional self-declared agent, company or system identifier.' })),
       callback_url: Type.Optional(
         Type.String({

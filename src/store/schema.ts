@@ -150,6 +150,12 @@ export interface RevokedSessionsTable {
   expires_at: string;
 }
 
+/** The health record's write probe: one row (migration 090). */
+export interface StoreProbeTable {
+  id: number;
+  at: string;
+}
+
 /** One stored file content, by its SHA-256 (migration 070). */
 export interface AttachmentBlobsTable {
   sha256: string;
@@ -233,6 +239,7 @@ export interface Database {
   message_replies: MessageRepliesTable;
   push_subscriptions: PushSubscriptionsTable;
   push_notices: PushNoticesTable;
+  store_probe: StoreProbeTable;
   attachment_blobs: AttachmentBlobsTable;
   attachment_chunks: AttachmentChunksTable;
   attachments: AttachmentsTable;

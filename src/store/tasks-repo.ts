@@ -3,6 +3,7 @@ import type { PublicAttachment, PublicTask } from '../domain/schemas.js';
 import type { StatusEntry, TaskStatus, TaskType, Source } from '../domain/task.js';
 import type { Db, Store } from './db.js';
 import { reusableQuery } from './prepared.js';
+import type { PublicTaskCache } from './task-cache.js';
 import type { TasksTable } from './schema.js';
 
 export type TaskRow = Selectable<TasksTable>;
@@ -48,49 +49,43 @@ export async function findTask(db: Db, id: string): Promise<TaskRow | undefined>
   return result.rows[0];
 }
 
-interface ReadCache {
-  statement: { get(id: string): unknown };
-  tasks: Map<string, { task: Readonly<PublicTask>; changes: number }>;
-}
-const readCaches = new WeakMap<object, ReadCache>();
-/** Tasks kept per store; a few hundred kilobytes at most. */
-const READ_CACHE_SIZE = 1000;
+/** The status read's prepared statement per SQLite handle (raw mode: an array per row). */
+const readStatements = new WeakMap<object, { get(id: string): unknown }>();
 
 /**
  * The public status read: the hottest path of the service, and polled again and again for the
- * same task. On SQLite it runs one cached prepared statement directly, in raw mode (an array per
- * row: building an object per row in the driver costs more than the lookup), and keeps the public
- * task (frozen: callers share it) until any statement changes a task (Store.taskChanges). On
- * PostgreSQL, where other instances write too, it runs the precompiled query above every time.
+ * same task. Served from the cache (store/task-cache.ts) while it holds the task; otherwise, on
+ * SQLite, one prepared statement run directly in raw mode (building an object per row in the
+ * driver costs more than the lookup), on PostgreSQL the precompiled query above.
  */
-export async function findPublicTask(store: Store, id: string): Promise<Readonly<PublicTask> | undefined> {
-  const { sqlite, taskChanges } = store;
-  // While a transaction is open on the one connection, a direct read would see its uncommitted
-  // writes: wait for it through Kysely instead.
-  if (!sqlite || !taskChanges || sqlite.inTransaction) {
+export async function findPublicTask(store: Store, cache: PublicTaskCache, id: string): Promise<Readonly<PublicTask> | undefined> {
+  const { sqlite } = store;
+  // While a transaction is open on SQLite's one connection, a direct read would see its
+  // uncommitted writes: wait for it through Kysely instead, and keep nothing.
+  if (sqlite?.inTransaction) {
     const row = await findTask(store.db, id);
     return row ? toPublicTask(row) : undefined;
   }
-  let cache = readCaches.get(sqlite);
-  if (!cache) {
-    cache = { statement: sqlite.prepare(`SELECT ${PUBLIC_COLUMNS.join(', ')} FROM tasks WHERE id = ?`).raw(true), tasks: new Map() };
-    readCaches.set(sqlite, cache);
+  const cached = cache.get(id);
+  if (cached) return cached;
+  if (!sqlite) {
+    return cache.load(id, async () => {
+      const row = await findTask(store.db, id);
+      return row ? toPublicTask(row) : undefined;
+    });
   }
-  const cached = cache.tasks.get(id);
-  if (cached && cached.changes === taskChanges.count) return cached.task;
-  const values = cache.statement.get(id) as unknown[] | undefined;
-  if (!values) return undefined;
-  const row: Record<string, unknown> = {};
-  for (let i = 0; i < PUBLIC_COLUMNS.length; i++) row[PUBLIC_COLUMNS[i] as string] = values[i];
-  const task = toPublicTask(row as PublicTaskRow);
-  for (const entry of task.status_history) Object.freeze(entry);
-  for (const file of task.attachments ?? []) Object.freeze(file);
-  if (task.attachments) Object.freeze(task.attachments);
-  Object.freeze(task.status_history);
-  Object.freeze(task);
-  if (cache.tasks.size >= READ_CACHE_SIZE) cache.tasks.delete(cache.tasks.keys().next().value as string);
-  cache.tasks.set(id, { task, changes: taskChanges.count });
-  return task;
+  return cache.load(id, () => {
+    let statement = readStatements.get(sqlite);
+    if (!statement) {
+      statement = sqlite.prepare(`SELECT ${PUBLIC_COLUMNS.join(', ')} FROM tasks WHERE id = ?`).raw(true);
+      readStatements.set(sqlite, statement);
+    }
+    const values = statement.get(id) as unknown[] | undefined;
+    if (!values) return undefined;
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < PUBLIC_COLUMNS.length; i++) row[PUBLIC_COLUMNS[i] as string] = values[i];
+    return toPublicTask(row as PublicTaskRow);
+  });
 }
 
 /**

@@ -90,6 +90,18 @@ export async function finishClaim(db: Db, id: string, token: string, changes: Pa
   return Number(result.numUpdatedRows) > 0;
 }
 
+/** Renews the lease of a claimed, still pending event (the scheduler's heartbeat); false when the claim was lost. */
+export async function extendWebhookLease(db: Db, id: string, token: string, lockedUntil: string): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_outbox')
+    .set({ locked_until: lockedUntil })
+    .where('id', '=', id)
+    .where('claim_token', '=', token)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 /** Gives a claimed event back untouched (the worker is stopping before it got to it). */
 export async function releaseWebhookClaim(db: Db, id: string, token: string): Promise<void> {
   await finishClaim(db, id, token, {});

@@ -14,6 +14,7 @@ import type { ServiceDeps } from '../../services/context.js';
 import { health } from '../../services/health.js';
 import { sendMessage } from '../../services/messages.js';
 import { getTask, submitTask } from '../../services/tasks.js';
+import { statusReadCaching } from '../caching.js';
 import { callerFrom } from '../client.js';
 import { noneMatch, preferredWait, representationOf } from '../conditional.js';
 
@@ -63,6 +64,8 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     '/api/v1/tasks/:task_id',
     {
       config: { kind: 'read', holdsRequests: true },
+      // Cache-Control: private, no-cache (the id is an access token); the ETag is the handler's own.
+      onSend: statusReadCaching,
       schema: {
         operationId: 'getTask',
         summary: 'Get a task and its status',
@@ -133,10 +136,13 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     },
   );
 
+  // Health is a read like any other (decision, issue 14): counted against READ_LIMIT_PER_MINUTE
+  // and answered with all four RateLimit fields, so no header advertises a limit it does not apply.
+  // A probe every few seconds is far below the limit.
   app.get(
     '/api/v1/health',
     {
-      config: { kind: 'none' },
+      config: { kind: 'read' },
       schema: {
         operationId: 'health',
         summary: 'Health of the service and its store',

@@ -8,6 +8,7 @@ import * as m065 from './065_webhooks.js';
 import * as m070 from './070_attachments.js';
 import * as m080 from './080_message_replies.js';
 import * as m081 from './081_push.js';
+import * as m090 from './090_store_probe.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '070_attachments': m070,
   '080_message_replies': m080,
   '081_push': m081,
+  '090_store_probe': m090,
 };
