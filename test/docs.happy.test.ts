@@ -2,10 +2,9 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { publicLimits } from '../src/docs/limits.js';
 import { TASK_TYPES } from '../src/domain/task.js';
-import { updateTask } from '../src/store/tasks-repo.js';
 import { API_VERSION, SERVICE_VERSION } from '../src/version.js';
 import { arr, at, getJson, getText, obj, walkServices, type Json } from './docs.support.js';
-import { STORES, TestClock, postJson, startTestApp, validTask, useTestApp } from './support/app.js';
+import { STORES, TestClock, postJson, startTestApp, validTask, useTestApp, writeTask } from './support/app.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 const TOOL_NAMES = ['get_human_services', 'submit_human_task', 'check_task_status', 'message_human_operator'];
@@ -232,9 +231,9 @@ describe.each(STORES)('discovery documents on %s', (store) => {
     // The operator first looked at two of them after 1 h and 3 h, accepted one after 2 h, rejected one.
     const created = clock.now().getTime();
     const hoursLater = (hours: number) => new Date(created + hours * 3_600_000).toISOString();
-    await updateTask(t.store.db, ids[0] ?? '', { seen_by_operator_at: hoursLater(1), accepted_at: hoursLater(2), status: 'accepted' });
-    await updateTask(t.store.db, ids[1] ?? '', { seen_by_operator_at: hoursLater(3) });
-    await updateTask(t.store.db, ids[2] ?? '', { status: 'rejected', rejected_at: hoursLater(1) });
+    await writeTask(t, ids[0] ?? '', { seen_by_operator_at: hoursLater(1), accepted_at: hoursLater(2), status: 'accepted' });
+    await writeTask(t, ids[1] ?? '', { seen_by_operator_at: hoursLater(3) });
+    await writeTask(t, ids[2] ?? '', { status: 'rejected', rejected_at: hoursLater(1) });
     clock.advance(60_000); // past the figures' cache
     for (const path of ['/.well-known/capabilities.json', '/.well-known/human.json']) {
       const live = obj(await getJson(t, path), 'live');

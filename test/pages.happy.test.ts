@@ -1,7 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { updateTask } from '../src/store/tasks-repo.js';
-import { STORES, postJson, validTask, type TestApp, useTestApp } from './support/app.js';
+import { STORES, postJson, validTask, type TestApp, useTestApp, writeTask } from './support/app.js';
 import { useBrowser } from './support/browser.js';
 
 interface ApiTask {
@@ -148,7 +147,7 @@ describe.each(STORES)('the web pages in Chromium on %s', (store) => {
   it('shows the estimate, the result and the receipt with how to verify it', async () => {
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ delivery: 'status_poll' }));
     const { task_id } = (await res.json()) as { task_id: string };
-    await updateTask(t.store.db, task_id, {
+    await writeTask(t, task_id, {
       status: 'accepted',
       eta: '2030-03-12T15:30:00.000Z',
       seen_by_operator_at: '2030-03-10T11:00:00.000Z',
@@ -166,7 +165,7 @@ describe.each(STORES)('the web pages in Chromium on %s', (store) => {
     expect(main).toContain('10 Mar 2030, 11:00');
     expect(await page.locator('time[title="12 Mar 2030, 15:30 UTC"]').count()).toBeGreaterThan(0);
 
-    await updateTask(t.store.db, task_id, {
+    await writeTask(t, task_id, {
       status: 'delivered',
       operator_notes: 'The bakery opens at 07:00 on Sundays.\nPhotos were not allowed.',
       delivered_at: '2030-03-11T09:00:00.000Z',

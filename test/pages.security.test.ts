@@ -1,7 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { updateTask } from '../src/store/tasks-repo.js';
-import { STORES, postJson, validTask, useTestApp } from './support/app.js';
+import { STORES, postJson, validTask, useTestApp, writeTask } from './support/app.js';
 import { useBrowser } from './support/browser.js';
 
 const SCRIPT = '<script>window.__pwned = true; alert("script")</script>';
@@ -34,7 +33,7 @@ describe.each(STORES)('agent text on the pages, in Chromium, on %s', (store) => 
     );
     expect(res.status).toBe(202);
     const { task_id } = (await res.json()) as { task_id: string };
-    await updateTask(t.store.db, task_id, { operator_notes: `Reply with ${SCRIPT}`, status: 'rejected' });
+    await writeTask(t, task_id, { operator_notes: `Reply with ${SCRIPT}`, status: 'rejected' });
 
     const page = await browser.newPage();
     const check = await watch(page);

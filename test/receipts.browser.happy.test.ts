@@ -1,8 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './support/browser.js';
-import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
-import { updateTask } from '../src/store/tasks-repo.js';
+import { STORES, TestClock, startTestApp, type TestApp, writeTask } from './support/app.js';
 import { taskIn } from './operator.support.js';
 
 describe.each(STORES)('a receipt a non-expert can check, on the status page, on %s', (store) => {
@@ -58,7 +57,7 @@ describe.each(STORES)('a receipt a non-expert can check, on the status page, on 
   it('says plainly when the result shown is not the one signed', async () => {
     const id = await taskIn(t, 'delivered');
     // Someone changed the stored result behind the receipt's back.
-    await updateTask(t.store.db, id, { operator_notes: 'The bakery is closed on Sundays.' });
+    await writeTask(t, id, { operator_notes: 'The bakery is closed on Sundays.' });
     const { page, text } = await statusPage(id);
     expect(text).toContain('This receipt does not check out: the result shown differs from the one signed');
     await page.context().close();

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/logger.js';
 import { initDeps, type AppDeps } from '../../src/deps.js';
 import type { ApiVersion } from '../../src/docs/versions.js';
 import { migrate, openStore, type Store } from '../../src/store/db.js';
+import { updateTask } from '../../src/store/tasks-repo.js';
 import { SERVICE_VERSION } from '../../src/version.js';
 import { afterAll, beforeAll } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './databases.js';
@@ -211,6 +212,15 @@ export function smtpOf(t: SuiteApp): TestSmtpServer {
       return typeof value === 'function' ? value.bind(server) : value;
     },
   });
+}
+
+/**
+ * Changes a task row directly (a state no API call can reach) and publishes the change, as every use
+ * case does, so the read caches and held reads see it (store/change-feed.ts).
+ */
+export async function writeTask(t: TestApp, taskId: string, changes: Parameters<typeof updateTask>[2]): Promise<void> {
+  await updateTask(t.store.db, taskId, changes);
+  await t.deps.changes.publish({ kind: 'task', taskId });
 }
 
 /** A valid task body (unique description each call); override any field. */
