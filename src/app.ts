@@ -8,6 +8,7 @@ import { installRequestGuards, requestIdFor } from './http/guards.js';
 import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerBlocklistRoutes } from './http/routes/admin-blocklist.js';
+import { registerImportRoutes } from './http/routes/admin-import.js';
 import { registerOutboxRoutes } from './http/routes/admin-outbox.js';
 import { registerWebhookRoutes } from './http/routes/admin-webhooks.js';
 import { registerPublicRoutes } from './http/routes/public.js';
@@ -59,6 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerPublicRoutes(app, deps);
   await registerAdminRoutes(app, deps);
   await registerBlocklistRoutes(app, deps);
+  await registerImportRoutes(app, deps);
   await registerOutboxRoutes(app, deps);
   await registerWebhookRoutes(app, deps);
   await registerMcp(app, deps);

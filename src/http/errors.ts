@@ -8,7 +8,7 @@ export function fromFastify(error: FastifyError): AppError | undefined {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError('invalid_json', 'The request body is not valid JSON.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('payload_too_large', 'The request body is over the 64 KB limit.');
+      return new AppError('payload_too_large', 'The request body is over the 64 KB limit (10 MB for the admin import).');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');

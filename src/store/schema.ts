@@ -41,6 +41,8 @@ export interface TasksTable {
   request_json: string;
   /** Where webhooks go (migration 065); private like contact_email, never returned. */
   callback_url: string | null;
+  /** 1 when the description or requester carries the word "test" (migration 110, issue 19). */
+  is_test: number;
 }
 
 export interface MessagesTable {

@@ -17,12 +17,14 @@ export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
   scope.get('/operator', guarded, async (request, reply) => {
     const query = request.query as Form;
     const filter = text(query, 'status') ?? 'open';
+    // Test tasks (issue 19): ?test=only|exclude narrows any status tab.
+    const test = text(query, 'test');
     const [queue, counts] = await Promise.all([
-      listQueue(deps, { status: filter === 'all' ? undefined : filter, cursor: text(query, 'cursor'), limit: 25 }),
+      listQueue(deps, { status: filter === 'all' ? undefined : filter, test, cursor: text(query, 'cursor'), limit: 25 }),
       countByStatus(deps),
     ]);
     const mail = await messagesNamingAny(deps, queue.tasks);
-    return render(reply, session(request), 'queue', 'Queue', queueView(queue, filter, counts, mail, deps.clock.now()));
+    return render(reply, session(request), 'queue', 'Queue', queueView(queue, filter, counts, mail, deps.clock.now(), test));
   });
 
   const showTask = async (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200) => {

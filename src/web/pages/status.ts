@@ -3,6 +3,8 @@ import type { PublicTask } from '../../domain/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
 import { html, type SafeHtml } from '../../domain/html.js';
+import { STATUS_LABELS, type TaskStatus } from '../../domain/task.js';
+import { receiptIssuer } from '../../receipts/issuer.js';
 import { when } from './format.js';
 
 /** The status page of a task, and its markdown twin. Every field an agent wrote is escaped. */
@@ -39,11 +41,24 @@ function notesHeading(task: PublicTask): string {
   return 'Notes from the operator';
 }
 
+/** How the history names a status: the retired two of imported tasks included ("Under review"). */
+function statusLabel(status: string): string {
+  return STATUS_LABELS[status as TaskStatus] ?? status;
+}
+
+/** A receipt issued elsewhere (an imported task): who issued it, or null when it is this deployment's. */
+function foreignIssuer(deps: ServiceDeps, receipt: string): string | null {
+  const iss = receiptIssuer(receipt);
+  return iss === deps.config.baseUrl ? null : (iss ?? 'an unknown issuer');
+}
+
 function receiptSection(deps: ServiceDeps, task: PublicTask): SafeHtml {
   if (!task.receipt) return html``;
   const base = deps.config.baseUrl;
+  const foreign = foreignIssuer(deps, task.receipt);
   return html`<section class="card" aria-labelledby="receipt-heading">
 <h2 id="receipt-heading" class="flush-top">Signed receipt</h2>
+${foreign !== null ? html`<p class="alert"><strong>Issued by another deployment:</strong> this receipt was signed by <code>${foreign}</code>, not by this service (${base}); the task was carried over from there. Verify it against that deployment’s published keys.</p>` : ''}
 <p>The operator signed this delivery. The receipt binds the result (its SHA-256), what was asked and the timeline to this task id, so anyone can check that the result shown above is the one that was delivered.</p>
 <dl class="facts">
 <dt>Issued</dt><dd>${when(task.receipt_issued_at)}</dd>
@@ -107,7 +122,7 @@ ${receiptSection(deps, task)}
 <section aria-labelledby="history-heading">
 <h2 id="history-heading">History</h2>
 <div class="table-wrap"><table><thead><tr><th scope="col">Status</th><th scope="col">When</th></tr></thead>
-<tbody>${task.status_history.map((h) => html`<tr><td>${h.status}</td><td>${when(h.at)}</td></tr>`)}</tbody></table></div>
+<tbody>${task.status_history.map((h) => html`<tr><td>${statusLabel(h.status)}</td><td>${when(h.at)}</td></tr>`)}</tbody></table></div>
 </section>
 <p class="small muted">This page does not refresh itself; reload it to see changes. For programs: <a href="${api}">${api}</a>. To ask about or withdraw this task, send a message to the operator (<code>POST /api/${API_VERSION}/messages</code>) that names the task id.</p>`;
 }
@@ -151,8 +166,10 @@ export function statusMarkdown(deps: ServiceDeps, task: PublicTask): string {
   if (task.operator_notes) blocks.push({ h: 2, text: notesHeading(task) }, { code: task.operator_notes });
   blocks.push({ h: 2, text: 'History' }, { table: { head: ['status', 'at'], rows: task.status_history.map((h) => [h.status, h.at]) } });
   if (task.receipt) {
+    const foreign = foreignIssuer(deps, task.receipt);
     blocks.push(
       { h: 2, text: 'Receipt' },
+      ...(foreign !== null ? [{ p: `Issued by another deployment (${foreign}), not by this service: the task was carried over from there.` }] : []),
       { p: `deliverable_sha256: \`${task.deliverable_sha256 ?? ''}\`; issued ${task.receipt_issued_at ?? ''}. Verify the JWS (EdDSA) against ${base}/.well-known/jwks.json and compare deliverable_sha256 with SHA-256 of operator_notes.` },
       { code: task.receipt },
     );

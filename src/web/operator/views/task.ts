@@ -4,7 +4,7 @@ import { deliverableSha256 } from '../../../receipts/payload.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { csrfField, humanType, relative, statusPill, utcInputValue, when, WITHDRAWAL } from '../layout.js';
 import type { Session } from '../session.js';
-import { isOverdue } from './queue.js';
+import { isOverdue, testBadge } from './queue.js';
 
 export interface TaskViewOptions {
   task: AdminTaskDetail;
@@ -188,7 +188,7 @@ export function taskView(options: TaskViewOptions): SafeHtml {
     ${options.notice ?? ''}
     <div class="page-head">
       <div>
-        <div class="row">${statusPill(task.status)}${isOverdue(task, now) ? html`<span class="badge danger">Overdue</span>` : ''}${task.email_unverified ? html`<span class="badge warn">E-mail unverified</span>` : ''}${withdrawal ? html`<span class="badge danger">Withdrawal requested?</span>` : ''}</div>
+        <div class="row">${statusPill(task.status)}${testBadge(task)}${isOverdue(task, now) ? html`<span class="badge danger">Overdue</span>` : ''}${task.email_unverified ? html`<span class="badge warn">E-mail unverified</span>` : ''}${withdrawal ? html`<span class="badge danger">Withdrawal requested?</span>` : ''}</div>
         <h1>${humanType(task.task_type)}</h1>
         <div class="idline"><span class="mono" id="task-id">${task.task_id}</span><button type="button" class="btn small ghost" data-copy="task-id" hidden>Copy id</button><a href="${options.statusPageUrl}" target="_blank" rel="noopener noreferrer">Public status page ↗</a></div>
       </div>
