@@ -21,9 +21,19 @@ import { schemaChecker } from './validation.js';
 /** Marks the rows the import wrote: no client submitted them here. */
 export const IMPORTED_CLIENT = 'imported';
 
+const STAMP_RULE = 'must be an ISO 8601 UTC timestamp with milliseconds and Z, e.g. 2025-02-01T09:00:00.000Z';
+const MESSAGES: Record<string, string> = {
+  task_id: 'task_id must look like <prefix>-<year>-<hex>, e.g. task-2025-<32 lowercase hex digits>',
+  status_history: `status_history must be a list of 1 to 20 {status, at} entries: status one of the six, at ${STAMP_RULE}`,
+  ...Object.fromEntries(['created_at', 'updated_at', 'seen_by_operator_at', 'eta', 'receipt_issued_at'].map((f) => [f, `${f} ${STAMP_RULE}`])),
+  receipt: 'receipt must be a compact JWS (three base64url parts joined by dots)',
+  deliverable_sha256: 'deliverable_sha256 must be 64 lowercase hex digits',
+  request_sha256: 'request_sha256 must be 64 lowercase hex digits',
+};
+
 export async function importTasks(deps: ServiceDeps, raw: unknown): Promise<ImportResult> {
   const records = recordsOf(raw);
-  const check = schemaChecker<ImportRecord>(importRecordSchema(deps.config.limits), { unknown: 'ignore', nullIsAbsent: false });
+  const check = schemaChecker<ImportRecord>(importRecordSchema(deps.config.limits), { unknown: 'ignore', nullIsAbsent: false, messages: MESSAGES });
   const result: ImportResult = { imported: 0, skipped: 0, errors: [] };
   for (const [index, record] of records.entries()) {
     if (!isObject(record)) {
