@@ -74,3 +74,15 @@ describe.each(STORES)('task import on %s', (store) => {
     expect(await res.json()).toMatchObject(pick(record));
   });
 });
+
+describe('the import in the OpenAPI document', () => {
+  const t = useTestApp({});
+  it('documents the import endpoint and all six statuses of stored tasks', async () => {
+    const doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Json>> };
+    const post = doc.paths['/api/v1/admin/tasks/import']?.post;
+    expect(post?.operationId).toBe('adminImportTasks');
+    expect(JSON.stringify(post)).toContain('1000 records');
+    const text = JSON.stringify(doc);
+    expect(text).toMatch(/"enum":\["submitted","under_review","in_progress","accepted","delivered","rejected"\]/);
+  });
+});
