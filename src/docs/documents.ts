@@ -65,7 +65,7 @@ function trust(deps: ServiceDeps) {
       binds: 'the deliverable hash (deliverable_sha256 over operator_notes), the request hash and the lifecycle timestamps to the task id',
       jwks: `${base}/.well-known/jwks.json`,
     },
-    test_tasks: 'One small test task is fine; put the word "test" in the description or requester and the operator treats it as one. There is no sandbox: this is production.',
+    test_tasks: 'One small test task is fine; put the word "test" (the whole word, any case: not "testing" or "contest") in the description or requester and the operator treats it as one: the submission message confirms it, and it is left out of the published response times. There is no sandbox: this is production.',
   };
 }
 
