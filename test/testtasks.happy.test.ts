@@ -107,5 +107,7 @@ describe.each(STORES)('test tasks on %s', (store) => {
     const { cookie } = await signIn(t);
     const page = await (await fetch(`${t.url}/operator/tasks/${String(record.task_id)}`, { headers: { cookie } })).text();
     expect(page).toMatch(/st-under_review[^>]*>under review/);
+    // A retired status offers the operator the choices of a submitted task.
+    expect(page).toContain(`action="/operator/tasks/${String(record.task_id)}/accept"`);
   });
 });

@@ -2,6 +2,7 @@ import type { AdminMessage, AdminTaskDetail } from '../../../domain/admin-schema
 import type { WebhookEventView } from '../../../services/webhooks.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
+import { canTransition } from '../../../domain/task.js';
 import { csrfField, humanType, relative, statusPill, utcInputValue, when, WITHDRAWAL } from '../layout.js';
 import type { Session } from '../session.js';
 import { isOverdue, testBadge } from './queue.js';
@@ -100,7 +101,8 @@ ${reason ?? ''}</textarea>
 function actions(options: TaskViewOptions): SafeHtml {
   const { task, session, now, draft = {} } = options;
   const defaultEta = new Date(now.getTime() + DEFAULT_ETA_HOURS * 3600_000);
-  if (task.status === 'submitted') {
+  // Submitted, or an imported task in a retired status (under_review, in_progress): same choices.
+  if (canTransition(task.status, 'accepted')) {
     return html`<section class="card" aria-labelledby="act">
       <h2 id="act">Review</h2>
       <form class="action" method="post" action="/operator/tasks/${task.task_id}/accept">
