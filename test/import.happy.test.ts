@@ -49,6 +49,8 @@ describe.each(STORES)('task import on %s', (store) => {
     const id = String(record.task_id);
     const queue = (await (await adminGet(t, '/api/v1/admin/tasks?status=open&limit=200')).json()) as { tasks: Json[] };
     expect(queue.tasks.map((task) => task.task_id)).toContain(id);
+    const statusPage = await (await fetch(`${t.url}/tasks?id=${id}`)).text();
+    expect(statusPage).toContain('In progress (a status from before this service)');
     const admin = (await (await adminGet(t, `/api/v1/admin/tasks/${id}`)).json()) as Json;
     expect(admin).toMatchObject({ delivery: 'status_poll', contact_email: null, status: 'in_progress' });
 

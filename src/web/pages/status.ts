@@ -41,9 +41,12 @@ function notesHeading(task: PublicTask): string {
   return 'Notes from the operator';
 }
 
-/** How the history names a status: the retired two of imported tasks included ("Under review"). */
+/**
+ * How the history names a status: the API's value for the four current ones (what agents read in
+ * the JSON), and a label for the retired two, which only imported tasks carry ("Under review").
+ */
 function statusLabel(status: string): string {
-  return STATUS_LABELS[status as TaskStatus] ?? status;
+  return status === 'under_review' || status === 'in_progress' ? STATUS_LABELS[status as TaskStatus] : status;
 }
 
 /** A receipt issued elsewhere (an imported task): who issued it, or null when it is this deployment's. */
@@ -86,6 +89,10 @@ function nextStep(deps: ServiceDeps, task: PublicTask): string {
       return 'Delivered. The result and its signed receipt are below.';
     case 'rejected':
       return 'The operator declined this task. The reason, when given, is below.';
+    case 'under_review':
+    case 'in_progress':
+      // Only tasks carried over from an earlier deployment have these (issue 19).
+      return `${STATUS_LABELS[task.status]} (a status from before this service). The operator will accept it with an estimate or decline it with a reason.`;
     default:
       return '';
   }
