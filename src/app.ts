@@ -7,6 +7,7 @@ import { installErrorHandler } from './http/errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
 import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
+import { registerAttachmentRoutes } from './http/routes/attachments.js';
 import { registerBlocklistRoutes } from './http/routes/admin-blocklist.js';
 import { registerImportRoutes } from './http/routes/admin-import.js';
 import { registerOutboxRoutes } from './http/routes/admin-outbox.js';
@@ -19,6 +20,8 @@ import { registerOperatorConsole } from './web/operator.js';
 import { registerPages } from './web/pages.js';
 
 const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id', 'ETag', 'Preference-Applied'];
+// What a browser client needs to check a downloaded file and resume it (attachments).
+const FILE_HEADERS = ['Content-Disposition', 'Content-Digest', 'Repr-Digest', 'Content-Range', 'Accept-Ranges'];
 
 /**
  * Builds the whole application from its dependencies, with no side effects: no listening, no
@@ -48,8 +51,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['Content-Type', 'Idempotency-Key', 'Authorization', 'Accept', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'X-Request-Id', 'If-None-Match', 'Prefer'],
-    exposedHeaders: EXPOSED_HEADERS,
+    allowedHeaders: ['Content-Type', 'Idempotency-Key', 'Authorization', 'Accept', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'X-Request-Id', 'If-None-Match', 'Prefer', 'Range', 'If-Range', 'Content-Disposition'],
+    exposedHeaders: [...EXPOSED_HEADERS, ...FILE_HEADERS],
     maxAge: 86400,
     strictPreflight: false,
   });
@@ -59,6 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerAbuseHooks(app, deps);
   registerPublicRoutes(app, deps);
   await registerAdminRoutes(app, deps);
+  await registerAttachmentRoutes(app, deps);
   await registerBlocklistRoutes(app, deps);
   await registerImportRoutes(app, deps);
   await registerOutboxRoutes(app, deps);

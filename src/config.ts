@@ -43,6 +43,14 @@ export interface MailSettings {
   maxAttempts: number;
 }
 
+/** Evidence files attached to deliverables (docs/attachments.md). */
+export interface AttachmentSettings {
+  /** Largest file, bytes: the upload is cut there with 413 while streaming. */
+  maxBytes: number;
+  /** Files per task. */
+  maxPerTask: number;
+}
+
 /** The webhook worker's timing and SSRF guard (docs/webhooks.md). */
 export interface WebhookSettings {
   /** WEBHOOK_ALLOW_PRIVATE: lifts the SSRF guard and allows http:// callback URLs (tests, private deployments). */
@@ -74,6 +82,7 @@ export interface Config {
   catalogFile: string | undefined;
   limits: Limits;
   mail: MailSettings;
+  attachments: AttachmentSettings;
   webhooks: WebhookSettings;
 }
 
@@ -207,6 +216,10 @@ export function loadConfig(env: Env = process.env): Config {
       retryBaseMs: integer(env, 'MAIL_RETRY_BASE_MS', 2000, 1, 600_000),
       retryMaxMs: integer(env, 'MAIL_RETRY_MAX_MS', 30_000, 1, 3_600_000),
       maxAttempts: integer(env, 'MAIL_MAX_ATTEMPTS', 2880, 1),
+    },
+    attachments: {
+      maxBytes: integer(env, 'ATTACHMENT_MAX_BYTES', 25 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+      maxPerTask: integer(env, 'ATTACHMENTS_MAX_PER_TASK', 20, 0, 1000),
     },
     webhooks: {
       allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),

@@ -60,7 +60,7 @@ describe.each(STORES)('receipts on %s', (store) => {
       iss: t.config.baseUrl,
       sub: task.task_id,
       iat: Math.floor(Date.parse(String(task.delivered_at)) / 1000),
-      receipt_version: 1,
+      receipt_version: 2,
       task_id: task.task_id,
       task_type: 'data_collection',
       delivery: 'email',
@@ -72,6 +72,7 @@ describe.each(STORES)('receipts on %s', (store) => {
         accepted_at: task.accepted_at,
         delivered_at: task.delivered_at,
       },
+      attachments: [],
     });
     expect(task.seen_by_operator_at).toBe('2030-03-10T10:10:00.000Z');
 

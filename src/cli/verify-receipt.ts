@@ -1,20 +1,31 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeJwt, type JSONWebKeySet } from 'jose';
 import { TASK_ID_PATTERN } from '../domain/ids.js';
-import { verifyReceipt, type VerifyOptions } from '../receipts/verify.js';
+import { verifyReceipt, type ReceivedFile, type VerifyOptions } from '../receipts/verify.js';
 
 /**
- * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE]`
+ * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR]`
  *
  * What any client can run to check a receipt: it fetches the JWKS from the service (never from
  * the receipt's own `iss`, which an attacker would control), verifies the signature and the key
- * id, and checks the deliverable hash against operator_notes (or a file) and the task id.
+ * id, and checks the deliverable hash against operator_notes (or a file) and the task id. With
+ * `--files DIR` it also checks the files in DIR (downloaded, or saved from the mail) against the
+ * receipt's signed `attachments`: each signed file must be there, and each file there signed.
  * Prints a verdict; exits 0 when valid, 1 when not (or when something could not be fetched),
  * 2 on a usage error.
  */
 
-const USAGE = 'Usage: npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE]\n';
+const USAGE = 'Usage: npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR]\n';
+
+/** The regular files directly in `dir` (what a user downloaded the attachments into). */
+function readFiles(dir: string): ReceivedFile[] {
+  return readdirSync(dir)
+    .filter((name) => statSync(path.join(dir, name)).isFile())
+    .sort()
+    .map((name) => ({ name, data: readFileSync(path.join(dir, name)) }));
+}
 
 interface PublishedTask {
   task_id: string;
@@ -48,7 +59,14 @@ async function main(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { 'base-url': { type: 'string' }, 'notes-file': { type: 'string' }, 'task-id': { type: 'string' }, 'jwks-file': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        'base-url': { type: 'string' },
+        'notes-file': { type: 'string' },
+        'task-id': { type: 'string' },
+        'jwks-file': { type: 'string' },
+        files: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     });
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
@@ -110,6 +128,13 @@ async function main(argv: string[]): Promise<number> {
   const options: VerifyOptions = { jwks };
   if (expectedTaskId !== undefined) options.expectedTaskId = expectedTaskId;
   if (operatorNotes !== undefined) options.operatorNotes = operatorNotes;
+  if (values.files !== undefined) {
+    try {
+      options.files = readFiles(values.files);
+    } catch (error) {
+      return fail(`Cannot read --files ${values.files}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
   const result = await verifyReceipt(receipt, options);
   for (const check of result.checks) out(`  ${check.ok ? '✓' : '✗'} ${check.name.padEnd(12)}${check.detail}`);
   const p = result.payload;
@@ -118,6 +143,10 @@ async function main(argv: string[]): Promise<number> {
     const tl = p.timeline ?? {};
     out(`  timeline      submitted ${tl.submitted_at ?? '-'}, seen ${tl.seen_by_operator_at ?? '-'}, accepted ${tl.accepted_at ?? '-'}, delivered ${tl.delivered_at ?? '-'}`);
     out(`  request       sha256 ${String(p.request_sha256)}`);
+    for (const file of Array.isArray(p.attachments) ? p.attachments : []) out(`  file          ${file.name} (${file.media_type}, ${file.size} bytes) sha256 ${file.sha256}`);
+    if (p.receipt_version === 2 && values.files === undefined && (p.attachments ?? []).length > 0) {
+      out('  (files not checked: download them into a directory and pass --files DIR)');
+    }
   }
   if (operatorNotes === undefined) out('  (deliverable not checked: pass --notes-file with the text you received)');
   if (!result.valid) return fail('INVALID: this receipt does not verify.');

@@ -62,7 +62,9 @@ function trust(deps: ServiceDeps) {
     never_asks_for: ['payment', 'credentials', 'passwords', 'one-time codes'],
     receipts: {
       format: 'compact JWS, EdDSA (Ed25519)',
-      binds: 'the deliverable hash (deliverable_sha256 over operator_notes), the request hash and the lifecycle timestamps to the task id',
+      binds:
+        'the deliverable hash (deliverable_sha256 over operator_notes), the request hash, the lifecycle timestamps and (receipt_version 2) every delivered file ' +
+        '(attachments: name, media_type, size, sha256) to the task id',
       jwks: `${base}/.well-known/jwks.json`,
     },
     test_tasks: 'One small test task is fine; put the word "test" (the whole word, any case: not "testing" or "contest") in the description or requester and the operator treats it as one: the submission message confirms it, and it is left out of the published response times. There is no sandbox: this is production.',

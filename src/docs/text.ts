@@ -1,5 +1,5 @@
 import { ERROR_STATUS } from '../domain/errors.js';
-import { PublicTaskSchema, messageInputSchema, taskInputSchema } from '../domain/schemas.js';
+import { PublicAttachmentSchema, PublicTaskSchema, messageInputSchema, taskInputSchema } from '../domain/schemas.js';
 import { TASK_TYPES } from '../domain/task.js';
 import type { ServiceDeps } from '../services/context.js';
 import { API_VERSION, SERVICE_VERSION } from '../version.js';
@@ -63,7 +63,9 @@ export function llmsTxt(deps: ServiceDeps): string {
     '## API',
     '',
     `- [Submit a task](${e.submit_task.url}): POST JSON {task_type, description, contact_email | delivery: "status_poll", ...}; 202 with task_id`,
-    `- [Task status](${base}/api/${API_VERSION}/tasks/TASK_ID): GET; status, history, eta, operator_notes, receipt`,
+    `- [Task status](${base}/api/${API_VERSION}/tasks/TASK_ID): GET; status, history, eta, operator_notes, receipt, attachments`,
+    `- [Delivered file](${base}/api/${API_VERSION}/tasks/TASK_ID/attachments/ATTACHMENT_ID): GET, once delivered; each file in attachments[] has name, media_type, size, sha256 and this url. ` +
+      'Check a file: SHA-256 of the downloaded bytes equals its sha256 (also in the Content-Digest header), and the receipt (receipt_version 2) signs every sha256.',
     `- [Message the operator](${e.send_message.url}): POST JSON {message, reply_to, from?, subject?}`,
     `- [Services catalog](${e.services.url}): GET ?limit=1-${deps.config.limits.servicesPageMax}&cursor=`,
     `- [MCP server](${e.mcp.url}): streamable HTTP, no auth; tools ${MCP_TOOLS.map((t) => t.name).join(', ')}`,
@@ -99,6 +101,7 @@ export function indexDoc(deps: ServiceDeps): Block[] {
         `The operator reviews every task before accepting it (target: within ${p.response_target_hours} hours), performs the accepted ones and delivers the result.`,
         'Results arrive by e-mail to `contact_email` (default), or as text in `operator_notes` of the status response when `delivery` is `status_poll`.',
         'Each delivery carries a receipt: a JWS signed with Ed25519 that binds the deliverable and the timeline to the task id.',
+        'Evidence (photos, videos, documents) comes as `attachments`: each file with its SHA-256, all signed into the receipt; photo metadata (EXIF, GPS) is removed unless the task has `location_required`.',
       ],
     },
     { h: 2, text: 'Services' },
@@ -215,6 +218,21 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
     { h: 2, text: 'The task as returned' },
     { p: `\`GET ${base}/api/${API_VERSION}/tasks/{task_id}\`. The contact e-mail is never returned. Statuses: \`submitted\` → \`accepted\` → \`delivered\`, or \`rejected\` from either; \`under_review\` and \`in_progress\` are retired and only appear in old histories.` },
     fieldsTable(PublicTaskSchema as unknown as Json),
+    { h: 2, text: 'Delivered files' },
+    {
+      p:
+        `Once delivered, \`attachments\` lists the files the operator delivered (an empty array when none; absent before delivery). Download each from its \`url\` ` +
+        `(\`GET ${base}/api/${API_VERSION}/tasks/{task_id}/attachments/{attachment_id}\`, public to whoever holds the task id): always \`Content-Disposition: attachment\`, ` +
+        '`X-Content-Type-Options: nosniff`, `Content-Digest: sha-256=:<base64>:` (RFC 9530), a strong `ETag`, and single byte ranges (`Range: bytes=0-1023` → 206; past the end → 416). ' +
+        'The media type is detected from the bytes (`application/octet-stream` when they prove nothing). Photo metadata (EXIF, XMP, GPS, maker notes) is stripped before the hash is taken unless the task has `location_required: true`.',
+    },
+    fieldsTable(PublicAttachmentSchema as unknown as Json),
+    {
+      p:
+        'How to check a file: compute SHA-256 over the downloaded bytes (`sha256sum file`) and compare with its `sha256`; then verify the receipt (receipt_version 2), whose payload lists ' +
+        '`attachments: [{name, media_type, size, sha256}]` in the same order. `deliverable_sha256` stays the hash of `operator_notes`. Version-1 receipts (issued before files existed) carry no list. ' +
+        'With this service\'s code: `npm run verify-receipt -- <task_id> --files <directory with the downloaded files>`.',
+    },
     { h: 2, text: 'Waiting for a result' },
     { list: waitingGuide(base) },
     { h: 2, text: 'Webhooks' },

@@ -78,6 +78,19 @@ export const StatusSchema = Type.Enum([...ALL_STATUSES], {
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+export const PublicAttachmentSchema = Type.Object(
+  {
+    attachment_id: Type.String({ description: 'att-<year>-<32 hex>' }),
+    name: Type.String({ description: 'A safe file name (no path, no control or bidi characters, at most 120 characters).' }),
+    media_type: Type.String({ description: 'Detected from the bytes; application/octet-stream when they prove nothing (never trusted from the uploader).' }),
+    size: Type.Integer({ minimum: 0, description: 'Bytes.' }),
+    sha256: Type.String({ description: 'SHA-256 (hex) of the file exactly as served; signed into the receipt.' }),
+    url: Type.String({ description: 'Absolute download URL: <BASE_URL>/api/v1/tasks/<task_id>/attachments/<attachment_id>.' }),
+  },
+  { description: 'A file delivered with the task (evidence).' },
+);
+export type PublicAttachment = Static<typeof PublicAttachmentSchema>;
+
 export const PublicTaskSchema = Type.Object(
   {
     task_id: Type.String({ description: 'task-<year>-<32 hex>; unguessable; acts as the access token.' }),
@@ -97,9 +110,20 @@ export const PublicTaskSchema = Type.Object(
     operator_notes: Nullable(Type.String({ description: 'For status_poll the deliverable itself; for rejections the reason.' })),
     seen_by_operator_at: Nullable(Type.String({ format: 'date-time', description: 'Stamped when the operator first opens the task.' })),
     eta: Nullable(Type.String({ format: 'date-time', description: 'Delivery estimate; present once accepted.' })),
-    receipt: Type.Optional(Type.String({ description: 'Compact JWS (EdDSA, Ed25519); present once delivered. Keys: /.well-known/jwks.json.' })),
+    receipt: Type.Optional(
+      Type.String({
+        description:
+          'Compact JWS (EdDSA, Ed25519); present once delivered. Keys: /.well-known/jwks.json. Payload (receipt_version 2): iss, sub, iat, task_id, task_type, delivery, ' +
+          'deliverable_sha256, request_sha256, timeline, and attachments [{name, media_type, size, sha256}]; receipts issued before files existed are receipt_version 1, without attachments.',
+      }),
+    ),
     deliverable_sha256: Type.Optional(Type.String({ description: 'SHA-256 (hex) over the UTF-8 bytes of operator_notes; present once delivered.' })),
     receipt_issued_at: Type.Optional(Type.String({ format: 'date-time' })),
+    attachments: Type.Optional(
+      Type.Array(PublicAttachmentSchema, {
+        description: 'Files delivered with the result, present once delivered (an empty array when none). Each sha256 is signed into the receipt (receipt_version 2).',
+      }),
+    ),
   },
   { description: 'A task as stored. The contact e-mail is never part of it.' },
 );

@@ -18,3 +18,13 @@ export function statusPagePath(taskId: string): string {
 export function statusPageUrl(baseUrl: string, taskId: string): string {
   return `${baseUrl}${statusPagePath(taskId)}`;
 }
+
+/** Where anyone holding the task id downloads a delivered file (contract "Evidence"). */
+export function attachmentUrl(baseUrl: string, taskId: string, attachmentId: string): string {
+  return `${baseUrl}/api/v1/tasks/${encodeURIComponent(taskId)}/attachments/${encodeURIComponent(attachmentId)}`;
+}
+
+/** The site-relative download path of a file, for the service's own pages. */
+export function attachmentPath(taskId: string, attachmentId: string): string {
+  return `/api/v1/tasks/${encodeURIComponent(taskId)}/attachments/${encodeURIComponent(attachmentId)}`;
+}

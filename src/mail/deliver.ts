@@ -4,6 +4,7 @@ import { consumeEmailCap, dailyEmailCapKey } from '../abuse/quotas.js';
 import type { MailSettings } from '../config.js';
 import { iso, nextUtcMidnight, utcDay } from '../domain/time.js';
 import { incrementCounter } from '../store/counters-repo.js';
+import { loadMailAttachments } from './attachments.js';
 import type { MailDeps } from './context.js';
 import { describeSendError, isPermanentRejection, logSafeError, responseCodeOf } from './errors.js';
 import { markFailed, markSent, postpone, scheduleRetry, type OutboxRow } from './queue.js';
@@ -45,6 +46,8 @@ export async function deliverOne(ctx: DeliveryContext, row: OutboxRow): Promise<
   }
   try {
     if (!isSafeAddress(row.recipient)) throw new Error('recipient is not a plain e-mail address');
+    // The row holds no file bytes: a delivery mail's files are loaded (frozen, signed) at send time.
+    const attachments = row.kind === 'task_delivered' && row.task_id !== null ? await loadMailAttachments(deps.store.db, row.task_id) : [];
     await transport.send({
       id: row.id,
       kind: row.kind,
@@ -55,6 +58,7 @@ export async function deliverOne(ctx: DeliveryContext, row: OutboxRow): Promise<
       text: row.text_body,
       html: row.html_body,
       createdAt: row.created_at,
+      attachments,
     });
   } catch (error) {
     await refundEmailCap(ctx, takenAt);

@@ -2,6 +2,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Config } from '../config.js';
+import type { MailAttachment } from './attachments.js';
 
 /** A mail ready to leave: addresses already validated, subject already one safe line. */
 export interface OutgoingMail {
@@ -15,6 +16,8 @@ export interface OutgoingMail {
   text: string;
   html: string | null;
   createdAt: string;
+  /** Files loaded from the store at send time (the delivery mail's evidence). */
+  attachments?: MailAttachment[];
 }
 
 export interface MailTransport {
@@ -34,6 +37,9 @@ function message(mail: OutgoingMail) {
     subject: mail.subject,
     text: mail.text,
     ...(mail.html ? { html: mail.html } : {}),
+    ...(mail.attachments && mail.attachments.length > 0
+      ? { attachments: mail.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content, contentDisposition: 'attachment' as const })) }
+      : {}),
     messageId: `<${mail.id}@${domain}>`,
     date: new Date(mail.createdAt),
     // Agent text must never make nodemailer read a local file or fetch a URL as an attachment.

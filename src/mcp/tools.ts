@@ -123,7 +123,8 @@ export function buildTools(deps: ServiceDeps): Tool[] {
       description:
         'Look up a task you submitted, by the task_id submit_human_task returned. Returns the task: status (submitted, then accepted and delivered, ' +
         'or rejected), status_history, eta once accepted, operator_notes (for delivery "status_poll" the deliverable itself; for a rejection the reason), ' +
-        'and once delivered a signed receipt (EdDSA JWS) with deliverable_sha256. ' +
+        'and once delivered a signed receipt (EdDSA JWS) with deliverable_sha256, and attachments: the delivered files (photos, videos, documents), ' +
+        'each with name, media_type, size, sha256 and a download url (no bytes inline; the receipt signs every sha256, so a downloaded file is checked by hashing it). ' +
         `Poll politely: a person does the work, so check no more often than every few minutes (every 15-30 minutes is plenty; the review target is ${hours} hours). ` +
         `To wait without polling, pass wait_seconds (up to ${MAX_TOOL_WAIT_SECONDS}) and known_updated_at (the updated_at you last saw): the call returns as soon as the task changes, ` +
         'or after wait_seconds with the task unchanged; call again the same way to keep waiting. ' +

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
-import { deliverableSha256, type ReceiptPayload } from './payload.js';
+import { deliverableSha256, type ReceiptAttachment, type ReceiptPayload } from './payload.js';
 
 /**
  * Verifies a receipt the way any client can: against a published JWKS, with nothing from the
@@ -14,10 +15,21 @@ export interface VerifyOptions {
   expectedTaskId?: string;
   /** The deliverable as received (operator_notes, or the e-mailed text); checked against deliverable_sha256. */
   operatorNotes?: string;
+  /**
+   * Files as received (downloaded or from the mail), checked against the receipt's `attachments`
+   * by content: every signed file must be among them, and each of them must be signed.
+   */
+  files?: ReceivedFile[];
+}
+
+export interface ReceivedFile {
+  /** Where it came from (a file name), for the report only: files are matched by their SHA-256. */
+  name: string;
+  data: Uint8Array;
 }
 
 export interface ReceiptCheck {
-  name: 'format' | 'kid' | 'signature' | 'payload' | 'task_id' | 'deliverable';
+  name: 'format' | 'kid' | 'signature' | 'payload' | 'task_id' | 'deliverable' | 'attachments';
   ok: boolean;
   detail: string;
 }
@@ -70,7 +82,7 @@ export async function verifyReceipt(receipt: string, options: VerifyOptions): Pr
   }
 
   const shapeProblems = payloadProblems(payload);
-  checks.push({ name: 'payload', ok: shapeProblems.length === 0, detail: shapeProblems.length === 0 ? 'receipt_version 1, sub = task_id' : shapeProblems.join('; ') });
+  checks.push({ name: 'payload', ok: shapeProblems.length === 0, detail: shapeProblems.length === 0 ? `receipt_version ${payload.receipt_version}, sub = task_id` : shapeProblems.join('; ') });
 
   if (options.expectedTaskId !== undefined) {
     const ok = payload.task_id === options.expectedTaskId;
@@ -85,12 +97,37 @@ export async function verifyReceipt(receipt: string, options: VerifyOptions): Pr
       detail: ok ? `deliverable matches sha256 ${actual}` : `deliverable sha256 is ${actual}, the receipt signed ${String(payload.deliverable_sha256)}`,
     });
   }
+  if (options.files !== undefined) checks.push(filesCheck(payload, options.files));
   return done(kid, payload);
+}
+
+/** Every signed file present (by SHA-256 and size), and no received file the receipt does not sign. */
+function filesCheck(payload: ReceiptPayload, files: ReceivedFile[]): ReceiptCheck {
+  const signed: ReceiptAttachment[] = payload.receipt_version === 2 && Array.isArray(payload.attachments) ? payload.attachments : [];
+  const received = files.map((f) => ({ name: f.name, size: f.data.byteLength, sha256: createHash('sha256').update(f.data).digest('hex') }));
+  const problems: string[] = [];
+  for (const file of signed) {
+    if (!received.some((r) => r.sha256 === file.sha256 && r.size === file.size)) problems.push(`${file.name} (sha256 ${file.sha256}) is missing or altered`);
+  }
+  for (const file of received) {
+    if (!signed.some((s) => s.sha256 === file.sha256)) problems.push(`${file.name} (sha256 ${file.sha256}) is not covered by the receipt`);
+  }
+  if (problems.length > 0) return { name: 'attachments', ok: false, detail: problems.join('; ') };
+  return { name: 'attachments', ok: true, detail: signed.length === 0 ? 'the receipt signs no files, and none were given' : `all ${signed.length} file(s) match their signed sha256` };
 }
 
 function payloadProblems(payload: ReceiptPayload): string[] {
   const problems: string[] = [];
-  if (payload.receipt_version !== 1) problems.push(`unknown receipt_version ${String(payload.receipt_version)}`);
+  if (payload.receipt_version !== 1 && payload.receipt_version !== 2) problems.push(`unknown receipt_version ${String(payload.receipt_version)}`);
+  if (payload.receipt_version === 2) {
+    const files: unknown = payload.attachments;
+    const wellFormed = (a: unknown): boolean => {
+      if (typeof a !== 'object' || a === null) return false;
+      const f = a as Record<string, unknown>;
+      return typeof f.name === 'string' && typeof f.media_type === 'string' && Number.isSafeInteger(f.size) && typeof f.sha256 === 'string' && /^[0-9a-f]{64}$/.test(f.sha256);
+    };
+    if (!Array.isArray(files) || !files.every(wellFormed)) problems.push('attachments is not a list of {name, media_type, size, sha256}');
+  }
   if (typeof payload.task_id !== 'string' || payload.sub !== payload.task_id) problems.push('sub and task_id differ');
   if (typeof payload.deliverable_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(payload.deliverable_sha256)) problems.push('deliverable_sha256 is not a SHA-256 hex digest');
   if (typeof payload.request_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(payload.request_sha256)) problems.push('request_sha256 is not a SHA-256 hex digest');

@@ -158,6 +158,8 @@ function importedRow(record: ImportRecord): TaskRow {
     request_sha256: record.request_sha256 ?? sha256Hex(requestJson),
     request_json: requestJson,
     callback_url: null,
+    // Files stay with the deployment that holds them: an import carries the record, not the files.
+    attachments: null,
     is_test: isTestTask(record) ? 1 : 0,
   };
 }

@@ -5,8 +5,11 @@ import { iso, parseDateTime } from '../domain/time.js';
 import * as outbox from '../mail/outbox.js';
 import { receiptPayload } from '../receipts/payload.js';
 import { signReceipt } from '../receipts/sign.js';
+import type { PublicAttachment } from '../domain/schemas.js';
+import { attachmentUrl } from '../domain/urls.js';
+import { listAttachments } from '../store/attachments-repo.js';
 import { withTransaction, type Db } from '../store/db.js';
-import { findTask, statusHistory, updateTaskIfStatus, type TaskRow } from '../store/tasks-repo.js';
+import { findTask, lockTask, statusHistory, updateTaskIfStatus, type TaskRow } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './context.js';
 import { DATE_TIME_RULE, schemaChecker } from './validation.js';
 import { toAdminTask } from './operator.js';
@@ -97,6 +100,8 @@ export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown)
   const patch = parsePatch(raw);
   const now = deps.clock.now();
   const updated = await withTransaction(deps.store.db, async (trx) => {
+    // A delivery freezes the files: no upload may slip in between reading them and the update.
+    if (patch.status === 'delivered') await lockTask(trx, deps.store.dialect, taskId);
     const current = await findTask(trx, taskId);
     if (!current) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}".`);
     const changes = planPatch(current, patch, now);
@@ -104,7 +109,12 @@ export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown)
     if (next.status === 'delivered' && current.status !== 'delivered') {
       next = await withReceipt(trx, deps, next, now);
     }
-    const changed = await updateTaskIfStatus(trx, taskId, current.status, { ...changes, receipt: next.receipt, deliverable_sha256: next.deliverable_sha256 });
+    const changed = await updateTaskIfStatus(trx, taskId, current.status, {
+      ...changes,
+      receipt: next.receipt,
+      deliverable_sha256: next.deliverable_sha256,
+      attachments: next.attachments,
+    });
     if (!changed) {
       const latest = await findTask(trx, taskId);
       throw invalidTransition(latest?.status ?? current.status, patch.status ?? current.status, 'The task changed while this request was being handled (another operator?). Reload it and try again.');
@@ -120,7 +130,21 @@ export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown)
   return toAdminTask(updated);
 }
 
+/** The task's files as the public task lists them from now on, frozen with absolute URLs. */
+async function deliveredFiles(trx: Db, deps: ServiceDeps, taskId: string): Promise<PublicAttachment[]> {
+  const rows = await listAttachments(trx, taskId);
+  return rows.map((row) => ({
+    attachment_id: row.id,
+    name: row.name,
+    media_type: row.media_type,
+    size: row.size,
+    sha256: row.sha256,
+    url: attachmentUrl(deps.config.baseUrl, taskId, row.id),
+  }));
+}
+
 async function withReceipt(trx: Db, deps: ServiceDeps, task: TaskRow, now: Date): Promise<TaskRow> {
+  const files = await deliveredFiles(trx, deps, task.id);
   const payload = receiptPayload(
     deps.config.baseUrl,
     {
@@ -133,9 +157,10 @@ async function withReceipt(trx: Db, deps: ServiceDeps, task: TaskRow, now: Date)
       seen_by_operator_at: task.seen_by_operator_at,
       accepted_at: task.accepted_at,
       delivered_at: task.delivered_at ?? iso(now),
+      attachments: files,
     },
     now,
   );
   const receipt = await signReceipt(trx, payload, now);
-  return { ...task, receipt, deliverable_sha256: payload.deliverable_sha256, receipt_issued_at: iso(now) };
+  return { ...task, receipt, deliverable_sha256: payload.deliverable_sha256, receipt_issued_at: iso(now), attachments: JSON.stringify(files) };
 }

@@ -96,6 +96,7 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: guards
     receipt_issued_at: null,
     request_sha256: sha256Hex(requestJson),
     request_json: requestJson,
+    attachments: null,
     callback_url: input.callback_url ?? null,
     is_test: isTestTask(input) ? 1 : 0,
   };

@@ -39,6 +39,8 @@ export interface TasksTable {
   request_sha256: string;
   /** That canonical JSON itself, so the receipt's request hash can be re-derived. */
   request_json: string;
+  /** JSON array of the public attachments, frozen at delivery (migration 070); NULL before. */
+  attachments: string | null;
   /** Where webhooks go (migration 065); private like contact_email, never returned. */
   callback_url: string | null;
   /** 1 when the description or requester carries the word "test" (migration 110, issue 19). */
@@ -124,6 +126,39 @@ export interface RevokedSessionsTable {
   expires_at: string;
 }
 
+/** One stored file content, by its SHA-256 (migration 070). */
+export interface AttachmentBlobsTable {
+  sha256: string;
+  size: number;
+  /** Bytes per chunk row (every chunk but the last is exactly this long). */
+  chunk_bytes: number;
+  created_at: string;
+}
+
+export interface AttachmentChunksTable {
+  /** The blob's SHA-256, or a temporary `upload-…` key while an upload streams in. */
+  blob_key: string;
+  seq: number;
+  data: Buffer;
+}
+
+/** A file attached to a task by the operator. */
+export interface AttachmentsTable {
+  id: string;
+  task_id: string;
+  name: string;
+  media_type: string;
+  size: number;
+  sha256: string;
+  /** A small WebP preview of an image, itself a blob. */
+  thumbnail_sha256: string | null;
+  /** 1 when image metadata was kept (location_required tasks). */
+  metadata_kept: number;
+  /** Order within the task: the order files were attached in. */
+  position: number;
+  created_at: string;
+}
+
 /** One webhook event (migration 065): the body is fixed when the change commits, signed per attempt. */
 export interface WebhookOutboxTable {
   /** evt-<year>-<32 hex>: the webhook-id header, the same on every retry. */
@@ -171,6 +206,9 @@ export interface Database {
   signing_keys: SigningKeysTable;
   settings: SettingsTable;
   revoked_sessions: RevokedSessionsTable;
+  attachment_blobs: AttachmentBlobsTable;
+  attachment_chunks: AttachmentChunksTable;
+  attachments: AttachmentsTable;
   webhook_outbox: WebhookOutboxTable;
   webhook_attempts: WebhookAttemptsTable;
 }

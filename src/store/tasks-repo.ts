@@ -1,5 +1,5 @@
 import type { CompiledQuery, Insertable, Selectable } from 'kysely';
-import type { PublicTask } from '../domain/schemas.js';
+import type { PublicAttachment, PublicTask } from '../domain/schemas.js';
 import type { StatusEntry, TaskStatus, TaskType, Source } from '../domain/task.js';
 import type { Db, Store } from './db.js';
 import { reusableQuery } from './prepared.js';
@@ -11,7 +11,7 @@ export type TaskRow = Selectable<TasksTable>;
 const PUBLIC_COLUMNS = [
   'id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd',
   'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta',
-  'receipt', 'deliverable_sha256', 'receipt_issued_at',
+  'receipt', 'deliverable_sha256', 'receipt_issued_at', 'attachments',
 ] as const satisfies readonly (keyof TaskRow)[];
 export type PublicTaskRow = Pick<TaskRow, (typeof PUBLIC_COLUMNS)[number]>;
 
@@ -20,7 +20,7 @@ const TASK_COLUMNS = [
   'id', 'status', 'task_type', 'description', 'dedupe_key', 'location_required', 'location_detail', 'deadline', 'output_format',
   'budget_usd', 'requester', 'source', 'delivery', 'contact_email', 'email_unverified', 'client_hash', 'created_at', 'updated_at',
   'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'accepted_at', 'delivered_at', 'rejected_at', 'receipt',
-  'deliverable_sha256', 'receipt_issued_at', 'request_sha256', 'request_json', 'callback_url', 'is_test',
+  'deliverable_sha256', 'receipt_issued_at', 'request_sha256', 'request_json', 'callback_url', 'attachments', 'is_test',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
@@ -84,11 +84,21 @@ export async function findPublicTask(store: Store, id: string): Promise<Readonly
   for (let i = 0; i < PUBLIC_COLUMNS.length; i++) row[PUBLIC_COLUMNS[i] as string] = values[i];
   const task = toPublicTask(row as PublicTaskRow);
   for (const entry of task.status_history) Object.freeze(entry);
+  for (const file of task.attachments ?? []) Object.freeze(file);
+  if (task.attachments) Object.freeze(task.attachments);
   Object.freeze(task.status_history);
   Object.freeze(task);
   if (cache.tasks.size >= READ_CACHE_SIZE) cache.tasks.delete(cache.tasks.keys().next().value as string);
   cache.tasks.set(id, { task, changes: taskChanges.count });
   return task;
+}
+
+/**
+ * Takes the task's row lock for the rest of the transaction (PostgreSQL), so an upload and a
+ * delivery of the same task run one after the other. SQLite transactions are serialized already.
+ */
+export async function lockTask(db: Db, dialect: 'sqlite' | 'postgres', id: string): Promise<void> {
+  if (dialect === 'postgres') await db.selectFrom('tasks').select('id').where('id', '=', id).forUpdate().execute();
 }
 
 export async function updateTask(db: Db, id: string, changes: Partial<TasksTable>): Promise<void> {
@@ -125,6 +135,8 @@ export function toPublicTask(row: PublicTaskRow): PublicTask {
     task.deliverable_sha256 = row.deliverable_sha256 ?? '';
     task.receipt_issued_at = row.receipt_issued_at ?? '';
   }
+  // Frozen at delivery, with absolute URLs; absent before (contract "Evidence").
+  if (row.attachments !== null) task.attachments = JSON.parse(row.attachments) as PublicAttachment[];
   return task;
 }
 

@@ -1,6 +1,7 @@
 import type { TaskRow } from '../../store/tasks-repo.js';
-import { html } from '../../domain/html.js';
+import { html, type SafeHtml } from '../../domain/html.js';
 import { statusPageUrl, statusUrl } from '../../domain/urls.js';
+import { attachedToMail, deliveredFiles } from '../attachments.js';
 import { documentHtml, fieldsHtml, fieldsText, quoteHtml, type Field, type MailParts } from './layout.js';
 
 /**
@@ -63,8 +64,26 @@ ${foot.html}`;
   return { subject: `Task accepted: ${task.id}`, text, html: documentHtml('Task accepted', body) };
 }
 
+/** The delivered files, each with its SHA-256: attached, or as links when they are too big for mail. */
+function filesSection(task: TaskRow): { text: string[]; html: SafeHtml | '' } {
+  const files = deliveredFiles(task);
+  if (files.length === 0) return { text: [], html: '' };
+  const attached = attachedToMail(files);
+  const intro = attached
+    ? `Files (${files.length}), attached to this mail; each SHA-256 is signed in the receipt:`
+    : `Files (${files.length}), too large together to attach: download them from the links; each SHA-256 is signed in the receipt:`;
+  const line = (f: (typeof files)[number]) => `${f.name} (${f.media_type}, ${f.size} bytes) sha256 ${f.sha256}${attached ? '' : ` ${f.url}`}`;
+  return {
+    text: [intro, ...files.map((f) => `- ${line(f)}`), ''],
+    html: html`<h3>Files</h3><p>${intro}</p><ul>${files.map(
+      (f) => html`<li>${attached ? f.name : html`<a href="${f.url}">${f.name}</a>`} <span style="color:#555">(${f.media_type}, ${f.size} bytes)</span><br><code style="font-size:85%;word-break:break-all">sha256 ${f.sha256}</code></li>`,
+    )}</ul>`,
+  };
+}
+
 export function taskDeliveredMail(baseUrl: string, task: TaskRow): MailParts {
   const u = urls(baseUrl, task.id);
+  const files = filesSection(task);
   const deliverable = task.operator_notes ?? '';
   const fields: Field[] = [
     { label: 'Task', value: task.id },
@@ -80,6 +99,7 @@ export function taskDeliveredMail(baseUrl: string, task: TaskRow): MailParts {
     `2. Its payload binds task_id ${task.id}, deliverable_sha256 and the timeline of the task.`,
     '3. deliverable_sha256 is the SHA-256 (hex) of the UTF-8 bytes of the deliverable exactly as returned in operator_notes by the status API.',
     `4. Or, from a checkout of the service's source: npm run verify-receipt -- ${task.id} --base-url ${baseUrl} (checks the signature, the task id and the deliverable in one go).`,
+    ...(files.text.length > 0 ? ['5. Files: the receipt lists each file with its SHA-256; save them into one directory and add --files <that directory> to the command above.'] : []),
   ];
   const foot = footer(baseUrl, task.id);
   const text = [
@@ -90,6 +110,7 @@ export function taskDeliveredMail(baseUrl: string, task: TaskRow): MailParts {
     'Deliverable:',
     deliverable,
     '',
+    ...files.text,
     'Receipt:',
     task.receipt ?? '(none)',
     '',
@@ -102,6 +123,7 @@ export function taskDeliveredMail(baseUrl: string, task: TaskRow): MailParts {
 ${fieldsHtml(fields)}
 <h3>Deliverable</h3>
 ${quoteHtml(deliverable)}
+${files.html}
 <h3>Receipt</h3>
 <pre style="white-space:pre-wrap;word-break:break-all;font-size:85%">${task.receipt ?? '(none)'}</pre>
 <h3>${verify[0]}</h3>

@@ -5,6 +5,7 @@ import * as m020 from './020_signing_key_slot.js';
 import * as m030 from './030_outbox_claims.js';
 import * as m040 from './040_revoked_sessions.js';
 import * as m065 from './065_webhooks.js';
+import * as m070 from './070_attachments.js';
 import * as m110 from './110_test_tasks.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
@@ -15,5 +16,6 @@ export const migrations: Record<string, Migration> = {
   '030_outbox_claims': m030,
   '040_revoked_sessions': m040,
   '065_webhooks': m065,
+  '070_attachments': m070,
   '110_test_tasks': m110,
 };

@@ -139,6 +139,19 @@ meter { width: 100%; height: .7rem; }
 .message-head { display: flex; justify-content: space-between; gap: .5rem; flex-wrap: wrap; margin-bottom: .4rem; }
 .noscript-only { }
 .js .noscript-only { display: none; }
+.files { list-style: none; padding: 0; margin: 0 0 .75rem; display: grid; gap: .6rem; }
+.file { display: flex; gap: .6rem; align-items: flex-start; min-width: 0; }
+.file img, .file-icon { width: 64px; height: 64px; border-radius: 8px; object-fit: cover; flex: none; border: 1px solid var(--border); background: var(--soft); display: inline-grid; place-items: center; font-size: 1.4rem; }
+.file-meta { flex: 1; min-width: 0; overflow-wrap: anywhere; }
+.file-hash { display: block; font-size: .75rem; color: var(--muted); }
+.dropzone { border: 2px dashed var(--border); border-radius: var(--radius); padding: 1rem; text-align: center; }
+.dropzone.over { border-color: var(--accent); background: var(--soft); }
+.dropzone .file-input { display: block; margin: .5rem auto; max-width: 100%; }
+.js .dropzone .file-input { position: absolute; width: 1px; height: 1px; opacity: 0; }
+.uploads { list-style: none; padding: 0; margin: .5rem 0 0; text-align: left; }
+.uploads li { font-size: .85rem; margin: .25rem 0; overflow-wrap: anywhere; }
+.uploads progress { width: 100%; }
+.uploads .failed { color: var(--danger); }
 [hidden] { display: none !important; }
 footer.foot { max-width: 1120px; margin: 0 auto; padding: 0 1rem 2rem; color: var(--muted); font-size: .8rem; }
 `;
@@ -209,6 +222,58 @@ export const CONSOLE_JS = String.raw`
       var submitter = event.submitter;
       if (submitter && submitter.hasAttribute('data-no-confirm')) return;
       if (!window.confirm(form.getAttribute('data-confirm'))) event.preventDefault();
+    });
+  });
+
+  // Evidence files: upload each chosen or dropped file as the raw body, one at a time, with
+  // progress; the page reloads when all are done to show them with their hashes.
+  document.querySelectorAll('[data-upload]').forEach(function (zone) {
+    var input = zone.querySelector('input[type="file"]');
+    var list = zone.querySelector('.uploads');
+    var url = zone.getAttribute('data-upload');
+    var csrf = zone.getAttribute('data-csrf');
+    var maxBytes = Number(zone.getAttribute('data-max-bytes'));
+    var sendOne = function (file) {
+      return new Promise(function (resolve) {
+        var row = document.createElement('li');
+        var label = document.createElement('span');
+        label.textContent = file.name + ' ';
+        var bar = document.createElement('progress');
+        bar.max = 100; bar.value = 0;
+        row.appendChild(label); row.appendChild(bar); list.appendChild(row);
+        var fail = function (text) { row.className = 'failed'; label.textContent = file.name + ': ' + text; bar.remove(); resolve(false); };
+        if (maxBytes && file.size > maxBytes) { fail('too large'); return; }
+        var xhr = new XMLHttpRequest();
+        xhr.open('POST', url);
+        xhr.setRequestHeader('Content-Type', file.type || 'application/octet-stream');
+        xhr.setRequestHeader('Content-Disposition', "attachment; filename*=UTF-8''" + encodeURIComponent(file.name));
+        xhr.setRequestHeader('X-CSRF-Token', csrf);
+        xhr.upload.onprogress = function (e) { if (e.lengthComputable) bar.value = Math.round(e.loaded / e.total * 100); };
+        xhr.onload = function () {
+          if (xhr.status === 201) { bar.value = 100; label.textContent = file.name + ' ✓ '; resolve(true); return; }
+          var message = 'failed (' + xhr.status + ')';
+          try { message = JSON.parse(xhr.responseText).message || message; } catch (e) { /* not JSON */ }
+          fail(message);
+        };
+        xhr.onerror = function () { fail('the connection failed'); };
+        xhr.send(file);
+      });
+    };
+    var sendAll = function (files) {
+      var chain = Promise.resolve(true);
+      var ok = true;
+      Array.prototype.forEach.call(files, function (file) {
+        chain = chain.then(function () { return sendOne(file).then(function (done) { ok = ok && done; }); });
+      });
+      chain.then(function () { if (ok && files.length > 0) window.location.reload(); });
+    };
+    input.addEventListener('change', function () { sendAll(input.files); });
+    zone.addEventListener('dragover', function (e) { e.preventDefault(); zone.classList.add('over'); });
+    zone.addEventListener('dragleave', function () { zone.classList.remove('over'); });
+    zone.addEventListener('drop', function (e) {
+      e.preventDefault();
+      zone.classList.remove('over');
+      if (e.dataTransfer && e.dataTransfer.files) sendAll(e.dataTransfer.files);
     });
   });
 

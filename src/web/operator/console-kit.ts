@@ -19,7 +19,8 @@ declare module 'fastify' {
   }
 }
 
-const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+// connect-src 'self': the evidence-file upload is an XHR to the console itself.
+const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 export const DONE: Record<string, string> = {
   accepted: 'Task accepted. The requester sees the ETA.',
   delivered: 'Delivered. The receipt is signed and published with the task.',
@@ -29,6 +30,7 @@ export const DONE: Record<string, string> = {
   added: 'Added to the blocklist.',
   removed: 'Removed from the blocklist.',
   retried: 'Queued again; the worker sends it shortly.',
+  file_removed: 'File removed.',
   webhook: 'Webhook queued again; the worker sends it shortly.',
 };
 // Pages for people: not part of the OpenAPI description.

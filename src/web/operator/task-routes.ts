@@ -4,8 +4,10 @@ import type { SafeHtml } from '../../domain/html.js';
 import { statusPagePath } from '../../domain/urls.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { countByStatus, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
+import { operatorAttachments } from '../../services/attachments.js';
 import { patchTask } from '../../services/operator-transitions.js';
 import { listWebhooks, retryWebhook } from '../../services/webhooks.js';
+import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
 import { localToIso, notes, TASK_ACTIONS, text, type ConsoleKit, type Form, type TaskAction } from './console-kit.js';
 import { flash } from './layout.js';
 import { queueView } from './views/queue.js';
@@ -14,6 +16,7 @@ import { taskView } from './views/task.js';
 /** The console's queue, task page and task actions (accept, deliver, reject, notes, eta, webhook retry). */
 export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
   const { render, session, guarded } = kit;
+  registerConsoleAttachmentRoutes(scope, deps, { preHandler: guarded.preHandler });
   scope.get('/operator', guarded, async (request, reply) => {
     const query = request.query as Form;
     const filter = text(query, 'status') ?? 'open';
@@ -29,8 +32,10 @@ export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
 
   const showTask = async (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200) => {
     const task = await viewTask(deps, taskId);
+    const files = await operatorAttachments(deps, task.task_id);
+    const limits = { maxPerTask: deps.config.attachments.maxPerTask, maxBytes: deps.config.attachments.maxBytes };
     const webhooks = await listWebhooks(deps, { taskId: task.task_id });
-    const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: statusPagePath(task.task_id), webhooks });
+    const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: statusPagePath(task.task_id), files, limits, webhooks });
     return render(reply, session(request), 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
   };
 

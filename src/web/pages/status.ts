@@ -5,6 +5,7 @@ import { API_VERSION } from '../../version.js';
 import { html, type SafeHtml } from '../../domain/html.js';
 import { STATUS_LABELS, type TaskStatus } from '../../domain/task.js';
 import { receiptIssuer } from '../../receipts/issuer.js';
+import { attachmentPath } from '../../domain/urls.js';
 import { when } from './format.js';
 
 /** The status page of a task, and its markdown twin. Every field an agent wrote is escaped. */
@@ -53,6 +54,29 @@ function statusLabel(status: string): string {
 function foreignIssuer(deps: ServiceDeps, receipt: string): string | null {
   const iss = receiptIssuer(receipt);
   return iss === deps.config.baseUrl ? null : (iss ?? 'an unknown issuer');
+}
+
+/** Images the service previews (a thumbnail was made at upload). */
+const PREVIEWED = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/avif']);
+
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** Delivered files: images as thumbnails, everything as a download link with its hash. */
+function filesSection(task: PublicTask): SafeHtml {
+  const files = task.attachments ?? [];
+  if (files.length === 0) return html``;
+  return html`<section class="card" aria-labelledby="files-heading">
+<h2 id="files-heading" class="flush-top">Files (${files.length})</h2>
+<ul class="files">${files.map((f) => {
+    const path = attachmentPath(task.task_id, f.attachment_id);
+    return html`<li>${PREVIEWED.has(f.media_type) ? html`<a href="${path}" aria-hidden="true" tabindex="-1"><img src="${path}/thumbnail" alt="" loading="lazy" width="96" height="96"></a>` : ''}<div class="meta"><a href="${path}" download>${f.name}</a> <span class="muted small">${f.media_type}, ${formatSize(f.size)}</span><br><code>sha256 ${f.sha256}</code></div></li>`;
+  })}</ul>
+<p class="small muted">Each file’s SHA-256 is signed in the receipt. After downloading, compare with <code>sha256sum</code> (or <code>shasum -a 256</code>), or run <code>npm run verify-receipt -- ${task.task_id} --files &lt;folder&gt;</code>.</p>
+</section>`;
 }
 
 function receiptSection(deps: ServiceDeps, task: PublicTask): SafeHtml {
@@ -125,6 +149,7 @@ ${task.requester ? html`<dt>Requested by</dt><dd>${task.requester}</dd>` : ''}
 <dt>Last change</dt><dd>${when(task.updated_at)}</dd>
 </dl>
 </section>
+${filesSection(task)}
 ${receiptSection(deps, task)}
 <section aria-labelledby="history-heading">
 <h2 id="history-heading">History</h2>
@@ -171,6 +196,12 @@ export function statusMarkdown(deps: ServiceDeps, task: PublicTask): string {
     { code: task.description },
   ];
   if (task.operator_notes) blocks.push({ h: 2, text: notesHeading(task) }, { code: task.operator_notes });
+  if (task.attachments && task.attachments.length > 0) {
+    blocks.push(
+      { h: 2, text: 'Files' },
+      { table: { head: ['name', 'media_type', 'size', 'sha256', 'url'], rows: task.attachments.map((f) => [f.name, f.media_type, String(f.size), f.sha256, f.url]) } },
+    );
+  }
   blocks.push({ h: 2, text: 'History' }, { table: { head: ['status', 'at'], rows: task.status_history.map((h) => [h.status, h.at]) } });
   if (task.receipt) {
     const foreign = foreignIssuer(deps, task.receipt);

@@ -103,6 +103,11 @@ summary{cursor:pointer;font-weight:600}
 .text+dl.facts{margin-top:1rem}
 .next{font-size:1.05rem}
 .eyebrow{font-size:.95rem;color:var(--muted);margin:1.5rem 0 .25rem}
+.files{list-style:none;padding:0;margin:0;display:grid;gap:.75rem}
+.files li{display:flex;gap:.75rem;align-items:flex-start;min-width:0}
+.files img{width:96px;height:96px;object-fit:cover;border-radius:8px;border:1px solid var(--line);flex:none;background:var(--line)}
+.files .meta{min-width:0;overflow-wrap:anywhere}
+.files code{word-break:break-all;font-size:.8em}
 `;
 
 export const CSS_HASH = `sha256-${createHash('sha256').update(CSS).digest('base64')}`;

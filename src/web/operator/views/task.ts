@@ -4,7 +4,9 @@ import { deliverableSha256 } from '../../../receipts/payload.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { canTransition } from '../../../domain/task.js';
 import { csrfField, humanType, relative, statusPill, utcInputValue, when, WITHDRAWAL } from '../layout.js';
+import type { OperatorAttachment } from '../../../services/attachments.js';
 import type { Session } from '../session.js';
+import { filesView } from './files.js';
 import { isOverdue, testBadge } from './queue.js';
 
 export interface TaskViewOptions {
@@ -16,6 +18,9 @@ export interface TaskViewOptions {
   /** What the operator typed before a refused action, so nothing is lost. */
   draft?: { notes?: string | undefined; reason?: string | undefined; eta?: string | undefined };
   statusPageUrl: string;
+  /** Evidence files attached so far. */
+  files: OperatorAttachment[];
+  limits: { maxPerTask: number; maxBytes: number };
   /** Webhook events of the task (none when it has no callback URL). */
   webhooks?: WebhookEventView[];
 }
@@ -198,6 +203,7 @@ export function taskView(options: TaskViewOptions): SafeHtml {
     <div class="grid-2">
       <div>
         <section class="card" aria-labelledby="req"><h2 id="req">What the agent asked</h2><p class="prose quote">${task.description}</p></section>
+        ${filesView({ taskId: task.task_id, status: task.status, files: options.files, session: options.session, locationRequired: task.location_required, ...options.limits })}
         ${actions(options)}
         <section class="card" aria-labelledby="msgs"><h2 id="msgs">Messages naming this task</h2>${messages(task.messages, now)}</section>
       </div>

@@ -1,0 +1,59 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { AppError, isAppError } from '../../domain/errors.js';
+import { downloadHeaders, sendStoredFile } from '../../http/file-reply.js';
+import { acceptRawBodies, withUpload } from '../../http/raw-upload.js';
+import { openFile, thumbnail } from '../../services/attachment-files.js';
+import { removeAttachment, uploadAttachment } from '../../services/attachments.js';
+import type { ServiceDeps } from '../../services/context.js';
+import { csrfMatches, readSession } from './session.js';
+
+/**
+ * The console's side of evidence files, over the same services as the admin API. The upload is
+ * a raw-body XHR (the file itself, with progress), so its CSRF token travels in `X-CSRF-Token`
+ * rather than a form field, and it answers JSON. Removal is a plain form POST (`guarded`).
+ */
+
+const HIDDEN = { hide: true } as const;
+
+export function registerConsoleAttachmentRoutes(scope: FastifyInstance, deps: ServiceDeps, guarded: { preHandler: preHandlerAsyncHookHandler }): void {
+  const config = { kind: 'admin' as const };
+
+  // Its own scope: every body is a raw file here, and errors are JSON for the script.
+  void scope.register(async (uploads) => {
+    acceptRawBodies(uploads);
+    uploads.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
+      const known = isAppError(error) ? error : undefined;
+      if (!known) request.log.error({ err: error }, 'console upload failed');
+      const failure = known ?? new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`);
+      return reply.code(failure.status).type('application/json; charset=utf-8').send(failure.toBody());
+    });
+    uploads.post('/operator/tasks/:task_id/attachments', { config, schema: HIDDEN }, async (request, reply) => {
+      const session = await readSession(deps, request);
+      if (!session) throw new AppError('unauthorized', 'Sign in to the console again.');
+      if (!csrfMatches(session, request.headers['x-csrf-token'])) {
+        request.log.warn('console: upload without a valid CSRF token');
+        throw new AppError('unauthorized', 'This page has expired or did not come from the console. Reload it and try again.');
+      }
+      const { task_id } = request.params as { task_id: string };
+      return reply.code(201).send(await withUpload(request, reply, (input) => uploadAttachment(deps, task_id, input)));
+    });
+  });
+
+  scope.post('/operator/tasks/:task_id/attachments/:attachment_id/remove', { ...guarded, config, schema: HIDDEN }, async (request, reply) => {
+    const { task_id, attachment_id } = request.params as { task_id: string; attachment_id: string };
+    await removeAttachment(deps, task_id, attachment_id);
+    return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=file_removed`, 303);
+  });
+
+  const ids = (request: FastifyRequest) => request.params as { task_id: string; attachment_id: string };
+  scope.get('/operator/tasks/:task_id/attachments/:attachment_id', { ...guarded, config, schema: HIDDEN }, async (request, reply: FastifyReply) => {
+    const { task_id, attachment_id } = ids(request);
+    return sendStoredFile(deps, request, reply, await openFile(deps, task_id, attachment_id, 'operator'), 'private, no-store');
+  });
+  scope.get('/operator/tasks/:task_id/attachments/:attachment_id/thumbnail', { ...guarded, config, schema: HIDDEN }, async (request, reply) => {
+    const { task_id, attachment_id } = ids(request);
+    const preview = await thumbnail(deps, task_id, attachment_id, 'operator');
+    downloadHeaders(reply, 'thumbnail.webp', 'image/webp', preview.sha256);
+    return reply.send(preview.data);
+  });
+}
