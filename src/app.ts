@@ -1,10 +1,15 @@
 import cors from '@fastify/cors';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { registerAbuseHooks } from './http/abuse-hooks.js';
 import { registerDocuments } from './http/routes/documents.js';
 import { registerOpenApi } from './docs/openapi.js';
+import { installConnectionLimits, serverTimeoutOptions } from './http/connections.js';
+import { quietRequestLog } from './http/admin-auth.js';
+import { installResponseHeaders } from './http/caching.js';
 import { installErrorHandler } from './http/errors.js';
+import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
+import { installMetricsHooks, registerMetricsRoute } from './http/metrics.js';
 import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerAttachmentRoutes } from './http/routes/attachments.js';
@@ -28,6 +33,8 @@ const FILE_HEADERS = ['Content-Disposition', 'Content-Digest', 'Repr-Digest', 'C
  * timers, no store opening. Production (server.ts) and every test use this same function.
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  // Errors raised before any hook runs still carry the headers every response carries.
+  const early = { policy: deps.abuse.policies.read.policy, exposed: EXPOSED_HEADERS };
   // Typed as the default instance: the pino logger is passed in, the server is plain HTTP/1.1.
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
@@ -39,14 +46,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: requestIdFor,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    return503OnClosing: true,
+    // While closing, the request guards answer the contract's 503 instead of Fastify's own body.
+    return503OnClosing: false,
+    frameworkErrors: frameworkErrorHandler(early),
+    clientErrorHandler: clientErrorHandler(early),
     forceCloseConnections: 'idle',
+    logController: new LogController({ disableRequestLogging: quietRequestLog(deps.adminKeyHash) }),
+    ...serverTimeoutOptions(deps.config.server),
   });
   app.setValidatorCompiler(validatorCompiler);
   // The API speaks JSON only: any other body is 415 (the web pages add their form parser in their own scope).
   app.removeContentTypeParser('text/plain');
-  installErrorHandler(app);
+  installErrorHandler(app, deps.store.faults);
   installNotFound(app, deps);
+  installMetricsHooks(app, deps);
 
   await app.register(cors, {
     origin: '*',
@@ -57,6 +70,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     strictPreflight: false,
   });
   installRequestGuards(app);
+  installResponseHeaders(app);
+  installConnectionLimits(app, deps.config.server, deps.config.trustProxy === 0);
 
   await registerOpenApi(app, deps);
   registerAbuseHooks(app, deps);
@@ -67,6 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerImportRoutes(app, deps);
   await registerOutboxRoutes(app, deps);
   await registerWebhookRoutes(app, deps);
+  registerMetricsRoute(app, deps);
   await registerMcp(app, deps);
   await registerDocuments(app, deps);
   await registerPages(app, deps);

@@ -1,44 +1,54 @@
-import { iso } from './domain/time.js';
 import { startOutboxWorker } from './services/mail-worker.js';
 import type { ServiceDeps } from './services/context.js';
+import { runRetention } from './services/retention.js';
 import { startWebhookWorker } from './services/webhook-worker.js';
-import { sweepExpiredCounters } from './store/counters-repo.js';
-import { sweepExpiredIdempotencyKeys } from './store/idempotency-repo.js';
-import { sweepRevokedSessions } from './store/sessions-repo.js';
+import { isStoreFault } from './store/faults.js';
 
 export interface Background {
   stop(): Promise<void>;
 }
 
-/** How often expired rows (rate-limit windows, old daily caps, idempotency records, signed-out sessions) are deleted. */
-const SWEEP_INTERVAL_MS = 10 * 60_000;
+/** The first retention run waits this long after start, so a starting fleet does not run it at once. */
+const RETENTION_FIRST_DELAY_MS = 60_000;
 
 /**
- * Long-running work beside the HTTP server: the mail outbox worker and housekeeping of expired
- * counters. Started by server.ts after listening; tests start it when they need it. stop() waits
- * for a mail in flight, so a shutdown never cuts a send in half.
+ * Long-running work beside the HTTP server: the mail outbox worker, the webhook worker and
+ * retention (which also deletes expired counters, idempotency records and signed-out sessions),
+ * every RETENTION_INTERVAL_MINUTES. Started by server.ts after listening; tests start it when they
+ * need it. stop() waits for a mail or webhook in flight and for retention's current batch, so a
+ * shutdown cuts none of them in half.
  */
 export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const worker = startOutboxWorker(deps, deps.config.mail);
   const webhooks = startWebhookWorker(deps);
-  const sweep = async () => {
-    try {
-      const now = iso(deps.clock.now());
-      await sweepExpiredCounters(deps.store.db, now);
-      await sweepExpiredIdempotencyKeys(deps.store.db, now);
-      await sweepRevokedSessions(deps.store.db, now);
-    } catch (error) {
-      deps.log.warn({ err: error }, 'housekeeping: sweeping expired counters failed');
-    }
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const retain = () => {
+    // One run at a time in this process; other instances are kept out by the store's lock.
+    running ??= runRetention(deps, { stopping: () => stopped })
+      .then(() => undefined)
+      .catch((error: unknown) => {
+        if (isStoreFault(error)) deps.metrics.storeErrors.inc();
+        deps.log.warn({ err: error }, 'retention run failed; next run retries');
+      })
+      .finally(() => {
+        running = undefined;
+      });
   };
-  const sweeper = setInterval(() => void sweep(), SWEEP_INTERVAL_MS);
-  sweeper.unref();
+  for (const name of ['mail', 'webhooks', 'retention']) deps.workers.started(name);
+  const first = setTimeout(retain, Math.min(RETENTION_FIRST_DELAY_MS, deps.config.retention.intervalMs));
+  const every = setInterval(retain, deps.config.retention.intervalMs);
+  first.unref();
+  every.unref();
   let stopping: Promise<void> | undefined;
   return {
     stop() {
       stopping ??= (async () => {
-        clearInterval(sweeper);
-        await Promise.all([worker.stop(), webhooks.stop()]);
+        stopped = true;
+        for (const name of ['mail', 'webhooks', 'retention']) deps.workers.stopped(name);
+        clearTimeout(first);
+        clearInterval(every);
+        await Promise.all([worker.stop(), webhooks.stop(), running]);
       })();
       return stopping;
     },

@@ -41,6 +41,36 @@ export interface MailSettings {
   retryMaxMs: number;
   /** Attempts before a mail is marked failed (a permanent 5xx rejection fails it at once). */
   maxAttempts: number;
+  /** A claim's lease; renewed by a heartbeat while the mail is being sent, so a dead worker's mail is free again within it. */
+  leaseMs: number;
+  /** Mails sent at once by one worker (and pooled SMTP connections). */
+  concurrency: number;
+}
+
+/** Connection handling (issue 15): slow clients and floods of sockets cannot hold the service. */
+export interface ServerSettings {
+  /** The whole request (headers and body) must arrive within this time; then 408 and closed. */
+  requestTimeoutMs: number;
+  /** The headers must arrive within this time. */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this time. */
+  keepAliveTimeoutMs: number;
+  /** A connection with no traffic either way is closed after this time (held long-polls excepted). */
+  idleTimeoutMs: number;
+  /** Open connections at most, over all clients; more are answered 503 and closed. */
+  maxConnections: number;
+  /** Open connections at most from one socket address. */
+  maxConnectionsPerAddress: number;
+}
+
+/** Throttle of failed operator-key attempts (admin API and console sign-in). */
+export interface AdminThrottleSettings {
+  /** Failed attempts per minute from one client before further failures are slowed and refused. */
+  perClientPerMinute: number;
+  /** Failed attempts per minute from all clients together. */
+  globalPerMinute: number;
+  /** How long a throttled failure is held before its 429 (bounds guesses per connection). */
+  delayMs: number;
 }
 
 /** Evidence files attached to deliverables (docs/attachments.md). */
@@ -64,6 +94,16 @@ export interface WebhookSettings {
   timeoutMs: number;
 }
 
+/** What the store keeps and for how long (docs/operations.md). */
+export interface RetentionSettings {
+  /** Tasks final for longer lose their contact e-mail, callback URL, attachments; messages older lose their text. */
+  days: number;
+  /** Sent outbox rows are deleted this many days after sending. */
+  sentMailDays: number;
+  /** How often the retention run starts. */
+  intervalMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -82,8 +122,13 @@ export interface Config {
   catalogFile: string | undefined;
   limits: Limits;
   mail: MailSettings;
+  /** Connection, acquire and statement timeout of the store (and SQLite's busy timeout). */
+  storeTimeoutMs: number;
+  server: ServerSettings;
+  adminThrottle: AdminThrottleSettings;
   attachments: AttachmentSettings;
   webhooks: WebhookSettings;
+  retention: RetentionSettings;
 }
 
 export class ConfigError extends Error {
@@ -216,6 +261,22 @@ export function loadConfig(env: Env = process.env): Config {
       retryBaseMs: integer(env, 'MAIL_RETRY_BASE_MS', 2000, 1, 600_000),
       retryMaxMs: integer(env, 'MAIL_RETRY_MAX_MS', 30_000, 1, 3_600_000),
       maxAttempts: integer(env, 'MAIL_MAX_ATTEMPTS', 2880, 1),
+      leaseMs: integer(env, 'MAIL_LEASE_MS', 6000, 300, 600_000),
+      concurrency: integer(env, 'MAIL_CONCURRENCY', 4, 1, 64),
+    },
+    storeTimeoutMs: integer(env, 'STORE_TIMEOUT_MS', 3000, 100, 60_000),
+    server: {
+      requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+      headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+      keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+      idleTimeoutMs: integer(env, 'IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
+      maxConnections: integer(env, 'MAX_CONNECTIONS', 4000, 1, 1_000_000),
+      maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', 100, 1, 1_000_000),
+    },
+    adminThrottle: {
+      perClientPerMinute: integer(env, 'ADMIN_FAILURES_PER_MINUTE', 10, 1),
+      globalPerMinute: integer(env, 'ADMIN_FAILURES_GLOBAL_PER_MINUTE', 100, 1),
+      delayMs: integer(env, 'ADMIN_FAILURE_DELAY_MS', 1000, 0, 60_000),
     },
     attachments: {
       maxBytes: integer(env, 'ATTACHMENT_MAX_BYTES', 25 * 1024 * 1024, 1, 1024 * 1024 * 1024),
@@ -228,6 +289,11 @@ export function loadConfig(env: Env = process.env): Config {
       // 5 s doubling to 1 h: ten attempts in the first 1.4 h, then hourly, about 3 days in all.
       maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 81, 1, 100_000),
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 50, 120_000),
+    },
+    retention: {
+      days: integer(env, 'RETENTION_DAYS', 90, 1, 36_500),
+      sentMailDays: integer(env, 'SENT_MAIL_RETENTION_DAYS', 7, 1, 36_500),
+      intervalMs: integer(env, 'RETENTION_INTERVAL_MINUTES', 60, 1, 1440) * 60_000,
     },
   };
 }

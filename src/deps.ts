@@ -11,11 +11,15 @@ import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
 import { Nudge } from './webhooks/nudge.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
+import { Metrics } from './services/metrics.js';
+import { WorkerStatus } from './services/readiness.js';
 import { TaskWaits } from './services/task-waits.js';
 import { createValidators } from './services/validation.js';
 import { createChangeFeed } from './store/change-feed.js';
 import type { Store } from './store/db.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
+import { createPublicTaskCache } from './store/task-cache.js';
+import { pendingWebhookSummary } from './store/webhooks-repo.js';
 import { findPublicTask } from './store/tasks-repo.js';
 
 /**
@@ -41,11 +45,18 @@ export interface InitOptions {
 /** Loads or creates what must persist across restarts and be shared by every instance, and builds the rest. */
 export async function initDeps(config: Config, store: Store, options: InitOptions): Promise<AppDeps> {
   const secret = await getOrCreateSetting(store.db, 'server_secret', () => randomBytes(32).toString('base64'));
-  const adminKeyHash = await loadAdminKeyHash(store.db, config.adminKey, options.log);
+  const adminKey = await loadAdminKeyHash(store.db, config.adminKey, options.log);
   // The receipt-signing key: created on first start (race-safe across instances), then reused.
   await ensureActiveKey(store.db, options.clock.now());
   const { profile, catalog } = loadProfileAndCatalog(config);
   const changes = createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log });
+  // Subscribed before anything else listens to the feed: a change drops the cached task before a
+  // woken long-poll reads it again (listeners run in subscription order). The feed's close() ends it.
+  const { cache: taskCache } = createPublicTaskCache(store, changes);
+  const waits = new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskCache, taskId), log: options.log });
+  const metrics = new Metrics(store, options.clock);
+  metrics.countHeldLongPolls(() => waits.size);
+  metrics.addOutbox({ name: 'webhooks', pending: () => pendingWebhookSummary(store.db) });
   return {
     config,
     store,
@@ -54,7 +65,8 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     validators: createValidators(config.limits, { allowPrivateCallbacks: config.webhooks.allowPrivate }),
     secret: Buffer.from(secret, 'base64'),
     version: options.version,
-    adminKeyHash,
+    adminKeyHash: adminKey.hash,
+    generatedAdminKey: adminKey.generated,
     profile,
     catalog,
     abuse: createAbuseState(config, store, options.clock, options.log),
@@ -62,7 +74,10 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     webhookNudge: new Nudge(),
     apiVersions: new ApiVersionRegistry(options.apiVersions),
     documents: new DocumentRegistry(),
+    metrics,
+    workers: new WorkerStatus(),
     changes,
-    waits: new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskId), log: options.log }),
+    taskCache,
+    waits,
   };
 }

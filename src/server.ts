@@ -3,6 +3,7 @@ import { loadConfigOrExit } from './config.js';
 import { systemClock } from './domain/time.js';
 import { createLogger } from './logger.js';
 import { initDeps } from './deps.js';
+import { forgetGeneratedAdminKey } from './services/admin-key.js';
 import { startBackground } from './background.js';
 import { migrate, openStore } from './store/db.js';
 import { SERVICE_VERSION } from './version.js';
@@ -11,11 +12,23 @@ import { SERVICE_VERSION } from './version.js';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
-  const store = openStore(config.databaseUrl);
+  const store = openStore(config.databaseUrl, { timeoutMs: config.storeTimeoutMs });
   await migrate(store);
   const deps = await initDeps(config, store, { clock: systemClock, log, version: SERVICE_VERSION });
-  const app = await buildApp(deps);
-  await app.listen({ port: config.port, host: config.host });
+  const generatedKey = deps.generatedAdminKey;
+  let app;
+  try {
+    app = await buildApp(deps);
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // Nobody saw the generated key: forget it, so the next start generates and prints one.
+    if (generatedKey !== undefined) await forgetGeneratedAdminKey(store.db, generatedKey).catch(() => undefined);
+    throw error;
+  }
+  if (generatedKey !== undefined) {
+    // Printed plainly whatever LOG_LEVEL is: this is the only time anyone can see it.
+    process.stderr.write(`\nGenerated the operator key (shown only this once; keep it, or set ADMIN_KEY):\n\n  ${generatedKey}\n\n`);
+  }
   const background = await startBackground(deps);
 
   let closing = false;

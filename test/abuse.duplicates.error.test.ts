@@ -43,12 +43,15 @@ describe.each(STORES)('duplicate submissions on %s', (store) => {
     expect(second.body.existing_task_id).toBe(first.body.task_id);
   });
 
-  it('refuses the same task from another client with the same contact e-mail (any case)', async () => {
+  it('refuses the same task from another client with the same contact e-mail (any case), without its id', async () => {
     const description = uniqueDescription();
     const first = await submit(newClient(), { description, contact_email: 'ops@mail.example-agent.dev' });
+    expect(first.res.status).toBe(202);
     const second = await submit(newClient(), { description, contact_email: 'OPS@Mail.Example-Agent.dev' });
     expect(second.res.status).toBe(409);
-    expect(second.body.existing_task_id).toBe(first.body.task_id);
+    expect(second.body.error).toBe('duplicate_task');
+    expect(second.body).not.toHaveProperty('existing_task_id');
+    expect(JSON.stringify(second.body)).not.toContain(String(first.body.task_id));
   });
 
   it('accepts the same description from another client with another e-mail', async () => {

@@ -13,11 +13,31 @@ const READS = '600;w=60';
 describe.each(STORES)('rate-limit headers on %s', (store) => {
   const t = useTestApp({ store, limits: 'production', env: { TRUST_PROXY: '1' } });
 
-  it('carries the read policy on the health record, without the other fields', async () => {
-    const res = await fetch(`${t.url}/api/v1/health`);
-    expect(res.headers.get('ratelimit-policy')).toBe(READS);
-    expect(res.headers.get('ratelimit-limit')).toBeNull();
-    expect(res.headers.get('ratelimit-remaining')).toBeNull();
+  it('counts health as a read: all four fields, and the count goes down', async () => {
+    const client = { 'x-forwarded-for': '192.0.2.40' };
+    const first = await fetch(`${t.url}/api/v1/health`, { headers: client });
+    expect([first.headers.get('ratelimit-policy'), first.headers.get('ratelimit-limit'), first.headers.get('ratelimit-remaining')]).toEqual([READS, '600', '599']);
+    expect(Number(first.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+    const second = await fetch(`${t.url}/api/v1/health`, { headers: client });
+    expect(second.headers.get('ratelimit-remaining')).toBe('598');
+  });
+
+  it('every public GET of the OpenAPI document carries all four fields, as the document says', async () => {
+    const doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, { headers?: Record<string, unknown>; $ref?: string }> }>>;
+    };
+    const client = { 'x-forwarded-for': '192.0.2.41' };
+    let checked = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      const get = item.get;
+      if (get === undefined || path.includes('{') || (get.security ?? []).length > 0 || get.responses['200'] === undefined) continue;
+      const res = await fetch(`${t.url}${path}`, { headers: client });
+      expect(res.status, path).toBe(200);
+      for (const name of ['ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) expect(res.headers.get(name), `${path} ${name}`).not.toBeNull();
+      expect(Object.keys(get.responses['200'].headers ?? {}), path).toEqual(expect.arrayContaining(['RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+      checked += 1;
+    }
+    expect(checked).toBeGreaterThanOrEqual(10);
   });
 
   it('carries the read policy on an unknown path (404) and a wrong method (405)', async () => {
@@ -39,15 +59,16 @@ describe.each(STORES)('rate-limit headers on %s', (store) => {
     expect(res.headers.get('access-control-expose-headers')).toMatch(/RateLimit-Policy/);
   });
 
-  it('carries the read policy on documents and admin answers, including 401', async () => {
+  it('carries the read policy on documents and the failed-key policy on admin answers, including 401', async () => {
     const openapi = await fetch(`${t.url}/openapi.json`);
     expect(openapi.headers.get('ratelimit-policy')).toBe(READS);
     const unauthorized = await fetch(`${t.url}/api/v1/admin/blocklist`);
     expect(unauthorized.status).toBe(401);
-    expect(unauthorized.headers.get('ratelimit-policy')).toBe(READS);
+    expect(unauthorized.headers.get('ratelimit-policy')).toBe('10;w=60');
     const admin = await fetch(`${t.url}/api/v1/admin/blocklist`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } });
     expect(admin.status).toBe(200);
-    expect(admin.headers.get('ratelimit-policy')).toBe(READS);
+    // The admin API enforces the failed-key-attempt limit, not the read limit, and says so.
+    expect(admin.headers.get('ratelimit-policy')).toBe('10;w=60');
   });
 
   it('carries the submission policy on submission errors, without the other fields', async () => {

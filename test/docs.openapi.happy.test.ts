@@ -116,7 +116,7 @@ describe.each(STORES)('the OpenAPI document on %s', (store) => {
     let admin = 0;
     for (const [path, item] of Object.entries(obj(resolved, 'paths'))) {
       for (const [method, op] of Object.entries(obj(item))) {
-        const isAdmin = path.startsWith('/api/v1/admin') || (method === 'patch' && path.startsWith('/api/v1/tasks/'));
+        const isAdmin = path.startsWith('/api/v1/admin') || path === '/metrics' || (method === 'patch' && path.startsWith('/api/v1/tasks/'));
         const security = (obj(op).security as unknown[] | undefined) ?? [];
         if (isAdmin) {
           admin++;
@@ -131,11 +131,44 @@ describe.each(STORES)('the OpenAPI document on %s', (store) => {
     expect(admin).toBeGreaterThan(0);
   });
 
-  it('describes the error body once, with the contract codes in each description', () => {
+  it('describes the error body once, and each error response with exactly the codes its operation can answer', () => {
     expect(obj(doc, 'components.schemas.Error').properties).toMatchObject({ error: { type: 'string' }, message: { type: 'string' } });
-    expect(String(at(resolved, 'components.responses.TooManyRequests.description'))).toMatch(/rate_limited.*capacity_reached/);
-    expect(String(at(operation('POST', '/api/v1/tasks'), 'responses.409.description'))).toMatch(/duplicate_task/);
-    expect(String(at(operation('GET', '/api/v1/services'), 'responses.400.description'))).toMatch(/invalid_cursor/);
+    const codesOf = (method: string, path: string, status: string): string[] => {
+      const response = obj(operation(method, path), `responses.${status}`);
+      const schema = obj(response, 'content.application/json.schema');
+      return (arr(schema, 'allOf')[1] as { properties: { error: { enum: string[] } } }).properties.error.enum;
+    };
+    expect(codesOf('POST', '/api/v1/tasks', '429')).toEqual(['rate_limited', 'capacity_reached']);
+    expect(String(at(operation('POST', '/api/v1/tasks'), 'responses.429.description'))).toMatch(/rate_limited.*capacity_reached/);
+    expect(codesOf('POST', '/api/v1/tasks', '400')).toEqual(['invalid_json', 'malformed_request']);
+    expect(codesOf('POST', '/api/v1/tasks', '409')).toEqual(['duplicate_task']);
+    expect(String(at(operation('POST', '/api/v1/tasks'), 'responses.409.description'))).not.toMatch(/invalid_transition/);
+    expect(codesOf('PATCH', '/api/v1/tasks/{task_id}', '409')).toEqual(['invalid_transition']);
+    expect(codesOf('GET', '/api/v1/services', '400')).toEqual(['malformed_request', 'invalid_cursor']);
+    expect(codesOf('GET', '/api/v1/tasks/{task_id}', '404')).toEqual(['task_not_found']);
+    expect(codesOf('DELETE', '/api/v1/admin/blocklist/{id}', '404')).toEqual(['not_found']);
+    expect(codesOf('GET', '/api/v1/tasks/{task_id}', '429')).toEqual(['rate_limited']);
+    expect(at(operation('GET', '/mcp'), 'responses.405.headers.Allow')).toBeDefined();
+    // Every operation can be refused for its URL (NUL, bad encoding): 400 is documented everywhere.
+    for (const [path, item] of Object.entries(obj(resolved, 'paths'))) {
+      for (const [method, op] of Object.entries(obj(item))) expect(Object.keys(obj(op, 'responses')), `${method} ${path}`).toEqual(expect.arrayContaining(['400', '500', '503']));
+    }
+  });
+
+  it('states what the validation accepts: nullable optional inputs and contact_email unless status_poll', () => {
+    const input = obj(doc, 'components.schemas.TaskInput');
+    for (const field of ['deadline', 'requester', 'budget_usd', 'location_detail', 'contact_email', 'delivery']) expect(at(input, `properties.${field}.nullable`), field).toBe(true);
+    expect(input.anyOf).toEqual([
+      { required: ['contact_email'], properties: { contact_email: { type: 'string' } } },
+      { required: ['delivery'], properties: { delivery: { type: 'string', enum: ['status_poll'] } } },
+    ]);
+    expect(String(input.description)).toMatch(/contact_email is required unless delivery is status_poll/);
+    const block = obj(operation('POST', '/api/v1/admin/blocklist'), 'requestBody.content.application/json.schema');
+    const blockSchema = typeof block.$ref === 'string' ? obj(doc, `components.schemas.${block.$ref.split('/').pop() ?? ''}`) : block;
+    for (const field of ['reason', 'expires_at']) expect(at(blockSchema, `properties.${field}.nullable`), field).toBe(true);
+    expect(at(blockSchema, 'properties.kind.nullable')).toBeUndefined();
+    const status = at(obj(doc, 'components.schemas.Task'), 'properties.status.enum');
+    expect(status).toEqual(['submitted', 'under_review', 'in_progress', 'accepted', 'delivered', 'rejected']);
   });
 
   it('documents every status the running app actually answers', async () => {

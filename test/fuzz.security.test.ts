@@ -49,7 +49,8 @@ interface Route {
 
 describe.each(STORES)('hostile input on every route on %s', (store) => {
   let routes: Route[];
-  const t = useTestApp({ store, limits: 'relaxed' });
+  // With its background workers, as in production: readiness answers 200, not its 503 of an idle instance.
+  const t = useTestApp({ store, limits: 'relaxed', background: true });
   beforeAll(async () => {
     const doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
     routes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => ({ method: method.toUpperCase(), path })));

@@ -44,7 +44,7 @@ describe('retry schedule', () => {
   it('rejects bad worker settings at start, naming the variable', () => {
     expect(() => loadConfig({ MAIL_POLL_MS: 'soon' })).toThrow(/MAIL_POLL_MS/);
     expect(() => loadConfig({ MAIL_MAX_ATTEMPTS: '0' })).toThrow(/MAIL_MAX_ATTEMPTS/);
-    expect(loadConfig({}).mail).toEqual({ pollMs: 1000, retryBaseMs: 2000, retryMaxMs: 30_000, maxAttempts: 2880 });
+    expect(loadConfig({}).mail).toEqual({ pollMs: 1000, retryBaseMs: 2000, retryMaxMs: 30_000, maxAttempts: 2880, leaseMs: 6000, concurrency: 4 });
   });
 });
 
@@ -248,7 +248,8 @@ describe.each(STORES)('the daily e-mail cap on %s', (store) => {
   beforeAll(async () => {
     smtp = await startSmtpServer();
     clock = new TestClock('2030-03-10T23:00:00.000Z');
-    t = await startTestApp({ store, clock, background: true, env: mailEnv(smtp, { DAILY_EMAIL_CAP: '2', MAIL_MAX_ATTEMPTS: '100' }) });
+    // A cap of 4 keeps 1 unit for requester mail: notifications may use 3, the last one as a digest.
+    t = await startTestApp({ store, clock, background: true, env: mailEnv(smtp, { DAILY_EMAIL_CAP: '4', MAIL_MAX_ATTEMPTS: '100' }) });
   });
   afterAll(async () => {
     await t.close();
@@ -268,12 +269,15 @@ describe.each(STORES)('the daily e-mail cap on %s', (store) => {
     await smtp.waitFor(2);
   });
 
-  it('holds mail over the cap until the next UTC day', async () => {
+  it('bundles the last unit of the notifications share into a digest, then holds notifications until the next UTC day', async () => {
+    const bundled = await submit(t);
+    const digest = await smtp.waitFor(1, (m) => /^Digest/.test(m.subject));
+    expect(digest[0]?.text).toContain(bundled);
     const id = await submit(t);
     const row = await waitForRow(t, id, (r) => r.next_attempt_at === '2030-03-11T00:00:00.000Z', 'postponed to midnight');
     expect(row).toMatchObject({ status: 'pending', attempts: 0, claim_token: null });
     const usage = await t.store.db.selectFrom('counters').select('count').where('key', '=', 'cap:emails:2030-03-10').executeTakeFirstOrThrow();
-    expect(Number(usage.count)).toBe(2);
+    expect(Number(usage.count)).toBe(3);
     clock.set('2030-03-11T00:00:01.000Z');
     await smtp.waitFor(1, (m) => m.text.includes(id));
     expect((await waitForRow(t, id, (r) => r.status === 'sent', 'sent')).attempts).toBe(1);

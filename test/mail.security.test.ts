@@ -108,6 +108,7 @@ describe.each(STORES)('mail header safety on %s', (store) => {
         client_hash: 'x',
         task_ids: '[]',
         email_unverified: 0,
+        erased_at: null,
         created_at: t.clock.now().toISOString(),
       };
       await enqueueMessageReceived(t.store.db, t.deps, message);

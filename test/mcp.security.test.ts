@@ -110,7 +110,7 @@ describe.each(STORES)('MCP tool safety on %s', (store) => {
     expect(await rest.json()).toEqual(result.structuredContent);
   });
 
-  it('reports a failure inside a tool as internal_error without internals', async () => {
+  it('reports a store that went away as service_unavailable without internals', async () => {
     const broken = await startTestApp({ store });
     try {
       // The store goes away under the running app: the tool must fail cleanly.
@@ -119,8 +119,8 @@ describe.each(STORES)('MCP tool safety on %s', (store) => {
       expect(res.status).toBe(200);
       const result = ((await res.json()) as { result: { isError: boolean; structuredContent: Json } }).result;
       expect(result.isError).toBe(true);
-      expect(result.structuredContent.error).toBe('internal_error');
-      expect(result.structuredContent.message).toMatch(/^Something went wrong on our side\. Request id: [0-9a-f-]{36}\.$/);
+      expect(result.structuredContent.error).toBe('service_unavailable');
+      expect(result.structuredContent.message).toMatch(/^The service's store is not answering \([\w ]+\)\. Retry after 5 seconds\.$/);
       expect(JSON.stringify(result)).not.toMatch(/sqlite|postgres|pool|database|stack/i);
     } finally {
       await broken.close().catch(() => undefined);

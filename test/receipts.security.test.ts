@@ -100,5 +100,6 @@ describe.each(STORES)('receipt forgery and tampering on %s', (store) => {
     const usage = await runCli('verify-receipt', []);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('Usage: npm run verify-receipt');
-  });
+    // Five CLI runs (tsx compiles each): seconds apiece on a loaded machine.
+  }, 120_000);
 });

@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,19 +81,34 @@ describe('the entry point', () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'hts-server-'));
     dirs.push(dataDir);
     const port = await freePort();
-    const env = { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir };
+    // LOG_LEVEL silent: the key is printed on stderr whatever the log level, and never logged.
+    const env = { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+
+    // A first start that fails before listening (the port is taken) shows no key and keeps none.
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));
+    const failed = runServer(env);
+    expect(await failed.exited).toBe(1);
+    expect(failed.stderr()).not.toMatch(/hts_admin_/);
+    await new Promise<void>((resolve) => blocker.close(() => resolve()));
 
     const first = runServer(env);
     const health = await waitForServer(`http://127.0.0.1:${port}/api/v1/health`);
     expect(health.status).toBe(200);
     expect(existsSync(path.join(dataDir, 'service.db'))).toBe(true);
-    expect(first.stdout()).toMatch(/Generated the operator key/);
+    await new Promise((r) => setTimeout(r, 200));
+    const key = /Generated the operator key[^\n]*\n\n {2}(hts_admin_[\w-]+)/.exec(first.stderr())?.[1];
+    expect(key).toBeDefined();
+    expect(first.stdout()).not.toContain(String(key));
+    const admin = await fetch(`http://127.0.0.1:${port}/api/v1/admin/stats`, { headers: { authorization: `Bearer ${String(key)}` } });
+    expect(admin.status).toBe(200);
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
 
     const second = runServer(env);
     await waitForServer(`http://127.0.0.1:${port}/api/v1/health`);
-    expect(second.stdout()).not.toMatch(/Generated the operator key/);
+    expect(second.stderr()).not.toMatch(/Generated the operator key/);
+    expect(second.stdout()).not.toMatch(/hts_admin_/);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   }, 60_000);

@@ -132,6 +132,8 @@ describe.each(STORES)('status reads and open transactions on %s', (store) => {
       await expect(
         t.store.db.transaction().execute(async (trx) => {
           await trx.updateTable('tasks').set({ status: 'accepted' }).where('id', '=', task_id).execute();
+          // As every use case does: the change is published in its transaction (store/change-feed.ts).
+          await t.deps.changes.publish({ kind: 'task', taskId: task_id }, trx);
           during = statusOf();
           await new Promise((r) => setTimeout(r, 100));
           throw new Error('roll back');
@@ -140,7 +142,10 @@ describe.each(STORES)('status reads and open transactions on %s', (store) => {
       expect(await during).toBe('submitted');
       expect(await statusOf()).toBe('submitted');
 
-      await t.store.db.updateTable('tasks').set({ status: 'accepted' }).where('id', '=', task_id).execute();
+      await t.store.db.transaction().execute(async (trx) => {
+        await trx.updateTable('tasks').set({ status: 'accepted' }).where('id', '=', task_id).execute();
+        await t.deps.changes.publish({ kind: 'task', taskId: task_id }, trx);
+      });
       expect(await statusOf()).toBe('accepted');
     } finally {
       await t.close();

@@ -7,24 +7,45 @@ import { findByDedupeKey } from '../store/tasks-repo.js';
 /**
  * Duplicate detection (contract): the same client or the same contact e-mail, the same task_type
  * and the same description (trimmed, whitespace collapsed, case folded — tasks.dedupe_key) within
- * DUPLICATE_WINDOW_HOURS is 409 `duplicate_task` with `existing_task_id`. Runs inside the
- * submission transaction under the dedupe key's lock (PostgreSQL), so two identical submissions
- * racing on two instances give one 202 and one 409.
+ * DUPLICATE_WINDOW_HOURS is 409 `duplicate_task`. Runs inside the submission transaction under
+ * the dedupe key's lock (PostgreSQL), so two identical submissions racing on two instances give
+ * one 202 and one 409.
+ *
+ * Contract, "Duplicates across clients": the task id is the key to the task, so only the client
+ * that sent it gets `existing_task_id`. A match by contact e-mail alone (another client) gets the
+ * 409 without it; the id is mailed to that contact address instead (the caller queues the mail).
  */
-export async function findDuplicate(db: Db, deps: AbuseDeps, caller: Caller, contactEmail: string | undefined, dedupeKey: string): Promise<string | null> {
+export interface Duplicate {
+  taskId: string;
+  /** The same client sent it: it may be told the id. */
+  sameClient: boolean;
+  /** The existing task's contact address (where a cross-client match sends the id). */
+  contactEmail: string | null;
+}
+
+export async function findDuplicate(db: Db, deps: AbuseDeps, caller: Caller, contactEmail: string | undefined, dedupeKey: string): Promise<Duplicate | null> {
   const hours = deps.config.limits.duplicateWindowHours;
   if (hours <= 0) return null;
   const since = iso(new Date(deps.clock.now().getTime() - hours * 3_600_000));
   const rows = await findByDedupeKey(db, dedupeKey, since);
   const email = contactEmail?.toLowerCase();
-  const row = rows.find((r) => r.client_hash === caller.clientHash || (email !== undefined && r.contact_email?.toLowerCase() === email));
-  return row?.id ?? null;
+  // The caller's own task first: then it may be told the id even if another client's also matches.
+  const own = rows.find((r) => r.client_hash === caller.clientHash);
+  if (own) return { taskId: own.id, sameClient: true, contactEmail: own.contact_email };
+  const other = email === undefined ? undefined : rows.find((r) => r.contact_email?.toLowerCase() === email);
+  return other ? { taskId: other.id, sameClient: false, contactEmail: other.contact_email } : null;
 }
 
-export function duplicateTask(existingTaskId: string, windowHours: number): AppError {
+export function duplicateTask(duplicate: Duplicate, windowHours: number): AppError {
+  if (!duplicate.sameClient) {
+    return new AppError(
+      'duplicate_task',
+      `The same task was already submitted within the last ${windowHours} hours for this contact e-mail. Its task id was sent by e-mail to that contact address; poll that task instead of submitting it again.`,
+    );
+  }
   return new AppError(
     'duplicate_task',
     `The same task was already submitted within the last ${windowHours} hours. Poll the existing task (existing_task_id) instead of submitting it again.`,
-    { existing_task_id: existingTaskId },
+    { existing_task_id: duplicate.taskId },
   );
 }

@@ -1,10 +1,11 @@
-import { validationFailed } from '../domain/errors.js';
+import { type AppError, validationFailed } from '../domain/errors.js';
 import type { MessageInput, TaskInput } from '../domain/schemas.js';
 import type { Caller, AbuseDeps } from './context.js';
 import { consumeCounter, readCounters } from '../store/counters-repo.js';
 import { lockKeys, type Db } from '../store/db.js';
+import { noteRefusal } from './auto-block.js';
 import { clientBlocked, matchBlock, type BlockSubject } from './blocklist.js';
-import { duplicateTask, findDuplicate } from './duplicates.js';
+import { duplicateTask, findDuplicate, type Duplicate } from './duplicates.js';
 import { REFUSAL_TEXT } from './email.js';
 import { findStoredResponse, storeResponse, type StoredResponse } from './idempotency.js';
 import { capacityReached, counterExpiry, counterKey, rateLimited, rateLimitHeaders, windowOf, type Quota, type QuotaSet, type Standing } from './limits.js';
@@ -12,6 +13,7 @@ import { dailyTaskCapKey } from './quotas.js';
 
 export { noteRefusal } from './auto-block.js';
 export type { StoredResponse } from './idempotency.js';
+export type { Duplicate } from './duplicates.js';
 
 /**
  * Abuse control: the guards every submission and message passes, in this order —
@@ -25,9 +27,15 @@ export interface Screening {
   emailUnverified: boolean;
 }
 
-async function screen(deps: AbuseDeps, subject: BlockSubject, field: string, email: string | undefined): Promise<Screening> {
+/**
+ * Blocklist, then the cheap quota check, then (only then) the MX lookup: a client already over its
+ * limits or a full daily cap cannot make the service query DNS. The quota is only read here; it
+ * is taken for real inside the write transaction.
+ */
+async function screen(deps: AbuseDeps, subject: BlockSubject, field: string, email: string | undefined, precheck: () => Promise<void>): Promise<Screening> {
   const blocked = await matchBlock(deps, subject);
   if (blocked) throw clientBlocked(blocked);
+  await precheck();
   if (email === undefined) return { emailUnverified: false };
   const verdict = await deps.abuse.email.check(email);
   if (verdict === 'ok') return { emailUnverified: false };
@@ -39,11 +47,35 @@ async function screen(deps: AbuseDeps, subject: BlockSubject, field: string, ema
 }
 
 export async function screenTask(deps: AbuseDeps, caller: Caller, input: TaskInput): Promise<Screening> {
-  return screen(deps, { clientHash: caller.clientHash, email: input.contact_email, requester: input.requester }, 'contact_email', input.contact_email);
+  const { task, statusPoll } = deps.abuse.policies;
+  const quotas = input.delivery === 'status_poll' ? [...task.quotas, statusPoll] : task.quotas;
+  const precheck = async () => {
+    await quotaLeft(deps, caller, task, quotas, 'task submissions');
+    const now = deps.clock.now();
+    const capUsed = (await readCounters(deps.store.db, [dailyTaskCapKey(now)])).get(dailyTaskCapKey(now)) ?? 0;
+    if (capUsed >= deps.config.limits.dailyTaskCap) throw capacityReached(now, task.policy);
+  };
+  return screen(deps, { clientHash: caller.clientHash, email: input.contact_email, requester: input.requester }, 'contact_email', input.contact_email, precheck);
 }
 
 export async function screenMessage(deps: AbuseDeps, caller: Caller, input: MessageInput): Promise<Screening> {
-  return screen(deps, { clientHash: caller.clientHash, email: input.reply_to, requester: input.from }, 'reply_to', input.reply_to);
+  const { message } = deps.abuse.policies;
+  const precheck = () => quotaLeft(deps, caller, message, message.quotas, 'messages');
+  return screen(deps, { clientHash: caller.clientHash, email: input.reply_to, requester: input.from }, 'reply_to', input.reply_to, precheck);
+}
+
+/** Read-only: 429 when a quota is already used up (counted toward auto-block like any 429). */
+async function quotaLeft(deps: AbuseDeps, caller: Caller, set: QuotaSet, quotas: Quota[], what: string): Promise<void> {
+  const now = deps.clock.now();
+  const windows = quotas.map((q) => windowOf(q.window, now));
+  const keys = quotas.map((q, i) => counterKey(q, caller.clientHash, windows[i]!));
+  const counts = await readCounters(deps.store.db, keys);
+  for (const [i, quota] of quotas.entries()) {
+    if ((counts.get(keys[i]!) ?? 0) < quota.limit) continue;
+    const refusal = rateLimited(quota, windows[i]!, now, set.policy, quota.name === 'status_poll_per_day' ? 'tasks with delivery status_poll' : what);
+    await noteRefusal(deps, caller, refusal);
+    throw refusal;
+  }
 }
 
 /**
@@ -62,10 +94,14 @@ export async function findReplay(db: Db, deps: AbuseDeps, caller: Caller, reques
   return findStoredResponse(db, deps, caller, requestHash);
 }
 
-/** Throws 409 duplicate_task when the same client or contact e-mail sent the same task within the window. */
-export async function assertNotDuplicate(db: Db, deps: AbuseDeps, caller: Caller, input: TaskInput, dedupeKey: string): Promise<void> {
-  const existing = await findDuplicate(db, deps, caller, input.contact_email, dedupeKey);
-  if (existing !== null) throw duplicateTask(existing, deps.config.limits.duplicateWindowHours);
+/** The same task sent by the same client or for the same contact e-mail within the window, if any. */
+export async function checkDuplicate(db: Db, deps: AbuseDeps, caller: Caller, input: TaskInput, dedupeKey: string): Promise<Duplicate | null> {
+  return findDuplicate(db, deps, caller, input.contact_email, dedupeKey);
+}
+
+/** The 409 duplicate_task for a duplicate found by checkDuplicate. */
+export function duplicateRefusal(deps: AbuseDeps, duplicate: Duplicate): AppError {
+  return duplicateTask(duplicate, deps.config.limits.duplicateWindowHours);
 }
 
 /** Takes one unit of each quota, in a fixed order (so concurrent transactions cannot deadlock). */

@@ -115,9 +115,11 @@ export function rateLimitHeaders(standings: Standing[], now: Date): Record<strin
 /** 429 `rate_limited` naming the quota, with Retry-After until its window resets. */
 export function rateLimited(quota: Quota, window: Window, now: Date, policy: string, what: string): AppError {
   const retry = secondsUntil(window.resetsAt, now);
+  // "1 task with delivery status_poll", "3 tasks": the noun agrees with the number.
+  const noun = quota.limit === 1 ? what.replace(/^(\w+?)s\b/, '$1') : what;
   return new AppError(
     'rate_limited',
-    `Limit reached: ${quota.limit} ${what} per ${quota.window === 'day' ? 'day (UTC)' : quota.window} per client. Retry after ${retry} seconds.`,
+    `Limit reached: ${quota.limit} ${noun} per ${quota.window === 'day' ? 'day (UTC)' : quota.window} per client. Retry after ${retry} seconds.`,
     { limit: quota.name, retry_after_seconds: retry },
     {
       'Retry-After': String(retry),

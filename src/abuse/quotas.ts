@@ -44,8 +44,14 @@ export async function dailyCapUsage(deps: Pick<AbuseDeps, 'config' | 'clock' | '
  * Takes one unit of today's e-mail cap; false when it is used up (the mail then waits for the
  * next UTC day). The outbox worker calls this for every mail it is about to send.
  */
-export async function consumeEmailCap(db: Db, deps: Pick<AbuseDeps, 'config' | 'clock'>): Promise<boolean> {
+export async function consumeEmailCap(db: Db, deps: Pick<AbuseDeps, 'config' | 'clock'>, limit = deps.config.limits.dailyEmailCap): Promise<boolean> {
   const now = deps.clock.now();
-  const count = await consumeCounter(db, dailyEmailCapKey(now), deps.config.limits.dailyEmailCap, iso(new Date(nextUtcMidnight(now).getTime() + 86_400_000)));
+  const count = await consumeCounter(db, dailyEmailCapKey(now), limit, iso(new Date(nextUtcMidnight(now).getTime() + 86_400_000)));
   return count !== null;
+}
+
+/** Units of today's e-mail cap already used. */
+export async function emailCapUsed(db: Db, now: Date): Promise<number> {
+  const key = dailyEmailCapKey(now);
+  return (await readCounters(db, [key])).get(key) ?? 0;
 }

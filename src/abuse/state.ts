@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/time.js';
 import type { Store } from '../store/db.js';
+import { AdminThrottle } from './admin-throttle.js';
 import { EmailChecker } from './email.js';
 import { policiesFor, type Policies } from './limits.js';
 import { ReadLimiter } from './reads.js';
@@ -15,6 +16,8 @@ export interface AbuseState {
   policies: Policies;
   email: EmailChecker;
   reads: ReadLimiter;
+  /** Throttle of failed operator-key attempts (admin API and console sign-in). */
+  adminThrottle: AdminThrottle;
 }
 
 export function createAbuseState(config: Config, store: Pick<Store, 'db'>, clock: Clock, log: Logger): AbuseState {
@@ -22,5 +25,6 @@ export function createAbuseState(config: Config, store: Pick<Store, 'db'>, clock
     policies: policiesFor(config.limits),
     email: new EmailChecker(config, clock),
     reads: new ReadLimiter(store.db, clock, log, config.limits.readsPerMinute),
+    adminThrottle: new AdminThrottle(config.adminThrottle),
   };
 }

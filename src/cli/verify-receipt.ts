@@ -8,11 +8,13 @@ import { verifyReceipt, type ReceivedFile, type VerifyOptions } from '../receipt
 /**
  * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR]`
  *
- * What any client can run to check a receipt: it fetches the JWKS from the service (never from
- * the receipt's own `iss`, which an attacker would control), verifies the signature and the key
- * id, and checks the deliverable hash against operator_notes (or a file) and the task id. With
- * `--files DIR` it also checks the files in DIR (downloaded, or saved from the mail) against the
- * receipt's signed `attachments`: each signed file must be there, and each file there signed.
+ * What any client can run to check a receipt: it fetches the JWKS from the service, verifies the
+ * signature and the key id, and checks the deliverable hash against operator_notes (or a file)
+ * and the task id. The service is --base-url, else BASE_URL, else (for a receipt) the receipt's
+ * own `iss`, else http://localhost:$PORT. A receipt verified against its own `iss` proves only
+ * that `iss` signed it: the verdict names the origin the keys came from.
+ * With `--files DIR` it also checks the files in DIR (downloaded, or saved from the mail) against
+ * the receipt's signed `attachments`: each signed file must be there, and each file there signed.
  * Prints a verdict; exits 0 when valid, 1 when not (or when something could not be fetched),
  * 2 on a usage error.
  */
@@ -37,7 +39,14 @@ interface PublishedTask {
 const out = (line = '') => process.stdout.write(`${line}\n`);
 
 async function getJson(url: string): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(15_000) });
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(15_000) });
+  } catch (error) {
+    // Name the URL: "fetch failed" alone does not tell a newcomer which address was wrong.
+    const cause = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
+    throw new Error(`could not reach ${url} (${cause}). Pass --base-url, or set BASE_URL or PORT.`);
+  }
   const text = await res.text();
   try {
     return { status: res.status, body: JSON.parse(text) as unknown };
@@ -82,7 +91,9 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(USAGE);
     return 2;
   }
-  const baseUrl = (values['base-url'] ?? process.env.BASE_URL ?? `http://localhost:${process.env.PORT ?? '8080'}`).replace(/\/+$/, '');
+  const configured = values['base-url'] ?? process.env.BASE_URL;
+  const issuer = TASK_ID_PATTERN.test(subject) ? undefined : issuerOf(subject);
+  const baseUrl = (configured ?? issuer ?? `http://localhost:${process.env.PORT ?? '8080'}`).replace(/\/+$/, '');
 
   let receipt: string;
   let expectedTaskId = values['task-id'];
@@ -152,6 +163,16 @@ async function main(argv: string[]): Promise<number> {
   if (!result.valid) return fail('INVALID: this receipt does not verify.');
   out(`VALID: signed by ${baseUrl} (key ${result.kid ?? '?'}) for ${p?.task_id ?? '?'}, delivered ${p?.timeline.delivered_at ?? '?'}.`);
   return 0;
+}
+
+/** The receipt's `iss` when it is an http(s) origin, so a receipt verifies with no configuration. */
+function issuerOf(receipt: string): string | undefined {
+  try {
+    const iss = decodeJwt(receipt).iss;
+    return typeof iss === 'string' && /^https?:\/\/[^\s/]+/.test(iss) ? new URL(iss).origin : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function fail(line: string): number {

@@ -1,17 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { buildAgentCard, signAgentCard } from './agent-card.js';
 import type { DocsDeps } from './context.js';
 import { buildCapabilities, buildHuman, buildManifest, buildProtectedResource, buildServices } from './documents.js';
 import { jsonBody, staticBody, type StaticBody } from './http.js';
 import type { LiveFigures, LiveSource } from './live.js';
 import { toMarkdown, type Block } from '../domain/markup.js';
 import { openApiDocument } from './openapi.js';
-import { apiDoc, indexDoc, llmsTxt } from './text.js';
+import { apiDoc, indexDoc, llmsFullTxt, llmsTxt } from './text.js';
 
 type Json = Record<string, unknown>;
 
 /** Every document, generated once when the app is ready (the OpenAPI document needs every route). */
 export interface DocumentSet {
   manifest: Json;
+  /** The signed A2A v1 agent card. */
+  agentCard: Json;
   human: Json;
   capabilities: Json;
   services: Json;
@@ -21,10 +24,12 @@ export interface DocumentSet {
   apiBlocks: Block[];
   bodies: {
     manifest: StaticBody;
+    agentCard: StaticBody;
     services: StaticBody;
     protectedResource: StaticBody;
     openapi: StaticBody;
     llms: StaticBody;
+    llmsFull: StaticBody;
     index: StaticBody;
     api: StaticBody;
   };
@@ -61,8 +66,11 @@ export async function readLive(deps: DocsDeps, request?: FastifyRequest): Promis
   }
 }
 
-/** Generates every document once; `app` must be ready (the OpenAPI document lists its routes). */
-export function buildDocumentSet(app: FastifyInstance, deps: DocsDeps, live: LiveSource): DocumentSet {
+/**
+ * Generates every document once; `app` must be ready (the OpenAPI document lists its routes).
+ * Asynchronous because the A2A agent card is signed with the receipt key from the store.
+ */
+export async function buildDocumentSet(app: FastifyInstance, deps: DocsDeps, live: LiveSource): Promise<DocumentSet> {
   const manifest = buildManifest(deps) as Json;
   const services = buildServices(deps) as Json;
   const protectedResource = buildProtectedResource(deps) as Json;
@@ -70,8 +78,11 @@ export function buildDocumentSet(app: FastifyInstance, deps: DocsDeps, live: Liv
   const indexBlocks = indexDoc(deps);
   const apiBlocks = apiDoc(deps, openapi);
   const markdown = 'text/markdown; charset=utf-8';
+  const llms = llmsTxt(deps);
+  const agentCard = (await signAgentCard(deps, buildAgentCard(deps))) as Json;
   return {
     manifest,
+    agentCard,
     human: buildHuman(deps) as Json,
     capabilities: buildCapabilities(deps) as Json,
     services,
@@ -81,10 +92,12 @@ export function buildDocumentSet(app: FastifyInstance, deps: DocsDeps, live: Liv
     apiBlocks,
     bodies: {
       manifest: jsonBody(manifest),
+      agentCard: jsonBody(agentCard),
       services: jsonBody(services),
       protectedResource: jsonBody(protectedResource),
       openapi: jsonBody(openapi, true),
-      llms: staticBody(llmsTxt(deps), 'text/plain; charset=utf-8'),
+      llms: staticBody(llms, 'text/plain; charset=utf-8'),
+      llmsFull: staticBody(llmsFullTxt(llms, toMarkdown(indexBlocks), toMarkdown(apiBlocks)), 'text/plain; charset=utf-8'),
       index: staticBody(toMarkdown(indexBlocks), markdown),
       api: staticBody(toMarkdown(apiBlocks), markdown),
     },

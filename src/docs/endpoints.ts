@@ -29,6 +29,14 @@ export const DOCUMENTS: readonly DocumentInfo[] = [
     mediaType: 'application/json',
   },
   {
+    id: 'agent-card',
+    path: '/.well-known/agent-card.json',
+    aliases: [],
+    title: 'A2A agent card',
+    description: 'The A2A v1 agent card (name, interfaces, capabilities, skills), signed with the receipt key as a detached JWS over its RFC 8785 canonical form.',
+    mediaType: 'application/json',
+  },
+  {
     id: 'human',
     path: '/.well-known/human.json',
     aliases: [],
@@ -80,7 +88,7 @@ export const DOCUMENTS: readonly DocumentInfo[] = [
   {
     id: 'mcp',
     path: '/.well-known/mcp',
-    aliases: ['/mcp/server-card'],
+    aliases: ['/mcp/server-card', '/.well-known/mcp/server-card', '/.well-known/mcp.json'],
     title: 'MCP server card',
     description: 'Handshake of the streamable-HTTP tool server at /mcp: its tools and how to connect.',
     mediaType: 'application/json',
@@ -92,6 +100,14 @@ export const DOCUMENTS: readonly DocumentInfo[] = [
     aliases: [],
     title: 'llms.txt',
     description: 'A short plain-text guide for language models, with links to everything else.',
+    mediaType: 'text/plain',
+  },
+  {
+    id: 'llms-full',
+    path: '/llms-full.txt',
+    aliases: [],
+    title: 'llms-full.txt',
+    description: 'llms.txt, the overview and the whole API reference in one plain-text file.',
     mediaType: 'text/plain',
   },
   {
@@ -139,6 +155,7 @@ export function endpoints(base: string) {
     send_message: { method: 'POST', url: `${api}/messages`, description: 'Write to the operator; answers come by e-mail to reply_to.' },
     services: { method: 'GET', url: `${api}/services`, description: 'The catalog, cursor-paginated (limit, cursor).' },
     health: { method: 'GET', url: `${api}/health`, description: 'Health of the service and its store.' },
+    readiness: { method: 'GET', url: `${api}/health/ready`, description: 'Readiness for orchestrators: store, migrations and workers; 503 until an instance can serve.' },
     mcp: { method: 'POST', url: `${base}/mcp`, transport: 'streamable-http', server_card: `${base}/.well-known/mcp`, description: 'The same capabilities as MCP tools.' },
     status_page: { method: 'GET', url: `${base}/tasks?id={task_id}`, description: 'The human status page of a task.' },
     web_form: { method: 'GET', url: `${base}/`, description: 'The home page with a submission form for people.' },

@@ -1,8 +1,10 @@
+import { PLACEHOLDER_DOMAINS, PLACEHOLDER_TLDS } from '../domain/email.js';
 import { ERROR_STATUS } from '../domain/errors.js';
 import { PublicAttachmentSchema, PublicTaskSchema, messageInputSchema, taskInputSchema } from '../domain/schemas.js';
 import { TASK_TYPES } from '../domain/task.js';
 import type { ServiceDeps } from '../services/context.js';
 import { API_VERSION, SERVICE_VERSION } from '../version.js';
+import { CLIENTS_SUMMARY, clientLines } from './clients.js';
 import { PRODUCT_NAME, summary } from './documents.js';
 import { DOCUMENTS, MCP_TOOLS, endpoints } from './endpoints.js';
 import { publicLimits } from './limits.js';
@@ -47,36 +49,73 @@ export function fieldsTable(schema: Json): Block {
   };
 }
 
+/**
+ * llms.txt (llmstxt.org): an H1, a blockquote summary, a few paragraphs, then H2 sections of
+ * links, each link's note stating the rule an agent trips over if it does not know it. Other
+ * parts of the service add their sentences to the sections "Waiting for a result" and "Verify a receipt".
+ */
 export function llmsTxt(deps: ServiceDeps): string {
   const base = deps.config.baseUrl;
   const e = endpoints(base);
+  const l = deps.config.limits;
+  const api = `${base}/api/${API_VERSION}`;
+  const full = `${base}/llms-full.txt`;
+  const ref = `${base}/api.md`;
+  const per = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+  const placeholders = [...PLACEHOLDER_DOMAINS.filter((d) => d !== 'localhost'), ...PLACEHOLDER_TLDS.map((t) => `*.${t}`), 'localhost'].join(', ');
+  const example = { task_type: 'real_world_verification', description: 'Check whether the bakery at 12 Main Street, Springfield is open on Sunday mornings.', location_required: true, location_detail: 'Springfield, Main Street', delivery: 'status_poll' };
   const lines = [
     `# ${PRODUCT_NAME}`,
     '',
     `> ${summary(deps)}`,
     '',
-    'Submitting is asynchronous: POST a task, keep the task_id, and wait for the result (see "Waiting for a result" below). A human reviews every task; ' +
-      'illegal, harmful, deceptive, unsafe or privacy-invasive requests are rejected whatever their type. Never send payment details or credentials.',
+    'Submitting is asynchronous: POST a task, keep the task_id (it is the only key to the task: keep it private), then wait for the result (see "Waiting for a result"). ' +
+      'A human reviews every task; illegal, harmful, deceptive, unsafe or privacy-invasive requests are rejected whatever their type. Never send payment details or credentials.',
+    '',
+    `Retention: contact e-mails, callback URLs, message texts and attachments are erased ${deps.config.retention.days} days after a task is delivered or rejected (messages ${deps.config.retention.days} days after they arrive); the task record and its receipt stay verifiable.`,
     '',
     `Task types: ${TASK_TYPES.join(', ')}.`,
     '',
+    `A request the service accepts as written (the result appears in operator_notes; to get it by e-mail instead, give your own real mailbox as contact_email and drop delivery): \`POST ${e.submit_task.url}\` with \`Content-Type: application/json\` and \`${JSON.stringify(example)}\``,
+    '',
     '## API',
     '',
-    `- [Submit a task](${e.submit_task.url}): POST JSON {task_type, description, contact_email | delivery: "status_poll", ...}; 202 with task_id`,
-    `- [Task status](${base}/api/${API_VERSION}/tasks/TASK_ID): GET; status, history, eta, operator_notes, receipt, attachments`,
-    `- [Delivered file](${base}/api/${API_VERSION}/tasks/TASK_ID/attachments/ATTACHMENT_ID): GET, once delivered; each file in attachments[] has name, media_type, size, sha256 and this url. ` +
+    `- [Submit a task](${e.submit_task.url}): POST JSON {task_type, description, contact_email | delivery: "status_poll", ...}; 202 with task_id, status_url and a Location header; optional Idempotency-Key header`,
+    `- [Task status](${api}/tasks/TASK_ID): GET; status, status_history, eta, operator_notes, and once delivered the receipt and attachments`,
+    `- [Delivered file](${api}/tasks/TASK_ID/attachments/ATTACHMENT_ID): GET, once delivered; each file in attachments[] has name, media_type, size, sha256 and this url. ` +
       'Check a file: SHA-256 of the downloaded bytes equals its sha256 (also in the Content-Digest header), and the receipt (receipt_version 2) signs every sha256.',
-    `- [Message the operator](${e.send_message.url}): POST JSON {message, reply_to, from?, subject?}`,
-    `- [Services catalog](${e.services.url}): GET ?limit=1-${deps.config.limits.servicesPageMax}&cursor=`,
-    `- [MCP server](${e.mcp.url}): streamable HTTP, no auth; tools ${MCP_TOOLS.map((t) => t.name).join(', ')}`,
+    `- [Message the operator](${e.send_message.url}): POST JSON {message, reply_to, from?, subject?}; to withdraw a task, name its task_id in the message`,
+    `- [Services catalog](${e.services.url}): GET ?limit=1-${l.servicesPageMax}&cursor=; pass next_cursor back until it is null`,
+    `- [MCP server](${e.mcp.url}): streamable HTTP, stateless, no auth; tools ${MCP_TOOLS.map((t) => t.name).join(', ')}; same fields, limits and errors as REST`,
+    '',
+    '## Rules',
+    '',
+    `- [Per-client limits](${ref}#limits): ${per(l.tasksPerHour, 'task')} per hour and ${l.tasksPerDay} per day; ${per(l.messagesPerHour, 'message')} per hour and ${l.messagesPerDay} per day; ${per(l.statusPollPerDay, 'task')} with delivery status_poll per day; ${l.readsPerMinute} reads per minute. Over a limit: 429 rate_limited with Retry-After (seconds); daily windows reset at 00:00 UTC. Every response carries RateLimit-Policy; reads and successful submissions also RateLimit-Limit, -Remaining and -Reset`,
+    `- [Automatic blocking](${ref}#errors): a client refused with 429 ${l.autoBlockRefusals} times within 24 hours is blocked for ${l.autoBlockHours} hours (403 client_blocked). After a 429, wait Retry-After seconds; never retry in a loop`,
+    `- [Contact e-mail checks](${ref}#submit-a-task): contact_email must be a real mailbox you read. Placeholder domains are refused (${placeholders}), and the domain must accept mail (an MX record, or an A/AAAA record): 422 validation_failed otherwise. No mailbox? Use delivery "status_poll"`,
+    `- [JSON bodies only](${ref}#errors): send bodies as Content-Type: application/json, at most ${l.maxBodyBytes} bytes (415 unsupported_media_type, 413 payload_too_large otherwise). Unknown fields are ignored and listed in warnings; every field error is reported at once in details`,
+    `- [Duplicates](${ref}#errors): the same task_type and description from the same client or for the same contact_email within ${l.duplicateWindowHours} hours is 409 duplicate_task: poll the task you have instead of resubmitting (existing_task_id names it when you sent it)`,
+    `- [Statuses](${ref}#the-task-as-returned): submitted → accepted → delivered, or rejected (operator_notes gives the reason). delivered and rejected are final: stop waiting then`,
+    `- [Test tasks](${ref}#submit-a-task): to try the service, submit one small task and mark it: put the word "test" in its description or requester. The operator sees it marked as a test`,
     '',
     '## Waiting for a result',
     '',
-    ...waitingGuide(base).map((line) => `- ${line}`),
+    ...waitingGuide(base).map((line) => waitingLink(line, `${api}/tasks/TASK_ID`, e.mcp.url, e.submit_task.url)),
+    '',
+    '## Verify a receipt',
+    '',
+    `- [Receipt signing keys (JWKS)](${base}/.well-known/jwks.json): a delivered task carries receipt, a compact JWS (EdDSA, Ed25519); pick the key by the kid in its header. Its payload binds task_id, deliverable_sha256 (SHA-256 hex of operator_notes as returned) and the timeline; retired keys stay published`,
+    `- [Status page](${base}/tasks?id=TASK_ID): shows the receipt and how to check it, for people`,
     '',
     '## Documents',
     '',
-    ...DOCUMENTS.filter((d) => d.id !== 'llms').map((d) => `- [${d.title}](${base}${d.path}): ${d.description}`),
+    `- [Full reference in one file](${full}): this guide, the overview and the whole API reference (every field, error, header and endpoint) in one plain-text file`,
+    ...DOCUMENTS.filter((d) => d.id !== 'llms' && d.id !== 'llms-full').map((d) => `- [${d.title}](${base}${d.path}): ${d.description}`),
+    '',
+    '## Clients',
+    '',
+    ...clientLines(),
+    CLIENTS_SUMMARY,
     '',
     '## Optional',
     '',
@@ -85,6 +124,32 @@ export function llmsTxt(deps: ServiceDeps): string {
     '',
   ];
   return lines.join('\n');
+}
+
+/**
+ * A line of the waiting guide (docs/waiting.ts) as an llms.txt link item: the link names where to
+ * do it (the MCP server, the task status endpoint, or submission for webhooks), the note is the
+ * guide's sentence.
+ */
+function waitingLink(line: string, statusUrl: string, mcpUrl: string, submitUrl: string): string {
+  const text = line.replace(/`/g, '');
+  const [label, url] = /^MCP tasks/.test(text)
+    ? ['MCP tasks', mcpUrl]
+    : /^MCP/.test(text)
+      ? ['MCP check_task_status', mcpUrl]
+      : /^REST long-poll/.test(text)
+        ? ['Long-poll the task status', statusUrl]
+        : /^Conditional/.test(text)
+          ? ['Conditional poll', statusUrl]
+          : /^Webhooks/.test(text)
+            ? ['Webhooks (callback_url)', submitUrl]
+            : ['Task status', statusUrl];
+  return `- [${label}](${url}): ${text}`;
+}
+
+/** /llms-full.txt: llms.txt, the overview and the API reference, in one file for a model's context. */
+export function llmsFullTxt(llms: string, overview: string, reference: string): string {
+  return [llms.trimEnd(), '', '---', '', overview.trimEnd(), '', '---', '', reference.trimEnd(), ''].join('\n');
 }
 
 export function indexDoc(deps: ServiceDeps): Block[] {
@@ -138,7 +203,7 @@ export function indexDoc(deps: ServiceDeps): Block[] {
     {
       list: [
         'Free during the pilot; `budget_usd` is accepted and ignored. The service never asks for payment or credentials.',
-        `Per client: ${limits.tasksPerHour} tasks per hour and ${limits.tasksPerDay} per day; ${limits.messagesPerHour} messages per hour and ${limits.messagesPerDay} per day; ${limits.statusPollPerDay} \`status_poll\` ${limits.statusPollPerDay === 1 ? 'task' : 'tasks'} per day.`,
+        `Per client: ${limits.tasksPerHour} tasks per hour and ${limits.tasksPerDay} per day; ${limits.messagesPerHour} messages per hour and ${limits.messagesPerDay} per day; ${limits.statusPollPerDay} ${limits.statusPollPerDay === 1 ? 'task' : 'tasks'} with delivery \`status_poll\` per day.`,
         'Daily windows reset at 00:00 UTC. Over a limit: 429 with `Retry-After`. One small test task is fine: mark it with the word "test" (whole word, any case) in the description or requester; the submission `message` confirms it was recognized.',
       ],
     },
@@ -212,7 +277,7 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
       p: `Base URL \`${base}\`. JSON in, JSON out (\`Content-Type: application/json\`), bodies up to ${limits.maxBodyBytes} bytes. No authentication on the public endpoints: send no Authorization header. CORS is enabled. Version ${SERVICE_VERSION}; every endpoint lives under \`/api/${API_VERSION}/\`. Machine-readable: [openapi.json](${base}/openapi.json).`,
     },
     { h: 2, text: 'Submit a task' },
-    { p: `\`POST ${base}/api/${API_VERSION}/tasks\` → 202 with \`task_id\`, \`status_url\`, \`status_page\` and a \`Location\` header. Optional header \`Idempotency-Key\`: the same key and payload within ${limits.idempotencyWindowHours} hours replays the first answer; another payload is 422. Unknown fields are ignored and listed in \`warnings\`.` },
+    { p: `\`POST ${base}/api/${API_VERSION}/tasks\` → 202 with \`task_id\`, \`status_url\`, \`status_page\` and a \`Location\` header. Optional header \`Idempotency-Key\`: the same key and payload within ${limits.idempotencyWindowHours} hours replays the first answer; another payload is 422. Unknown fields are ignored and listed in \`warnings\` (at most 20, then how many more). Bodies are UTF-8 (another charset is 415); a number JSON cannot hold (1e400) or an unpaired surrogate in any field is 422 naming the field.` },
     fieldsTable(taskInputSchema(limits) as unknown as Json),
     { p: `Example: \`${JSON.stringify(deps.catalog[0]?.example_request ?? {})}\`` },
     { h: 2, text: 'The task as returned' },
@@ -256,7 +321,8 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
     {
       list: [
         '`RateLimit-Policy` on every response; `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` on reads and successful submissions (draft-ietf-httpapi-ratelimit-headers-06).',
-        '`Retry-After` (seconds) on every 429.',
+        '`Retry-After` (seconds) on every 429 and 503 (503 `service_unavailable`: the store is not answering or too many connections are open; retry later).',
+        '`ETag` and `Cache-Control: private, no-cache` on a status read: send `If-None-Match` to get 304 while the task is unchanged. Errors are `Cache-Control: no-store`.',
         '`Location` on 202 from task submission.',
         '`ETag` on task reads (send it back in `If-None-Match`); `Preference-Applied: wait=N` when a `Prefer: wait=N` was honoured. Both are exposed to browsers.',
         '`Deprecation` (RFC 9745), `Sunset` (RFC 8594) and `Link: rel="successor-version"` on the responses of a deprecated API version; version 1 sends none.',

@@ -100,6 +100,24 @@ export type TaskPatch = Static<typeof TaskPatchSchema>;
 const Duration = Type.Object({ median: Nullable(Type.Number()), p90: Nullable(Type.Number()), samples: Type.Integer() });
 const CapUse = Type.Object({ used: Type.Integer(), cap: Type.Integer(), remaining: Type.Integer() });
 
+/** The last retention run of any instance (services/retention.ts). */
+export const RetentionRunSchema = Type.Object(
+  {
+    ran_at: Type.String({ format: 'date-time' }),
+    retention_days: Type.Integer(),
+    erased_tasks: Type.Integer({ description: 'Final tasks whose contact e-mail (and callback URL, attachments) were erased.' }),
+    erased_messages: Type.Integer({ description: 'Messages whose text and addresses were erased.' }),
+    deleted_sent_mail: Type.Integer(),
+    deleted_finished_webhooks: Type.Integer({ description: 'Delivered (or gone) webhook events and their attempt logs.' }),
+    deleted_idempotency_records: Type.Integer(),
+    deleted_counters: Type.Integer(),
+    deleted_revoked_sessions: Type.Integer(),
+    deleted_expired_blocks: Type.Integer({ description: 'Blocklist entries (mostly automatic blocks) past their expiry.' }),
+    duration_ms: Type.Integer(),
+  },
+  { description: 'What the last retention run erased and deleted.' },
+);
+
 export const AdminStatsSchema = Type.Object({
   window_days: Type.Integer({ description: 'The figures cover tasks created in this many last days.' }),
   counts_by_status: Type.Record(Type.String(), Type.Integer()),
@@ -107,6 +125,7 @@ export const AdminStatsSchema = Type.Object({
   time_to_first_view_seconds: Duration,
   time_to_acceptance_seconds: Duration,
   daily_caps: Type.Object({ tasks: CapUse, emails: CapUse, resets_at: Type.String({ format: 'date-time' }) }, { description: "Today's use of the global daily caps." }),
+  retention: Type.Union([RetentionRunSchema, Type.Null()], { description: 'The last retention run (RETENTION_DAYS), null before the first.' }),
 });
 export type AdminStats = Static<typeof AdminStatsSchema>;
 

@@ -9,8 +9,8 @@ const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 const TLD = /^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$/;
 
-const PLACEHOLDER_DOMAINS = ['example.com', 'example.org', 'example.net', 'localhost'];
-const PLACEHOLDER_TLDS = ['example', 'test', 'invalid', 'localhost'];
+export const PLACEHOLDER_DOMAINS = ['example.com', 'example.org', 'example.net', 'localhost'];
+export const PLACEHOLDER_TLDS = ['example', 'test', 'invalid', 'localhost'];
 
 /** The ASCII (punycode) lower-case domain after the @ of a well-formed local part, or null. */
 export function domainPart(address: string): string | null {

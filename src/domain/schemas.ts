@@ -42,7 +42,7 @@ export function taskInputSchema(limits: Limits) {
           description: 'Where the result is e-mailed. Required unless delivery is status_poll. Must be a real mailbox (MX-checked); never returned.',
         }),
       ),
-      delivery: Type.Optional(Type.Enum([...DELIVERY_MODES], { description: 'email (default) or status_poll (result in operator_notes; 1 such task per client per day).' })),
+      delivery: Type.Optional(Type.Enum([...DELIVERY_MODES], { description: 'email (default) or status_poll (result in operator_notes; limited per client per day, 1 task with delivery status_poll by default).' })),
       requester: Type.Optional(Type.String({ maxLength: limits.shortTextMax, description: 'Optional self-declared agent, company or system identifier.' })),
       callback_url: Type.Optional(
         Type.String({
@@ -167,6 +167,13 @@ export const HealthSchema = Type.Object({
   time: Type.String({ format: 'date-time' }),
 });
 export type Health = Static<typeof HealthSchema>;
+
+export const ReadinessSchema = Type.Object({
+  status: Type.Literal('ready'),
+  checks: Type.Object({ store: Type.Literal('ok'), migrations: Type.Literal('ok'), workers: Type.Literal('ok') }),
+  time: Type.String({ format: 'date-time' }),
+});
+export type Readiness = Static<typeof ReadinessSchema>;
 
 export const ErrorSchema = Type.Object(
   {

@@ -69,11 +69,13 @@ export async function registerAbuseHooks(app: FastifyInstance, deps: ServiceDeps
     };
   const taskHook = policyHook(policies.task.policy);
   const messageHook = policyHook(policies.message.policy);
+  // The admin API and console enforce the failed-key-attempt limit, not the read limit: advertise that.
+  const adminHook = policyHook(deps.abuse.adminThrottle.policy);
 
   // Runs first among the route's own hooks, so a 401 or a parse error still carries the policy.
   app.addHook('onRoute', (route) => {
     const kind = route.config?.kind;
-    const hook = kind === 'read' ? readHook : kind === 'task' ? taskHook : kind === 'message' ? messageHook : undefined;
+    const hook = kind === 'read' ? readHook : kind === 'task' ? taskHook : kind === 'message' ? messageHook : kind === 'admin' ? adminHook : undefined;
     if (hook) route.onRequest = withHook(route.onRequest as Hooks, hook);
   });
 

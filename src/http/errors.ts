@@ -1,20 +1,10 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorBody } from '../domain/errors.js';
+import { asStoreUnavailable, type StoreFaults } from '../store/faults.js';
+import { fromFrameworkCode } from './framework-errors.js';
 
 /** Fastify's own failures (parsing, size, media type, schema) mapped to the contract's codes. */
 export function fromFastify(error: FastifyError): AppError | undefined {
-  switch (error.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('invalid_json', 'The request body is not valid JSON.');
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('payload_too_large', 'The request body is over the 64 KB limit (10 MB for the admin import).');
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new AppError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
-    default:
-      break;
-  }
   if (error.validation) {
     const details = error.validation.map((v) => {
       const field = v.instancePath.replace(/^\//, '') || String((v.params as { missingProperty?: string }).missingProperty ?? error.validationContext ?? 'request');
@@ -22,6 +12,8 @@ export function fromFastify(error: FastifyError): AppError | undefined {
     });
     return new AppError('malformed_request', 'The request has malformed parameters; see details.', { details });
   }
+  const framework = fromFrameworkCode(error);
+  if (framework) return framework;
   if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON|prototype/i.test(error.message))) {
     return new AppError('invalid_json', 'The request body is not valid JSON.');
   }
@@ -33,9 +25,10 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   return reply.code(error.status).type('application/json; charset=utf-8').send(error.toBody() satisfies ErrorBody);
 }
 
-export function installErrorHandler(app: FastifyInstance): void {
+export function installErrorHandler(app: FastifyInstance, faults: Pick<StoreFaults, 'record'>): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const known = error instanceof AppError ? error : fromFastify(error);
+    // A store that stops answering is a 503 with Retry-After, never a 500 naming internals.
+    const known = error instanceof AppError ? error : (fromFastify(error) ?? asStoreUnavailable(faults, error));
     if (known) {
       if (known.status >= 500) request.log.error({ err: error }, known.message);
       return sendError(reply, known);

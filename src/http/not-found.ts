@@ -3,6 +3,13 @@ import { AppError } from '../domain/errors.js';
 import type { ServiceDeps } from '../services/context.js';
 import { sendError } from './errors.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route exists only to answer 405 (documented): its method is not in any Allow list. */
+    refusesMethod?: boolean;
+  }
+}
+
 interface KnownRoute {
   pattern: RegExp;
   methods: Set<string>;
@@ -43,7 +50,7 @@ export function installNotFound(app: FastifyInstance, deps: ServiceDeps): void {
   const routes = new Map<string, KnownRoute>();
   app.addHook('onRoute', (route) => {
     // Catch-all routes (the CORS preflight's OPTIONS *) say nothing about which paths exist.
-    if (route.url.includes('*')) return;
+    if (route.url.includes('*') || route.config?.refusesMethod === true) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const entry = routes.get(route.url) ?? { pattern: toPattern(route.url), methods: new Set<string>() };
     for (const m of methods) entry.methods.add(m);

@@ -1,13 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AbuseDeps } from '../abuse/context.js';
-import { consumeEmailCap, dailyEmailCapKey } from '../abuse/quotas.js';
+import { consumeEmailCap, dailyEmailCapKey, emailCapUsed } from '../abuse/quotas.js';
 import type { MailSettings } from '../config.js';
 import { iso, nextUtcMidnight, utcDay } from '../domain/time.js';
 import { incrementCounter } from '../store/counters-repo.js';
 import { loadMailAttachments } from './attachments.js';
 import type { MailDeps } from './context.js';
 import { describeSendError, isPermanentRejection, logSafeError, responseCodeOf } from './errors.js';
-import { markFailed, markSent, postpone, scheduleRetry, type OutboxRow } from './queue.js';
+import { DIGEST_KIND, digestMail, isNotification, NOTIFICATION_KINDS, notificationShare, notificationVerdict } from './priority.js';
+import { bundleIntoDigest, claimDue, markFailed, markSent, postpone, scheduleRetry, type OutboxRow } from './queue.js';
 import { headerText, isSafeAddress, maskAddress } from './sanitize.js';
 import type { MailTransport } from './transport.js';
 
@@ -29,21 +31,18 @@ export interface DeliveryContext {
   retryDelayMs(failedAttempts: number): number;
   /** The UTC day the cap warning was last logged (one warning a day). */
   capWarnedDay?: string;
+  /** The claim lease, for the notifications a digest claims. */
+  leaseMs: number;
 }
+
+/** Notifications bundled into one digest at most. */
+const DIGEST_MAX = 200;
 
 export async function deliverOne(ctx: DeliveryContext, row: OutboxRow): Promise<void> {
   const { deps, log, transport, token } = ctx;
   const context = { outbox_id: row.id, kind: row.kind, to: maskAddress(row.recipient), attempt: Number(row.attempts) + 1 };
   const takenAt = deps.clock.now();
-  if (!(await consumeEmailCap(deps.store.db, deps))) {
-    const resume = nextUtcMidnight(takenAt);
-    await postpone(deps, row, token, resume);
-    if (ctx.capWarnedDay !== utcDay(takenAt)) {
-      ctx.capWarnedDay = utcDay(takenAt);
-      log.warn({ ...context, resume_at: iso(resume), cap: deps.config.limits.dailyEmailCap }, 'outbox: daily e-mail cap reached; mail waits for the next UTC day');
-    }
-    return;
-  }
+  if (!(await takeCapUnit(ctx, row, takenAt, context))) return;
   try {
     if (!isSafeAddress(row.recipient)) throw new Error('recipient is not a plain e-mail address');
     // The row holds no file bytes: a delivery mail's files are loaded (frozen, signed) at send time.
@@ -67,6 +66,62 @@ export async function deliverOne(ctx: DeliveryContext, row: OutboxRow): Promise<
   }
   if (await markSent(deps, row, token)) log.info({ ...context, via: transport.name }, 'outbox: mail sent');
   else log.warn(context, 'outbox: mail sent after this worker lost its claim; it may go out twice');
+}
+
+/**
+ * Takes the cap unit a mail needs: requester mail may use the whole cap, notifications only their
+ * share (mail/priority.ts), bundled into a digest at its last unit. False when the mail was
+ * postponed to the next UTC day or bundled instead.
+ */
+async function takeCapUnit(ctx: DeliveryContext, row: OutboxRow, takenAt: Date, context: Record<string, unknown>): Promise<boolean> {
+  const { deps, log, token } = ctx;
+  const cap = deps.config.limits.dailyEmailCap;
+  if (isNotification(row.kind)) {
+    const verdict = notificationVerdict(row.kind, await emailCapUsed(deps.store.db, takenAt), cap);
+    if (verdict === 'digest') {
+      await digest(ctx, row, context);
+      return false;
+    }
+    if (verdict === 'send' && (await consumeEmailCap(deps.store.db, deps, notificationShare(cap)))) return true;
+  } else if (await consumeEmailCap(deps.store.db, deps)) {
+    return true;
+  }
+  const resume = nextUtcMidnight(takenAt);
+  await postpone(deps, row, token, resume);
+  if (ctx.capWarnedDay !== utcDay(takenAt)) {
+    ctx.capWarnedDay = utcDay(takenAt);
+    log.warn({ ...context, resume_at: iso(resume), cap }, 'outbox: daily e-mail cap reached; mail waits for the next UTC day');
+  }
+  return false;
+}
+
+/** Bundles this notification and every other due one into one digest mail to the operator. */
+async function digest(ctx: DeliveryContext, row: OutboxRow, context: Record<string, unknown>): Promise<void> {
+  const { deps, log, token } = ctx;
+  const others = await claimDue(deps, token, DIGEST_MAX, ctx.leaseMs, NOTIFICATION_KINDS.filter((kind) => kind !== DIGEST_KIND));
+  const rows = [row, ...others];
+  const parts = digestMail(deps.config.baseUrl, rows.map((r) => ({ subject: r.subject, text: r.text_body, created_at: r.created_at })));
+  const at = iso(deps.clock.now());
+  const id = `mail-${randomBytes(16).toString('hex')}`;
+  await bundleIntoDigest(deps, token, rows, {
+    id,
+    kind: DIGEST_KIND,
+    recipient: row.recipient,
+    reply_to: null,
+    subject: headerText(parts.subject),
+    text_body: parts.text,
+    html_body: parts.html,
+    task_id: null,
+    message_id: null,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: at,
+    locked_until: null,
+    last_error: null,
+    created_at: at,
+    sent_at: null,
+  });
+  log.warn({ ...context, bundled: rows.length, digest_id: id }, 'outbox: daily e-mail cap is near; notifications bundled into one digest');
 }
 
 async function recordFailure(ctx: DeliveryContext, row: OutboxRow, error: unknown, context: Record<string, unknown>): Promise<void> {

@@ -8,7 +8,7 @@ import type { MailDeps } from './context.js';
 import { bodyText, headerText, isSafeAddress } from './sanitize.js';
 import type { MailParts } from './templates/layout.js';
 import { messageReceivedMail, taskSubmittedMail, type LinkedTask } from './templates/operator.js';
-import { taskAcceptedMail, taskDeliveredMail, taskRejectedMail } from './templates/requester.js';
+import { duplicateNoticeMail, taskAcceptedMail, taskDeliveredMail, taskRejectedMail } from './templates/requester.js';
 
 /**
  * The transactional outbox: each function writes mail rows in the caller's transaction, so a
@@ -16,7 +16,7 @@ import { taskAcceptedMail, taskDeliveredMail, taskRejectedMail } from './templat
  * them later, from any instance.
  */
 
-export type MailKind = 'task_submitted' | 'message_received' | 'task_accepted' | 'task_delivered' | 'task_rejected';
+export type MailKind = 'task_submitted' | 'message_received' | 'task_accepted' | 'task_delivered' | 'task_rejected' | 'duplicate_notice';
 
 interface NewMail {
   /** Set for mails that must exist at most once (one acceptance mail per task, …). */
@@ -131,5 +131,23 @@ export async function enqueueTaskTransition(db: Db, deps: MailDeps, task: TaskRo
     recipient: task.contact_email,
     parts: mail.build(deps.config.baseUrl, task),
     taskId: task.id,
+  });
+}
+
+/**
+ * To the contact address of an existing task, when another client resubmitted the same task for
+ * that address (contract: "Duplicates across clients"): the id goes to whoever owns the mailbox,
+ * not to whoever knew the address. At most one such mail per task per UTC day, so resubmitting
+ * cannot be used to flood a mailbox.
+ */
+export async function enqueueDuplicateNotice(db: Db, deps: MailDeps, duplicate: { taskId: string; contactEmail: string | null }): Promise<void> {
+  if (duplicate.contactEmail === null) return;
+  const day = iso(deps.clock.now()).slice(0, 10);
+  await enqueue(db, deps, {
+    id: onceId(`${duplicate.taskId}\n${day}`, 'duplicate_notice'),
+    kind: 'duplicate_notice',
+    recipient: duplicate.contactEmail,
+    parts: duplicateNoticeMail(deps.config.baseUrl, duplicate.taskId),
+    taskId: duplicate.taskId,
   });
 }

@@ -1,6 +1,8 @@
 import { iso } from '../domain/time.js';
 import type { MailDeps } from './context.js';
-import { claimDueOutbox, updateClaimedOutbox, type OutboxRow } from '../store/outbox-repo.js';
+import { claimDueOutbox, extendOutboxLease, replaceClaimedOutbox, updateClaimedOutbox, type OutboxRow } from '../store/outbox-repo.js';
+import { NOTIFICATION_KINDS } from './priority.js';
+import type { Insertable } from 'kysely';
 import type { OutboxTable } from '../store/schema.js';
 
 /**
@@ -14,9 +16,28 @@ export type { OutboxRow } from '../store/outbox-repo.js';
 type QueueDeps = Pick<MailDeps, 'store' | 'clock'>;
 
 /** Claims up to `limit` due mails under this worker's token for `leaseMs`. */
-export async function claimDue(deps: QueueDeps, token: string, limit: number, leaseMs: number): Promise<OutboxRow[]> {
+/** Claims up to `limit` due mails under this worker's token for `leaseMs`: requester mail before operator notifications. */
+export async function claimDue(deps: QueueDeps, token: string, limit: number, leaseMs: number, onlyKinds?: readonly string[]): Promise<OutboxRow[]> {
   const now = deps.clock.now();
-  return claimDueOutbox(deps.store, iso(now), { locked_until: iso(new Date(now.getTime() + leaseMs)), claim_token: token }, limit);
+  const lease = { locked_until: iso(new Date(now.getTime() + leaseMs)), claim_token: token };
+  return claimDueOutbox(deps.store, iso(now), lease, limit, { laterKinds: NOTIFICATION_KINDS, ...(onlyKinds ? { onlyKinds } : {}) });
+}
+
+/** The heartbeat: while a mail is being sent its lease is renewed, so only a dead worker's claim expires. */
+export function extendLease(deps: QueueDeps, row: OutboxRow, token: string, leaseMs: number): Promise<boolean> {
+  return extendOutboxLease(deps.store.db, row.id, token, iso(new Date(deps.clock.now().getTime() + leaseMs)));
+}
+
+/** Replaces claimed notifications by one digest row, in one transaction (see replaceClaimedOutbox). */
+export function bundleIntoDigest(deps: QueueDeps, token: string, rows: OutboxRow[], digest: Insertable<OutboxTable>): Promise<void> {
+  return replaceClaimedOutbox(
+    deps.store.db,
+    token,
+    rows.map((r) => r.id),
+    digest,
+    iso(deps.clock.now()),
+    `bundled into digest ${digest.id}`,
+  );
 }
 
 function update(deps: QueueDeps, row: OutboxRow, token: string, changes: Partial<OutboxTable>): Promise<boolean> {

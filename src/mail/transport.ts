@@ -1,8 +1,15 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
+import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { Config } from '../config.js';
 import type { MailAttachment } from './attachments.js';
+
+// Given `{ url }`, nodemailer builds its options from the URL alone and drops every other key
+// (pool, timeouts), so the URL is parsed with nodemailer's own parser and the keys added to it.
+// The module is CommonJS without typings; load it the CommonJS way, typed by hand.
+const { parseConnectionUrl } = createRequire(import.meta.url)('nodemailer/lib/shared') as { parseConnectionUrl: (url: string) => Record<string, unknown> };
 
 /** A mail ready to leave: addresses already validated, subject already one safe line. */
 export interface OutgoingMail {
@@ -48,16 +55,27 @@ function message(mail: OutgoingMail) {
   };
 }
 
-/** SMTP over SMTP_URL, one connection per mail (nothing to go stale during an outage). */
-function smtpTransport(smtpUrl: string): MailTransport {
-  const transporter = nodemailer.createTransport({
-    url: smtpUrl,
+/**
+ * SMTP over SMTP_URL through nodemailer's pool: up to `connections` connections kept open and
+ * reused (a new connection per mail capped throughput at a few mails a second against a slow
+ * server). A connection the server closes, or that fails, is dropped and a new one opened.
+ */
+function smtpTransport(smtpUrl: string, connections: number): MailTransport {
+  const options = {
+    ...parseConnectionUrl(smtpUrl),
+    pool: true,
+    maxConnections: connections,
+    maxMessages: 100,
+    // A connection lost mid-send fails that send; the worker's own retry (with backoff and the
+    // stable Message-ID) decides what happens next, never a silent resend inside the pool.
+    maxRequeues: 0,
     connectionTimeout: 10_000,
     greetingTimeout: 10_000,
     socketTimeout: 30_000,
     disableFileAccess: true,
     disableUrlAccess: true,
-  });
+  };
+  const transporter = nodemailer.createTransport(options as SMTPPool.Options);
   return {
     name: 'smtp',
     async send(mail) {
@@ -86,6 +104,6 @@ function emlTransport(dataDir: string): MailTransport {
   };
 }
 
-export function createMailTransport(config: Pick<Config, 'smtpUrl' | 'dataDir'>): MailTransport {
-  return config.smtpUrl ? smtpTransport(config.smtpUrl) : emlTransport(config.dataDir);
+export function createMailTransport(config: Pick<Config, 'smtpUrl' | 'dataDir' | 'mail'>): MailTransport {
+  return config.smtpUrl ? smtpTransport(config.smtpUrl, config.mail.concurrency) : emlTransport(config.dataDir);
 }

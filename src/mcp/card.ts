@@ -1,19 +1,28 @@
-import { LATEST_PROTOCOL_VERSION, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import Type, { type Static } from 'typebox';
 import type { ServiceDeps } from '../services/context.js';
 import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
 import { SERVICE_NAME } from '../version.js';
 
 /**
- * The server card served at /.well-known/mcp and /mcp/server-card: what a client needs to connect
- * without reading anything else. Field names follow the MCP registry's server.json and the
- * server-card proposal (name, title, version, description, remotes).
+ * The server card: what a client needs to connect without reading anything else. Field names
+ * follow the MCP server-card extension (SEP-2127: `$schema`, name, title, version, description,
+ * remotes with supportedProtocolVersions, authentication). One card, served at every path clients
+ * probe: /.well-known/mcp/server-card (the extension's), /.well-known/mcp/server-card.json,
+ * /.well-known/mcp.json, /.well-known/mcp and /mcp/server-card.
  */
+
+/** The server-card JSON Schema the card follows (SEP-2127, v1). */
+export const SERVER_CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
+
+/** Every path the card is served at. */
+export const SERVER_CARD_PATHS = ['/.well-known/mcp', '/mcp/server-card', '/.well-known/mcp/server-card', '/.well-known/mcp/server-card.json', '/.well-known/mcp.json'] as const;
 
 export const SERVER_TITLE = 'Human-in-the-loop task service';
 
 export const ServerCardSchema = Type.Object(
   {
+    $schema: Type.String({ description: 'The server-card JSON Schema this card follows.' }),
     name: Type.String(),
     title: Type.String(),
     version: Type.String({ description: 'The service version.' }),
@@ -23,6 +32,7 @@ export const ServerCardSchema = Type.Object(
       Type.Object({
         type: Type.Literal('streamable-http'),
         url: Type.String({ description: 'POST JSON-RPC here. Stateless: no session, initialize is optional.' }),
+        supportedProtocolVersions: Type.Array(Type.String(), { description: 'MCP protocol versions the server negotiates, newest first.' }),
       }),
     ),
     authentication: Type.Object({ required: Type.Boolean(), note: Type.String() }),
@@ -44,6 +54,7 @@ export type ServerCard = Static<typeof ServerCardSchema>;
 export function serverCard(deps: ServiceDeps, tools: Tool[]): ServerCard {
   const base = deps.config.baseUrl;
   return {
+    $schema: SERVER_CARD_SCHEMA,
     name: SERVICE_NAME,
     title: SERVER_TITLE,
     version: deps.version,
@@ -51,7 +62,7 @@ export function serverCard(deps: ServiceDeps, tools: Tool[]): ServerCard {
       'Tools for AI agents to hand real-world, perception and judgment tasks to a human operator who reviews every task, performs the accepted ones ' +
       'and delivers the results with a signed receipt. Submission is asynchronous: submit, keep the task_id, and wait for the result (see waiting) instead of polling. Free during the pilot.',
     protocolVersion: LATEST_PROTOCOL_VERSION,
-    remotes: [{ type: 'streamable-http', url: `${base}/mcp` }],
+    remotes: [{ type: 'streamable-http', url: `${base}/mcp`, supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS] }],
     authentication: { required: false, note: 'No authentication, accounts or tokens; per-client rate limits apply instead.' },
     capabilities: { tools: { listChanged: false }, tasks: { requests: { tools: { call: {} } }, cancel: {} } },
     waiting:

@@ -86,7 +86,7 @@ export function humanServices(deps: ServiceDeps): HumanServices {
         `${profile.response_target_hours} hours. Stop polling once the status is delivered or rejected (both final).`,
       receive_result:
         'By default the result is e-mailed to contact_email. With delivery "status_poll" (the no-mailbox path, ' +
-        `${l.statusPollPerDay} such task per client per day) the result appears as text in operator_notes of check_task_status.`,
+        `${l.statusPollPerDay} ${l.statusPollPerDay === 1 ? 'task' : 'tasks'} with delivery status_poll per client per day) the result appears as text in operator_notes of check_task_status.`,
       message:
         'Call message_human_operator for questions, scoping or to withdraw a task (name its task_id). The operator answers by e-mail to reply_to.',
       retry_safely:

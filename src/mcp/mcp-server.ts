@@ -16,6 +16,7 @@ import type { ServiceDeps } from '../services/context.js';
 import { sendMessage } from '../services/messages.js';
 import { awaitTaskUpdate, MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
 import { submitTask } from '../services/tasks.js';
+import { asStoreUnavailable } from '../store/faults.js';
 import { SERVICE_NAME } from '../version.js';
 import { SERVER_TITLE } from './card.js';
 import { humanServices } from './catalog-info.js';
@@ -113,7 +114,10 @@ export function createMcpServer(deps: ServiceDeps, tools: Tool[], request: Fasti
       return success(body);
     } catch (error) {
       if (error instanceof McpError) throw error;
-      const refused = isAppError(error) ? error : new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`);
+      // A store that stopped answering is a 503 refusal (service_unavailable), never internal_error.
+      const refused = isAppError(error)
+        ? error
+        : (asStoreUnavailable(deps.store.faults, error) ?? new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`));
       if (!isAppError(error) || refused.status >= 500) request.log.error({ err: error, tool: name }, 'mcp tool call failed');
       else request.log.info({ tool: name, error: refused.code }, 'mcp tool call refused');
       // A task-augmented call has no room for a refusal result: it becomes a JSON-RPC error.

@@ -53,7 +53,7 @@ export function hintFor(tool: string, body: ErrorBody): string {
     case 'duplicate_task':
       return typeof body.existing_task_id === 'string'
         ? `This task was already submitted: do not resubmit. Poll check_task_status with task_id "${body.existing_task_id}" instead.`
-        : 'This task was already submitted: do not resubmit; poll the task you already have.';
+        : 'This task was already submitted for this contact_email by another client: do not resubmit. Its task id was e-mailed to that contact address; poll that task.';
     case 'task_not_found':
       return 'No task has this id: pass the exact task_id returned by submit_human_task (task-<year>-<32 hex characters>).';
     case 'client_blocked':

@@ -4,6 +4,7 @@ import Type from 'typebox';
 import { AppError } from '../domain/errors.js';
 import { ErrorSchema } from '../domain/schemas.js';
 import type { ServiceDeps } from '../services/context.js';
+import { asStoreUnavailable } from '../store/faults.js';
 import { ServerCardSchema, serverCard } from './card.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpServer } from './mcp-server.js';
@@ -11,8 +12,9 @@ import { buildTools } from './tools.js';
 
 /**
  * The MCP tool server: stateless streamable HTTP on POST /mcp inside the Fastify app, plus the
- * server card. GET and DELETE /mcp have no route, so the app's 405 handler answers them with
- * `method_not_allowed` and `Allow: POST` (there are no sessions to stream to or to end).
+ * server card. GET /mcp answers 405 from its own (documented) route; DELETE /mcp has none, so the
+ * app's 405 handler answers it with `method_not_allowed` and `Allow: POST` (there are no sessions
+ * to stream to or to end).
  *
  * Fastify parses the body first, so an unparsable body (400 invalid_json), an oversized one (413
  * payload_too_large) or a non-JSON one (415) gets the contract's error before the SDK sees it;
@@ -53,8 +55,9 @@ async function handleMcp(deps: ServiceDeps, tools: ReturnType<typeof buildTools>
   } catch (error) {
     request.log.error({ err: error }, 'mcp request failed');
     if (!reply.raw.headersSent) {
-      const body = new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`).toBody();
-      reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+      const error503 = asStoreUnavailable(deps.store.faults, error);
+      const failure = error503 ?? new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`);
+      reply.raw.writeHead(failure.status, { 'content-type': 'application/json; charset=utf-8', ...failure.headers }).end(JSON.stringify(failure.toBody()));
     } else {
       reply.raw.end();
     }
@@ -91,12 +94,34 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
     (request, reply) => handleMcp(deps, tools, request, reply),
   );
 
+  // GET /mcp would open a server-sent event stream on a stateful server; this one is stateless.
+  // It has a route (kept out of the 405 handler's Allow lists) so the API documents the 405.
+  app.get(
+    '/mcp',
+    {
+      config: { kind: 'read', refusesMethod: true },
+      schema: {
+        operationId: 'mcpStream',
+        summary: 'Not available: the tool server is stateless (POST only)',
+        description: 'There is no event stream to open: always 405 method_not_allowed with Allow: POST.',
+        tags: ['mcp'],
+        response: { 405: ErrorSchema },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('Allow', 'POST');
+      throw new AppError('method_not_allowed', 'GET is not supported here: the MCP server is stateless. Allowed: POST.');
+    },
+  );
+
   const cardRoute = (operationId: string, summary: string, hide = false) => ({
     config: { kind: 'read' as const },
     schema: { operationId, summary, tags: ['mcp'], response: { 200: ServerCardSchema }, ...(hide ? { hide } : {}) },
   });
   app.get('/.well-known/mcp', cardRoute('mcpServerCard', 'MCP server card: how to connect to the tool server'), async () => card);
   app.get('/mcp/server-card', cardRoute('mcpServerCardAlias', 'MCP server card (same as /.well-known/mcp)'), async () => card);
-  // The path the server-card proposal's early adopters probe; same card, kept out of the OpenAPI listing.
-  app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardJson', 'MCP server card (same as /.well-known/mcp)', true), async () => card);
+  app.get('/.well-known/mcp/server-card', cardRoute('mcpServerCardWellKnown', 'MCP server card at the server-card extension path (same as /.well-known/mcp)'), async () => card);
+  app.get('/.well-known/mcp.json', cardRoute('mcpServerCardJson', 'MCP server card (same as /.well-known/mcp)'), async () => card);
+  // The path early adopters of the proposal probe; same card, kept out of the OpenAPI listing.
+  app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardLegacy', 'MCP server card (same as /.well-known/mcp)', true), async () => card);
 }

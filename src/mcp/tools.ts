@@ -1,6 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import Type, { type TSchema } from 'typebox';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/ids.js';
+import { typeEnums } from '../domain/json-schema.js';
 import { ErrorSchema, MessageResponseSchema, PublicTaskSchema, SubmissionResponseSchema, messageInputSchema, taskInputSchema } from '../domain/schemas.js';
 import type { ServiceDeps } from '../services/context.js';
 import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
@@ -17,9 +18,11 @@ export type ToolName = (typeof TOOL_NAMES)[number];
 
 /** Same rule as the Idempotency-Key header (http/client.ts). */
 
-/** TypeBox schemas carry non-enumerable markers; a tool schema is plain JSON. */
+/** TypeBox schemas carry non-enumerable markers; a tool schema is plain JSON, with a type beside every enum. */
 function json(schema: TSchema): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+  const plain = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+  typeEnums(plain);
+  return plain;
 }
 
 /**
@@ -100,13 +103,13 @@ export function buildTools(deps: ServiceDeps): Tool[] {
         'or judgment, test a product or app like a customer, or review AI output. ' +
         'Asynchronous: the call only files the task and returns at once with task_id, status "submitted" and status_url — the work is NOT done in the call. ' +
         `A human reviews every task (target: within ${hours} hours) and accepts or rejects it. The result is e-mailed to contact_email (default), ` +
-        `or with delivery "status_poll" — the no-mailbox path, ${l.statusPollPerDay} such task per client per day — it appears as text in operator_notes of check_task_status. ` +
+        `or with delivery "status_poll" — the no-mailbox path, ${l.statusPollPerDay} ${l.statusPollPerDay === 1 ? 'task' : 'tasks'} with delivery status_poll per client per day — it appears as text in operator_notes of check_task_status. ` +
         'To be told instead of polling, pass callback_url (https): it receives a signed POST (Standard Webhooks, v1a Ed25519, keys at /.well-known/jwks.json) ' +
         'when the task is accepted, delivered or rejected. ' +
         `Rejected at review whatever the task_type: ${deps.profile.policy.will_not_do.join('; ')}. ` +
         `Refused at once: invalid fields (validation_failed, all listed in details), more than ${l.tasksPerHour} tasks per hour or ${l.tasksPerDay} per day ` +
         `per client (rate_limited: wait retry_after_seconds), the same task_type and description again within ${l.duplicateWindowHours} hours ` +
-        '(duplicate_task: poll existing_task_id instead), placeholder or undeliverable contact_email (it must be a real mailbox; it is MX-checked and never shown back). ' +
+        '(duplicate_task: do not resubmit; poll existing_task_id when given, else the task id was e-mailed to its contact address), placeholder or undeliverable contact_email (it must be a real mailbox; it is MX-checked and never shown back). ' +
         'Submit each real task once; to retry after a network error pass the same idempotency_key. Free during the pilot: never pay or send credentials. ' +
         'Mark a trial task with the word "test" in description or requester. ' +
         'Waiting for the result: clients that support MCP tasks can call this tool as a task (the taskId is the task_id; tasks/get reports working, then completed; ' +

@@ -20,6 +20,8 @@ export interface VerifyOptions {
    * by content: every signed file must be among them, and each of them must be signed.
    */
   files?: ReceivedFile[];
+  /** The service the JWKS came from (its BASE_URL): the receipt's `iss` must name it. */
+  expectedIssuer?: string;
 }
 
 export interface ReceivedFile {
@@ -29,7 +31,7 @@ export interface ReceivedFile {
 }
 
 export interface ReceiptCheck {
-  name: 'format' | 'kid' | 'signature' | 'payload' | 'task_id' | 'deliverable' | 'attachments';
+  name: 'format' | 'kid' | 'signature' | 'payload' | 'issuer' | 'task_id' | 'deliverable' | 'attachments';
   ok: boolean;
   detail: string;
 }
@@ -84,6 +86,10 @@ export async function verifyReceipt(receipt: string, options: VerifyOptions): Pr
   const shapeProblems = payloadProblems(payload);
   checks.push({ name: 'payload', ok: shapeProblems.length === 0, detail: shapeProblems.length === 0 ? `receipt_version ${payload.receipt_version}, sub = task_id` : shapeProblems.join('; ') });
 
+  if (options.expectedIssuer !== undefined) {
+    const ok = payload.iss === options.expectedIssuer;
+    checks.push({ name: 'issuer', ok, detail: ok ? `issued by ${payload.iss}` : `issued by ${String(payload.iss)}, not ${options.expectedIssuer}` });
+  }
   if (options.expectedTaskId !== undefined) {
     const ok = payload.task_id === options.expectedTaskId;
     checks.push({ name: 'task_id', ok, detail: ok ? `receipt is for ${payload.task_id}` : `receipt is for ${String(payload.task_id)}, not ${options.expectedTaskId}` });

@@ -160,6 +160,7 @@ function importedRow(record: ImportRecord): TaskRow {
     callback_url: null,
     // Files stay with the deployment that holds them: an import carries the record, not the files.
     attachments: null,
+    erased_at: null,
     is_test: isTestTask(record) ? 1 : 0,
   };
 }

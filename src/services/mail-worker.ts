@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MailSettings } from '../config.js';
 import { deliverOne, type DeliveryContext } from '../mail/deliver.js';
-import { claimDue, release } from '../mail/queue.js';
+import { claimDue, extendLease, release } from '../mail/queue.js';
 import { createMailTransport, type MailTransport } from '../mail/transport.js';
 import type { ServiceDeps } from './context.js';
 import { retryDelayMs, startScheduler } from './scheduler.js';
@@ -16,8 +16,6 @@ import { retryDelayMs, startScheduler } from './scheduler.js';
 export { retryDelayMs } from './scheduler.js';
 
 export interface OutboxWorkerOptions extends MailSettings {
-  /** How long a claim holds before another worker may take the row (a crashed worker's claim expires). */
-  leaseMs?: number;
   /** Delay between an enqueue's nudge and the look for mail, so the enqueuing transaction has committed. */
   wakeDelayMs?: number;
   /** Defaults to SMTP over SMTP_URL, or .eml files without it. */
@@ -30,15 +28,15 @@ export interface OutboxWorker {
   stop(): Promise<void>;
 }
 
-export const DEFAULT_LEASE_MS = 120_000;
 
 export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOptions): OutboxWorker {
   const log = deps.log.child({ component: 'outbox' });
   const transport = options.transport ?? createMailTransport(deps.config);
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  // Short, and renewed by a heartbeat while a mail is being sent (MAIL_LEASE_MS).
+  const leaseMs = options.leaseMs;
   // Names this run's claims; a restarted process is a new run and never mistakes old claims for its own.
   const token = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
-  const delivery: DeliveryContext = { deps, log, transport, token, settings: options, retryDelayMs: (n) => retryDelayMs(n, options) };
+  const delivery: DeliveryContext = { deps, log, transport, token, settings: options, leaseMs, retryDelayMs: (n) => retryDelayMs(n, options) };
   const scheduler = startScheduler({
     name: 'outbox',
     log,
@@ -50,6 +48,8 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
       await release(deps, row, token);
     },
     wake: deps.outboxWake,
+    concurrency: options.concurrency,
+    heartbeat: { everyMs: Math.max(100, Math.floor(leaseMs / 3)), renew: (row) => extendLease(deps, row, token, leaseMs) },
   });
   log.info({ via: transport.name, poll_ms: options.pollMs }, 'outbox: worker started');
 

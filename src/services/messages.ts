@@ -29,6 +29,7 @@ export async function sendMessage(deps: ServiceDeps, caller: Caller, raw: unknow
     task_ids: JSON.stringify(taskIdsIn(`${input.subject ?? ''} ${input.message}`)),
     email_unverified: screening.emailUnverified ? 1 : 0,
     created_at: at,
+    erased_at: null,
   };
   let headers: Record<string, string>;
   try {

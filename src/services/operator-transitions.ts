@@ -57,7 +57,8 @@ export function planPatch(current: TaskRow, patch: TaskPatch, now: Date): Partia
   }
   if (to !== undefined && !canTransition(from, to)) {
     const allowed = from === 'accepted' ? 'delivered or rejected' : 'accepted or rejected';
-    throw invalidTransition(from, to, `A ${from} task can move to ${allowed} only; ${to} is not allowed from ${from}.`);
+    const article = /^[aeiou]/.test(from) ? 'An' : 'A';
+    throw invalidTransition(from, to, `${article} ${from} task can move to ${allowed} only; ${to} is not allowed from ${from}.`);
   }
   const at = iso(now);
   const changes: Partial<TaskRow> = { updated_at: at };

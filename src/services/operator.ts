@@ -20,6 +20,7 @@ import { OPEN_STATUSES, type Delivery } from '../domain/task.js';
 import { iso } from '../domain/time.js';
 import { listMessageRows, messagesNamingTask, recentMessagesNamingTasks, type MessageRow } from '../store/messages-repo.js';
 import { countTasksByStatus, findTask, listTasks, markSeen, taskSummaries, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
+import { lastRetentionRun } from './retention.js';
 import type { ServiceDeps } from './context.js';
 import { decodeCursor, encodeCursor, type Position } from './operator-cursor.js';
 import { taskStats } from './stats.js';
@@ -139,8 +140,8 @@ export async function listMessages(deps: ServiceDeps, options: ListOptions = {})
 /** Task figures over the window plus today's use of the global daily caps. */
 export async function adminStats(deps: ServiceDeps, options: { days?: number | string | undefined } = {}): Promise<AdminStats> {
   const days = checkStatsQuery(given(options)).days ?? 30;
-  const [stats, caps] = await Promise.all([taskStats(deps, { days }), dailyCapUsage(deps)]);
-  return { window_days: days, ...stats, daily_caps: caps };
+  const [stats, caps, retention] = await Promise.all([taskStats(deps, { days }), dailyCapUsage(deps), lastRetentionRun(deps)]);
+  return { window_days: days, ...stats, daily_caps: caps, retention };
 }
 
 /** How many tasks are in each status, over all time (the console's filter tabs). */

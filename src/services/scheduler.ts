@@ -28,6 +28,13 @@ export interface SchedulerOptions<J> {
   /** Gives a claimed job back untouched (stopping, or the store failed mid-run). */
   release(job: J): Promise<void>;
   wake?: WakeSource;
+  /** Jobs run at once (default 1): each slot claims its next job as soon as it is free. */
+  concurrency?: number;
+  /**
+   * Keeps a running job's claim alive: `renew` is called every `everyMs` while the job runs, so the
+   * claim's lease can be short and a dead worker's job is free for another within seconds.
+   */
+  heartbeat?: { everyMs: number; renew(job: J): Promise<unknown> };
 }
 
 export interface Scheduler {
@@ -66,27 +73,53 @@ export function startScheduler<J>(options: SchedulerOptions<J>): Scheduler {
     again = false;
   }
 
-  /** Runs due jobs until none is left (or the scheduler stops). */
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+
+  /** Runs due jobs, up to `concurrency` at once, until none is left (or the scheduler stops). */
   async function drain(): Promise<void> {
+    const inFlight = new Set<Promise<void>>();
+    let failed = false;
+    const fail = (error: unknown) => {
+      // The store is unreachable or a query failed: log and try again at the next poll.
+      failed = true;
+      log.error({ err: error }, `${options.name}: worker pass failed`);
+    };
     try {
-      while (!stopped) {
+      while (!stopped && !failed) {
+        while (inFlight.size >= concurrency) await Promise.race(inFlight);
+        if (stopped || failed) break;
         const job = await options.claim();
-        if (job === undefined) return;
+        if (job === undefined) break;
         if (stopped) {
           await options.release(job);
-          return;
+          break;
         }
-        try {
-          await options.run(job);
-        } catch (error) {
-          // A store error mid-run: hand the job back now rather than when its lease runs out.
-          await options.release(job).catch(() => undefined);
-          throw error;
-        }
+        const running: Promise<void> = runOne(job)
+          .catch(fail)
+          .finally(() => inFlight.delete(running));
+        inFlight.add(running);
       }
     } catch (error) {
-      // The store is unreachable or a query failed: log and try again at the next poll.
-      log.error({ err: error }, `${options.name}: worker pass failed`);
+      fail(error);
+    }
+    await Promise.all(inFlight);
+  }
+
+  async function runOne(job: J): Promise<void> {
+    const { heartbeat } = options;
+    const beat = heartbeat
+      ? setInterval(() => {
+          heartbeat.renew(job).catch((error: unknown) => log.warn({ err: error }, `${options.name}: renewing a claim failed`));
+        }, heartbeat.everyMs)
+      : undefined;
+    try {
+      await options.run(job);
+    } catch (error) {
+      // A store error mid-run: hand the job back now rather than when its lease runs out.
+      await options.release(job).catch(() => undefined);
+      throw error;
+    } finally {
+      if (beat) clearInterval(beat);
     }
   }
 

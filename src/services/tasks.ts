@@ -1,3 +1,4 @@
+import { bodyGuardError } from '../domain/body-guard.js';
 import { AppError } from '../domain/errors.js';
 import { canonicalJson, sha256Hex } from '../domain/canonical.js';
 import { ANY_TASK_ID_PATTERN, newTaskId } from '../domain/ids.js';
@@ -43,6 +44,9 @@ export function requestForReceipt(input: TaskInput): string {
  */
 export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown): Promise<SubmitResult> {
   const now = deps.clock.now();
+  // The body guards come first, whatever the door: the hash below cannot canonicalize ±Infinity.
+  const unsafe = bodyGuardError(raw);
+  if (unsafe) throw unsafe;
   // A repeated Idempotency-Key replays the original answer before anything else is checked: the
   // request was valid when it was first accepted, even if its deadline has passed since. The
   // payload is compared as sent (canonical JSON), so any change to it is "another payload".
@@ -56,6 +60,7 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
   const row = buildTaskRow(input, caller, screening, now);
   const body = buildSubmissionResponse(deps.config.baseUrl, row, warnings);
   const outcome = await commitSubmission(deps, caller, { input, row, body, requestHash });
+  if (outcome.duplicate) throw guards.duplicateRefusal(deps, outcome.duplicate);
   if (outcome.replay) return replayResult(outcome.replay, outcome.headers);
   deps.log.info({ task_id: row.id, task_type: row.task_type, source: row.source }, 'task submitted');
   return { statusCode: 202, location: body.status_url, body, headers: outcome.headers, replayed: false };
@@ -98,6 +103,7 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: guards
     request_json: requestJson,
     attachments: null,
     callback_url: input.callback_url ?? null,
+    erased_at: null,
     is_test: isTestTask(input) ? 1 : 0,
   };
 }
@@ -134,14 +140,20 @@ interface Submission {
  * task, its mail and its idempotency record commit together. A refusal is counted (auto-block)
  * after the rollback.
  */
-async function commitSubmission(deps: ServiceDeps, caller: Caller, submission: Submission): Promise<{ headers: Record<string, string>; replay?: guards.StoredResponse }> {
+async function commitSubmission(deps: ServiceDeps, caller: Caller, submission: Submission): Promise<{ headers: Record<string, string>; replay?: guards.StoredResponse; duplicate?: guards.Duplicate }> {
   const { input, row, body, requestHash } = submission;
   try {
     return await withTransaction(deps.store.db, async (trx) => {
       await guards.lockSubmission(trx, deps, caller, row.dedupe_key);
       const replay = await guards.findReplay(trx, deps, caller, requestHash);
       if (replay) return { replay, headers: await guards.taskQuotaHeaders(trx, deps, caller) };
-      await guards.assertNotDuplicate(trx, deps, caller, input, row.dedupe_key);
+      const duplicate = await guards.checkDuplicate(trx, deps, caller, input, row.dedupe_key);
+      if (duplicate) {
+        // Another client matched only by contact e-mail: the id goes to that address, by mail
+        // queued in this transaction, which commits (a 409 changes nothing else).
+        if (!duplicate.sameClient) await outbox.enqueueDuplicateNotice(trx, deps, duplicate);
+        return { duplicate, headers: {} };
+      }
       const quotaHeaders = await guards.consumeTaskQuota(trx, deps, caller, input);
       await insertTask(trx, row);
       await deps.changes.publish({ kind: 'task', taskId: row.id }, trx);
@@ -166,7 +178,7 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
 /** The task as anyone holding its id may read it. Shared and frozen: do not modify it. */
 export async function getTask(deps: ServiceDeps, taskId: string): Promise<Readonly<PublicTask>> {
   // Only a well-formed id can name a task; anything else is answered without asking the store.
-  const task = ANY_TASK_ID_PATTERN.test(taskId) ? await findPublicTask(deps.store, taskId) : undefined;
+  const task = ANY_TASK_ID_PATTERN.test(taskId) ? await findPublicTask(deps.store, deps.taskCache, taskId) : undefined;
   if (!task) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}". Check the task_id returned at submission.`);
   return task;
 }

@@ -2,6 +2,7 @@ import { Compile } from 'typebox/compile';
 import { Settings } from 'typebox/system';
 import type { TObject } from 'typebox';
 import type { Limits } from '../config.js';
+import { bodyGuardError } from '../domain/body-guard.js';
 import { callbackUrlProblem } from '../domain/callback-url.js';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { messageInputSchema, taskInputSchema, type MessageInput, type TaskInput } from '../domain/schemas.js';
@@ -21,6 +22,9 @@ interface Checked<T> {
 
 // TypeBox stops at 8 errors by default; a task has ten fields and every failing one must be reported.
 Settings.Set({ maxErrors: 64 });
+
+/** Unknown fields listed one by one at most; the rest are counted in one last warning. */
+const MAX_WARNINGS = 20;
 
 /** What a date-time field must be, after its name. */
 export const DATE_TIME_RULE = 'must be an ISO 8601 date-time, e.g. 2030-01-31T17:00:00Z';
@@ -81,17 +85,22 @@ export function schemaChecker<T>(schema: TObject, options: CheckOptions = { unkn
         details: [options.notAnObject ?? 'body must be a JSON object with the documented fields'],
       });
     }
+    const unsafe = bodyGuardError(raw);
+    if (unsafe) throw unsafe;
     const value: Record<string, unknown> = {};
     const warnings: string[] = [];
     const fieldErrors: string[] = [];
+    let unknown = 0;
     for (const [key, v] of Object.entries(raw)) {
       if (!known.has(key)) {
-        if (options.unknown === 'warn') warnings.push(`unknown field "${key.slice(0, 64)}" was ignored`);
+        unknown += 1;
+        if (options.unknown === 'warn' && unknown <= MAX_WARNINGS) warnings.push(`unknown field "${key.slice(0, 64)}" was ignored`);
         else if (options.unknown === 'refuse') fieldErrors.push(`${key.slice(0, 64)} is not a field of this request (use ${[...known].join(', ')})`);
       } else if (!(v === null && nullIsAbsent && !required.has(key))) {
         value[key] = options.coerce && typeof v === 'string' && properties[key]?.type === 'integer' && /^-?\d+$/.test(v) ? Number(v) : v;
       }
     }
+    if (options.unknown === 'warn' && unknown > MAX_WARNINGS) warnings.push(`${unknown - MAX_WARNINGS} more unknown fields were ignored`);
     const seen = new Set<string>();
     for (const error of compiled.Errors(value) as Iterable<ErrorLike>) {
       const fields =

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { iso } from '../domain/time.js';
-import { claimDueWebhooks, releaseWebhookClaim } from '../store/webhooks-repo.js';
+import { claimDueWebhooks, extendWebhookLease, releaseWebhookClaim } from '../store/webhooks-repo.js';
 import { deliverOne, type DeliveryContext } from '../webhooks/deliver.js';
 import { createTargetResolver } from '../webhooks/target.js';
 import type { ServiceDeps } from './context.js';
@@ -24,8 +24,9 @@ export interface WebhookWorker {
 export function startWebhookWorker(deps: ServiceDeps, options: { lanes?: number; leaseMs?: number } = {}): WebhookWorker {
   const log = deps.log.child({ component: 'webhooks' });
   const settings = deps.config.webhooks;
-  // A delivery ends within its timeout; the lease outlasts it by a margin for DNS and the store.
-  const leaseMs = options.leaseMs ?? settings.timeoutMs + 60_000;
+  // Short (MAIL_LEASE_MS) and renewed by the scheduler's heartbeat while a delivery runs, so a
+  // crashed worker's event is picked up by another instance within seconds.
+  const leaseMs = options.leaseMs ?? deps.config.mail.leaseMs;
   const token = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
   const context: DeliveryContext = {
     store: deps.store,
@@ -51,6 +52,10 @@ export function startWebhookWorker(deps: ServiceDeps, options: { lanes?: number;
         run: (row) => deliverOne(context, row),
         release: (row) => releaseWebhookClaim(deps.store.db, row.id, token),
         wake: deps.webhookNudge,
+        heartbeat: {
+          everyMs: Math.max(100, Math.floor(leaseMs / 3)),
+          renew: (row) => extendWebhookLease(deps.store.db, row.id, token, iso(new Date(deps.clock.now().getTime() + leaseMs))),
+        },
       }),
     );
   }

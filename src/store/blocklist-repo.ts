@@ -70,3 +70,12 @@ export async function matchingBlockKinds(db: Db, subject: BlockMatch, now: strin
     .execute();
   return new Set(rows.map((r) => r.kind));
 }
+
+/** Deletes up to `limit` entries that expired before `before` (automatic blocks pile up under abuse); returns how many. */
+export async function deleteExpiredBlocks(db: Db, before: string, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('blocklist')
+    .where('id', 'in', (eb) => eb.selectFrom('blocklist').select('id').where('expires_at', 'is not', null).where('expires_at', '<', before).limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

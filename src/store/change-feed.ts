@@ -15,6 +15,11 @@ export interface ChangeFeed {
   /** Inside a transaction on PostgreSQL: NOTIFY, delivered on commit. On SQLite: emitted after the transaction commits (never for a rolled-back one). */
   publish(change: Change, trx?: Db): Promise<void>;
   subscribe(listener: (change: Change) => void): () => void;
+  /**
+   * Told at once, in this process, when a change is published (before its transaction commits):
+   * the read cache stops keeping the task until the change comes back through subscribe().
+   */
+  onPublish(listener: (change: Change) => void): () => void;
   /** false while the PostgreSQL LISTEN connection is down (consumers drop caches, re-check on reconnect). */
   readonly connected: boolean;
   /** Called after every (re)connection of the LISTEN connection, the first included: changes may have been missed. */
@@ -55,6 +60,7 @@ function emit(listeners: Iterable<(change: Change) => void>, change: Change, log
 class SqliteChangeFeed implements ChangeFeed {
   readonly connected = true;
   private readonly listeners = new Set<(change: Change) => void>();
+  private readonly publishListeners = new Set<(change: Change) => void>();
   private pending: Change[] = [];
   private readonly onTransactionEnd = (committed: boolean) => {
     if (this.pending.length === 0) return;
@@ -71,6 +77,7 @@ class SqliteChangeFeed implements ChangeFeed {
   }
 
   async publish(change: Change, trx?: Db): Promise<void> {
+    emit(this.publishListeners, change, this.log);
     if (trx?.isTransaction && this.store.sqlite?.inTransaction) this.pending.push(change);
     else emit(this.listeners, change, this.log);
   }
@@ -80,6 +87,11 @@ class SqliteChangeFeed implements ChangeFeed {
     return () => void this.listeners.delete(listener);
   }
 
+  onPublish(listener: (change: Change) => void): () => void {
+    this.publishListeners.add(listener);
+    return () => void this.publishListeners.delete(listener);
+  }
+
   onReconnect(): () => void {
     // The in-process emitter never disconnects.
     return () => undefined;
@@ -87,6 +99,7 @@ class SqliteChangeFeed implements ChangeFeed {
 
   async close(): Promise<void> {
     this.listeners.clear();
+    this.publishListeners.clear();
     this.store.transactionEnd?.delete(this.onTransactionEnd);
   }
 }
@@ -106,6 +119,7 @@ const PING_TIMEOUT_MS = 10_000;
 class PostgresChangeFeed implements ChangeFeed {
   private readonly listeners = new Set<(change: Change) => void>();
   private readonly reconnectListeners = new Set<() => void>();
+  private readonly publishListeners = new Set<(change: Change) => void>();
   private client: pg.Client | undefined;
   private started = false;
   private closed = false;
@@ -121,6 +135,7 @@ class PostgresChangeFeed implements ChangeFeed {
   }
 
   async publish(change: Change, trx?: Db): Promise<void> {
+    emit(this.publishListeners, change, this.options.log);
     const payload = change.kind === 'task' ? { k: 't', t: change.taskId } : { k: 'm', m: change.messageId, t: change.taskId };
     await sql`select pg_notify(${CHANGE_CHANNEL}, ${JSON.stringify(payload)})`.execute(trx ?? this.options.store.db);
   }
@@ -132,6 +147,11 @@ class PostgresChangeFeed implements ChangeFeed {
       void this.connect();
     }
     return () => void this.listeners.delete(listener);
+  }
+
+  onPublish(listener: (change: Change) => void): () => void {
+    this.publishListeners.add(listener);
+    return () => void this.publishListeners.delete(listener);
   }
 
   onReconnect(listener: () => void): () => void {
@@ -208,6 +228,7 @@ class PostgresChangeFeed implements ChangeFeed {
     this.client = undefined;
     this.listeners.clear();
     this.reconnectListeners.clear();
+    this.publishListeners.clear();
     if (client) {
       client.removeAllListeners('notification');
       // Keep an error handler: a late socket error after end() must not become an uncaught one.

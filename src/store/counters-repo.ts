@@ -54,8 +54,13 @@ export async function readCounters(db: Db, keys: string[]): Promise<Map<string, 
   return new Map(rows.map((r) => [r.key, Number(r.count)]));
 }
 
-export async function sweepExpiredCounters(db: Db, now: string): Promise<void> {
-  await db.deleteFrom('counters').where('expires_at', '<', now).execute();
+/** Deletes up to `limit` counters whose window has ended; returns how many. */
+export async function sweepExpiredCounters(db: Db, now: string, limit = 10_000): Promise<number> {
+  const result = await db
+    .deleteFrom('counters')
+    .where('key', 'in', (eb) => eb.selectFrom('counters').select('key').where('expires_at', '<', now).limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /**

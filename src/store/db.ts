@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDialectConfig, type SqliteStatement, type Transaction } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient, type SqliteDialectConfig, type SqliteStatement, type Transaction } from 'kysely';
 import pg from 'pg';
+import { StoreFaults, storeFaultReason } from './faults.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 
@@ -20,6 +21,8 @@ export interface Store {
    * task is current exactly while this number has not moved.
    */
   taskChanges?: { count: number };
+  /** Recent store faults (faults.ts), for the health record. */
+  faults: StoreFaults;
   /**
    * SQLite only: told when a transaction on the one connection ends, after its COMMIT ran
    * (`true`) or its ROLLBACK (`false`); the change feed holds a transaction's changes until then.
@@ -27,8 +30,26 @@ export interface Store {
   transactionEnd?: Set<(committed: boolean) => void>;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
+  /** Throws when the store cannot take a write (disk full, read-only, lost connection). */
+  probeWrite(at: string): Promise<void>;
+  /**
+   * Runs `work` with no statement timeout (migrations wait for each other's lock at start); every
+   * other query is bounded by STORE_TIMEOUT_MS.
+   */
+  unbounded<T>(work: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
+
+export interface StoreOptions {
+  poolSize?: number;
+  /**
+   * Connection, acquire and statement timeout (and SQLite's busy timeout), so a store that stops
+   * answering turns into a 503 within seconds instead of a hang.
+   */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 3000;
 
 // Counts and sums come back from pg as strings for int8; make them numbers everywhere.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -52,7 +73,37 @@ export async function lockKeys(db: Db, dialect: DialectName, keys: string[]): Pr
   for (const key of keys) await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(db);
 }
 
-export function openStore(databaseUrl: string, options: { poolSize?: number } = {}): Store {
+/**
+ * Runs `fn` only if no other instance is running it: on PostgreSQL under a session advisory lock
+ * taken with pg_try_advisory_lock on one connection, which `fn` then uses for all its work (and
+ * which releases the lock if the process dies); undefined when another instance holds it. SQLite
+ * is one process per file, so it runs `fn` on the store itself.
+ */
+export async function withExclusiveLock<T>(store: Pick<Store, 'db' | 'dialect'>, key: string, fn: (db: Kysely<Database>) => Promise<T>): Promise<{ value: T } | undefined> {
+  if (store.dialect !== 'postgres') return { value: await fn(store.db) };
+  return store.db.connection().execute(async (conn) => {
+    const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(hashtextextended(${key}, 0)) as locked`.execute(conn);
+    if (rows[0]?.locked !== true) return undefined;
+    try {
+      return { value: await fn(conn) };
+    } finally {
+      await sql`select pg_advisory_unlock(hashtextextended(${key}, 0))`.execute(conn).catch(() => undefined);
+    }
+  });
+}
+
+export function openStore(databaseUrl: string, options: StoreOptions = {}): Store {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const faults = new StoreFaults();
+  const bounds = { timeoutMs, unbounded: 0 };
+  const unbounded = async <T>(work: () => Promise<T>): Promise<T> => {
+    bounds.unbounded += 1;
+    try {
+      return await work();
+    } finally {
+      bounds.unbounded -= 1;
+    }
+  };
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length);
     if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -60,7 +111,7 @@ export function openStore(databaseUrl: string, options: { poolSize?: number } = 
     // WAL with synchronous=FULL: every acknowledged commit survives a power cut.
     database.pragma('journal_mode = WAL');
     database.pragma('synchronous = FULL');
-    database.pragma('busy_timeout = 5000');
+    database.pragma(`busy_timeout = ${timeoutMs}`);
     database.pragma('foreign_keys = ON');
     const taskChanges = { count: 0 };
     const transactionEnd = new Set<(committed: boolean) => void>();
@@ -70,24 +121,93 @@ export function openStore(databaseUrl: string, options: { poolSize?: number } = 
       dialect: 'sqlite',
       sqlite: database,
       taskChanges,
+      faults,
       transactionEnd,
       ping: async () => {
         await sql`select 1`.execute(db);
       },
+      probeWrite: (at) => probeWrite(db, at),
+      unbounded,
       close: () => db.destroy(),
     };
   }
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10, connectionTimeoutMillis: 5000 });
-  // An idle client losing its server must not crash the process; the next query reports it.
-  pool.on('error', () => undefined);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: options.poolSize ?? 10,
+    // Acquiring a client (connecting, or waiting for a free one) gives up after the timeout.
+    connectionTimeoutMillis: timeoutMs,
+    keepAlive: true,
+  });
+  // A client losing its server emits 'error'. pg-pool listens only while a client is idle and
+  // Kysely never does, so a connection cut while a client is checked out would end the process
+  // (an 'error' event with no listener). Every client gets a listener for its whole life; pg-pool
+  // then drops it when it is released (it is no longer queryable), and the query in flight fails
+  // with the connection error, which becomes a 503.
+  pool.on('connect', (client) => {
+    client.on('error', (error) => faults.record(storeFaultReason(error) ?? 'connection lost'));
+  });
+  pool.on('error', (error) => faults.record(storeFaultReason(error) ?? 'connection lost'));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: boundedPool(pool, bounds) }) });
   return {
     db,
     dialect: 'postgres',
+    faults,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    probeWrite: (at) => probeWrite(db, at),
+    unbounded,
     close: () => db.destroy(),
+  };
+}
+
+/** The health record's write probe: one row, rewritten (store_probe, migration 090). */
+async function probeWrite(db: Kysely<Database>, at: string): Promise<void> {
+  await db
+    .insertInto('store_probe')
+    .values({ id: 1, at })
+    .onConflict((oc) => oc.column('id').doUpdateSet({ at }))
+    .execute();
+}
+
+/**
+ * pg's pool with every query bounded by a client-side read timeout (a partitioned server never
+ * answers, and no server-side timeout can fire then). A client whose query failed on the
+ * connection (timeout, reset) is destroyed on release rather than handed to the next request.
+ */
+function boundedPool(pool: pg.Pool, bounds: { timeoutMs: number; unbounded: number }): PostgresPool {
+  return {
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      const query = (textOrCursor: unknown, parameters?: ReadonlyArray<unknown>): unknown => {
+        if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
+        const config: pg.QueryConfig & { query_timeout?: number } = { text: textOrCursor, values: parameters as unknown[] };
+        if (bounds.unbounded === 0) config.query_timeout = bounds.timeoutMs;
+        return client.query(config).catch((error: unknown) => {
+          if (storeFaultReason(error) !== undefined) broken = error instanceof Error ? error : new Error('store fault');
+          throw error;
+        });
+      };
+      return {
+        query: query as PostgresPoolClient['query'],
+        release: () => client.release(broken),
+      };
+    },
+    end: () => pool.end(),
+  };
+}
+
+/** Stands in for ROLLBACK when SQLite has already rolled the transaction back (see withStatementCache). */
+function alreadyRolledBack(transactionEnd: Set<(committed: boolean) => void>): SqliteStatement {
+  return {
+    reader: false,
+    all: () => [],
+    iterate: () => [][Symbol.iterator](),
+    run: () => {
+      for (const listener of transactionEnd) listener(false);
+      return { changes: 0, lastInsertRowid: 0 };
+    },
   };
 }
 
@@ -109,6 +229,11 @@ function withStatementCache(
   return {
     close: () => database.close(),
     prepare: (sqlText: string) => {
+      // SQLite rolls a transaction back by itself on SQLITE_FULL or SQLITE_IOERR; Kysely's own
+      // ROLLBACK would then fail with "cannot rollback - no transaction is active" and replace the
+      // real error (a full disk would be reported as a bug). Nothing is open: nothing to roll back,
+      // but the transaction did end (rolled back), which the change feed must hear.
+      if (sqlText === 'rollback' && !database.inTransaction) return alreadyRolledBack(transactionEnd);
       // Kysely ends every transaction with exactly these statements: report the end once it ran.
       if (sqlText === 'commit' || sqlText === 'rollback') {
         let ending = endings.get(sqlText);
@@ -147,9 +272,16 @@ function endingStatement(
   };
 }
 
+/** Names of the migrations this code knows that the store has not applied (readiness). */
+export async function pendingMigrations(store: Pick<Store, 'db'>): Promise<string[]> {
+  const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
+  const known = await migrator.getMigrations();
+  return known.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
 export async function migrate(store: Store): Promise<void> {
   const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await store.unbounded(() => migrator.migrateToLatest());
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);

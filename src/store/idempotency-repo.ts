@@ -34,6 +34,12 @@ export async function saveIdempotencyRecord(db: Db, clientHash: string, key: str
  * Expired records are never replayed and are overwritten when their key is reused; this deletes
  * the rest. Called by the background sweeper.
  */
-export async function sweepExpiredIdempotencyKeys(db: Db, now: string): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).execute();
+export async function sweepExpiredIdempotencyKeys(db: Db, now: string, limit = 10_000): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where((eb) =>
+      eb(eb.refTuple('client_hash', 'key'), 'in', eb.selectFrom('idempotency_keys').select(['client_hash', 'key']).where('expires_at', '<=', now).limit(limit).$asTuple('client_hash', 'key')),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -34,3 +34,13 @@ export async function listMessageRows(db: Db, options: { after?: PagePosition | 
 export async function recentMessagesNamingTasks(db: Db, since: string, limit: number): Promise<MessageRow[]> {
   return db.selectFrom('messages').selectAll().where('created_at', '>=', since).where('task_ids', '!=', '[]').orderBy('created_at', 'desc').limit(limit).execute();
 }
+
+/** Erases the text and addresses of up to `limit` messages received before `before`; returns how many. */
+export async function eraseMessagesBefore(db: Db, before: string, at: string, limit: number): Promise<number> {
+  const result = await db
+    .updateTable('messages')
+    .set({ message: '', reply_to: '', sender: null, subject: null, erased_at: at })
+    .where('id', 'in', (eb) => eb.selectFrom('messages').select('id').where('erased_at', 'is', null).where('created_at', '<', before).limit(limit))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import { withTransaction, type DialectName, type Db } from './db.js';
 import type { OutboxTable } from './schema.js';
 
@@ -35,8 +35,13 @@ export async function claimDueOutbox(
   at: string,
   lease: { locked_until: string; claim_token: string },
   limit: number,
+  order: ClaimOrder = { laterKinds: [] },
 ): Promise<OutboxRow[]> {
   const db = store.db;
+  // Rows of `laterKinds` (operator notifications) come after every other due row; then oldest first.
+  const later = [...order.laterKinds];
+  const rank = later.length === 0 ? sql<number>`0` : sql<number>`case when kind in (${sql.join(later)}) then 1 else 0 end`;
+  const kinds = order.onlyKinds === undefined ? undefined : [...order.onlyKinds];
   if (store.dialect === 'postgres') {
     return withTransaction(db, async (trx) => {
       const due = await trx
@@ -45,6 +50,8 @@ export async function claimDueOutbox(
         .where('status', '=', 'pending')
         .where('next_attempt_at', '<=', at)
         .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+        .$if(kinds !== undefined, (q) => q.where('kind', 'in', kinds ?? []))
+        .orderBy(rank)
         .orderBy('next_attempt_at')
         .orderBy('id')
         .limit(limit)
@@ -74,13 +81,53 @@ export async function claimDueOutbox(
         .where('status', '=', 'pending')
         .where('next_attempt_at', '<=', at)
         .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', at)]))
+        .$if(kinds !== undefined, (q) => q.where('kind', 'in', kinds ?? []))
+        .orderBy(rank)
         .orderBy('next_attempt_at')
         .orderBy('id')
         .limit(limit),
     )
     .returningAll()
     .execute();
-  return rows.sort((a, b) => a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id));
+  const rankOf = (row: OutboxRow) => (later.includes(row.kind) ? 1 : 0);
+  return rows.sort((a, b) => rankOf(a) - rankOf(b) || a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id));
+}
+
+/** The claim's priority order and an optional filter by kind. */
+export interface ClaimOrder {
+  /** Kinds claimed only after every other due row (operator notifications). */
+  laterKinds: readonly string[];
+  /** Claim only rows of these kinds. */
+  onlyKinds?: readonly string[];
+}
+
+/** Renews the lease of a claimed, still pending row (the worker's heartbeat); false when the claim was lost. */
+export async function extendOutboxLease(db: Db, id: string, token: string, lockedUntil: string): Promise<boolean> {
+  const result = await db
+    .updateTable('outbox')
+    .set({ locked_until: lockedUntil })
+    .where('id', '=', id)
+    .where('claim_token', '=', token)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Replaces claimed rows by one new row (a digest), in one transaction: the new row is queued and the
+ * claimed ones are marked sent with `note` in last_error, so nothing is lost and nothing sent twice.
+ */
+export async function replaceClaimedOutbox(db: Db, token: string, ids: string[], replacement: Insertable<OutboxTable>, at: string, note: string): Promise<void> {
+  await withTransaction(db, async (trx) => {
+    await trx.insertInto('outbox').values(replacement).execute();
+    await trx
+      .updateTable('outbox')
+      .set({ status: 'sent', sent_at: at, last_error: note, locked_until: null, claim_token: null })
+      .where('id', 'in', ids)
+      .where('claim_token', '=', token)
+      .where('status', '=', 'pending')
+      .execute();
+  });
 }
 
 /** Writes the outcome of a claimed, still pending row and releases the lease; false when the claim was lost. */
@@ -125,4 +172,23 @@ export async function requeueFailedOutbox(db: Db, id: string, at: string): Promi
     .where('status', '=', 'failed')
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** Pending rows and the creation time of the oldest one (the metrics' outbox depth and age). */
+export async function pendingOutboxSummary(db: Db): Promise<{ depth: number; oldest: string | null }> {
+  const row = await db
+    .selectFrom('outbox')
+    .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min<string | null>('created_at').as('oldest')])
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return { depth: Number(row?.depth ?? 0), oldest: row?.oldest ?? null };
+}
+
+/** Deletes up to `limit` sent rows sent before `before` (failed rows stay until the operator acts); returns how many. */
+export async function deleteSentOutboxBefore(db: Db, before: string, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('outbox')
+    .where('id', 'in', (eb) => eb.selectFrom('outbox').select('id').where('status', '=', 'sent').where('sent_at', '<', before).limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -43,6 +43,8 @@ export interface TasksTable {
   attachments: string | null;
   /** Where webhooks go (migration 065); private like contact_email, never returned. */
   callback_url: string | null;
+  /** When retention erased the contact e-mail (and callback URL, attachments) of this final task (migration 100). */
+  erased_at: string | null;
   /** 1 when the description or requester carries the word "test" (migration 110, issue 19). */
   is_test: number;
 }
@@ -58,6 +60,8 @@ export interface MessagesTable {
   task_ids: string;
   email_unverified: number;
   created_at: string;
+  /** When retention erased the text and addresses (migration 100). */
+  erased_at: string | null;
 }
 
 /** Fixed-window counters for rate limits, daily caps and refusal counts. */
@@ -124,6 +128,12 @@ export interface SigningKeysTable {
 export interface RevokedSessionsTable {
   sid: string;
   expires_at: string;
+}
+
+/** The health record's write probe: one row (migration 090). */
+export interface StoreProbeTable {
+  id: number;
+  at: string;
 }
 
 /** One stored file content, by its SHA-256 (migration 070). */
@@ -206,6 +216,7 @@ export interface Database {
   signing_keys: SigningKeysTable;
   settings: SettingsTable;
   revoked_sessions: RevokedSessionsTable;
+  store_probe: StoreProbeTable;
   attachment_blobs: AttachmentBlobsTable;
   attachment_chunks: AttachmentChunksTable;
   attachments: AttachmentsTable;

@@ -16,6 +16,11 @@ export async function revokeSession(db: Db, sid: string, expiresAt: string): Pro
     .execute();
 }
 
-export async function sweepRevokedSessions(db: Db, now: string): Promise<void> {
-  await db.deleteFrom('revoked_sessions').where('expires_at', '<=', now).execute();
+/** Forgets up to `limit` revoked sessions whose cookie has expired anyway; returns how many. */
+export async function sweepRevokedSessions(db: Db, now: string, limit = 10_000): Promise<number> {
+  const result = await db
+    .deleteFrom('revoked_sessions')
+    .where('sid', 'in', (eb) => eb.selectFrom('revoked_sessions').select('sid').where('expires_at', '<=', now).limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

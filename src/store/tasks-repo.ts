@@ -3,6 +3,7 @@ import type { PublicAttachment, PublicTask } from '../domain/schemas.js';
 import type { StatusEntry, TaskStatus, TaskType, Source } from '../domain/task.js';
 import type { Db, Store } from './db.js';
 import { reusableQuery } from './prepared.js';
+import type { PublicTaskCache } from './task-cache.js';
 import type { TasksTable } from './schema.js';
 
 export type TaskRow = Selectable<TasksTable>;
@@ -20,7 +21,7 @@ const TASK_COLUMNS = [
   'id', 'status', 'task_type', 'description', 'dedupe_key', 'location_required', 'location_detail', 'deadline', 'output_format',
   'budget_usd', 'requester', 'source', 'delivery', 'contact_email', 'email_unverified', 'client_hash', 'created_at', 'updated_at',
   'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'accepted_at', 'delivered_at', 'rejected_at', 'receipt',
-  'deliverable_sha256', 'receipt_issued_at', 'request_sha256', 'request_json', 'callback_url', 'attachments', 'is_test',
+  'deliverable_sha256', 'receipt_issued_at', 'request_sha256', 'request_json', 'callback_url', 'attachments', 'erased_at', 'is_test',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
@@ -48,49 +49,43 @@ export async function findTask(db: Db, id: string): Promise<TaskRow | undefined>
   return result.rows[0];
 }
 
-interface ReadCache {
-  statement: { get(id: string): unknown };
-  tasks: Map<string, { task: Readonly<PublicTask>; changes: number }>;
-}
-const readCaches = new WeakMap<object, ReadCache>();
-/** Tasks kept per store; a few hundred kilobytes at most. */
-const READ_CACHE_SIZE = 1000;
+/** The status read's prepared statement per SQLite handle (raw mode: an array per row). */
+const readStatements = new WeakMap<object, { get(id: string): unknown }>();
 
 /**
  * The public status read: the hottest path of the service, and polled again and again for the
- * same task. On SQLite it runs one cached prepared statement directly, in raw mode (an array per
- * row: building an object per row in the driver costs more than the lookup), and keeps the public
- * task (frozen: callers share it) until any statement changes a task (Store.taskChanges). On
- * PostgreSQL, where other instances write too, it runs the precompiled query above every time.
+ * same task. Served from the cache (store/task-cache.ts) while it holds the task; otherwise, on
+ * SQLite, one prepared statement run directly in raw mode (building an object per row in the
+ * driver costs more than the lookup), on PostgreSQL the precompiled query above.
  */
-export async function findPublicTask(store: Store, id: string): Promise<Readonly<PublicTask> | undefined> {
-  const { sqlite, taskChanges } = store;
-  // While a transaction is open on the one connection, a direct read would see its uncommitted
-  // writes: wait for it through Kysely instead.
-  if (!sqlite || !taskChanges || sqlite.inTransaction) {
+export async function findPublicTask(store: Store, cache: PublicTaskCache, id: string): Promise<Readonly<PublicTask> | undefined> {
+  const { sqlite } = store;
+  // While a transaction is open on SQLite's one connection, a direct read would see its
+  // uncommitted writes: wait for it through Kysely instead, and keep nothing.
+  if (sqlite?.inTransaction) {
     const row = await findTask(store.db, id);
     return row ? toPublicTask(row) : undefined;
   }
-  let cache = readCaches.get(sqlite);
-  if (!cache) {
-    cache = { statement: sqlite.prepare(`SELECT ${PUBLIC_COLUMNS.join(', ')} FROM tasks WHERE id = ?`).raw(true), tasks: new Map() };
-    readCaches.set(sqlite, cache);
+  const cached = cache.get(id);
+  if (cached) return cached;
+  if (!sqlite) {
+    return cache.load(id, async () => {
+      const row = await findTask(store.db, id);
+      return row ? toPublicTask(row) : undefined;
+    });
   }
-  const cached = cache.tasks.get(id);
-  if (cached && cached.changes === taskChanges.count) return cached.task;
-  const values = cache.statement.get(id) as unknown[] | undefined;
-  if (!values) return undefined;
-  const row: Record<string, unknown> = {};
-  for (let i = 0; i < PUBLIC_COLUMNS.length; i++) row[PUBLIC_COLUMNS[i] as string] = values[i];
-  const task = toPublicTask(row as PublicTaskRow);
-  for (const entry of task.status_history) Object.freeze(entry);
-  for (const file of task.attachments ?? []) Object.freeze(file);
-  if (task.attachments) Object.freeze(task.attachments);
-  Object.freeze(task.status_history);
-  Object.freeze(task);
-  if (cache.tasks.size >= READ_CACHE_SIZE) cache.tasks.delete(cache.tasks.keys().next().value as string);
-  cache.tasks.set(id, { task, changes: taskChanges.count });
-  return task;
+  return cache.load(id, () => {
+    let statement = readStatements.get(sqlite);
+    if (!statement) {
+      statement = sqlite.prepare(`SELECT ${PUBLIC_COLUMNS.join(', ')} FROM tasks WHERE id = ?`).raw(true);
+      readStatements.set(sqlite, statement);
+    }
+    const values = statement.get(id) as unknown[] | undefined;
+    if (!values) return undefined;
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < PUBLIC_COLUMNS.length; i++) row[PUBLIC_COLUMNS[i] as string] = values[i];
+    return toPublicTask(row as PublicTaskRow);
+  });
 }
 
 /**
@@ -221,4 +216,41 @@ export async function listTasks(
 export async function taskExists(db: Db, id: string): Promise<boolean> {
   const row = await db.selectFrom('tasks').select('id').where('id', '=', id).executeTakeFirst();
   return row !== undefined;
+}
+
+/** Creation time of the oldest task still waiting on the operator (the metrics' queue age), or null. */
+export async function oldestOpenTaskCreatedAt(db: Db, openStatuses: readonly string[]): Promise<string | null> {
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.min<string | null>('created_at').as('oldest'))
+    .where('status', 'in', [...openStatuses])
+    .executeTakeFirst();
+  return row?.oldest ?? null;
+}
+
+/**
+ * Ids of up to `limit` tasks in a final status since before `before` (delivered_at or rejected_at)
+ * whose private fields retention has not erased yet, oldest first.
+ */
+export async function finalTasksToErase(db: Db, finalStatuses: readonly string[], before: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('tasks')
+    .select('id')
+    .where('erased_at', 'is', null)
+    .where('status', 'in', [...finalStatuses])
+    .where((eb) => eb(eb.fn.coalesce('delivered_at', 'rejected_at', 'updated_at'), '<', before))
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Erases what retention removes from a final task: the contact e-mail and the callback URL. What the receipt binds stays: request_json and its hash (they exclude the
+ * contact e-mail), the deliverable hash, the timeline, the receipt itself.
+ */
+export async function eraseTaskPrivateFields(db: Db, ids: string[], at: string): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await db.updateTable('tasks').set({ contact_email: null, callback_url: null, erased_at: at }).where('id', 'in', ids).where('erased_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

@@ -90,6 +90,18 @@ export async function finishClaim(db: Db, id: string, token: string, changes: Pa
   return Number(result.numUpdatedRows) > 0;
 }
 
+/** Renews the lease of a claimed, still pending event (the scheduler's heartbeat); false when the claim was lost. */
+export async function extendWebhookLease(db: Db, id: string, token: string, lockedUntil: string): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_outbox')
+    .set({ locked_until: lockedUntil })
+    .where('id', '=', id)
+    .where('claim_token', '=', token)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 /** Gives a claimed event back untouched (the worker is stopping before it got to it). */
 export async function releaseWebhookClaim(db: Db, id: string, token: string): Promise<void> {
   await finishClaim(db, id, token, {});
@@ -132,4 +144,27 @@ export async function requeueWebhookEvent(db: Db, id: string, at: string): Promi
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** Pending events and the creation time of the oldest one (the metrics' webhook outbox depth and age). */
+export async function pendingWebhookSummary(db: Db): Promise<{ depth: number; oldest: string | null }> {
+  const row = await db
+    .selectFrom('webhook_outbox')
+    .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min<string | null>('created_at').as('oldest')])
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return { depth: Number(row?.depth ?? 0), oldest: row?.oldest ?? null };
+}
+
+/**
+ * Deletes up to `limit` delivered or gone events created before `before`, with their attempt log
+ * (retention); failed events stay until the operator acts. Returns how many events.
+ */
+export async function deleteFinishedWebhooksBefore(db: Db, before: string, limit: number): Promise<number> {
+  const rows = await db.selectFrom('webhook_outbox').select('id').where('status', 'in', ['delivered', 'gone']).where('created_at', '<', before).limit(limit).execute();
+  const ids = rows.map((r) => r.id);
+  if (ids.length === 0) return 0;
+  await db.deleteFrom('webhook_attempts').where('event_id', 'in', ids).execute();
+  const result = await db.deleteFrom('webhook_outbox').where('id', 'in', ids).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -47,7 +47,7 @@ function generalMessage(error: AppError): SafeHtml {
       const id = typeof extras.existing_task_id === 'string' ? extras.existing_task_id : undefined;
       return id
         ? html`The same task was already submitted in the last day. <a href="/tasks?id=${id}">See that task</a>.`
-        : html`The same task was already submitted in the last day.`;
+        : html`The same task was already submitted in the last day for this contact e-mail. Its link was sent by e-mail to that address.`;
     }
     case 'rate_limited':
     case 'capacity_reached': {

@@ -81,6 +81,8 @@ export const RELAXED_LIMITS: Record<string, string> = {
   DAILY_TASK_CAP: '1000000',
   DAILY_EMAIL_CAP: '1000000',
   AUTO_BLOCK_REFUSALS: '1000000',
+  ADMIN_FAILURES_PER_MINUTE: '1000000',
+  ADMIN_FAILURES_GLOBAL_PER_MINUTE: '1000000',
 };
 
 /**
@@ -115,7 +117,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...((options.limits ?? 'relaxed') === 'relaxed' ? RELAXED_LIMITS : {}),
     ...options.env,
   });
-  const store = openStore(config.databaseUrl);
+  const store = openStore(config.databaseUrl, { timeoutMs: config.storeTimeoutMs });
   await migrate(store);
   const clock = options.clock ?? shared?.clock ?? new TestClock();
   const deps = await initDeps(config, store, { clock, log: createLogger(config.logLevel), version: SERVICE_VERSION, apiVersions: options.apiVersions ?? [] });

@@ -123,6 +123,11 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
         if (mode === 'tempfail') return callback(smtpError('Service temporarily unavailable, try again later', 421));
         return callback();
       },
+      // A 4xx outage also answers connections opened before it (the mail worker pools them).
+      onMailFrom(_address, _session, callback) {
+        if (mode === 'tempfail') return callback(smtpError('Service temporarily unavailable, try again later', 421));
+        return callback();
+      },
       onRcptTo(_address, _session, callback) {
         if (mode === 'reject') return callback(smtpError('Mailbox unavailable: no such user here', 550));
         return callback();

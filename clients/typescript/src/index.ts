@@ -1,1 +1,41 @@
-export {};
+/**
+ * human-task-client: a typed client for the human-in-the-loop task service. ESM, on fetch and
+ * WebCrypto, with jose as its only dependency.
+ */
+export { HumanTaskClient, type HumanTaskClientOptions, type RequestOptions, type SubmitOptions, type VerifyTaskReceiptOptions, type WaitOptions, type WaitProgress } from './client.js';
+export {
+  CapacityReachedError,
+  ClientBlockedError,
+  DuplicateTaskError,
+  HumanTaskError,
+  InternalError,
+  InvalidCursorError,
+  InvalidJsonError,
+  InvalidTransitionError,
+  MalformedRequestError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  ServiceUnavailableError,
+  TaskNotFoundError,
+  UnauthorizedError,
+  UnsupportedMediaTypeError,
+  ValidationFailedError,
+  WaitTimeoutError,
+  type ClientErrorCode,
+} from './errors.js';
+export type * from './types.js';
+export {
+  verifyReceipt,
+  verifyWebhook,
+  type Check,
+  type HeaderSource,
+  type ReceiptFailure,
+  type ReceiptVerdict,
+  type ReceivedFile,
+  type VerifyReceiptOptions,
+  type VerifyWebhookOptions,
+  type WebhookFailure,
+  type WebhookVerdict,
+} from './verify.js';

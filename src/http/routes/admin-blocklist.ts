@@ -28,7 +28,7 @@ const BlockEntrySchema = Type.Object({
  */
 export async function registerBlocklistRoutes(server: FastifyInstance, deps: ServiceDeps): Promise<void> {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
-  const onRequest = requireAdmin(deps.adminKeyHash);
+  const onRequest = requireAdmin(deps);
 
   app.post(
     '/api/v1/admin/blocklist',

@@ -19,7 +19,7 @@ export async function registerImportRoutes(app: FastifyInstance, deps: ServiceDe
   app.post(
     '/api/v1/admin/tasks/import',
     {
-      onRequest: [requireAdmin(deps.adminKeyHash), noStore],
+      onRequest: [requireAdmin(deps), noStore],
       bodyLimit: IMPORT_MAX_BODY_BYTES,
       config: { kind: 'admin' },
       schema: {

@@ -13,7 +13,7 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const OutboxEntrySchema = Type.Object(
   {
     id: Type.String(),
-    kind: Type.String({ description: 'task_submitted, message_received, task_accepted, task_delivered or task_rejected' }),
+    kind: Type.String({ description: 'task_submitted, message_received, task_accepted, task_delivered, task_rejected or duplicate_notice' }),
     recipient: Type.String(),
     subject: Type.String(),
     status: Type.Enum([...OUTBOX_STATUSES]),
@@ -34,7 +34,7 @@ const Counts = Type.Object({ pending: Type.Integer(), sent: Type.Integer(), fail
 export async function registerOutboxRoutes(server: FastifyInstance, deps: ServiceDeps): Promise<void> {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   // onRequest, not preHandler: a caller without the key gets 401 before any parameter is checked.
-  const onRequest = requireAdmin(deps.adminKeyHash);
+  const onRequest = requireAdmin(deps);
 
   app.get(
     '/api/v1/admin/outbox',

@@ -36,7 +36,7 @@ const WebhookEventSchema = Type.Object(
 
 /** The operator's view of webhook deliveries, and the retry. */
 export async function registerWebhookRoutes(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
-  const onRequest = requireAdmin(deps.adminKeyHash);
+  const onRequest = requireAdmin(deps);
 
   app.get(
     '/api/v1/admin/webhooks',

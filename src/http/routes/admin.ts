@@ -34,7 +34,7 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
   const noStore = async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Cache-Control', 'no-store');
   };
-  const onRequest = [requireAdmin(deps.adminKeyHash), noStore];
+  const onRequest = [requireAdmin(deps), noStore];
   registerJwksRoute(server, deps);
 
   app.get(

@@ -41,7 +41,7 @@ export async function registerAttachmentRoutes(app: FastifyInstance, deps: Servi
   const noStore = async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Cache-Control', 'no-store');
   };
-  const onRequest = [requireAdmin(deps.adminKeyHash), noStore];
+  const onRequest = [requireAdmin(deps), noStore];
 
   await app.register(async (scope) => {
     acceptRawBodies(scope);

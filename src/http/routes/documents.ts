@@ -21,7 +21,7 @@ const textDocument = (description: string) => ({ 200: { description, type: 'stri
 export async function registerDocuments(app: FastifyInstance, deps: DocsDeps): Promise<void> {
   const live = liveFigures(deps);
   app.addHook('onReady', async () => {
-    deps.documents.publish(buildDocumentSet(app, deps, live));
+    deps.documents.publish(await buildDocumentSet(app, deps, live));
   });
   const bodies = () => documentSet(deps).bodies;
 
@@ -45,10 +45,12 @@ export async function registerDocuments(app: FastifyInstance, deps: DocsDeps): P
 
   serveStatic('/agent.json', 'getAgentManifest', 'Platform manifest and A2A-style agent card', (b) => b.manifest);
   serveStatic('/.well-known/agent.json', 'getWellKnownAgentManifest', 'Platform manifest and A2A-style agent card (well-known location)', (b) => b.manifest);
+  serveStatic('/.well-known/agent-card.json', 'getAgentCard', 'A2A v1 agent card, signed with the receipt key', (b) => b.agentCard);
   serveStatic('/.well-known/services.json', 'getServicesDocument', 'Services catalog', (b) => b.services);
   serveStatic('/.well-known/oauth-protected-resource', 'getProtectedResourceMetadata', 'OAuth protected-resource metadata (RFC 9728): nothing is token-protected', (b) => b.protectedResource);
   serveStatic('/openapi.json', 'getOpenApi', 'This OpenAPI 3.0 document', (b) => b.openapi);
   serveStatic('/llms.txt', 'getLlmsTxt', 'Plain-text guide for language models', (b) => b.llms, 'text/plain');
+  serveStatic('/llms-full.txt', 'getLlmsFullTxt', 'llms.txt, the overview and the whole API reference in one file', (b) => b.llmsFull, 'text/plain');
   serveStatic('/index.md', 'getIndexMarkdown', 'Overview in markdown', (b) => b.index, 'text/markdown');
   serveStatic('/api.md', 'getApiMarkdown', 'API reference in markdown', (b) => b.api, 'text/markdown');
 

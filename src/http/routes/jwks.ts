@@ -22,6 +22,17 @@ export const JwksSchema = Type.Object(
 
 /** /.well-known/jwks.json: the public part of every receipt-signing key, active and retired. */
 export function registerJwksRoute(app: FastifyInstance, deps: ServiceDeps): void {
+  // The last key set read, served while the store is down: verifying a receipt needs no store.
+  let lastKnown: Awaited<ReturnType<typeof publicKeys>> | undefined;
+  const keys = async () => {
+    try {
+      lastKnown = await publicKeys(deps.store.db);
+    } catch (error) {
+      if (!lastKnown) throw error;
+      deps.log.warn({ err: error }, 'jwks: store unavailable, serving the last key set read');
+    }
+    return lastKnown;
+  };
   app.get(
     '/.well-known/jwks.json',
     {
@@ -36,7 +47,7 @@ export function registerJwksRoute(app: FastifyInstance, deps: ServiceDeps): void
     async (_request, reply) => {
       // Short caching: a verifier that meets an unknown kid after a rotation refetches anyway.
       reply.header('Cache-Control', 'public, max-age=300');
-      return { keys: await publicKeys(deps.store.db) };
+      return { keys: await keys() };
     },
   );
 }

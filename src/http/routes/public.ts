@@ -4,6 +4,7 @@ import Type from 'typebox';
 import {
   ErrorSchema,
   HealthSchema,
+  ReadinessSchema,
   MessageResponseSchema,
   PublicTaskSchema,
   SubmissionResponseSchema,
@@ -12,8 +13,10 @@ import {
 } from '../../domain/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { health } from '../../services/health.js';
+import { readiness } from '../../services/readiness.js';
 import { sendMessage } from '../../services/messages.js';
 import { getTask, submitTask } from '../../services/tasks.js';
+import { statusReadCaching } from '../caching.js';
 import { callerFrom } from '../client.js';
 import { noneMatch, preferredWait, representationOf } from '../conditional.js';
 
@@ -63,6 +66,8 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     '/api/v1/tasks/:task_id',
     {
       config: { kind: 'read', holdsRequests: true },
+      // Cache-Control: private, no-cache (the id is an access token); the ETag is the handler's own.
+      onSend: statusReadCaching,
       schema: {
         operationId: 'getTask',
         summary: 'Get a task and its status',
@@ -133,10 +138,13 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     },
   );
 
+  // Health is a read like any other (decision, issue 14): counted against READ_LIMIT_PER_MINUTE
+  // and answered with all four RateLimit fields, so no header advertises a limit it does not apply.
+  // A probe every few seconds is far below the limit.
   app.get(
     '/api/v1/health',
     {
-      config: { kind: 'none' },
+      config: { kind: 'read' },
       schema: {
         operationId: 'health',
         summary: 'Health of the service and its store',
@@ -145,5 +153,20 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       },
     },
     async () => health(deps),
+  );
+
+  app.get(
+    '/api/v1/health/ready',
+    {
+      config: { kind: 'none' },
+      schema: {
+        operationId: 'readiness',
+        summary: 'Readiness for orchestrators: store reachable, migrations applied, workers running',
+        description: 'Liveness is GET /api/v1/health. This answers 503 service_unavailable (details name each failing check, Retry-After) until the instance can serve.',
+        tags: ['meta'],
+        response: { 200: ReadinessSchema, 503: ErrorSchema },
+      },
+    },
+    async () => readiness(deps),
   );
 }

@@ -164,3 +164,21 @@ ${quoteHtml(descriptionExcerpt(task.description))}
 ${foot.html}`;
   return { subject: `Task rejected: ${task.id}`, text, html: documentHtml('Task rejected', body) };
 }
+
+/** The id of an existing task, to its contact address, after another client resubmitted it. */
+export function duplicateNoticeMail(baseUrl: string, taskId: string): MailParts {
+  const u = urls(baseUrl, taskId);
+  const fields: Field[] = [
+    { label: 'Task', value: taskId },
+    { label: 'Status page', value: u.statusPage, href: u.statusPage },
+    { label: 'Status API', value: u.statusUrl },
+  ];
+  const foot = footer(baseUrl, taskId);
+  const intro = 'The same task was submitted again for this address, from another client, and was refused as a duplicate. The task already submitted is below: poll it instead of submitting it again. The task id is the key to the task: share it only with whoever should see it.';
+  const text = [intro, '', fieldsText(fields), '', 'If you did not submit this task, you can ignore this mail.', '', foot.text, ''].join('\n');
+  const body = html`<p>${intro}</p>
+${fieldsHtml(fields)}
+<p>If you did not submit this task, you can ignore this mail.</p>
+${foot.html}`;
+  return { subject: `Your task already exists: ${taskId}`, text, html: documentHtml('Your task already exists', body) };
+}

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { adminKeyMatches } from '../../http/admin-auth.js';
+import { clientHash } from '../../domain/client.js';
+import { AppError } from '../../domain/errors.js';
+import { adminKeyMatches, markFailedKeyAttempt } from '../../http/admin-auth.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { HIDDEN, safeNext, text, type ConsoleKit, type Form } from './console-kit.js';
@@ -27,8 +29,12 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     const form = (request.body ?? {}) as Form;
     const next = safeNext(text(form, 'next'));
     if (!adminKeyMatches(deps.adminKeyHash, text(form, 'key')?.trim())) {
-      request.log.warn('console: sign-in with a wrong key');
-      return render(reply, null, 'none', 'Sign in', loginView('That is not the operator key.', next), 401);
+      // The failed-attempt throttle (shared with the admin API) may hold this answer and make it a 429.
+      markFailedKeyAttempt(request);
+      const wrong = new AppError('unauthorized', 'That is not the operator key.');
+      const refusal = await deps.abuse.adminThrottle.failed(deps, { clientHash: clientHash(deps.secret, request.ip), source: 'web_form' }, request.log, wrong);
+      for (const [name, value] of Object.entries(refusal.headers)) reply.header(name, value);
+      return render(reply, null, 'none', 'Sign in', loginView(refusal.message, next), refusal.status);
     }
     startSession(deps, reply);
     request.log.info('console: operator signed in');

@@ -4,6 +4,7 @@ import { html, type SafeHtml } from '../../domain/html.js';
 import { iso, parseDateTime } from '../../domain/time.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { countByStatus } from '../../services/operator.js';
+import { asStoreUnavailable } from '../../store/faults.js';
 import { flash, page, type Section } from './layout.js';
 import { csrfMatches, readSession, type Session } from './session.js';
 
@@ -93,11 +94,11 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
   };
 
   scope.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
-    const known = isAppError(error) ? error : undefined;
+    const known = isAppError(error) ? error : asStoreUnavailable(deps.store.faults, error);
     const status = known?.status ?? (typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 500);
     if (status >= 500) request.log.error({ err: error }, 'console error');
     if (known) for (const [name, value] of Object.entries(known.headers)) reply.header(name, value);
-    const message = status >= 500 ? `Something went wrong on our side. Request id: ${request.id}.` : known?.message ?? 'The request could not be handled.';
+    const message = known?.code === 'service_unavailable' ? known.message : status >= 500 ? `Something went wrong on our side. Request id: ${request.id}.` : known?.message ?? 'The request could not be handled.';
     const details = (known?.extras.details as string[] | undefined) ?? [];
     const body = html`${flash('error', message, details)}<p><a href="/operator">← Back to the queue</a></p>`;
     return render(reply, request.operatorSession ?? null, 'none', status === 404 ? 'Not found' : 'Error', body, status);

@@ -1,3 +1,4 @@
+import { CLIENT_LIBRARIES, CLIENTS_SUMMARY } from '../../docs/clients.js';
 import type { DocumentSet } from '../../docs/document-set.js';
 import { DOCUMENTS, type DocumentInfo } from '../../docs/endpoints.js';
 import type { LiveFigures } from '../../docs/live.js';
@@ -21,7 +22,10 @@ export function docsIndexBody(): SafeHtml {
 ${DOCUMENTS.map(
   (d) => html`<div class="card"><h2 class="flush-top"><a href="/docs/${d.id}">${d.title}</a></h2><p class="small">${d.description}</p><p class="small muted">${rawLink(d)}${d.aliases.map((a) => html` · <a href="${a}"><code>${a}</code></a>`)}</p></div>`,
 )}
-</div>`;
+</div>
+<h2>Client libraries</h2>
+<ul>${CLIENT_LIBRARIES.map((c) => html`<li>${c.language}: <code>${c.package}</code> (<code>${c.path}/</code> in the service's source): ${c.what.replace(/`/g, '')}</li>`)}</ul>
+<p class="small">${CLIENTS_SUMMARY}</p>`;
 }
 
 export function docsIndexMarkdown(base: string): string {
@@ -106,6 +110,8 @@ export function documentBody(deps: ServiceDeps, doc: DocumentInfo, set: Document
   switch (doc.id) {
     case 'agent':
       return html`${head}${agentPage(deps, set.manifest)}${pretty(set.manifest)}`;
+    case 'agent-card':
+      return html`${head}<p>The A2A agent card: the same name, skills and modes as the platform manifest, with the service's real interfaces (MCP and the REST API). Its <code>signatures</code> entry is a detached JWS over the card's RFC 8785 canonical JSON (without <code>signatures</code>), made with a receipt key from <a href="/.well-known/jwks.json">/.well-known/jwks.json</a>.</p>${pretty(set.agentCard)}`;
     case 'human':
       return html`${head}${humanPage(deps, live)}${pretty({ ...set.human, live })}`;
     case 'capabilities':
@@ -118,6 +124,8 @@ export function documentBody(deps: ServiceDeps, doc: DocumentInfo, set: Document
       return html`${head}<p>Nothing here is token-protected: there is no authorization server and no scope. The public endpoints take no <code>Authorization</code> header.</p><pre><code>${set.bodies.protectedResource.body}</code></pre>`;
     case 'llms':
       return html`${head}<pre><code>${set.bodies.llms.body}</code></pre>`;
+    case 'llms-full':
+      return html`${head}<pre><code>${set.bodies.llmsFull.body}</code></pre>`;
     case 'index':
       return html`${head}<div class="card">${toHtml(withoutTitle(set.indexBlocks), { headingOffset: 0 })}</div>`;
     case 'api':
@@ -135,9 +143,11 @@ export function documentMarkdown(deps: ServiceDeps, doc: DocumentInfo, set: Docu
   if (doc.id === 'index') return set.bodies.index.body;
   if (doc.id === 'api') return set.bodies.api.body;
   if (doc.id === 'llms') return set.bodies.llms.body;
+  if (doc.id === 'llms-full') return set.bodies.llmsFull.body;
   const base = deps.config.baseUrl;
   const json: Record<string, Json | undefined> = {
     agent: set.manifest,
+    'agent-card': set.agentCard,
     human: set.human,
     capabilities: set.capabilities,
     services: set.services,

@@ -141,7 +141,16 @@ export function statsView(stats: AdminStats, now: Date): SafeHtml {
         ${capMeter('E-mails', stats.daily_caps.emails)}
         <p class="sub">Resets ${when(stats.daily_caps.resets_at, now)}</p>
       </section>
-    </div>`;
+    </div>
+    ${retentionCard(stats.retention, now)}`;
+}
+
+/** The last retention run (services/retention.ts), so the operator sees that data is being erased. */
+function retentionCard(run: AdminStats['retention'], now: Date): SafeHtml {
+  const body = run
+    ? html`<p>Last run ${when(run.ran_at, now)}: ${run.erased_tasks} tasks and ${run.erased_messages} messages erased (final for over ${run.retention_days} days), ${run.deleted_sent_mail} sent mails deleted.</p>`
+    : html`<p class="sub">Not run yet: it runs about an hour after start, then every hour.</p>`;
+  return html`<section class="card" aria-labelledby="retention"><h2 id="retention">Retention</h2>${body}</section>`;
 }
 
 export function loginView(error: string | null, next: string): SafeHtml {

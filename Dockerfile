@@ -1,0 +1,45 @@
+# syntax=docker/dockerfile:1
+# The service as a container: build stage compiles better-sqlite3 and bundles src/ with esbuild;
+# the runtime stage is a slim Node LTS image running the bundle as a non-root user.
+# Node 22 is a maintained LTS (Node 20 reached end of life in April 2026); package.json's engines
+# still accepts Node 20 for running from a clone.
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+# better-sqlite3 compiles from source when no prebuilt binary matches; sharp ships prebuilt ones.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+# Manifests first: the dependency layer is rebuilt only when they change.
+COPY package.json package-lock.json ./
+COPY clients/typescript/package.json clients/typescript/package.json
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY src ./src
+COPY config ./config
+COPY clients/typescript ./clients/typescript
+# esbuild is a runtime dependency (npm start bundles), so it is present after --omit=dev.
+RUN npm run -s build
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    PORT=8080 \
+    HOST=0.0.0.0 \
+    DATA_DIR=/data
+WORKDIR /app
+COPY --from=build --chown=root:root /app/package.json /app/package-lock.json ./
+COPY --from=build --chown=root:root /app/node_modules ./node_modules
+COPY --from=build --chown=root:root /app/dist ./dist
+COPY --from=build --chown=root:root /app/config ./config
+# The code is root-owned and read-only to the service; only /data is writable by it.
+RUN mkdir -p /data && chown node:node /data
+VOLUME ["/data"]
+USER node
+EXPOSE 8080
+# Liveness through the public health record; no curl in slim images, so node asks.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/api/v1/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# node runs directly (not through npm start), so SIGTERM reaches the service itself and it drains
+# requests and the background workers before exiting.
+STOPSIGNAL SIGTERM
+CMD ["node", "--enable-source-maps", "--max-semi-space-size=4", "dist/server.mjs"]

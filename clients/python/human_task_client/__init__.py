@@ -1,0 +1,73 @@
+"""human-task-client: typed sync and async clients for the human-in-the-loop task service.
+
+    from human_task_client import HumanTaskClient
+    with HumanTaskClient("https://tasks.example.org") as client:
+        submitted = client.submit_task({"task_type": "real_world_verification", "description": "...", "delivery": "status_poll"})
+        task = client.wait_for_result(submitted.task_id, timeout=3600)
+        assert client.verify_receipt(task).valid
+"""
+
+from ._common import Submission, WaitProgress
+from .async_client import AsyncHumanTaskClient
+from .client import HumanTaskClient
+from .errors import (
+    CapacityReachedError,
+    ClientBlockedError,
+    DuplicateTaskError,
+    HumanTaskError,
+    InternalError,
+    InvalidCursorError,
+    InvalidJsonError,
+    InvalidTransitionError,
+    MalformedRequestError,
+    MethodNotAllowedError,
+    NotFoundError,
+    PayloadTooLargeError,
+    RateLimitedError,
+    ServiceUnavailableError,
+    TaskNotFoundError,
+    UnauthorizedError,
+    UnsupportedMediaTypeError,
+    ValidationFailedError,
+    WaitTimeoutError,
+)
+from .models import CatalogEntry, MessageInput, MessageResponse, SubmissionResponse, Task, TaskInput
+from .verify import Check, ReceiptVerdict, WebhookVerdict, verify_receipt, verify_webhook
+
+__all__ = [
+    "AsyncHumanTaskClient",
+    "CapacityReachedError",
+    "CatalogEntry",
+    "Check",
+    "ClientBlockedError",
+    "DuplicateTaskError",
+    "HumanTaskClient",
+    "HumanTaskError",
+    "InternalError",
+    "InvalidCursorError",
+    "InvalidJsonError",
+    "InvalidTransitionError",
+    "MalformedRequestError",
+    "MethodNotAllowedError",
+    "NotFoundError",
+    "PayloadTooLargeError",
+    "MessageInput",
+    "MessageResponse",
+    "RateLimitedError",
+    "ReceiptVerdict",
+    "Submission",
+    "SubmissionResponse",
+    "Task",
+    "TaskInput",
+    "ServiceUnavailableError",
+    "TaskNotFoundError",
+    "UnauthorizedError",
+    "UnsupportedMediaTypeError",
+    "ValidationFailedError",
+    "WaitProgress",
+    "WaitTimeoutError",
+    "WebhookVerdict",
+    "verify_receipt",
+    "verify_webhook",
+]
+__version__ = "1.0.0"

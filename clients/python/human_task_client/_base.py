@@ -1,0 +1,60 @@
+"""What the sync and async clients share beyond _common: configuration, retry decisions, the JWKS cache."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from ._common import TaskCache, retry_after_seconds
+from .errors import HumanTaskError
+from .models import Task
+from .verify import ReceiptVerdict, verify_receipt
+
+DEFAULT_BASE_URL = "http://localhost:8080"
+_RETRYABLE_REFUSALS = (429, 503)
+
+
+class _Base:
+    def __init__(self, base_url: str, issuer: str | None, jwks: Mapping[str, Any] | None, max_retries: int, max_retry_delay: float, jwks_ttl: float) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.issuer = (issuer or self.base_url).rstrip("/")
+        self.max_retries = max_retries
+        self.max_retry_delay = max_retry_delay
+        self._fixed_jwks = jwks
+        self._jwks_ttl = jwks_ttl
+        self._jwks: tuple[Mapping[str, Any], float] | None = None
+        self._tasks = TaskCache()
+
+    def _cached_jwks(self, refresh: bool) -> Mapping[str, Any] | None:
+        if self._fixed_jwks is not None:
+            return self._fixed_jwks
+        if not refresh and self._jwks and time.monotonic() - self._jwks[1] < self._jwks_ttl:
+            return self._jwks[0]
+        return None
+
+    def _retry_pause(self, attempt: int, response: httpx.Response | None, idempotent: bool) -> float | None:
+        """Seconds to wait before retrying this attempt, or None to give up."""
+        if attempt >= self.max_retries:
+            return None
+        if response is None:
+            return min(self.max_retry_delay, 0.5 * 2.0**attempt) if idempotent else None
+        if response.status_code in _RETRYABLE_REFUSALS:
+            retry = retry_after_seconds(response.headers)
+            return retry if retry is not None and retry <= self.max_retry_delay else None
+        if idempotent and response.status_code in (502, 504):
+            return min(self.max_retry_delay, 0.5 * 2.0**attempt)
+        return None
+
+    def _receipt_inputs(self, subject: str | Task, operator_notes: str | None, task_id: str | None) -> tuple[str, str | None, str | None]:
+        if isinstance(subject, str):
+            return subject, operator_notes, task_id
+        if subject.receipt is None:
+            raise HumanTaskError("unexpected_response", f"Task {subject.task_id} is {subject.status}: it has no receipt (receipts are issued on delivery).")
+        notes = operator_notes if operator_notes is not None else subject.operator_notes
+        return subject.receipt, notes, task_id or subject.task_id
+
+    def _verify(self, receipt: str, jwks: Mapping[str, Any], operator_notes: str | None, task_id: str | None, files: Mapping[str, bytes] | None) -> ReceiptVerdict:
+        return verify_receipt(receipt, jwks, issuer=self.issuer, task_id=task_id, operator_notes=operator_notes, files=files)

@@ -1,0 +1,165 @@
+"""The asynchronous client (asyncio), on httpx: the same surface and pacing as the sync one."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ._base import DEFAULT_BASE_URL, _Base
+from ._common import FINAL, Pacer, Submission, WaitProgress, deadline_of, jwks_or_error, new_idempotency_key, parse_body, refusal
+from .errors import HumanTaskError, TaskNotFoundError, WaitTimeoutError
+from .models import CatalogEntry, MessageInput, MessageResponse, ServicesPage, SubmissionResponse, Task, TaskInput
+from .verify import ReceiptVerdict, WebhookVerdict, verify_webhook
+
+
+class AsyncHumanTaskClient(_Base):
+    """Asynchronous client (asyncio). Cancel wait_for_result by cancelling its task."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        issuer: str | None = None,
+        jwks: Mapping[str, Any] | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        max_retry_delay: float = 30.0,
+        jwks_ttl: float = 600.0,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(base_url, issuer, jwks, max_retries, max_retry_delay, jwks_ttl)
+        self._http = http_client or httpx.AsyncClient(timeout=timeout, headers={"accept": "application/json"})
+
+    async def __aenter__(self) -> AsyncHumanTaskClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _request(self, method: str, path: str, *, json: Any = None, headers: Mapping[str, str] | None = None, idempotent: bool, retry: bool = True, timeout: float | None = None) -> httpx.Response:
+        attempt = 0
+        while True:
+            try:
+                kwargs: dict[str, Any] = {"json": json, "headers": dict(headers or {})}
+                if timeout is not None:
+                    kwargs["timeout"] = timeout
+                response = await self._http.request(method, f"{self.base_url}{path}", **kwargs)
+            except httpx.TransportError as error:
+                pause = self._retry_pause(attempt, None, idempotent) if retry else None
+                if pause is None:
+                    raise HumanTaskError("network_error", f"Could not reach {self.base_url}: {error}") from error
+                await asyncio.sleep(pause)
+                attempt += 1
+                continue
+            if response.is_success or response.status_code == 304:
+                return response
+            pause = self._retry_pause(attempt, response, idempotent) if retry else None
+            if pause is None:
+                raise refusal(response)
+            await asyncio.sleep(pause)
+            attempt += 1
+
+    async def submit_task(self, task: TaskInput | Mapping[str, Any], *, idempotency_key: str | None = None) -> Submission:
+        key = idempotency_key or new_idempotency_key()
+        response = await self._request("POST", "/api/v1/tasks", json=dict(task), headers={"idempotency-key": key}, idempotent=True)
+        return Submission(SubmissionResponse.from_dict(parse_body(response)), key)
+
+    async def get_task(self, task_id: str) -> Task:
+        response = await self._request("GET", f"/api/v1/tasks/{quote(task_id, safe='')}", headers=self._tasks.headers(task_id, None), idempotent=True)
+        return self._tasks.read(task_id, response)
+
+    async def send_message(self, message: MessageInput | Mapping[str, Any]) -> MessageResponse:
+        response = await self._request("POST", "/api/v1/messages", json=dict(message), idempotent=False)
+        return MessageResponse.from_dict(parse_body(response))
+
+    async def list_services(self, *, page_size: int | None = None) -> AsyncIterator[CatalogEntry]:
+        cursor: str | None = None
+        while True:
+            params = {k: v for k, v in (("limit", page_size), ("cursor", cursor)) if v is not None}
+            suffix = f"?{httpx.QueryParams(params)}" if params else ""
+            page = ServicesPage.from_dict(parse_body(await self._request("GET", f"/api/v1/services{suffix}", idempotent=True)))
+            for entry in page.services:
+                yield entry
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    async def wait_for_result(
+        self,
+        task_id: str,
+        *,
+        timeout: float | None = None,
+        deadline: float | None = None,
+        wait_seconds: int = 50,
+        poll_interval: float = 2.0,
+        on_progress: Callable[[WaitProgress], None] | None = None,
+    ) -> Task:
+        started = time.monotonic()
+        until = deadline_of(timeout, deadline)
+        pacer = Pacer(poll_interval)
+        hold_max = min(60, max(1, int(wait_seconds)))
+        last = self._tasks.last(task_id)
+        if last is not None:
+            # Known already: report it at once (a long-poll's first answer only comes with a change).
+            if on_progress:
+                on_progress(WaitProgress(last, last.status, last.eta, 0.0))
+            if last.status in FINAL:
+                return last
+        while True:
+            remaining = until - time.monotonic()
+            if remaining <= 0:
+                raise WaitTimeoutError(f"Task {task_id} is still {last.status if last else 'unknown'} after {time.monotonic() - started:.0f} s.", last)
+            hold = int(min(remaining, hold_max)) if remaining >= 1 else None
+            headers = self._tasks.headers(task_id, hold)
+            try:
+                sent = time.monotonic()
+                response = await self._request("GET", f"/api/v1/tasks/{quote(task_id, safe='')}", headers=headers, idempotent=True, retry=False, timeout=(hold or 0) + 30.0)
+                last = self._tasks.read(task_id, response)
+                if on_progress:
+                    on_progress(WaitProgress(last, last.status, last.eta, time.monotonic() - started))
+                if last.status in FINAL:
+                    return last
+                pause = pacer.after_answer(response, "prefer" in headers, time.monotonic() - sent, hold)
+            except HumanTaskError as error:
+                if isinstance(error, TaskNotFoundError):
+                    raise
+                if error.retry_after is not None:
+                    if time.monotonic() + error.retry_after > until:
+                        raise
+                    pause = error.retry_after
+                elif error.code == "network_error" or error.status >= 500:
+                    pause = pacer.after_failure()
+                else:
+                    raise
+            await asyncio.sleep(min(pause, max(0.0, until - time.monotonic())))
+
+    async def jwks(self, *, refresh: bool = False) -> Mapping[str, Any]:
+        cached = self._cached_jwks(refresh)
+        if cached is not None:
+            return cached
+        jwks = jwks_or_error(await self._request("GET", "/.well-known/jwks.json", idempotent=True))
+        self._jwks = (jwks, time.monotonic())
+        return jwks
+
+    async def verify_receipt(self, subject: str | Task, *, files: Mapping[str, bytes] | None = None, operator_notes: str | None = None, task_id: str | None = None) -> ReceiptVerdict:
+        if isinstance(subject, str) and "." not in subject:
+            subject = await self.get_task(subject)
+        receipt, notes, expected = self._receipt_inputs(subject, operator_notes, task_id)
+        verdict = self._verify(receipt, await self.jwks(), notes, expected, files)
+        if verdict.failure == "kid" and self._fixed_jwks is None:
+            verdict = self._verify(receipt, await self.jwks(refresh=True), notes, expected, files)
+        return verdict
+
+    async def verify_webhook(self, headers: Mapping[str, str], body: bytes | str, *, now: float | None = None, tolerance_seconds: float = 300) -> WebhookVerdict:
+        verdict = verify_webhook(headers, body, await self.jwks(), now=now, tolerance_seconds=tolerance_seconds)
+        if verdict.failure == "signature" and self._fixed_jwks is None:
+            verdict = verify_webhook(headers, body, await self.jwks(refresh=True), now=now, tolerance_seconds=tolerance_seconds)
+        return verdict

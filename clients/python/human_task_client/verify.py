@@ -1,0 +1,235 @@
+"""Offline verification of receipts (compact JWS, EdDSA/Ed25519) and webhooks (Standard Webhooks,
+asymmetric ``v1a``) against a JWKS. Verdicts list every check and name the first that failed, with
+the names of docs/receipt-test-vectors.json, rather than raising.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+_COMPACT = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class ReceiptVerdict:
+    valid: bool
+    #: The first check that failed: format, kid, signature, issuer, task_id, deliverable, attachments.
+    failure: str | None
+    kid: str | None
+    payload: dict[str, Any] | None
+    checks: list[Check] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class WebhookVerdict:
+    valid: bool
+    #: format, timestamp or signature.
+    failure: str | None
+    kid: str | None
+    detail: str
+    event: dict[str, Any] | None
+
+
+def _b64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _public_key(jwk: Mapping[str, Any]) -> Ed25519PublicKey | None:
+    if jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519" or not isinstance(jwk.get("x"), str):
+        return None
+    try:
+        return Ed25519PublicKey.from_public_bytes(_b64url(jwk["x"]))
+    except (ValueError, binascii.Error):
+        return None
+
+
+def _bytes(data: bytes | bytearray | memoryview | str) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
+
+
+def verify_receipt(
+    receipt: str,
+    jwks: Mapping[str, Any],
+    *,
+    issuer: str | None = None,
+    task_id: str | None = None,
+    operator_notes: str | None = None,
+    files: Mapping[str, bytes] | None = None,
+) -> ReceiptVerdict:
+    """Verifies a receipt. ``files`` maps file names to their bytes: matched by content against a
+    version-2 receipt's attachments (each signed file present, each given file signed)."""
+    checks: list[Check] = []
+
+    def done(kid: str | None, payload: dict[str, Any] | None) -> ReceiptVerdict:
+        failed = next((c for c in checks if not c.ok), None)
+        failure = None if failed is None else ("format" if failed.name == "payload" else failed.name)
+        return ReceiptVerdict(failed is None, failure, kid, payload, checks)
+
+    token = receipt.strip()
+    try:
+        if not _COMPACT.match(token):
+            raise ValueError("not a compact JWS (three base64url parts)")
+        header = json.loads(_b64url(token.split(".")[0]))
+        if not isinstance(header, dict) or header.get("alg") != "EdDSA":
+            raise ValueError("alg is not EdDSA")
+        kid = header.get("kid")
+        if not isinstance(kid, str) or not kid:
+            raise ValueError("the header names no kid")
+        checks.append(Check("format", True, "compact JWS, alg EdDSA"))
+    except (ValueError, binascii.Error) as error:
+        checks.append(Check("format", False, str(error)))
+        return done(None, None)
+
+    jwk = next((k for k in jwks.get("keys", []) if k.get("kid") == kid), None)
+    checks.append(Check("kid", jwk is not None, f"key {kid} is published" if jwk else f"key {kid} is not in the JWKS"))
+    if jwk is None:
+        return done(kid, None)
+
+    head, body, signature = token.split(".")
+    key = _public_key(jwk)
+    try:
+        if key is None:
+            raise InvalidSignature("the published key is not Ed25519")
+        key.verify(_b64url(signature), f"{head}.{body}".encode("ascii"))
+        payload = json.loads(_b64url(body))
+        if not isinstance(payload, dict):
+            raise ValueError("the payload is not an object")
+        checks.append(Check("signature", True, f"signature valid (Ed25519, key {kid})"))
+    except (InvalidSignature, ValueError, binascii.Error) as error:
+        checks.append(Check("signature", False, f"signature invalid{': ' + str(error) if str(error) else ''}"))
+        return done(kid, None)
+
+    problems = _payload_problems(payload)
+    checks.append(Check("payload", not problems, "; ".join(problems) or f"receipt_version {payload['receipt_version']}"))
+    if problems:
+        return done(kid, payload)
+    if issuer is not None:
+        expected = issuer.rstrip("/")
+        ok = payload.get("iss") == expected
+        checks.append(Check("issuer", ok, f"issued by {expected}" if ok else f"issued by {payload.get('iss')}, not {expected}"))
+    if task_id is not None:
+        ok = payload.get("task_id") == task_id and payload.get("sub") == task_id
+        checks.append(Check("task_id", ok, f"for {task_id}" if ok else f"for {payload.get('task_id')}, not {task_id}"))
+    if operator_notes is not None:
+        actual = hashlib.sha256(operator_notes.encode("utf-8")).hexdigest()
+        ok = actual == payload.get("deliverable_sha256")
+        checks.append(Check("deliverable", ok, f"deliverable sha256 {actual}" if ok else f"deliverable sha256 is {actual}, the receipt signed {payload.get('deliverable_sha256')}"))
+    if files is not None:
+        checks.append(_attachment_check(payload.get("attachments") or [] if payload.get("receipt_version") == 2 else [], files))
+    return done(kid, payload)
+
+
+def _payload_problems(payload: Mapping[str, Any]) -> list[str]:
+    problems = []
+    version = payload.get("receipt_version")
+    if version not in (1, 2) or isinstance(version, bool):
+        problems.append(f"unknown receipt_version {version}")
+    if version == 2 and not (isinstance(payload.get("attachments"), list) and all(_well_formed(a) for a in payload["attachments"])):
+        problems.append("attachments is not a list of {name, media_type, size, sha256}")
+    if not isinstance(payload.get("task_id"), str) or payload.get("sub") != payload.get("task_id"):
+        problems.append("sub and task_id differ")
+    if not isinstance(payload.get("deliverable_sha256"), str) or not _HEX64.match(payload["deliverable_sha256"]):
+        problems.append("deliverable_sha256 is not a SHA-256 hex digest")
+    return problems
+
+
+def _well_formed(attachment: Any) -> bool:
+    return (
+        isinstance(attachment, dict)
+        and isinstance(attachment.get("name"), str)
+        and isinstance(attachment.get("media_type"), str)
+        and isinstance(attachment.get("size"), int)
+        and not isinstance(attachment.get("size"), bool)
+        and isinstance(attachment.get("sha256"), str)
+        and bool(_HEX64.match(attachment["sha256"]))
+    )
+
+
+def _attachment_check(signed: Sequence[Mapping[str, Any]], files: Mapping[str, bytes]) -> Check:
+    """Every signed file present (by SHA-256 and size), and no received file the receipt does not sign."""
+    received = [(name, len(_bytes(data)), hashlib.sha256(_bytes(data)).hexdigest()) for name, data in files.items()]
+    problems = []
+    for attachment in signed:
+        if not any(digest == attachment.get("sha256") and size == attachment.get("size") for _, size, digest in received):
+            problems.append(f"{attachment.get('name')} (sha256 {attachment.get('sha256')}) is missing or altered")
+    for name, _, digest in received:
+        if not any(attachment.get("sha256") == digest for attachment in signed):
+            problems.append(f"{name} (sha256 {digest}) is not covered by the receipt")
+    if problems:
+        return Check("attachments", False, "; ".join(problems))
+    return Check("attachments", True, f"all {len(signed)} file(s) match their signed sha256" if signed else "the receipt signs no files, and none were given")
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value
+    return None
+
+
+def verify_webhook(
+    headers: Mapping[str, str],
+    body: bytes | str,
+    jwks: Mapping[str, Any],
+    *,
+    now: float | None = None,
+    tolerance_seconds: float = 300,
+) -> WebhookVerdict:
+    """Standard Webhooks, asymmetric: ``webhook-signature`` holds space-separated
+    ``v1a,<base64 Ed25519 signature>`` entries over "<webhook-id>.<webhook-timestamp>.<raw body>";
+    any published key may have signed. Pass the raw body exactly as received."""
+    webhook_id = _header(headers, "webhook-id")
+    timestamp = _header(headers, "webhook-timestamp")
+    signature = _header(headers, "webhook-signature")
+    if not webhook_id or not timestamp or not signature or not timestamp.isdigit():
+        return WebhookVerdict(False, "format", None, "webhook-id, webhook-timestamp (Unix seconds) and webhook-signature are required", None)
+    current = time.time() if now is None else now
+    if abs(current - int(timestamp)) > tolerance_seconds:
+        return WebhookVerdict(False, "timestamp", None, f"webhook-timestamp is {abs(current - int(timestamp)):.0f} s from now (tolerance {tolerance_seconds:.0f} s)", None)
+    raw = _bytes(body)
+    signed = webhook_id.encode() + b"." + timestamp.encode() + b"." + raw
+    candidates = []
+    for part in signature.split(" "):
+        if part.startswith("v1a,"):
+            try:
+                sig = base64.b64decode(part[4:], validate=True)
+            except (ValueError, binascii.Error):
+                continue
+            if len(sig) == 64:
+                candidates.append(sig)
+    if not candidates:
+        return WebhookVerdict(False, "signature", None, "no v1a (Ed25519) signature in webhook-signature", None)
+    for jwk in jwks.get("keys", []):
+        key = _public_key(jwk)
+        if key is None:
+            continue
+        for sig in candidates:
+            try:
+                key.verify(sig, signed)
+            except InvalidSignature:
+                continue
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                return WebhookVerdict(False, "format", None, "the signed body is not JSON", None)
+            return WebhookVerdict(True, None, jwk.get("kid"), f"signed by key {jwk.get('kid')}", event)
+    return WebhookVerdict(False, "signature", None, "no published key verifies any v1a signature", None)

@@ -1,0 +1,329 @@
+import type { JSONWebKeySet } from 'jose';
+import { errorFromResponse, HumanTaskError, TaskNotFoundError, WaitTimeoutError } from './errors.js';
+import { anySignal, quotaResetSeconds, retryAfterSeconds, sleep } from './http.js';
+import type { MessageInput, MessageResponse, PublicTask, ServiceEntry, ServicesPage, Submission, SubmissionResponse, TaskInput } from './types.js';
+import { verifyReceipt, verifyWebhook, type HeaderSource, type ReceiptVerdict, type ReceivedFile, type WebhookVerdict } from './verify.js';
+
+/**
+ * The typed client. Runs on `fetch` alone (Node 20+, Deno, Bun, browsers, edge runtimes), and makes
+ * the polite path the easy one: idempotent submissions, conditional reads, long-polling with
+ * backoff that honours Retry-After and RateLimit-Reset, and receipt verification.
+ */
+
+export interface HumanTaskClientOptions {
+  /** The service's base URL (default http://localhost:8080). */
+  baseUrl?: string;
+  /** The issuer receipts must name (default: baseUrl; differs only when the service's BASE_URL does). */
+  issuer?: string;
+  /** A fetch implementation (default: the global one). */
+  fetch?: typeof fetch;
+  /** Retries of a refused (429/503) or failed request the client makes on its own (default 3). */
+  maxRetries?: number;
+  /** The longest Retry-After the client waits out on its own before giving the refusal to the caller (default 30 s). */
+  maxRetryDelayMs?: number;
+  /** A JWKS to verify against offline; without it the service's /.well-known/jwks.json is fetched and cached. */
+  jwks?: JSONWebKeySet;
+  /** How long a fetched JWKS is used before fetching it again (default 10 minutes). */
+  jwksTtlMs?: number;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+export interface SubmitOptions extends RequestOptions {
+  /** The key of this logical submission; generated when absent. Pass the same key to retry it later. */
+  idempotencyKey?: string;
+}
+
+export interface WaitProgress {
+  task: PublicTask;
+  status: PublicTask['status'];
+  eta: string | null;
+  elapsedMs: number;
+}
+
+export interface WaitOptions extends RequestOptions {
+  /** Give up after this long (ms). */
+  timeoutMs?: number;
+  /** Give up at this moment. The earlier of timeoutMs and deadline applies. */
+  deadline?: Date;
+  /** Seconds each long-poll may be held (1–60; default 50). */
+  waitSeconds?: number;
+  /** First delay between polls when the service does not hold requests (default 2 s, growing to 60 s). */
+  pollIntervalMs?: number;
+  /** Called after every answer, changed or not. */
+  onProgress?: (progress: WaitProgress) => void;
+}
+
+export interface VerifyTaskReceiptOptions extends RequestOptions {
+  /** Files received with the deliverable, checked against a version-2 receipt's attachments. */
+  files?: ReceivedFile[];
+  /** The deliverable to check (default: the task's operator_notes when a task or task id is given). */
+  operatorNotes?: string;
+  /** The task the receipt must be for (default: the task given). */
+  taskId?: string;
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+const FINAL: readonly string[] = ['delivered', 'rejected'];
+const MAX_POLL_MS = 60_000;
+const MAX_CACHED_TASKS = 1_000;
+
+export class HumanTaskClient {
+  readonly baseUrl: string;
+  readonly issuer: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly maxRetries: number;
+  private readonly maxRetryDelayMs: number;
+  private readonly jwksTtlMs: number;
+  private readonly fixedJwks: JSONWebKeySet | undefined;
+  private jwksCache: { jwks: JSONWebKeySet; at: number } | undefined;
+  /** Last seen ETag and task by id: getTask answers 304s from here. */
+  private readonly tasks = new Map<string, { etag: string; task: PublicTask }>();
+
+  constructor(options: HumanTaskClientOptions = {}) {
+    this.baseUrl = (options.baseUrl ?? 'http://localhost:8080').replace(/\/+$/, '');
+    this.issuer = (options.issuer ?? this.baseUrl).replace(/\/+$/, '');
+    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+    this.maxRetries = options.maxRetries ?? 3;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
+    this.jwksTtlMs = options.jwksTtlMs ?? 600_000;
+    this.fixedJwks = options.jwks;
+  }
+
+  /**
+   * Submits a task (202). One Idempotency-Key per logical submission, reused on every retry, so a
+   * retry after a lost answer replays the original instead of creating a second task.
+   */
+  async submitTask(input: TaskInput & Record<string, unknown>, options: SubmitOptions = {}): Promise<Submission> {
+    const key = options.idempotencyKey ?? crypto.randomUUID();
+    const answer = await this.request('POST', '/api/v1/tasks', { body: input, headers: { 'idempotency-key': key }, signal: options.signal, idempotent: true });
+    return { ...(answer.body as SubmissionResponse), idempotency_key: key };
+  }
+
+  /** The task's public state. Conditional: a 304 answers from the last copy seen. */
+  async getTask(taskId: string, options: RequestOptions = {}): Promise<PublicTask> {
+    return (await this.readTask(taskId, { signal: options.signal })).task;
+  }
+
+  /** Sends the operator a message (201). A withdrawal names the task id in the text. */
+  async sendMessage(input: MessageInput & Record<string, unknown>, options: RequestOptions = {}): Promise<MessageResponse> {
+    const answer = await this.request('POST', '/api/v1/messages', { body: input, signal: options.signal, idempotent: false });
+    return answer.body as MessageResponse;
+  }
+
+  /** Every catalog entry, following next_cursor page by page. */
+  async *listServices(options: RequestOptions & { pageSize?: number } = {}): AsyncGenerator<ServiceEntry, void, undefined> {
+    let cursor: string | null = null;
+    do {
+      const query = new URLSearchParams();
+      if (options.pageSize !== undefined) query.set('limit', String(options.pageSize));
+      if (cursor !== null) query.set('cursor', cursor);
+      const suffix = query.toString() === '' ? '' : `?${query.toString()}`;
+      const page = (await this.request('GET', `/api/v1/services${suffix}`, { signal: options.signal, idempotent: true })).body as ServicesPage;
+      yield* page.services;
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+  }
+
+  /**
+   * Waits until the task is delivered or rejected and returns it. Long-polls (`Prefer: wait` with
+   * `If-None-Match`); against a service that does not hold requests it polls with a growing delay,
+   * and always waits out Retry-After and an exhausted read quota (RateLimit-Reset). Throws
+   * WaitTimeoutError at the deadline and the signal's reason when aborted.
+   */
+  async waitForResult(taskId: string, options: WaitOptions = {}): Promise<PublicTask> {
+    const started = Date.now();
+    const deadlines = [options.deadline?.getTime(), options.timeoutMs === undefined ? undefined : started + options.timeoutMs].filter((d): d is number => d !== undefined);
+    const deadline = deadlines.length > 0 ? Math.min(...deadlines) : Number.POSITIVE_INFINITY;
+    const waitSeconds = Math.min(60, Math.max(1, Math.floor(options.waitSeconds ?? 50)));
+    const firstDelay = options.pollIntervalMs ?? 2_000;
+    let delay = firstDelay;
+    let last: PublicTask | undefined = this.tasks.get(taskId)?.task;
+    if (last) {
+      // Known already: report it at once (a long-poll's first answer only comes with a change).
+      options.onProgress?.({ task: last, status: last.status, eta: last.eta, elapsedMs: 0 });
+      if (FINAL.includes(last.status)) return last;
+    }
+    for (;;) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw new WaitTimeoutError(`Task ${taskId} is still ${last?.status ?? 'unknown'} after ${Math.round((Date.now() - started) / 1000)} s.`, last);
+      const hold = Math.min(waitSeconds, Math.floor(remaining / 1000));
+      let pause: number;
+      try {
+        // A held request may take `hold` seconds; past that (plus a margin) the connection is dead.
+        const timeoutMs = Math.ceil(Math.min(remaining, hold * 1000 + 30_000));
+        const read = await this.readTask(taskId, { signal: options.signal, waitSeconds: hold >= 1 ? hold : undefined, retry: false, timeoutMs });
+        last = read.task;
+        options.onProgress?.({ task: read.task, status: read.task.status, eta: read.task.eta, elapsedMs: Date.now() - started });
+        if (FINAL.includes(read.task.status)) return read.task;
+        if (read.held) {
+          // The service held the request: ask again at once (a second's pause guards against a
+          // service that answers held requests immediately).
+          pause = read.tookMs < 1_000 ? 1_000 : 0;
+          delay = firstDelay;
+        } else if (!read.askedToHold && read.etag !== null && hold >= 1) {
+          // First answer with an ETag: the next request can be a long-poll; try it at once.
+          pause = 0;
+        } else {
+          pause = delay;
+          delay = Math.min(MAX_POLL_MS, Math.round(delay * 1.5));
+        }
+        const reset = quotaResetSeconds(read.headers);
+        if (reset !== undefined) pause = Math.max(pause, reset * 1000);
+      } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (error instanceof TaskNotFoundError || !(error instanceof HumanTaskError)) throw error;
+        if (error.retryAfterSeconds !== undefined) {
+          // Refused (429/503): wait what the service asked, unless that outlasts the deadline.
+          if (Date.now() + error.retryAfterSeconds * 1000 > deadline) throw error;
+          pause = error.retryAfterSeconds * 1000;
+        } else if (error.code === 'network_error' || error.status >= 500) {
+          pause = delay;
+          delay = Math.min(MAX_POLL_MS, Math.round(delay * 1.5));
+        } else {
+          throw error;
+        }
+      }
+      await sleep(Math.min(pause, Math.max(0, deadline - Date.now())), options.signal);
+    }
+  }
+
+  /**
+   * Verifies a receipt: given as a compact JWS, a task as getTask returns it, or a task id (then
+   * fetched). Checks the signature against the service's JWKS (fetched and cached, or the one given
+   * to the constructor), `iss`, `sub`, the deliverable hash and, with files, the attachments.
+   */
+  async verifyReceipt(subject: string | PublicTask, options: VerifyTaskReceiptOptions = {}): Promise<ReceiptVerdict> {
+    let receipt: string | undefined;
+    let task: PublicTask | undefined;
+    if (typeof subject === 'string' && subject.includes('.')) receipt = subject;
+    else task = typeof subject === 'string' ? await this.getTask(subject, { signal: options.signal }) : subject;
+    if (task) {
+      receipt = task.receipt;
+      if (receipt === undefined) throw new HumanTaskError('unexpected_response', `Task ${task.task_id} is ${task.status}: it has no receipt (receipts are issued on delivery).`);
+    }
+    const operatorNotes = options.operatorNotes ?? task?.operator_notes ?? undefined;
+    const taskId = options.taskId ?? task?.task_id;
+    const verify = async (jwks: JSONWebKeySet) =>
+      verifyReceipt(receipt ?? '', {
+        jwks,
+        issuer: this.issuer,
+        ...(taskId === undefined ? {} : { taskId }),
+        ...(operatorNotes === undefined ? {} : { operatorNotes }),
+        ...(options.files === undefined ? {} : { files: options.files }),
+      });
+    const verdict = await verify(await this.jwks(options.signal));
+    // A key published since the cache was filled (a rotation): fetch the JWKS once more.
+    if (verdict.failure === 'kid' && !this.fixedJwks) return verify(await this.jwks(options.signal, true));
+    return verdict;
+  }
+
+  /** Verifies a webhook request (Standard Webhooks `v1a`) against the service's JWKS. Pass the raw body. */
+  async verifyWebhook(request: { headers: HeaderSource; body: string | Uint8Array }, options: RequestOptions & { now?: number; toleranceSeconds?: number } = {}): Promise<WebhookVerdict> {
+    const opts = { ...(options.now === undefined ? {} : { now: options.now }), ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }) };
+    const verdict = await verifyWebhook(request, { jwks: await this.jwks(options.signal), ...opts });
+    if (verdict.failure === 'signature' && !this.fixedJwks) return verifyWebhook(request, { jwks: await this.jwks(options.signal, true), ...opts });
+    return verdict;
+  }
+
+  /** The service's published keys, cached for jwksTtlMs. */
+  async jwks(signal?: AbortSignal, refresh = false): Promise<JSONWebKeySet> {
+    if (this.fixedJwks) return this.fixedJwks;
+    if (!refresh && this.jwksCache && Date.now() - this.jwksCache.at < this.jwksTtlMs) return this.jwksCache.jwks;
+    const answer = await this.request('GET', '/.well-known/jwks.json', { signal, idempotent: true });
+    const jwks = answer.body as JSONWebKeySet;
+    if (!Array.isArray(jwks?.keys)) throw new HumanTaskError('unexpected_response', 'The service published no key set at /.well-known/jwks.json.', { status: answer.status });
+    this.jwksCache = { jwks, at: Date.now() };
+    return jwks;
+  }
+
+  private async readTask(
+    taskId: string,
+    options: { signal: AbortSignal | undefined; waitSeconds?: number | undefined; retry?: boolean; timeoutMs?: number },
+  ): Promise<{ task: PublicTask; headers: Headers; etag: string | null; askedToHold: boolean; held: boolean; tookMs: number }> {
+    const cached = this.tasks.get(taskId);
+    const headers: Record<string, string> = {};
+    if (cached) headers['if-none-match'] = cached.etag;
+    // Prefer: wait only makes sense with a version to compare against (contract: "together with If-None-Match").
+    if (cached && options.waitSeconds !== undefined) headers.prefer = `wait=${options.waitSeconds}`;
+    const started = Date.now();
+    const answer = await this.request('GET', `/api/v1/tasks/${encodeURIComponent(taskId)}`, {
+      headers,
+      signal: options.signal,
+      idempotent: true,
+      retry: options.retry ?? true,
+      timeoutMs: options.timeoutMs,
+    });
+    const askedToHold = headers.prefer !== undefined;
+    const held = askedToHold && (answer.headers.get('preference-applied')?.startsWith('wait') ?? false);
+    const tookMs = Date.now() - started;
+    const etag = answer.headers.get('etag');
+    if (answer.status === 304 && cached) return { task: cached.task, headers: answer.headers, etag: etag ?? cached.etag, askedToHold, held, tookMs };
+    const task = answer.body as PublicTask;
+    if (etag) {
+      // Bounded: a long-lived client that reads many tasks keeps the most recent ones.
+      this.tasks.delete(taskId);
+      this.tasks.set(taskId, { etag, task });
+      if (this.tasks.size > MAX_CACHED_TASKS) this.tasks.delete(this.tasks.keys().next().value as string);
+    }
+    return { task, headers: answer.headers, etag, askedToHold, held, tookMs };
+  }
+
+  /** One API call; retries refusals that say when (429/503 within maxRetryDelayMs) and, when idempotent, failures. */
+  private async request(
+    method: 'GET' | 'POST',
+    path: string,
+    options: { body?: unknown; headers?: Record<string, string>; signal: AbortSignal | undefined; idempotent: boolean; retry?: boolean; timeoutMs?: number | undefined },
+  ): Promise<Answer> {
+    const retries = options.retry === false ? 0 : this.maxRetries;
+    for (let attempt = 0; ; attempt += 1) {
+      const backoff = Math.min(this.maxRetryDelayMs, 500 * 2 ** attempt) * (0.5 + Math.random() / 2);
+      let response: Response;
+      try {
+        const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+        if (options.body !== undefined) headers['content-type'] = 'application/json';
+        const signal = anySignal([options.signal, options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs)]);
+        response = await this.fetchImpl(`${this.baseUrl}${path}`, {
+          method,
+          headers,
+          ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+          ...(signal === undefined ? {} : { signal }),
+        });
+      } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (options.idempotent && attempt < retries) {
+          await sleep(backoff, options.signal);
+          continue;
+        }
+        throw new HumanTaskError('network_error', `Could not reach ${this.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+      const text = await response.text();
+      let body: unknown;
+      try {
+        body = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      if (response.ok || response.status === 304) return { status: response.status, headers: response.headers, body };
+      const retryAfter = retryAfterSeconds(response.headers);
+      const error = errorFromResponse(response.status, body, retryAfter);
+      const refused = response.status === 429 || response.status === 503;
+      if (attempt < retries && refused && error.retryAfterSeconds !== undefined && error.retryAfterSeconds * 1000 <= this.maxRetryDelayMs) {
+        await sleep(error.retryAfterSeconds * 1000, options.signal);
+        continue;
+      }
+      if (attempt < retries && options.idempotent && (response.status === 502 || response.status === 504)) {
+        await sleep(backoff, options.signal);
+        continue;
+      }
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,20 @@
+/** Byte helpers on Web APIs only (TextEncoder, WebCrypto, atob): the library runs outside Node too. */
+
+export const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+export async function sha256Hex(data: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', data as Uint8Array<ArrayBuffer>));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Standard base64 (with padding) to bytes; null when it is not base64. */
+export function fromBase64(text: string): Uint8Array | null {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return null;
+  const binary = atob(text);
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+}
+
+export function toBytes(data: Uint8Array | ArrayBuffer | string): Uint8Array {
+  if (typeof data === 'string') return utf8(data);
+  return data instanceof Uint8Array ? data : new Uint8Array(data);
+}

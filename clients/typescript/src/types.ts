@@ -1,0 +1,24 @@
+/**
+ * The client's types come from the server's own TypeBox schemas (type-only imports: nothing of
+ * the server is bundled), so a field added to the API shows up here without copying.
+ */
+import type { ErrorBody, ErrorCode } from '../../../src/domain/errors.js';
+import type { MessageInput, MessageResponse, PublicTask, ServicesPage, SubmissionResponse, TaskInput } from '../../../src/domain/schemas.js';
+import type { ReceiptAttachment, ReceiptPayload } from '../../../src/receipts/payload.js';
+
+export type { ErrorBody, ErrorCode, MessageInput, MessageResponse, PublicTask, ServicesPage, SubmissionResponse, TaskInput };
+
+/** One entry of GET /api/v1/services. */
+export type ServiceEntry = ServicesPage['services'][number];
+
+/** A task status (the retired under_review and in_progress only appear in old histories). */
+export type TaskStatus = PublicTask['status'];
+
+/** An attachment as a version-2 receipt signs it (contract, "Evidence: attachments in deliverables"). */
+export type SignedAttachment = ReceiptAttachment;
+
+/** A receipt payload: version 1, or version 2 which adds the signed attachments. */
+export type Receipt = ReceiptPayload;
+
+/** The answer to a submission, with the Idempotency-Key that was sent (reuse it to retry safely). */
+export type Submission = SubmissionResponse & { idempotency_key: string };

@@ -1,0 +1,89 @@
+import type { AdminThrottleSettings } from '../config.js';
+import { AppError } from '../domain/errors.js';
+import type { AbuseDeps, Caller } from './context.js';
+import { noteRefusal } from './auto-block.js';
+import { clientBlocked, matchBlock } from './blocklist.js';
+
+/**
+ * Throttle of failed operator-key attempts (admin API and console sign-in), per client and over
+ * all clients together, so neither one address nor many can guess the key quickly.
+ *
+ * - Only failures are counted and refused. A request with the right key (or a valid console
+ *   session) is checked first and never refused by this throttle or by a block, from any
+ *   address: an attacker cannot lock the operator out.
+ * - Over ADMIN_FAILURES_PER_MINUTE for the client, or ADMIN_FAILURES_GLOBAL_PER_MINUTE in total,
+ *   a failure is held ADMIN_FAILURE_DELAY_MS before its 429 `rate_limited`: with the connection
+ *   caps, that bounds guesses per second however many requests are sent at once.
+ * - Every failure counts toward auto-block (AUTO_BLOCK_REFUSALS); a blocked client's failures get
+ *   403 `client_blocked`, after the same delay.
+ * - One warn line per client and minute (and one when the global limit trips), not one per attempt.
+ *
+ * Counted per instance, in one-minute windows (several instances each allow the limit).
+ */
+
+const WINDOW_MS = 60_000;
+/** Clients remembered at most; past this the window's counts start over (an attack from that many addresses trips the global limit anyway). */
+const MAX_TRACKED = 50_000;
+
+interface Window {
+  start: number;
+  count: number;
+}
+
+export class AdminThrottle {
+  /** RateLimit-Policy of the admin API and console: the failed-attempt limit is what is enforced there. */
+  readonly policy: string;
+  private readonly clients = new Map<string, Window>();
+  private global: Window = { start: 0, count: 0 };
+  private globalWarned = 0;
+
+  constructor(private readonly settings: AdminThrottleSettings) {
+    this.policy = `${settings.perClientPerMinute};w=60`;
+  }
+
+  /**
+   * Records a failed attempt and answers it: the given 401 while under the limits, else (after the
+   * delay) 429, or 403 for a blocked client. Always returns the error to throw; never throws itself.
+   */
+  async failed(deps: AbuseDeps, caller: Caller, log: { warn(details: object, message: string): void }, unauthorized: AppError): Promise<AppError> {
+    const now = Date.now();
+    const client = this.count(this.clients.get(caller.clientHash), now);
+    if (!this.clients.has(caller.clientHash) && this.clients.size >= MAX_TRACKED) this.clients.clear();
+    this.clients.set(caller.clientHash, client);
+    this.global = this.count(this.global, now);
+
+    if (client.count === 1) log.warn({ client: caller.clientHash.slice(0, 12) }, 'operator key: failed attempt (further failures from this client are summarized each minute)');
+    else if (client.count === this.settings.perClientPerMinute + 1) log.warn({ client: caller.clientHash.slice(0, 12), failures: client.count }, 'operator key: client over the failed-attempt limit; throttling');
+    const globalOver = this.global.count > this.settings.globalPerMinute;
+    if (globalOver && this.globalWarned !== this.global.start) {
+      this.globalWarned = this.global.start;
+      log.warn({ failures: this.global.count }, 'operator key: failed attempts over the global limit; throttling every failure');
+    }
+
+    const retryAfter = Math.max(1, Math.ceil((Math.max(client.start, this.global.start) + WINDOW_MS - now) / 1000));
+    const limited = new AppError(
+      'rate_limited',
+      `Too many failed attempts with the operator key. Retry after ${retryAfter} seconds.`,
+      { limit: 'admin_key_failures_per_minute', retry_after_seconds: retryAfter },
+      { 'Retry-After': String(retryAfter), 'RateLimit-Policy': this.policy },
+    );
+    // Every failure counts toward auto-block, as a limit refusal does.
+    await noteRefusal(deps, caller, limited);
+    let blocked: AppError | undefined;
+    try {
+      const kind = await matchBlock(deps, { clientHash: caller.clientHash });
+      if (kind) blocked = clientBlocked(kind);
+    } catch {
+      // The store is down: the throttle still answers from memory.
+    }
+    const over = client.count > this.settings.perClientPerMinute || globalOver;
+    if (!over && !blocked) return unauthorized;
+    if (this.settings.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.settings.delayMs));
+    return blocked ?? limited;
+  }
+
+  private count(window: Window | undefined, now: number): Window {
+    if (!window || now - window.start >= WINDOW_MS) return { start: now, count: 1 };
+    return { start: window.start, count: window.count + 1 };
+  }
+}

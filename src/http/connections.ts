@@ -1,0 +1,104 @@
+import type { Socket } from 'node:net';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { ServerSettings } from '../config.js';
+import { AppError } from '../domain/errors.js';
+
+/**
+ * Connection handling: slow or silent clients and floods of sockets cannot hold the service.
+ *
+ * - The request (headers and body) must arrive within REQUEST_TIMEOUT_MS, the headers within
+ *   HEADERS_TIMEOUT_MS (Node answers 408 and closes); idle keep-alive connections close after
+ *   KEEP_ALIVE_TIMEOUT_MS, and any connection silent both ways after IDLE_TIMEOUT_MS. These are
+ *   set on the server in buildApp (fastifyServerOptions).
+ * - At most MAX_CONNECTIONS open connections, and MAX_CONNECTIONS_PER_ADDRESS from one socket
+ *   address (not applied behind a proxy, where every client shares the proxy's address). A
+ *   connection over a cap is refused gracefully: its request gets 503 `service_unavailable` with
+ *   Retry-After and `Connection: close`, and a connection that sends nothing is closed after 2 s.
+ *   Far beyond the cap (a quarter more) sockets are dropped at once, before they cost anything.
+ *
+ * Long-polls: a route that holds its response open on purpose declares `config: { holdsRequests: true }`.
+ * A held long-poll is exempt from the idle timeout (its socket timeout is lifted while it is held);
+ * the request timeout only bounds receiving the request, so it never cuts a held response. It
+ * still counts against both connection caps, like any open connection.
+ */
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route may hold a request open while it waits for a change (long-poll, MCP waits): exempt
+     * from the idle timeout, counted in the connection caps; the route bounds the hold itself.
+     */
+    holdsRequests?: boolean;
+  }
+}
+
+/** Seconds a refused connection is told to wait. */
+const RETRY_AFTER_SECONDS = 5;
+/** How long a connection over a cap may take to send its request before it is simply closed. */
+const OVER_CAP_GRACE_MS = 2000;
+
+/** Fastify's server options for the timeouts (headers must come within the request's time). */
+export function serverTimeoutOptions(settings: ServerSettings) {
+  return {
+    requestTimeout: settings.requestTimeoutMs,
+    keepAliveTimeout: settings.keepAliveTimeoutMs,
+    connectionTimeout: settings.idleTimeoutMs,
+    http: {
+      headersTimeout: Math.min(settings.headersTimeoutMs, settings.requestTimeoutMs),
+      // Node checks the request and header timeouts on this interval (30 s by default, which
+      // would let a stalled request live twice as long as configured).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(settings.requestTimeoutMs / 4))),
+    },
+  };
+}
+
+export function installConnectionLimits(app: FastifyInstance, settings: ServerSettings, perAddress: boolean): void {
+  const server = app.server;
+  const byAddress = new Map<string, number>();
+  const overCap = new WeakSet<Socket>();
+  let open = 0;
+  server.maxConnections = settings.maxConnections + Math.ceil(settings.maxConnections / 4);
+
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    open += 1;
+    const fromAddress = (byAddress.get(address) ?? 0) + 1;
+    byAddress.set(address, fromAddress);
+    socket.once('close', () => {
+      open -= 1;
+      const left = (byAddress.get(address) ?? 1) - 1;
+      if (left <= 0) byAddress.delete(address);
+      else byAddress.set(address, left);
+    });
+    if (open > settings.maxConnections || (perAddress && fromAddress > settings.maxConnectionsPerAddress)) {
+      overCap.add(socket);
+      socket.setTimeout(OVER_CAP_GRACE_MS, () => socket.destroy());
+    }
+  });
+
+  const refuse: onRequestHookHandler = (request, reply, done) => {
+    if (!overCap.has(request.raw.socket)) return done();
+    reply.header('Connection', 'close');
+    request.log.warn({ open }, 'connection refused: too many open connections');
+    return done(
+      new AppError(
+        'service_unavailable',
+        `Too many open connections${perAddress ? ' from this address or in total' : ''}; close idle connections and retry after ${RETRY_AFTER_SECONDS} seconds.`,
+        { retry_after_seconds: RETRY_AFTER_SECONDS },
+        { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+      ),
+    );
+  };
+  app.addHook('onRequest', refuse);
+
+  // A held long-poll is silent by design: lift the idle timeout while it is held.
+  app.addHook('onRoute', (route) => {
+    if (route.config?.holdsRequests !== true) return;
+    const lift: onRequestHookHandler = (request, _reply, done) => {
+      request.raw.socket.setTimeout(0);
+      done();
+    };
+    const existing = route.onRequest;
+    route.onRequest = existing === undefined ? [lift] : Array.isArray(existing) ? [lift, ...existing] : [lift, existing];
+  });
+}

@@ -1,0 +1,47 @@
+import { AppError } from '../domain/errors.js';
+import type { Readiness } from '../domain/schemas.js';
+import { iso } from '../domain/time.js';
+import { pendingMigrations } from '../store/db.js';
+import type { ServiceDeps } from './context.js';
+
+/** The background workers an instance runs (src/background.ts); readiness needs them all. */
+export const EXPECTED_WORKERS = ['mail', 'webhooks', 'retention'] as const;
+
+/** Which background workers run in this process; background.ts reports starts and stops here. */
+export class WorkerStatus {
+  private readonly running = new Set<string>();
+  started(name: string): void {
+    this.running.add(name);
+  }
+  stopped(name: string): void {
+    this.running.delete(name);
+  }
+  isRunning(name: string): boolean {
+    return this.running.has(name);
+  }
+}
+
+/**
+ * Readiness for orchestrators (GET /api/v1/health/ready): the store answers, every migration this
+ * code knows is applied, and the background workers run. 503 `service_unavailable` naming each
+ * failing check otherwise. Liveness stays GET /api/v1/health.
+ */
+export async function readiness(deps: Pick<ServiceDeps, 'store' | 'clock' | 'log' | 'metrics' | 'workers'>): Promise<Readiness> {
+  const failures: string[] = [];
+  try {
+    await deps.store.ping();
+    const pending = await pendingMigrations(deps.store);
+    if (pending.length > 0) failures.push(`migrations: ${pending.length} not applied (${pending.join(', ')})`);
+  } catch (error) {
+    deps.metrics.storeErrors.inc();
+    deps.log.error({ err: error }, 'readiness: store unavailable');
+    failures.push('store: not answering');
+  }
+  for (const worker of EXPECTED_WORKERS) {
+    if (!deps.workers.isRunning(worker)) failures.push(`workers: ${worker} is not running`);
+  }
+  if (failures.length > 0) {
+    throw new AppError('service_unavailable', 'Not ready to serve; see details.', { details: failures }, { 'Retry-After': '5' });
+  }
+  return { status: 'ready', checks: { store: 'ok', migrations: 'ok', workers: 'ok' }, time: iso(deps.clock.now()) };
+}

@@ -1,0 +1,83 @@
+import { AppError } from '../domain/errors.js';
+
+/**
+ * Store faults: which errors mean "the store is not answering" (connection lost, timed out, disk
+ * full, busy), as opposed to a bug. Those become 503 `service_unavailable` with Retry-After at
+ * every door, are remembered for the health record, and never reveal internals to a caller.
+ */
+
+/** Seconds a client is told to wait after a store fault. */
+export const STORE_RETRY_AFTER_SECONDS = 5;
+
+/** How long a fault seen by a request keeps the health record failing (unless a probe succeeds later). */
+const FAULT_MEMORY_MS = 15_000;
+
+// PostgreSQL SQLSTATEs: connection exceptions (08…), shutdown/crash/starting (57P0x), too many
+// connections, statement timeout or cancel, out of disk or memory (53…), lock timeout.
+const PG_UNAVAILABLE = /^(08...|57P0[1-4]|57014|53...|55P03)$/;
+const NODE_NET = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|NOMEM|PROTOCOL|NOLFS)/;
+const PG_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated due to connection timeout|The database connection is not open|Client was closed|Cannot use a pool after calling end|driver has already been destroyed)/;
+
+/** A short, internal-free name of the fault ("SQLITE_FULL", "57P01", "ECONNREFUSED", "timeout"), or undefined for other errors. */
+export function storeFaultReason(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string') {
+    if (PG_UNAVAILABLE.test(code) || NODE_NET.has(code)) return code;
+    const sqlite = SQLITE_UNAVAILABLE.exec(code);
+    if (sqlite) return code;
+  }
+  if (typeof message === 'string' && PG_MESSAGES.test(message)) return /timeout/i.test(message) ? 'timeout' : 'connection lost';
+  // AggregateError (several addresses refused) and errors wrapped by a driver.
+  const nested = (error as { errors?: unknown; cause?: unknown }).errors;
+  if (Array.isArray(nested) && nested.length > 0) return storeFaultReason(nested[0]);
+  const cause = (error as { cause?: unknown }).cause;
+  return cause !== undefined && cause !== error ? storeFaultReason(cause) : undefined;
+}
+
+/** What the store remembers of recent faults, for the health record. */
+export class StoreFaults {
+  private last: { reason: string; at: number } | undefined;
+  /** The health record's last write probe (services/health.ts), reused for a couple of seconds. */
+  lastProbe: { at: number; failure: string | undefined } | undefined;
+
+  record(reason: string, at = Date.now()): void {
+    this.last = { reason, at };
+  }
+
+  /** A probe wrote successfully after the fault: the store works again. */
+  clear(before = Date.now()): void {
+    if (this.last && this.last.at <= before) this.last = undefined;
+  }
+
+  /** The reason of a fault seen in the last 15 s, if any. */
+  recent(now = Date.now()): string | undefined {
+    return this.last && now - this.last.at < FAULT_MEMORY_MS ? this.last.reason : undefined;
+  }
+}
+
+export function storeUnavailable(reason: string): AppError {
+  return new AppError(
+    'service_unavailable',
+    `The service's store is not answering (${reason}). Retry after ${STORE_RETRY_AFTER_SECONDS} seconds.`,
+    { retry_after_seconds: STORE_RETRY_AFTER_SECONDS },
+    { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) },
+  );
+}
+
+/**
+ * The 503 for an error that is a store fault (remembered in `faults`), or undefined for any other
+ * error. Every door (REST, MCP, pages, console) maps unknown errors through this first.
+ */
+export function asStoreUnavailable(faults: Pick<StoreFaults, 'record'>, error: unknown): AppError | undefined {
+  const reason = storeFaultReason(error);
+  if (reason === undefined) return undefined;
+  faults.record(reason);
+  return storeUnavailable(reason);
+}
+
+/** Whether an error is a store fault (the metrics count these as store errors). */
+export function isStoreFault(error: unknown): boolean {
+  return storeFaultReason(error) !== undefined;
+}

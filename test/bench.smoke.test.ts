@@ -1,0 +1,34 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const bin = (name: string) => path.join(ROOT, 'node_modules', '.bin', name);
+
+/**
+ * The benchmark is not a test (its targets depend on the machine and its load): this only proves
+ * `npm run bench` still runs every scenario to the end and prints its report, one second per run.
+ */
+describe('npm run bench (smoke)', () => {
+  it('runs every scenario briefly and prints the report', () => {
+    const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, encoding: 'utf8' });
+    expect(build.status, build.stderr).toBe(0);
+    const run = spawnSync(bin('tsx'), ['bench/run.ts'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 240_000,
+      env: { ...process.env, BENCH_SECONDS: '1', BENCH_CONNECTIONS: '10', BENCH_WAITERS: '40' },
+    });
+    const out = run.stdout;
+    expect(run.error).toBeUndefined();
+    // Completed: either verdict, never a crash (a crash exits without one).
+    expect(out, run.stderr).toMatch(/all targets met|missed: /);
+    for (const line of [/\[SQLite\] status read: median \d+\.\d+× bare/, /\[SQLite\] durable submissions: median \d+\/s/, /\[SQLite\] long-poll wake-up/, /\[SQLite\] peak RSS/]) {
+      expect(out).toMatch(line);
+    }
+    if (process.env.TEST_POSTGRES_URL) {
+      expect(out).toMatch(/\[PostgreSQL, one instance\] status read: median/);
+      expect(out).toMatch(/\[PostgreSQL, two instances\] durable submissions: median/);
+    }
+  }, 300_000);
+});
