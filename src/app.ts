@@ -22,7 +22,7 @@ import { validatorCompiler } from './http/validator.js';
 import { registerMcp } from './mcp/routes.js';
 import type { AppDeps } from './deps.js';
 import { registerOperatorConsole } from './web/operator.js';
-import { registerPages } from './web/pages.js';
+import { notFoundPage, registerPages } from './web/pages.js';
 
 const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id', 'ETag', 'Preference-Applied'];
 // What a browser client needs to check a downloaded file and resume it (attachments).
@@ -58,7 +58,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The API speaks JSON only: any other body is 415 (the web pages add their form parser in their own scope).
   app.removeContentTypeParser('text/plain');
   installErrorHandler(app, deps.store.faults);
-  installNotFound(app, deps);
+  installNotFound(app, deps, notFoundPage);
   installMetricsHooks(app, deps);
 
   await app.register(cors, {

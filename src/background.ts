@@ -1,5 +1,6 @@
 import { startOutboxWorker } from './services/mail-worker.js';
 import type { ServiceDeps } from './services/context.js';
+import { startPushAnnouncer } from './services/push.js';
 import { runRetention } from './services/retention.js';
 import { startWebhookWorker } from './services/webhook-worker.js';
 import { isStoreFault } from './store/faults.js';
@@ -20,6 +21,8 @@ const RETENTION_FIRST_DELAY_MS = 60_000;
  */
 export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const worker = startOutboxWorker(deps, deps.config.mail);
+  // New tasks and messages to the operator's subscribed devices (Web Push), from the change feed.
+  const stopPush = startPushAnnouncer(deps);
   const webhooks = startWebhookWorker(deps);
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -48,6 +51,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
         for (const name of ['mail', 'webhooks', 'retention']) deps.workers.stopped(name);
         clearTimeout(first);
         clearInterval(every);
+        stopPush();
         await Promise.all([worker.stop(), webhooks.stop(), running]);
       })();
       return stopping;

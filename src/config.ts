@@ -122,6 +122,9 @@ export interface Config {
   catalogFile: string | undefined;
   limits: Limits;
   mail: MailSettings;
+  /** RESPONSE_TARGET_HOURS: overrides the profile file's response_target_hours when set. */
+  responseTargetHours: number | undefined;
+  push: PushSettings;
   /** Connection, acquire and statement timeout of the store (and SQLite's busy timeout). */
   storeTimeoutMs: number;
   server: ServerSettings;
@@ -129,6 +132,14 @@ export interface Config {
   attachments: AttachmentSettings;
   webhooks: WebhookSettings;
   retention: RetentionSettings;
+}
+
+/** Web Push to the operator's devices (services/push.ts). */
+export interface PushSettings {
+  /** VAPID `sub`: how a push service reaches the sender (PUSH_SUBJECT; default mailto:OPERATOR_EMAIL, else an https BASE_URL, else mailto:MAIL_FROM). */
+  subject: string;
+  /** PUSH_ALLOW_INSECURE_LOOPBACK=true: also post to http://127.0.0.1/… endpoints. Tests only: never in production. */
+  allowInsecureLoopback: boolean;
 }
 
 export class ConfigError extends Error {
@@ -256,6 +267,8 @@ export function loadConfig(env: Env = process.env): Config {
     profileFile: read(env, 'PROFILE_FILE'),
     catalogFile: read(env, 'CATALOG_FILE'),
     limits,
+    responseTargetHours: read(env, 'RESPONSE_TARGET_HOURS') === undefined ? undefined : integer(env, 'RESPONSE_TARGET_HOURS', 12, 1, 720),
+    push: pushSettings(env, baseUrl, email(env, 'MAIL_FROM') ?? `no-reply@${new URL(baseUrl).hostname}`),
     mail: {
       pollMs: integer(env, 'MAIL_POLL_MS', 1000, 10, 60_000),
       retryBaseMs: integer(env, 'MAIL_RETRY_BASE_MS', 2000, 1, 600_000),
@@ -296,6 +309,17 @@ export function loadConfig(env: Env = process.env): Config {
       intervalMs: integer(env, 'RETENTION_INTERVAL_MINUTES', 60, 1, 1440) * 60_000,
     },
   };
+}
+
+function pushSettings(env: Env, baseUrl: string, mailFrom: string): PushSettings {
+  const subject = read(env, 'PUSH_SUBJECT');
+  if (subject !== undefined && !/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+)$/.test(subject)) throw new ConfigError('PUSH_SUBJECT', 'must be a mailto: address or an https: URL');
+  const insecure = read(env, 'PUSH_ALLOW_INSECURE_LOOPBACK');
+  if (insecure !== undefined && insecure !== 'true' && insecure !== 'false') throw new ConfigError('PUSH_ALLOW_INSECURE_LOOPBACK', 'must be true or false');
+  const operator = read(env, 'OPERATOR_EMAIL');
+  // VAPID wants mailto: or https:; a plain-http BASE_URL (development) falls back to MAIL_FROM.
+  const fallback = operator ? `mailto:${operator}` : baseUrl.startsWith('https://') ? baseUrl : `mailto:${mailFrom}`;
+  return { subject: subject ?? fallback, allowInsecureLoopback: insecure === 'true' };
 }
 
 /** For entry points: the config, or the bad variable's message on stderr and exit code 1. */

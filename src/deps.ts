@@ -12,6 +12,7 @@ import { ensureActiveKey } from './receipts/keys.js';
 import { Nudge } from './webhooks/nudge.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
 import { Metrics } from './services/metrics.js';
+import { loadVapidKeys } from './services/push.js';
 import { WorkerStatus } from './services/readiness.js';
 import { TaskWaits } from './services/task-waits.js';
 import { createValidators } from './services/validation.js';
@@ -48,7 +49,10 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   const adminKey = await loadAdminKeyHash(store.db, config.adminKey, options.log);
   // The receipt-signing key: created on first start (race-safe across instances), then reused.
   await ensureActiveKey(store.db, options.clock.now());
-  const { profile, catalog } = loadProfileAndCatalog(config);
+  const loaded = loadProfileAndCatalog(config);
+  const catalog = loaded.catalog;
+  // One response target for the queue's overdue flag, the published figures and every document.
+  const profile = config.responseTargetHours === undefined ? loaded.profile : { ...loaded.profile, response_target_hours: config.responseTargetHours };
   const changes = createChangeFeed({ store, databaseUrl: config.databaseUrl, log: options.log });
   // Subscribed before anything else listens to the feed: a change drops the cached task before a
   // woken long-poll reads it again (listeners run in subscription order). The feed's close() ends it.
@@ -79,5 +83,6 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     changes,
     taskCache,
     waits,
+    vapid: await loadVapidKeys(store.db),
   };
 }

@@ -33,7 +33,8 @@ describe.each(STORES)('the web pages in Chromium on %s', (store) => {
   const browser = useBrowser();
 
   async function open(path: string, viewport = { width: 1280, height: 900 }): Promise<Page> {
-    const page = await browser.newPage({ viewport });
+    // A fixed zone and locale: the pages' script shows times in the reader's zone.
+    const page = await browser.newPage({ viewport, timezoneId: 'UTC', locale: 'en-GB' });
     await page.goto(`${t.url}${path}`);
     return page;
   }
@@ -75,7 +76,8 @@ describe.each(STORES)('the web pages in Chromium on %s', (store) => {
       task_type: 'local_physical_task',
       location_required: true,
       location_detail: 'Central station, Springfield',
-      deadline: '2030-04-01T17:00',
+      // Typed in the reader's zone (UTC here) and stored with its offset.
+      deadline: '2030-04-01T17:00:00+00:00',
       output_format: 'text_report_with_photos',
       requester: 'Playwright, a browser test',
     });
@@ -159,8 +161,10 @@ describe.each(STORES)('the web pages in Chromium on %s', (store) => {
     const page = await open(`/tasks?id=${task_id}`);
     let main = await page.locator('main').innerText();
     expect(main).toMatch(/Accepted — being worked on/);
-    expect(main).toContain('12 Mar 2030, 15:30 UTC');
-    expect(main).toContain('10 Mar 2030, 11:00 UTC');
+    // Local time (the page's zone is UTC), with UTC itself in the tooltip.
+    expect(main).toContain('12 Mar 2030, 15:30');
+    expect(main).toContain('10 Mar 2030, 11:00');
+    expect(await page.locator('time[title="12 Mar 2030, 15:30 UTC"]').count()).toBeGreaterThan(0);
 
     await updateTask(t.store.db, task_id, {
       status: 'delivered',

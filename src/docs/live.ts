@@ -1,6 +1,7 @@
 import { dailyCapUsage } from '../abuse/quotas.js';
 import { iso } from '../domain/time.js';
 import type { ServiceDeps } from '../services/context.js';
+import { seenWithinTarget, type SeenWithinTarget } from '../services/response-target.js';
 import { taskStats, type DurationStats } from '../services/stats.js';
 
 /**
@@ -13,6 +14,8 @@ export interface LiveFigures {
   open_queue: number;
   time_to_first_view_seconds: DurationStats;
   time_to_acceptance_seconds: DurationStats;
+  /** The measured share of tasks first seen within the response target (RESPONSE_TARGET_HOURS). */
+  seen_within_target: SeenWithinTarget;
   remaining_capacity_today: { tasks: number; task_cap: number; resets_at: string };
   accepting_tasks: boolean;
 }
@@ -24,13 +27,14 @@ export const LIVE_CACHE_MS = 5_000;
 export type LiveSource = () => Promise<LiveFigures>;
 
 async function compute(deps: ServiceDeps): Promise<LiveFigures> {
-  const [stats, caps] = await Promise.all([taskStats(deps, { days: LIVE_WINDOW_DAYS }), dailyCapUsage(deps)]);
+  const [stats, caps, target] = await Promise.all([taskStats(deps, { days: LIVE_WINDOW_DAYS }), dailyCapUsage(deps), seenWithinTarget(deps, LIVE_WINDOW_DAYS)]);
   return {
     as_of: iso(deps.clock.now()),
     window_days: LIVE_WINDOW_DAYS,
     open_queue: stats.open_queue,
     time_to_first_view_seconds: stats.time_to_first_view_seconds,
     time_to_acceptance_seconds: stats.time_to_acceptance_seconds,
+    seen_within_target: target,
     remaining_capacity_today: { tasks: caps.tasks.remaining, task_cap: caps.tasks.cap, resets_at: caps.resets_at },
     accepting_tasks: caps.tasks.remaining > 0,
   };

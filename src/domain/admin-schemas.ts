@@ -32,6 +32,25 @@ export const AdminTaskSchema = Type.Object(
 );
 export type AdminTask = Static<typeof AdminTaskSchema>;
 
+/** Longest reply the operator can send to a message. */
+export const REPLY_MAX = 10_000;
+
+export const MessageReplyInputSchema = Type.Object(
+  { message: Type.String({ minLength: 1, maxLength: REPLY_MAX, description: 'The answer; mailed to the message’s reply_to from MAIL_FROM, threaded under the message.' }) },
+  { additionalProperties: false, description: 'The operator’s reply to a message.' },
+);
+
+export const MessageReplySchema = Type.Object(
+  {
+    reply_id: Type.String({ description: 'rpl-<year>-<32 hex>' }),
+    message_id: Type.String(),
+    message: Type.String(),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { description: 'A reply the operator sent to a message.' },
+);
+export type MessageReply = Static<typeof MessageReplySchema>;
+
 export const AdminMessageSchema = Type.Object(
   {
     message_id: Type.String(),
@@ -42,6 +61,7 @@ export const AdminMessageSchema = Type.Object(
     reply_to: Type.String({ description: 'Operator only: the address to answer.' }),
     email_unverified: Type.Boolean(),
     task_ids: Type.Array(Type.String(), { description: 'Task ids the message names (a withdrawal or a question about a task).' }),
+    replies: Type.Optional(Type.Array(MessageReplySchema, { description: 'On a task in full: the operator’s replies, oldest first.' })),
   },
   { description: 'A message to the operator.' },
 );
@@ -70,6 +90,7 @@ const Cursor = Type.String({ maxLength: 1000, description: 'next_cursor of the p
 
 export const QueueQuerySchema = Type.Object({
   status: Type.Optional(Type.Enum([...QUEUE_FILTERS], { description: 'One status, or open (submitted + accepted, and the retired under_review and in_progress of imported tasks).' })),
+  order: Type.Optional(Type.Enum(['newest', 'oldest'], { description: 'newest first (default) or oldest first (the longest wait on top).' })),
   test: Type.Optional(Type.Enum(['only', 'exclude'], { description: 'only: test tasks alone; exclude: without test tasks. Default: both.' })),
   limit: Type.Optional(Limit),
   cursor: Type.Optional(Cursor),
@@ -113,6 +134,7 @@ export const RetentionRunSchema = Type.Object(
     deleted_counters: Type.Integer(),
     deleted_revoked_sessions: Type.Integer(),
     deleted_expired_blocks: Type.Integer({ description: 'Blocklist entries (mostly automatic blocks) past their expiry.' }),
+    deleted_push_notices: Type.Integer({ description: 'Push notification claims older than 7 days.' }),
     duration_ms: Type.Integer(),
   },
   { description: 'What the last retention run erased and deleted.' },

@@ -81,8 +81,8 @@ export function toHtml(blocks: readonly Block[], options: { headingOffset?: numb
     if ('p' in b) return html`<p>${inlineHtml(b.p)}</p>`;
     if ('quote' in b) return html`<blockquote><p>${inlineHtml(b.quote)}</p></blockquote>`;
     if ('list' in b) return html`<ul>${b.list.map((item) => html`<li>${inlineHtml(item)}</li>`)}</ul>`;
-    if ('code' in b) return html`<pre><code>${b.code}</code></pre>`;
-    return html`<div class="table-wrap"><table><thead><tr>${b.table.head.map((h) => html`<th scope="col">${inlineHtml(h)}</th>`)}</tr></thead><tbody>${b.table.rows.map(
+    if ('code' in b) return html`<pre tabindex="0"><code>${b.code}</code></pre>`;
+    return html`<div class="table-wrap" tabindex="0"><table><thead><tr>${b.table.head.map((h) => html`<th scope="col">${inlineHtml(h)}</th>`)}</tr></thead><tbody>${b.table.rows.map(
       (r) => html`<tr>${r.map((c) => html`<td>${inlineHtml(c)}</td>`)}</tr>`,
     )}</tbody></table></div>`;
   })}`;

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import type { ServiceDeps } from '../services/context.js';
 import { sendError } from './errors.js';
@@ -42,11 +42,28 @@ function notFoundMarkdown(deps: ServiceDeps, path: string): string {
   ].join('\n');
 }
 
+/** A 404 page with the site's chrome, for browsers (built by the web pages, passed in by the app). */
+export type HtmlNotFound = (reply: FastifyReply, path: string) => FastifyReply;
+
+/** A browser asks for HTML first; an agent asks for JSON, markdown, or anything. */
+function wantsHtml(accept: string): boolean {
+  let htmlQ = 0;
+  let other = 0;
+  for (const part of accept.split(',')) {
+    const [type = '', ...params] = part.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const weight = q ? Number(q.slice(2)) || 0 : 1;
+    if (type === 'text/html' || type === 'application/xhtml+xml') htmlQ = Math.max(htmlQ, weight);
+    else if (type === 'application/json' || type === 'text/markdown' || type === 'text/plain') other = Math.max(other, weight);
+  }
+  return htmlQ > 0 && htmlQ >= other;
+}
+
 /**
  * Unknown paths get 404 with a markdown body pointing at the real endpoints (JSON for clients that
- * only accept JSON); a known path with the wrong method gets 405 with `Allow`.
+ * only accept JSON, an HTML page for browsers); a known path with the wrong method gets 405 with `Allow`.
  */
-export function installNotFound(app: FastifyInstance, deps: ServiceDeps): void {
+export function installNotFound(app: FastifyInstance, deps: ServiceDeps, htmlNotFound?: HtmlNotFound): void {
   const routes = new Map<string, KnownRoute>();
   app.addHook('onRoute', (route) => {
     // Catch-all routes (the CORS preflight's OPTIONS *) say nothing about which paths exist.
@@ -72,6 +89,7 @@ export function installNotFound(app: FastifyInstance, deps: ServiceDeps): void {
     if (/application\/json/.test(accept) && !/text\/(markdown|plain|html|\*)|\*\/\*/.test(accept)) {
       return sendError(reply, new AppError('not_found', `Nothing lives at ${path.slice(0, 200)}. See ${deps.config.baseUrl}/openapi.json.`));
     }
+    if (htmlNotFound && (request.method === 'GET' || request.method === 'HEAD') && wantsHtml(accept)) return htmlNotFound(reply.code(404), path);
     return reply.code(404).type('text/markdown; charset=utf-8').send(notFoundMarkdown(deps, path));
   });
 }

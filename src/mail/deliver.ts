@@ -57,6 +57,7 @@ export async function deliverOne(ctx: DeliveryContext, row: OutboxRow): Promise<
       text: row.text_body,
       html: row.html_body,
       createdAt: row.created_at,
+      inReplyTo: row.in_reply_to,
       attachments,
     });
   } catch (error) {

@@ -8,6 +8,7 @@ import type { MailDeps } from './context.js';
 import { bodyText, headerText, isSafeAddress } from './sanitize.js';
 import type { MailParts } from './templates/layout.js';
 import { messageReceivedMail, taskSubmittedMail, type LinkedTask } from './templates/operator.js';
+import { messageReplyMail } from './templates/reply.js';
 import { duplicateNoticeMail, taskAcceptedMail, taskDeliveredMail, taskRejectedMail } from './templates/requester.js';
 
 /**
@@ -16,7 +17,7 @@ import { duplicateNoticeMail, taskAcceptedMail, taskDeliveredMail, taskRejectedM
  * them later, from any instance.
  */
 
-export type MailKind = 'task_submitted' | 'message_received' | 'task_accepted' | 'task_delivered' | 'task_rejected' | 'duplicate_notice';
+export type MailKind = 'task_submitted' | 'message_received' | 'message_reply' | 'task_accepted' | 'task_delivered' | 'task_rejected' | 'duplicate_notice';
 
 interface NewMail {
   /** Set for mails that must exist at most once (one acceptance mail per task, …). */
@@ -27,6 +28,8 @@ interface NewMail {
   parts: MailParts;
   taskId?: string;
   messageId?: string;
+  /** The Message-ID this mail answers (threads a reply under the message). */
+  inReplyTo?: string;
 }
 
 /** How many named tasks a message mail lists (a message may quote many ids). */
@@ -57,6 +60,7 @@ async function enqueue(db: Db, deps: MailDeps, mail: NewMail): Promise<void> {
     last_error: null,
     created_at: now,
     sent_at: null,
+    in_reply_to: mail.inReplyTo ?? null,
   });
   deps.log.debug(context, 'outbox: mail queued');
   // The caller's transaction commits right after this returns; the worker waits a moment first.
@@ -109,6 +113,31 @@ export async function enqueueMessageReceived(db: Db, deps: MailDeps, message: Me
     messageId: message.id,
     ...(found.length === 1 && found[0] ? { taskId: found[0].id } : {}),
   });
+}
+
+/**
+ * The Message-ID a message stands for in mail threads. A message arrives over HTTP, not by mail,
+ * so it has none of its own: every reply names this one, and the requester's mail client files
+ * all replies to one message under one thread.
+ */
+export function messageThreadId(mailFrom: string, messageId: string): string {
+  return `<${messageId}@${mailFrom.slice(mailFrom.lastIndexOf('@') + 1)}>`;
+}
+
+/** To the message's reply_to: the operator's answer, threaded under the message. */
+export async function enqueueMessageReply(db: Db, deps: MailDeps, message: MessageRow, replyId: string, reply: string): Promise<string> {
+  const id = `mail-${createHash('sha256').update(`${replyId}\nmessage_reply`).digest('hex').slice(0, 32)}`;
+  const ids = namedTaskIds(message);
+  await enqueue(db, deps, {
+    id,
+    kind: 'message_reply',
+    recipient: message.reply_to,
+    parts: messageReplyMail(deps.config.baseUrl, message, reply, ids),
+    messageId: message.id,
+    inReplyTo: messageThreadId(deps.config.mailFrom, message.id),
+    ...(ids.length === 1 && ids[0] ? { taskId: ids[0] } : {}),
+  });
+  return id;
 }
 
 const TRANSITION_MAILS = {

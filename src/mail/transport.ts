@@ -23,6 +23,8 @@ export interface OutgoingMail {
   text: string;
   html: string | null;
   createdAt: string;
+  /** The Message-ID this mail answers: In-Reply-To and References, so mail clients thread it. */
+  inReplyTo?: string | null;
   /** Files loaded from the store at send time (the delivery mail's evidence). */
   attachments?: MailAttachment[];
 }
@@ -48,6 +50,7 @@ function message(mail: OutgoingMail) {
       ? { attachments: mail.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content, contentDisposition: 'attachment' as const })) }
       : {}),
     messageId: `<${mail.id}@${domain}>`,
+    ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo, references: [mail.inReplyTo] } : {}),
     date: new Date(mail.createdAt),
     // Agent text must never make nodemailer read a local file or fetch a URL as an attachment.
     disableFileAccess: true,

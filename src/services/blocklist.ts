@@ -130,6 +130,25 @@ export async function addBlock(deps: ServiceDeps, input: BlockInput, source: Blo
   return toEntry(row);
 }
 
+/**
+ * The operator blocks a known client by its hash (the sender of a task: only the hash is stored,
+ * so there is no address to type). Replaces an entry for the same hash, like addBlock.
+ */
+export async function addClientHashBlock(deps: ServiceDeps, hash: string, reason: string | null): Promise<BlockEntry> {
+  const row: BlockRow = {
+    id: `blk-${randomBytes(12).toString('hex')}`,
+    kind: 'ip',
+    value: hash,
+    reason,
+    source: 'admin',
+    created_at: iso(deps.clock.now()),
+    expires_at: null,
+  };
+  await replaceBlock(deps.store.db, row);
+  deps.log.info({ block_id: row.id, kind: 'ip', source: 'admin' }, 'blocklist entry added');
+  return toEntry(row);
+}
+
 export async function removeBlock(deps: ServiceDeps, id: string): Promise<boolean> {
   const removed = await deleteBlock(deps.store.db, id);
   if (removed) deps.log.info({ block_id: id }, 'blocklist entry removed');

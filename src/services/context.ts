@@ -4,6 +4,7 @@ import type { MailDeps } from '../mail/context.js';
 import type { ChangeFeed } from '../store/change-feed.js';
 import type { PublicTaskCache } from '../store/task-cache.js';
 import type { Metrics } from './metrics.js';
+import type { VapidKeys } from './push.js';
 import type { WorkerStatus } from './readiness.js';
 import type { Nudge } from '../webhooks/nudge.js';
 import type { TaskWaits } from './task-waits.js';
@@ -36,6 +37,8 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   taskCache: PublicTaskCache;
   /** Held reads waiting for a task to change (REST long-poll, MCP waits), woken by `changes`. */
   waits: TaskWaits;
+  /** The VAPID key pair for Web Push (services/push.ts): generated on first start, kept in the store. */
+  vapid: VapidKeys;
   /** Wakes this instance's webhook worker when an event is queued (webhooks/nudge.ts). */
   webhookNudge: Nudge;
 }

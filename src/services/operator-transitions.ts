@@ -165,3 +165,15 @@ async function withReceipt(trx: Db, deps: ServiceDeps, task: TaskRow, now: Date)
   const receipt = await signReceipt(trx, payload, now);
   return { ...task, receipt, deliverable_sha256: payload.deliverable_sha256, receipt_issued_at: iso(now), attachments: JSON.stringify(files) };
 }
+
+/**
+ * Checks a PATCH against the task as it is now without changing anything: the console's
+ * confirmation step refuses (409, 422) exactly as the real change would.
+ */
+export async function checkPatchNow(deps: ServiceDeps, taskId: string, raw: unknown): Promise<TaskRow> {
+  const patch = parsePatch(raw);
+  const current = await findTask(deps.store.db, taskId);
+  if (!current) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}".`);
+  planPatch(current, patch, deps.clock.now());
+  return current;
+}

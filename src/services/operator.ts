@@ -22,6 +22,7 @@ import { listMessageRows, messagesNamingTask, recentMessagesNamingTasks, type Me
 import { countTasksByStatus, findTask, listTasks, markSeen, taskSummaries, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
 import { lastRetentionRun } from './retention.js';
 import type { ServiceDeps } from './context.js';
+import { repliesByMessage } from './message-replies.js';
 import { decodeCursor, encodeCursor, type Position } from './operator-cursor.js';
 import { taskStats } from './stats.js';
 import { queryChecker } from './validation.js';
@@ -63,6 +64,8 @@ export interface ListOptions {
 export interface QueueOptions extends ListOptions {
   status?: string | undefined;
   test?: string | undefined;
+  /** `newest` first (the API's default) or `oldest` first (the console's: the longest wait on top). */
+  order?: string | undefined;
 }
 
 // The REST routes pass coerced numbers, the console raw query text: both go through these.
@@ -75,17 +78,19 @@ function given<T extends object>(options: T): Partial<T> {
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined && v !== '')) as Partial<T>;
 }
 
-/** The queue, newest first, optionally filtered by status (or `open`). */
+/** The queue, newest (or oldest) first, optionally filtered by status (or `open`). */
 export async function listQueue(deps: ServiceDeps, options: QueueOptions = {}): Promise<Queue> {
   const query = checkQueueQuery(given(options));
   const limit = query.limit ?? ADMIN_PAGE_DEFAULT;
   const filter = query.status;
-  const scope = `tasks:${filter ?? 'all'}${query.test ? `:test-${query.test}` : ''}`;
+  const order = query.order ?? 'newest';
+  // A cursor is bound to its order and test filter too: carried to another it would skip tasks.
+  const scope = `${order === 'newest' ? `tasks:${filter ?? 'all'}` : `tasks:${filter ?? 'all'}:oldest`}${query.test ? `:test-${query.test}` : ''}`;
   const after = query.cursor ? decodeCursor(deps.secret, scope, query.cursor) : undefined;
 
   const statuses = filter === 'open' ? [...OPEN_STATUSES] : filter ? [filter] : undefined;
   const isTest = query.test === 'only' ? true : query.test === 'exclude' ? false : undefined;
-  const rows = await listTasks(deps.store.db, { statuses, isTest, after, limit: limit + 1 });
+  const rows = await listTasks(deps.store.db, { statuses, isTest, after, limit: limit + 1, order });
   const page = rows.slice(0, limit);
   return { tasks: page.map(toAdminTask), next_cursor: nextCursor(deps, scope, rows.length > limit ? page.at(-1) : undefined) };
 }
@@ -116,7 +121,10 @@ export async function viewTask(deps: ServiceDeps, taskId: string): Promise<Admin
       row = (await findTask(db, taskId)) ?? row;
     }
   }
-  return { ...toAdminTask(row), messages: await messagesNaming(deps, taskId) };
+  const messages = await messagesNaming(deps, taskId);
+  // Each message with the operator's replies, so the task page and the API show the conversation.
+  const replies = await repliesByMessage(deps, messages.map((m) => m.message_id));
+  return { ...toAdminTask(row), messages: messages.map((m) => ({ ...m, replies: replies.get(m.message_id) ?? [] })) };
 }
 
 /** Messages that name a task id (withdrawals, questions), newest first. */

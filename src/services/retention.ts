@@ -7,6 +7,7 @@ import { withExclusiveLock, withTransaction, type Db, type DialectName } from '.
 import { sweepExpiredIdempotencyKeys } from '../store/idempotency-repo.js';
 import { eraseMessagesBefore } from '../store/messages-repo.js';
 import { deleteSentOutboxBefore } from '../store/outbox-repo.js';
+import { sweepNotices } from '../store/push-repo.js';
 import { sweepRevokedSessions } from '../store/sessions-repo.js';
 import { readSetting, writeSetting } from '../store/settings-repo.js';
 import { eraseTaskPrivateFields, finalTasksToErase } from '../store/tasks-repo.js';
@@ -25,6 +26,7 @@ export interface RetentionRun {
   deleted_counters: number;
   deleted_revoked_sessions: number;
   deleted_expired_blocks: number;
+  deleted_push_notices: number;
   duration_ms: number;
 }
 
@@ -33,6 +35,8 @@ const BATCH = 500;
 const LOCK_KEY = 'retention';
 const LAST_RUN_KEY = 'retention_last_run';
 const DAY_MS = 86_400_000;
+/** How long a push claim row is kept. */
+const PUSH_NOTICE_DAYS = 7;
 
 type RetentionDeps = Pick<ServiceDeps, 'store' | 'clock' | 'log' | 'config'>;
 
@@ -80,6 +84,8 @@ export async function runRetention(deps: RetentionDeps, options: { stopping?: ()
       deleted_counters: await inBatches(() => sweepExpiredCounters(db, at, BATCH)),
       deleted_revoked_sessions: await inBatches(() => sweepRevokedSessions(db, at, BATCH)),
       deleted_expired_blocks: await inBatches(() => deleteExpiredBlocks(db, at, BATCH)),
+      // Push claims only need to outlive the change they dedupe across instances.
+      deleted_push_notices: await inBatches(() => sweepNotices(db, iso(new Date(now.getTime() - PUSH_NOTICE_DAYS * DAY_MS)), BATCH)),
       duration_ms: 0,
     };
     run.duration_ms = Date.now() - started;

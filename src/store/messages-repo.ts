@@ -44,3 +44,7 @@ export async function eraseMessagesBefore(db: Db, before: string, at: string, li
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+export async function findMessage(db: Db, id: string): Promise<MessageRow | undefined> {
+  return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+}

@@ -112,6 +112,8 @@ export interface OutboxTable {
   sent_at: string | null;
   /** The worker run holding the lease (migration 030). */
   claim_token: string | null;
+  /** The Message-ID this mail answers, for In-Reply-To and References (migration 080). */
+  in_reply_to: string | null;
 }
 
 export interface SigningKeysTable {
@@ -122,6 +124,30 @@ export interface SigningKeysTable {
   retired_at: string | null;
   /** 'active' on the one key that signs (unique), NULL once retired (migration 020). */
   active_slot: string | null;
+}
+
+/** The operator's replies to messages (migration 080). */
+export interface MessageRepliesTable {
+  id: string;
+  message_id: string;
+  body: string;
+  created_at: string;
+}
+
+/** Browsers subscribed to Web Push notifications (migration 081). */
+export interface PushSubscriptionsTable {
+  id: string;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  created_at: string;
+  last_error: string | null;
+}
+
+/** One row per task or message already announced by push (migration 081). */
+export interface PushNoticesTable {
+  key: string;
+  created_at: string;
 }
 
 /** Console sessions signed out before their cookie expires. */
@@ -216,6 +242,9 @@ export interface Database {
   signing_keys: SigningKeysTable;
   settings: SettingsTable;
   revoked_sessions: RevokedSessionsTable;
+  message_replies: MessageRepliesTable;
+  push_subscriptions: PushSubscriptionsTable;
+  push_notices: PushNoticesTable;
   store_probe: StoreProbeTable;
   attachment_blobs: AttachmentBlobsTable;
   attachment_chunks: AttachmentChunksTable;

@@ -202,14 +202,32 @@ export interface PagePosition {
 /** Tasks newest first, optionally of some statuses, strictly after `after`; at most `limit` rows. */
 export async function listTasks(
   db: Db,
-  options: { statuses?: string[] | undefined; isTest?: boolean | undefined; after?: PagePosition | undefined; limit: number },
+  options: { statuses?: string[] | undefined; isTest?: boolean | undefined; after?: PagePosition | undefined; limit: number; order?: 'newest' | 'oldest' },
 ): Promise<TaskRow[]> {
   let query = db.selectFrom('tasks').selectAll();
   const { statuses, after } = options;
+  // Newest first by default; oldest first is the console's queue (the longest wait on top).
+  const [past, direction] = options.order === 'oldest' ? (['>', 'asc'] as const) : (['<', 'desc'] as const);
   if (statuses !== undefined) query = query.where('status', 'in', statuses);
   if (options.isTest !== undefined) query = query.where('is_test', '=', options.isTest ? 1 : 0);
-  if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]));
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
+  if (after) query = query.where((eb) => eb.or([eb('created_at', past, after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', past, after.id)])]));
+  return query.orderBy('created_at', direction).orderBy('id', direction).limit(options.limit).execute();
+}
+
+/** When each task created since `since` was created and first seen (the response-target figure). */
+export async function firstViewTimes(db: Db, since: string): Promise<Pick<TaskRow, 'created_at' | 'seen_by_operator_at'>[]> {
+  return db.selectFrom('tasks').select(['created_at', 'seen_by_operator_at']).where('created_at', '>=', since).execute();
+}
+
+/** Tasks waiting that the operator has not opened yet (the console's title count). */
+export async function countUnseen(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('tasks')
+    .select(db.fn.countAll<number>().as('n'))
+    .where('status', '=', 'submitted')
+    .where('seen_by_operator_at', 'is', null)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 /** Whether a task with this id is stored (the import skips those). */

@@ -8,13 +8,17 @@ import { type AppError, isAppError } from '../domain/errors.js';
 import { callerFrom } from '../http/client.js';
 import { fromFastify } from '../http/errors.js';
 import type { DocsDeps } from '../docs/context.js';
+import { sendMessage } from '../services/messages.js';
+import { checkTaskReceipt } from '../services/receipt-check.js';
 import { getTask, submitTask } from '../services/tasks.js';
 import { html, type SafeHtml } from '../domain/html.js';
 import { statusPagePath } from '../domain/urls.js';
 import { docsIndexBody, docsIndexMarkdown, documentBody, documentMarkdown } from './pages/docs.js';
 import { fieldErrors, formValues, toTaskPayload } from './pages/form.js';
+import { intentOf, messageFieldErrors, messageFormValues, toMessagePayload, type MessageFormState } from './pages/message-form.js';
 import { EMPTY_FORM, formPageBody, homeBody, type FormState } from './pages/home.js';
 import { page, sendMarkdown, sendPage } from './pages/layout.js';
+import { PAGES_JS } from './pages/script.js';
 import { lookupBody, notFoundBody, notFoundMarkdown, statusBody, statusMarkdown } from './pages/status.js';
 
 /**
@@ -59,10 +63,26 @@ function generalMessage(error: AppError): SafeHtml {
   }
 }
 
+/**
+ * The form's deadline is a datetime-local value; the pages' script sends the browser's offset
+ * (minutes east of UTC) beside it, and the deadline is stored with that offset. Without the script
+ * it is read as UTC, as the label then says.
+ */
+function withDeadlineOffset(payload: Record<string, unknown>, body: unknown): Record<string, unknown> {
+  const raw = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).deadline_offset : undefined;
+  const deadline = payload.deadline;
+  if (typeof raw !== 'string' || !/^-?\d{1,4}$/.test(raw) || typeof deadline !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(deadline)) return payload;
+  const minutes = Number(raw);
+  if (Math.abs(minutes) > 14 * 60) return payload;
+  const abs = Math.abs(minutes);
+  const offset = `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return { ...payload, deadline: `${deadline.length === 16 ? `${deadline}:00` : deadline}${offset}` };
+}
+
 async function submitForm(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const values = formValues(request.body);
   try {
-    const result = await submitTask(deps, callerFrom(request, deps, 'web_form'), toTaskPayload(values));
+    const result = await submitTask(deps, callerFrom(request, deps, 'web_form'), withDeadlineOffset(toTaskPayload(values), request.body));
     reply.headers(result.headers);
     return reply.code(303).header('Location', statusPagePath(result.body.task_id)).header('Cache-Control', 'no-store').send();
   } catch (error) {
@@ -77,6 +97,38 @@ async function submitForm(deps: DocsDeps, request: FastifyRequest, reply: Fastif
   }
 }
 
+/**
+ * The status page's message form: the same sendMessage as POST /api/v1/messages. Sent: back to the
+ * status page (303) saying so; refused: the status page again with the problems beside the fields.
+ */
+async function sendTaskMessage(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
+  const taskId = typeof body.task_id === 'string' ? body.task_id.trim() : '';
+  const values = messageFormValues(body);
+  // The task must exist: the form is only reachable from its status page, and the id is its key.
+  const task = await getTask(deps, taskId).catch((error: unknown) => {
+    if (isAppError(error) && error.code === 'task_not_found') return undefined;
+    throw error;
+  });
+  if (!task) return sendPage(reply, 404, page({ title: 'Task not found', section: 'status', body: notFoundBody(taskId), noindex: true }), { noStore: true });
+  const refuse = (status: number, state: MessageFormState) =>
+    sendPage(reply, status, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, state), noindex: true }), { noStore: true });
+  try {
+    const result = await sendMessage(deps, callerFrom(request, deps, 'web_form'), toMessagePayload(task.task_id, values));
+    reply.headers(result.headers);
+    return reply.code(303).header('Location', `/tasks?id=${encodeURIComponent(task.task_id)}&sent=${intentOf(values)}#message`).header('Cache-Control', 'no-store').send();
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+    const details = Array.isArray(error.extras.details) ? (error.extras.details as unknown[]).filter((d): d is string => typeof d === 'string') : [];
+    if (error.code === 'validation_failed' && details.length > 0) {
+      const { byField, general } = messageFieldErrors(details);
+      return refuse(error.status, { values, errors: byField, general: general.map((g) => html`${g}`) });
+    }
+    return refuse(error.status, { values, errors: {}, general: [generalMessage(error)] });
+  }
+}
+
 async function showTask(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const query = request.query as { id?: unknown };
   const id = typeof query.id === 'string' ? query.id.trim() : '';
@@ -88,7 +140,9 @@ async function showTask(deps: DocsDeps, request: FastifyRequest, reply: FastifyR
   try {
     const task = await getTask(deps, id);
     if (markdown) return sendMarkdown(reply, 200, statusMarkdown(deps, task), { noStore: true });
-    return sendPage(reply, 200, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task), noindex: true }), { noStore: true });
+    const sent = (request.query as { sent?: unknown }).sent;
+    const state: MessageFormState = { values: {}, errors: {}, general: [], sent: sent === 'ask' || sent === 'withdraw' ? sent : undefined };
+    return sendPage(reply, 200, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, state), noindex: true }), { noStore: true });
   } catch (error) {
     if (!isAppError(error) || error.code !== 'task_not_found') throw error;
     if (markdown) return sendMarkdown(reply, 404, notFoundMarkdown(deps, id), { noStore: true });
@@ -106,6 +160,10 @@ export async function registerPages(app: FastifyInstance, deps: DocsDeps): Promi
       return renderHome(deps, request, reply);
     });
 
+    scope.get('/assets/pages.js', { config: { kind: 'none' }, schema: hidden }, async (_request, reply) =>
+      reply.header('Cache-Control', 'no-cache').header('X-Content-Type-Options', 'nosniff').type('text/javascript; charset=utf-8').send(PAGES_JS),
+    );
+
     scope.post('/tasks', { config: { kind: 'task' }, schema: hidden }, async (request, reply) => submitForm(deps, request, reply));
 
     // A form that never reached the service (over the size limit, another encoding) still gets a
@@ -114,7 +172,20 @@ export async function registerPages(app: FastifyInstance, deps: DocsDeps): Promi
       const known = isAppError(error) ? error : fromFastify(error);
       if (request.method !== 'POST' || !known || known.status >= 500) throw error;
       request.log.info({ err: error }, 'web form refused before submission');
+      if (request.url.startsWith('/tasks/message')) {
+        const back = html`<div class="alert bad" role="alert">${known.message} The message was not sent.</div><p>Go back to the task’s status page and try again.</p>`;
+        return sendPage(reply, known.status, page({ title: 'Message not sent', section: 'status', body: back, noindex: true }), { noStore: true });
+      }
       return renderRefusal(deps, reply, known.status, { values: EMPTY_FORM.values, errors: {}, general: [html`${known.message}`] });
+    });
+
+    scope.post('/tasks/message', { config: { kind: 'message' }, schema: hidden }, async (request, reply) => sendTaskMessage(deps, request, reply));
+
+    // The receipt check for browsers without WebCrypto Ed25519 (and people without JavaScript).
+    scope.get('/tasks/receipt-check', { config: { kind: 'read' }, schema: hidden }, async (request, reply) => {
+      const id = (request.query as { id?: unknown }).id;
+      const result = await checkTaskReceipt(deps, typeof id === 'string' ? id.trim() : '');
+      return reply.header('Cache-Control', 'no-store').header('Referrer-Policy', 'no-referrer').send(result);
     });
 
     scope.get('/tasks', { config: { kind: 'read' }, schema: hidden }, async (request, reply) => showTask(deps, request, reply));
@@ -137,4 +208,16 @@ export async function registerPages(app: FastifyInstance, deps: DocsDeps): Promi
       return sendPage(reply, 200, page({ title: doc.title, description: doc.description, section: 'docs', body: documentBody(deps, doc, set, live) }));
     });
   });
+}
+
+/** The 404 page a browser gets for an unknown path: the site's chrome and the ways on. */
+export function notFoundPage(reply: FastifyReply, path: string): FastifyReply {
+  const body = html`<h1>Page not found</h1>
+<p>Nothing lives at <code>${path.slice(0, 200)}</code>.</p>
+<ul>
+<li><a href="/">Submit a task</a> for a human operator</li>
+<li><a href="/tasks">Check a task</a> with its id</li>
+<li><a href="/docs">Documents for agents</a> (the API, MCP, OpenAPI)</li>
+</ul>`;
+  return sendPage(reply, 404, page({ title: 'Page not found', body, noindex: true }));
 }

@@ -7,6 +7,8 @@ import {
   AdminTaskSchema,
   MessageListSchema,
   MessageQuerySchema,
+  MessageReplyInputSchema,
+  MessageReplySchema,
   QueueQuerySchema,
   QueueSchema,
   StatsQuerySchema,
@@ -15,6 +17,7 @@ import {
 import { ErrorSchema } from '../../domain/schemas.js';
 import { registerJwksRoute } from './jwks.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { replyToMessage } from '../../services/message-replies.js';
 import { adminStats, listMessages, listQueue, viewTask } from '../../services/operator.js';
 import { patchTask } from '../../services/operator-transitions.js';
 import { requireAdmin } from '../admin-auth.js';
@@ -105,6 +108,23 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
       },
     },
     async (request) => listMessages(deps, request.query),
+  );
+
+  app.post(
+    '/api/v1/admin/messages/:message_id/reply',
+    {
+      onRequest,
+      config: { kind: 'admin' },
+      schema: {
+        operationId: 'adminReplyToMessage',
+        summary: "Answer a message: mailed to its reply_to from MAIL_FROM, threaded under it, and recorded on the task",
+        tags: ['admin'],
+        params: Type.Object({ message_id: Type.String({ maxLength: 200 }) }),
+        body: MessageReplyInputSchema,
+        response: { 201: MessageReplySchema, ...errors(400, 401, 404, 413, 415, 422) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await replyToMessage(deps, (request.params as { message_id: string }).message_id, request.body)),
   );
 
   app.get(

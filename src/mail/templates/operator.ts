@@ -72,7 +72,7 @@ export function messageReceivedMail(baseUrl: string, message: MessageRow, linked
   const summary = message.subject ?? message.message;
   const subject = `Message${message.sender ? ` from ${headerText(message.sender, 40)}` : ''}: ${headerText(summary, 80)}`;
   const text = [
-    'A message for the operator. Reply to this mail to answer the sender.',
+    `A message for the operator. Reply to this mail to answer the sender, or answer from the console (your address stays private): ${baseUrl}/operator/messages`,
     '',
     fieldsText(fields),
     ...(linked.length > 0 ? ['', 'It names these tasks:', ...taskLines] : []),
@@ -81,7 +81,7 @@ export function messageReceivedMail(baseUrl: string, message: MessageRow, linked
     message.message,
     '',
   ].join('\n');
-  const body = html`<p>A message for the operator. Reply to this mail to answer the sender.</p>
+  const body = html`<p>A message for the operator. Reply to this mail to answer the sender, or <a href="${baseUrl}/operator/messages">answer from the console</a> (your address stays private).</p>
 ${fieldsHtml(fields)}
 ${linked.length > 0 ? html`<h3>It names these tasks</h3><ul>${linked.map((l) => html`<li>${l.task ? html`<a href="${consoleTaskUrl(baseUrl, l.id)}">${linkText(l)}</a>` : linkText(l)}</li>`)}</ul>` : ''}
 <h3>Message</h3>

@@ -6,8 +6,8 @@ import { documentHtml, fieldsHtml, fieldsText, quoteHtml, type Field, type MailP
 
 /**
  * Mails to the requester's contact_email on acceptance, delivery and rejection. The requester
- * answers through POST /api/v1/messages naming the task id (no Reply-To: the operator's own
- * address is not handed out to agents).
+ * answers through the message form on the task's status page (or POST /api/v1/messages naming the
+ * task id); no Reply-To: the operator's own address is not handed out to agents.
  */
 
 function urls(baseUrl: string, taskId: string) {
@@ -16,6 +16,7 @@ function urls(baseUrl: string, taskId: string) {
     statusUrl: statusUrl(baseUrl, taskId),
     jwks: `${baseUrl}/.well-known/jwks.json`,
     messages: `${baseUrl}/api/v1/messages`,
+    messageForm: `${baseUrl}/tasks?id=${encodeURIComponent(taskId)}#message`,
   };
 }
 
@@ -27,8 +28,8 @@ function descriptionExcerpt(description: string): string {
 function footer(baseUrl: string, taskId: string) {
   const u = urls(baseUrl, taskId);
   return {
-    text: `To write to the operator about this task, POST a message to ${u.messages} naming ${taskId}.\nThis mail was sent because this address was given as contact_email for the task.`,
-    html: html`<p style="color:#555;font-size:90%">To write to the operator about this task, POST a message to ${u.messages} naming ${taskId}.<br>This mail was sent because this address was given as contact_email for the task.</p>`,
+    text: `To ask the operator about this task or withdraw it, use the form on its status page: ${u.messageForm}\n(Programs: POST a message to ${u.messages} naming ${taskId}.)\nThis mail was sent because this address was given as contact_email for the task.`,
+    html: html`<p style="color:#555;font-size:90%">To ask the operator about this task or withdraw it, use <a href="${u.messageForm}">the form on its status page</a>. (Programs: POST a message to ${u.messages} naming ${taskId}.)<br>This mail was sent because this address was given as contact_email for the task.</p>`,
   };
 }
 

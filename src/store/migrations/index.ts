@@ -6,6 +6,8 @@ import * as m030 from './030_outbox_claims.js';
 import * as m040 from './040_revoked_sessions.js';
 import * as m065 from './065_webhooks.js';
 import * as m070 from './070_attachments.js';
+import * as m080 from './080_message_replies.js';
+import * as m081 from './081_push.js';
 import * as m090 from './090_store_probe.js';
 import * as m100 from './100_retention.js';
 import * as m110 from './110_test_tasks.js';
@@ -19,6 +21,8 @@ export const migrations: Record<string, Migration> = {
   '040_revoked_sessions': m040,
   '065_webhooks': m065,
   '070_attachments': m070,
+  '080_message_replies': m080,
+  '081_push': m081,
   '090_store_probe': m090,
   '100_retention': m100,
   '110_test_tasks': m110,

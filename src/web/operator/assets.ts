@@ -29,6 +29,8 @@ html { -webkit-text-size-adjust: 100%; }
 body { margin: 0; background: var(--bg); color: var(--text); font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
 a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
+/* Links inside text are underlined: colour alone does not mark them (WCAG 1.4.1). */
+p a, td a, li > a:not(.item):not(.btn), dd a { text-decoration: underline; }
 :focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; border-radius: 4px; }
 h1 { font-size: 1.45rem; line-height: 1.25; margin: 0 0 .25rem; letter-spacing: -.01em; }
 h2 { font-size: 1.05rem; margin: 0 0 .75rem; }
@@ -41,12 +43,13 @@ p { margin: 0 0 .75rem; }
 .brand { font-weight: 700; color: var(--text); display: flex; align-items: center; gap: .5rem; white-space: nowrap; }
 .brand-mark { width: 26px; height: 26px; border-radius: 7px; background: linear-gradient(135deg, var(--accent), #7b5cff); display: inline-grid; place-items: center; color: #fff; font-size: .8rem; }
 .nav { display: flex; gap: .25rem; overflow-x: auto; flex: 1; scrollbar-width: none; }
-.nav a { padding: .4rem .7rem; border-radius: 8px; color: var(--muted); white-space: nowrap; font-weight: 500; }
+.nav a { padding: .4rem .7rem; border-radius: 8px; color: var(--muted); white-space: nowrap; font-weight: 500; display: inline-flex; align-items: center; min-height: 2.75rem; }
 .nav a:hover { background: var(--soft); text-decoration: none; color: var(--text); }
 .nav a[aria-current="page"] { background: var(--soft); color: var(--text); }
-@media (max-width: 700px) { .topbar-inner { gap: .4rem .75rem; } .topbar form { margin-left: auto; } .nav { order: 3; flex-basis: 100%; margin: 0 -.4rem; } .nav a { padding: .4rem .5rem; } }
+/* On a phone the navigation takes its own row and wraps rather than scrolling sideways. */
+@media (max-width: 700px) { .topbar-inner { gap: .4rem .75rem; } .topbar form { margin-left: auto; } .nav { order: 3; flex-basis: 100%; flex-wrap: wrap; overflow-x: visible; justify-content: space-between; gap: 0; } .nav a { padding: .4rem .4rem; } }
 .nav .count { display: inline-block; min-width: 1.4em; padding: 0 .35em; margin-left: .3em; border-radius: 99px; background: var(--accent); color: var(--accent-text); font-size: .75rem; text-align: center; }
-main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
+main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; overflow-wrap: anywhere; }
 .page-head { display: flex; align-items: flex-end; justify-content: space-between; gap: 1rem; flex-wrap: wrap; margin-bottom: 1rem; }
 .sub { color: var(--muted); font-size: .9rem; }
 .card { background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius); box-shadow: var(--shadow); padding: 1rem 1.1rem; margin-bottom: 1rem; }
@@ -64,7 +67,7 @@ main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
 .st-delivered { color: var(--delivered); background: var(--delivered-bg); }
 .st-rejected { color: var(--rejected); background: var(--rejected-bg); }
 .st-under_review, .st-in_progress { color: var(--retired); background: var(--retired-bg); }
-.badge { display: inline-block; padding: .05rem .5rem; border-radius: 6px; font-size: .75rem; font-weight: 600; border: 1px solid var(--border); color: var(--muted); white-space: nowrap; }
+.badge { display: inline-block; max-width: 100%; padding: .05rem .5rem; border-radius: 6px; font-size: .75rem; font-weight: 600; border: 1px solid var(--border); color: var(--muted); }
 .badge.warn { color: var(--warn); background: var(--warn-bg); border-color: transparent; }
 .badge.danger { color: var(--rejected); background: var(--rejected-bg); border-color: transparent; }
 .badge.new { color: var(--accent-text); background: var(--accent); border-color: transparent; }
@@ -99,19 +102,19 @@ form { margin: 0; }
 label { display: block; font-weight: 600; font-size: .9rem; margin-bottom: .3rem; }
 .hint { color: var(--muted); font-size: .82rem; font-weight: 400; }
 input[type=text], input[type=password], input[type=datetime-local], input[type=email], select, textarea {
-  width: 100%; padding: .55rem .7rem; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); font: inherit; }
+  width: 100%; padding: .55rem .7rem; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); font: inherit; min-height: 2.75rem; }
 textarea { min-height: 9rem; resize: vertical; line-height: 1.45; }
 input:focus, select:focus, textarea:focus { outline: 2px solid var(--focus); outline-offset: 0; border-color: var(--focus); }
 .field { margin-bottom: .85rem; }
 .row { display: flex; gap: .5rem; flex-wrap: wrap; align-items: center; }
 .row.end { justify-content: flex-end; }
-.btn { display: inline-flex; align-items: center; justify-content: center; gap: .4rem; padding: .55rem 1rem; border-radius: 8px; border: 1px solid transparent; font: inherit; font-weight: 600; cursor: pointer; background: var(--accent); color: var(--accent-text); min-height: 2.5rem; }
+.btn { display: inline-flex; align-items: center; justify-content: center; gap: .4rem; padding: .55rem 1rem; border-radius: 8px; border: 1px solid transparent; font: inherit; font-weight: 600; cursor: pointer; background: var(--accent); color: var(--accent-text); min-height: 2.75rem; }
 .btn:hover { filter: brightness(1.07); text-decoration: none; }
 .btn.secondary { background: var(--surface); color: var(--text); border-color: var(--border); }
 .btn.danger { background: var(--danger); color: #fff; }
 .btn.ghost { background: transparent; color: var(--muted); border-color: var(--border); }
-.btn.small { padding: .25rem .6rem; min-height: 2rem; font-size: .85rem; }
-.chip { padding: .2rem .6rem; border-radius: 99px; border: 1px solid var(--border); background: var(--soft); color: var(--text); font: inherit; font-size: .82rem; cursor: pointer; }
+.btn.small { padding: .25rem .6rem; min-height: 2.75rem; font-size: .85rem; }
+.chip { padding: .2rem .8rem; min-height: 2.75rem; border-radius: 99px; border: 1px solid var(--border); background: var(--soft); color: var(--text); font: inherit; font-size: .82rem; cursor: pointer; }
 .chip:hover { border-color: var(--accent); }
 .hash { display: block; margin-top: .35rem; padding: .45rem .6rem; background: var(--soft); border-radius: 8px; }
 .flash { border-radius: var(--radius); padding: .7rem 1rem; margin-bottom: 1rem; border: 1px solid transparent; }
@@ -139,6 +142,20 @@ meter { width: 100%; height: .7rem; }
 .message-head { display: flex; justify-content: space-between; gap: .5rem; flex-wrap: wrap; margin-bottom: .4rem; }
 .noscript-only { }
 .js .noscript-only { display: none; }
+/* Talking with the operator: replies under a message, the reply form, the task's key facts. */
+.replies { list-style: none; margin: .6rem 0 0; padding: 0 0 0 .8rem; border-left: 3px solid var(--accent); display: grid; gap: .5rem; }
+.reply { margin-top: .6rem; }
+.reply textarea { min-height: 4.5rem; }
+.key-facts { margin-top: .75rem; }
+fieldset { border: 0; margin: 0 0 .85rem; padding: 0; min-width: 0; }
+legend { font-weight: 600; font-size: .9rem; margin-bottom: .3rem; padding: 0; }
+.choice { display: flex; gap: .5rem; align-items: center; font-weight: 400; min-height: 2.75rem; }
+.choice input { width: 1.2rem; height: 1.2rem; }
+summary { cursor: pointer; font-weight: 600; padding: .75rem 0; }
+.tabs a { display: inline-flex; align-items: center; min-height: 2.75rem; }
+/* The live queue: a task that arrived while the page was open stands out until the next reload. */
+.queue li.fresh a.item { border-color: var(--accent); box-shadow: 0 0 0 3px var(--focus); }
+.live-note { position: sticky; bottom: 1rem; margin: 1rem auto 0; max-width: 40rem; }
 .files { list-style: none; padding: 0; margin: 0 0 .75rem; display: grid; gap: .6rem; }
 .file { display: flex; gap: .6rem; align-items: flex-start; min-width: 0; }
 .file img, .file-icon { width: 64px; height: 64px; border-radius: 8px; object-fit: cover; flex: none; border: 1px solid var(--border); background: var(--soft); display: inline-grid; place-items: center; font-size: 1.4rem; }
@@ -164,6 +181,142 @@ export const CONSOLE_JS = String.raw`
   var localValue = function (d) {
     return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes());
   };
+
+  // The live console: an event stream from /operator/events updates the title (unseen tasks + new
+  // messages) and the queue without a reload; a task page says when its task changed meanwhile.
+  var body = document.body;
+  if (window.EventSource && window.fetch && window.DOMParser && body.hasAttribute('data-live')) {
+    var baseTitle = body.getAttribute('data-title') || document.title;
+    var unseen = Number(body.getAttribute('data-unseen') || 0);
+    var newMessages = {}, messageCount = 0;
+    var setTitle = function () {
+      var n = unseen + messageCount;
+      document.title = (n > 0 ? '(' + n + ') ' : '') + baseTitle;
+    };
+    var refreshing = false, again = false;
+    var refreshQueue = function () {
+      var list = document.querySelector('[data-live-list]');
+      if (!list) return;
+      if (refreshing) { again = true; return; }
+      refreshing = true;
+      var before = {};
+      list.querySelectorAll('li[data-task-id]').forEach(function (li) { before[li.getAttribute('data-task-id')] = true; });
+      fetch(location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+        .then(function (r) { return r.ok ? r.text() : null; })
+        .then(function (text) {
+          if (!text) return;
+          var doc = new DOMParser().parseFromString(text, 'text/html');
+          var fresh = doc.querySelector('[data-live-list]');
+          var current = document.querySelector('[data-live-list]');
+          if (!fresh || !current) return;
+          fresh.querySelectorAll('li[data-task-id]').forEach(function (li) {
+            if (!before[li.getAttribute('data-task-id')]) li.classList.add('fresh');
+          });
+          current.replaceWith(document.adoptNode(fresh));
+          var count = doc.querySelector('.nav .count'), mine = document.querySelector('.nav .count');
+          if (count && mine) mine.replaceWith(document.adoptNode(count));
+          localTimes(fresh);
+        })
+        .catch(function () {})
+        .then(function () { refreshing = false; if (again) { again = false; refreshQueue(); } });
+    };
+    var taskHere = document.querySelector('[data-task-id]:not(li)');
+    // A task page updates the parts the operator is not typing in; a part with typed text stays,
+    // and a note says the task changed.
+    var touched = function (el) {
+      var fields = el.querySelectorAll('textarea, input[type="text"], input[type="email"], input[type="datetime-local"]');
+      for (var i = 0; i < fields.length; i++) if (fields[i].value !== fields[i].defaultValue) return true;
+      return document.activeElement !== document.body && el.contains(document.activeElement);
+    };
+    var refreshTask = function () {
+      fetch(location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+        .then(function (r) { return r.ok ? r.text() : null; })
+        .then(function (text) {
+          if (!text) return;
+          var doc = new DOMParser().parseFromString(text, 'text/html');
+          var kept = false;
+          doc.querySelectorAll('main .page-head, main section[aria-labelledby]').forEach(function (fresh) {
+            var key = fresh.getAttribute('aria-labelledby');
+            var current = key ? document.querySelector('main section[aria-labelledby="' + key + '"]') : document.querySelector('main .page-head');
+            if (!current || current.innerHTML === fresh.innerHTML) return;
+            if (touched(current)) { kept = true; return; }
+            var adopted = document.adoptNode(fresh);
+            current.replaceWith(adopted);
+            localTimes(adopted);
+          });
+          if (kept) noteChanged();
+        })
+        .catch(function () { noteChanged(); });
+    };
+    var noteChanged = function () {
+      if (document.querySelector('.live-note')) return;
+      var note = document.createElement('div');
+      note.className = 'flash ok live-note';
+      note.setAttribute('role', 'status');
+      note.innerHTML = '<strong>This task changed meanwhile.</strong> What you typed is kept; <a href="">reload</a> to see everything.';
+      document.querySelector('main').appendChild(note);
+    };
+    var source = new EventSource('/operator/events');
+    source.addEventListener('hello', function (e) { unseen = JSON.parse(e.data).unseen_tasks; setTitle(); });
+    source.addEventListener('change', function (e) {
+      var d = JSON.parse(e.data);
+      unseen = d.unseen_tasks;
+      // A message naming several tasks arrives once per task: count it once.
+      if (d.kind === 'message' && !newMessages[d.message_id]) { newMessages[d.message_id] = true; messageCount += 1; }
+      setTitle();
+      refreshQueue();
+      if (taskHere && d.task_id === taskHere.getAttribute('data-task-id')) refreshTask();
+    });
+    source.addEventListener('resync', function () { refreshQueue(); });
+  }
+
+  // Web Push: subscribe this browser (service worker + PushManager) and hand the subscription to
+  // the console; the service then pushes every new task and message here.
+  var pushButton = document.querySelector('[data-push-key]');
+  var pushStatus = document.querySelector('[data-push-status]');
+  if (pushButton && 'serviceWorker' in navigator && 'PushManager' in window && window.Notification) {
+    var say = function (text) { if (pushStatus) pushStatus.textContent = text; };
+    var keyBytes = function (b64) {
+      var s = atob(b64.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((b64.length + 3) % 4));
+      return Uint8Array.from(s, function (c) { return c.charCodeAt(0); });
+    };
+    var csrfInput = document.querySelector('input[name="_csrf"]');
+    pushButton.hidden = false;
+    say(Notification.permission === 'granted' ? 'Notifications are allowed; press to make sure this device is subscribed.' : '');
+    pushButton.addEventListener('click', function () {
+      Notification.requestPermission()
+        .then(function (permission) {
+          if (permission !== 'granted') throw new Error('Notifications were not allowed in this browser.');
+          return navigator.serviceWorker.register('/operator/sw.js', { scope: '/operator' });
+        })
+        .then(function () { return navigator.serviceWorker.ready; })
+        .then(function (registration) {
+          return registration.pushManager.getSubscription().then(function (existing) {
+            return existing || registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(pushButton.getAttribute('data-push-key')) });
+          });
+        })
+        .then(function (subscription) {
+          var json = subscription.toJSON();
+          return fetch('/operator/push/subscriptions', {
+            method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ endpoint: json.endpoint, keys: json.keys, _csrf: csrfInput ? csrfInput.value : '' })
+          });
+        })
+        .then(function (response) { say(response.ok ? 'Notifications are on for this device.' : 'The console refused the subscription (' + response.status + ').'); })
+        .catch(function (error) { say(error && error.message ? error.message : 'Could not enable notifications.'); });
+    });
+  }
+
+  // Times: the server writes UTC; show the operator's local time, with UTC in the tooltip.
+  function localTimes(root) {
+    root.querySelectorAll('time[data-local]').forEach(function (el) {
+      var d = new Date(el.getAttribute('datetime'));
+      if (isNaN(d.getTime())) return;
+      el.title = el.textContent;
+      el.textContent = d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+    });
+  }
+  localTimes(document);
 
   // ETA pickers: the server renders UTC; show and edit local time, send the offset along.
   document.querySelectorAll('input[data-eta]').forEach(function (input) {
@@ -221,7 +374,10 @@ export const CONSOLE_JS = String.raw`
     form.addEventListener('submit', function (event) {
       var submitter = event.submitter;
       if (submitter && submitter.hasAttribute('data-no-confirm')) return;
-      if (!window.confirm(form.getAttribute('data-confirm'))) event.preventDefault();
+      if (!window.confirm(form.getAttribute('data-confirm'))) { event.preventDefault(); return; }
+      // Confirmed here: the server's own confirmation step (for browsers without script) is skipped.
+      var confirmed = form.querySelector('[data-confirmed]');
+      if (confirmed) confirmed.value = '1';
     });
   });
 

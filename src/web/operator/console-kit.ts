@@ -3,6 +3,7 @@ import { AppError, isAppError } from '../../domain/errors.js';
 import { html, type SafeHtml } from '../../domain/html.js';
 import { iso, parseDateTime } from '../../domain/time.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { unseenTasks } from '../../services/live-console.js';
 import { countByStatus } from '../../services/operator.js';
 import { asStoreUnavailable } from '../../store/faults.js';
 import { flash, page, type Section } from './layout.js';
@@ -20,8 +21,10 @@ declare module 'fastify' {
   }
 }
 
-// connect-src 'self': the evidence-file upload is an XHR to the console itself.
-const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+// connect-src: the live queue's event stream and page refreshes (live.ts), the evidence-file upload
+// (an XHR to the console itself); manifest-src, worker-src: the installable console (pwa.ts).
+const CSP =
+  "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; manifest-src 'self'; worker-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 export const DONE: Record<string, string> = {
   accepted: 'Task accepted. The requester sees the ETA.',
   delivered: 'Delivered. The receipt is signed and published with the task.',
@@ -31,12 +34,15 @@ export const DONE: Record<string, string> = {
   added: 'Added to the blocklist.',
   removed: 'Removed from the blocklist.',
   retried: 'Queued again; the worker sends it shortly.',
+  withdrawn: 'Task withdrawn: rejected with the reason “Withdrawn at the requester’s request.”',
+  replied: 'Reply queued: it is mailed to the sender shortly and shown below.',
+  blocked: 'Sender blocked. New tasks and messages from it are refused.',
   file_removed: 'File removed.',
   webhook: 'Webhook queued again; the worker sends it shortly.',
 };
 // Pages for people: not part of the OpenAPI description.
 export const HIDDEN = { hide: true } as const;
-export const TASK_ACTIONS = ['accept', 'deliver', 'reject', 'notes', 'eta'] as const;
+export const TASK_ACTIONS = ['accept', 'deliver', 'reject', 'notes', 'eta', 'withdraw'] as const;
 export type TaskAction = (typeof TASK_ACTIONS)[number];
 
 export function text(form: Form, name: string): string | undefined {
@@ -86,11 +92,13 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
   });
 
   const render = async (reply: FastifyReply, session: Session | null, section: Section, title: string, body: SafeHtml, status = 200) => {
-    const openCount = session ? await countByStatus(deps).then((c) => (c.submitted ?? 0) + (c.accepted ?? 0)) : undefined;
+    const [openCount, unseen] = session
+      ? await Promise.all([countByStatus(deps).then((c) => (c.submitted ?? 0) + (c.accepted ?? 0)), unseenTasks(deps)])
+      : [undefined, undefined];
     return reply
       .code(status)
       .type('text/html; charset=utf-8')
-      .send(page({ title, section, session, body, ...(openCount !== undefined ? { openCount } : {}) }));
+      .send(page({ title, section, session, body, ...(openCount !== undefined ? { openCount } : {}), ...(unseen !== undefined ? { unseen } : {}) }));
   };
 
   scope.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {

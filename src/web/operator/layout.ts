@@ -12,6 +12,8 @@ export interface PageOptions {
   body: SafeHtml;
   /** Open tasks, shown beside Queue in the navigation. */
   openCount?: number;
+  /** Waiting tasks not opened yet: the title leads with it, so a background tab shows it. */
+  unseen?: number;
 }
 
 const NAV: [Exclude<Section, 'none'>, string, string][] = [
@@ -43,11 +45,14 @@ export function page(options: PageOptions): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
-<title>${options.title} · Operator desk</title>
+<title>${options.unseen ? `(${options.unseen}) ` : ''}${options.title} · Operator desk</title>
 <link rel="stylesheet" href="/operator/assets/console.css">
+<link rel="manifest" href="/operator/manifest.webmanifest">
+<meta name="theme-color" content="#3553d6">
+<link rel="apple-touch-icon" href="/operator/assets/icon-192.png">
 <script src="/operator/assets/console.js" defer></script>
 </head>
-<body>
+<body${session ? html` data-live data-title="${options.title} · Operator desk" data-unseen="${options.unseen ?? 0}"` : ''}>
 <a class="skip" href="#main">Skip to content</a>
 <header class="topbar"><div class="topbar-inner">
   <a class="brand" href="/operator"><span class="brand-mark" aria-hidden="true">HT</span>Operator desk</a>
@@ -88,12 +93,12 @@ export function relative(at: string | null, now: Date): string {
   return seconds < 0 ? `${unit} ago` : `in ${unit}`;
 }
 
-/** A timestamp for people: UTC date and time, with the exact value in a tooltip. */
+/** A timestamp for people: UTC date and time (the console script shows local time, UTC in the tooltip). */
 export function when(at: string | null, now: Date): SafeHtml {
   if (!at) return html`<span class="sub">—</span>`;
   const date = new Date(at);
   const shown = Number.isNaN(date.getTime()) ? at : `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  return html`<time datetime="${at}" title="${at}">${shown}</time> <span class="sub">(${relative(at, now)})</span>`;
+  return html`<time datetime="${at}" title="${shown}" data-local>${shown}</time> <span class="sub">(${relative(at, now)})</span>`;
 }
 
 export function duration(seconds: number | null): string {

@@ -3,6 +3,7 @@ import { isAppError } from '../../domain/errors.js';
 import type { SafeHtml } from '../../domain/html.js';
 import { addBlock, listBlocks, removeBlock, type BlockInput } from '../../services/blocklist.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { repliesByMessage } from '../../services/message-replies.js';
 import { adminStats, listMessages, statusesOf } from '../../services/operator.js';
 import { countOutbox, listOutbox, OUTBOX_STATUSES, retryOutbox, type OutboxStatus } from '../../services/outbox-admin.js';
 import { localToIso, text, type ConsoleKit, type Form } from './console-kit.js';
@@ -16,7 +17,8 @@ export function registerListRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     const list = await listMessages(deps, { cursor: text(request.query as Form, 'cursor'), limit: 25 });
     const ids = [...new Set(list.messages.flatMap((m) => m.task_ids))];
     const statuses = await statusesOf(deps, ids);
-    return render(reply, session(request), 'messages', 'Messages', messagesView(list, statuses, deps.clock.now()));
+    const replies = await repliesByMessage(deps, list.messages.map((m) => m.message_id));
+    return render(reply, session(request), 'messages', 'Messages', messagesView(list, statuses, deps.clock.now(), { session: session(request), replies, notice: kit.doneNotice(request) }));
   });
 
   const showBlocklist = async (request: FastifyRequest, reply: FastifyReply, notice?: SafeHtml, form: BlocklistForm = {}, status = 200) => {

@@ -4,6 +4,9 @@ import type { ServiceDeps } from '../../services/context.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { consoleKit } from './console-kit.js';
 import { registerListRoutes } from './list-routes.js';
+import { registerLiveRoute } from './live.js';
+import { registerPwaRoutes } from './pwa.js';
+import { registerTalkRoutes } from './talk-routes.js';
 import { registerTaskRoutes } from './task-routes.js';
 
 /**
@@ -18,5 +21,8 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
     registerAuthRoutes(scope, deps, kit);
     registerTaskRoutes(scope, deps, kit);
     registerListRoutes(scope, deps, kit);
+    registerTalkRoutes(scope, deps, kit);
+    registerLiveRoute(scope, deps, kit.guarded);
+    registerPwaRoutes(scope, deps, kit.guarded);
   });
 }

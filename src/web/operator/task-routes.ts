@@ -5,39 +5,58 @@ import { statusPagePath } from '../../domain/urls.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { countByStatus, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { operatorAttachments } from '../../services/attachments.js';
-import { patchTask } from '../../services/operator-transitions.js';
+import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
 import { listWebhooks, retryWebhook } from '../../services/webhooks.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
 import { localToIso, notes, TASK_ACTIONS, text, type ConsoleKit, type Form, type TaskAction } from './console-kit.js';
 import { flash } from './layout.js';
 import { queueView } from './views/queue.js';
+import { deliverConfirmView } from './views/deliver-confirm.js';
+import { WITHDRAWN_REASON, type BlockDraft } from './views/talk.js';
 import { taskView } from './views/task.js';
 
-/** The console's queue, task page and task actions (accept, deliver, reject, notes, eta, webhook retry). */
+export interface TaskPageExtras {
+  notice?: SafeHtml | undefined;
+  draft?: { notes?: string | undefined; reason?: string | undefined };
+  status?: number;
+  /** What the operator chose before a refused block (talk-routes.ts). */
+  block?: BlockDraft;
+}
+
+/** The task page, with everything its blocks need; also used by talk-routes.ts to show a refusal. */
+export async function showTaskPage(deps: ServiceDeps, kit: ConsoleKit, request: FastifyRequest, reply: FastifyReply, taskId: string, extras: TaskPageExtras = {}): Promise<FastifyReply> {
+  const task = await viewTask(deps, taskId);
+  const files = await operatorAttachments(deps, task.task_id);
+  const limits = { maxPerTask: deps.config.attachments.maxPerTask, maxBytes: deps.config.attachments.maxBytes };
+  const webhooks = await listWebhooks(deps, { taskId: task.task_id });
+  const session = kit.session(request);
+  const { notice, draft = {}, status = 200, block } = extras;
+  const body = taskView({ task, session, now: deps.clock.now(), notice, draft, statusPageUrl: statusPagePath(task.task_id), files, limits, webhooks, ...(block ? { block } : {}) });
+  return kit.render(reply, session, 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
+}
+
+/** The console's queue, task page and task actions (accept, deliver, reject, notes, eta, withdraw, webhook retry). */
 export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
   const { render, session, guarded } = kit;
   registerConsoleAttachmentRoutes(scope, deps, { preHandler: guarded.preHandler });
   scope.get('/operator', guarded, async (request, reply) => {
     const query = request.query as Form;
     const filter = text(query, 'status') ?? 'open';
+    // The longest wait on top by default: the response target is about the oldest task.
+    const order = text(query, 'order') === 'newest' ? 'newest' : 'oldest';
     // Test tasks (issue 19): ?test=only|exclude narrows any status tab.
     const test = text(query, 'test');
     const [queue, counts] = await Promise.all([
-      listQueue(deps, { status: filter === 'all' ? undefined : filter, test, cursor: text(query, 'cursor'), limit: 25 }),
+      listQueue(deps, { status: filter === 'all' ? undefined : filter, order, test, cursor: text(query, 'cursor'), limit: 25 }),
       countByStatus(deps),
     ]);
     const mail = await messagesNamingAny(deps, queue.tasks);
-    return render(reply, session(request), 'queue', 'Queue', queueView(queue, filter, counts, mail, deps.clock.now(), test));
+    const view = { order, targetHours: deps.profile.response_target_hours, pushKey: deps.vapid.publicKey, mailFallback: deps.config.operatorEmail !== undefined, test } as const;
+    return render(reply, session(request), 'queue', 'Queue', queueView(queue, filter, counts, mail, deps.clock.now(), view));
   });
 
-  const showTask = async (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200) => {
-    const task = await viewTask(deps, taskId);
-    const files = await operatorAttachments(deps, task.task_id);
-    const limits = { maxPerTask: deps.config.attachments.maxPerTask, maxBytes: deps.config.attachments.maxBytes };
-    const webhooks = await listWebhooks(deps, { taskId: task.task_id });
-    const body = taskView({ task, session: session(request), now: deps.clock.now(), notice, draft, statusPageUrl: statusPagePath(task.task_id), files, limits, webhooks });
-    return render(reply, session(request), 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
-  };
+  const showTask = (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200) =>
+    showTaskPage(deps, kit, request, reply, taskId, { notice, draft, status });
 
   scope.get('/operator/tasks/:task_id', guarded, async (request, reply) => {
     const { task_id } = request.params as { task_id: string };
@@ -49,6 +68,18 @@ export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     if (!(TASK_ACTIONS as readonly string[]).includes(action)) throw new AppError('not_found', 'No such action.');
     const form = (request.body ?? {}) as Form;
     const patch = patchFor(action as TaskAction, form);
+    // A delivery is final: it asks once. With the script, the browser's confirm() sets confirmed=1;
+    // without it, this step shows the server-computed hash and asks here.
+    if (action === 'deliver' && text(form, 'confirmed') !== '1') {
+      try {
+        await checkPatchNow(deps, task_id, patch);
+      } catch (error) {
+        if (!isAppError(error) || error.code === 'task_not_found') throw error;
+        const details = (error.extras.details as string[] | undefined) ?? [];
+        return showTask(request, reply, task_id, flash('error', error.message, details), { notes: notes(form, 'operator_notes') }, error.status);
+      }
+      return render(reply, session(request), 'queue', 'Confirm delivery', deliverConfirmView(task_id, String(patch.operator_notes ?? ''), session(request)));
+    }
     try {
       await patchTask(deps, task_id, patch);
     } catch (error) {
@@ -57,7 +88,7 @@ export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
       const draft = action === 'reject' ? { reason: notes(form, 'operator_notes') } : { notes: notes(form, 'operator_notes') };
       return showTask(request, reply, task_id, flash('error', error.message, details), draft, error.status);
     }
-    const done = action === 'accept' ? 'accepted' : action === 'deliver' ? 'delivered' : action === 'reject' ? 'rejected' : action;
+    const done = action === 'accept' ? 'accepted' : action === 'deliver' ? 'delivered' : action === 'reject' ? 'rejected' : action === 'withdraw' ? 'withdrawn' : action;
     return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=${done}`, 303);
   });
 
@@ -86,5 +117,7 @@ function patchFor(action: TaskAction, form: Form): Record<string, unknown> {
     }
     case 'eta':
       return { eta: localToIso(form, 'eta_local') ?? '' };
+    case 'withdraw':
+      return { status: 'rejected', operator_notes: WITHDRAWN_REASON };
   }
 }

@@ -41,7 +41,7 @@ function withoutTitle(blocks: readonly Block[]): Block[] {
 }
 
 function pretty(value: unknown): SafeHtml {
-  return html`<details><summary>The whole document</summary><pre><code>${JSON.stringify(value, null, 2)}</code></pre></details>`;
+  return html`<details><summary>The whole document</summary><pre tabindex="0"><code>${JSON.stringify(value, null, 2)}</code></pre></details>`;
 }
 
 function liveFigures(live: LiveFigures | null): SafeHtml {
@@ -50,6 +50,7 @@ function liveFigures(live: LiveFigures | null): SafeHtml {
 <div class="figure"><b>${live.open_queue}</b><span>open tasks</span></div>
 <div class="figure"><b>${duration(live.time_to_first_view_seconds.median)}</b><span>median to first look; p90 ${duration(live.time_to_first_view_seconds.p90)}</span></div>
 <div class="figure"><b>${duration(live.time_to_acceptance_seconds.median)}</b><span>median to acceptance; p90 ${duration(live.time_to_acceptance_seconds.p90)}</span></div>
+<div class="figure"><b>${live.seen_within_target.share === null ? '—' : `${Math.round(live.seen_within_target.share * 100)} %`}</b><span>of tasks seen within ${live.seen_within_target.target_hours} h (${live.seen_within_target.on_time} of ${live.seen_within_target.due}, ${live.seen_within_target.window_days} days)</span></div>
 <div class="figure"><b>${live.remaining_capacity_today.tasks}</b><span>of ${live.remaining_capacity_today.task_cap} tasks left today</span></div>
 </div>
 <p class="small muted">Over the last ${live.window_days} days, as of ${live.as_of}.</p>`;
@@ -61,7 +62,7 @@ function servicesCards(deps: ServiceDeps): SafeHtml {
 <p>${s.description}</p>
 <dl class="facts"><dt>Service id</dt><dd><code>${s.service_id}</code></dd><dt>Where</dt><dd>${s.location_required ? 'in person' : 'remote'}</dd>
 <dt>Result formats</dt><dd>${s.output_formats.join(', ')}</dd><dt>Response time</dt><dd>${s.estimated_response_time}</dd></dl>
-<details><summary>Example request</summary><pre><code>${JSON.stringify(s.example_request, null, 2)}</code></pre></details></div>`,
+<details><summary>Example request</summary><pre tabindex="0"><code>${JSON.stringify(s.example_request, null, 2)}</code></pre></details></div>`,
   )}`;
 }
 
@@ -86,14 +87,14 @@ function openapiPage(openapi: Json): SafeHtml {
       rows.push(html`<tr><td><code>${method.toUpperCase()}</code></td><td><code>${path}</code></td><td>${String(op.summary ?? '')}${Array.isArray(op.security) && op.security.length > 0 ? ' (operator key)' : ''}</td><td class="small">${codes}</td></tr>`);
     }
   }
-  return html`<div class="table-wrap"><table><thead><tr><th scope="col">Method</th><th scope="col">Path</th><th scope="col">What</th><th scope="col">Statuses</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+  return html`<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Method</th><th scope="col">Path</th><th scope="col">What</th><th scope="col">Statuses</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 function agentPage(deps: ServiceDeps, manifest: Json): SafeHtml {
   const steps = (manifest.how_it_works ?? []) as string[];
   const endpoints = (manifest.endpoints ?? {}) as Record<string, { method: string; url: string; description: string }>;
   return html`<h2>How it works</h2><ol>${steps.map((s) => html`<li>${s}</li>`)}</ol>
-<h2>Endpoints</h2><div class="table-wrap"><table><thead><tr><th scope="col">Name</th><th scope="col">Call</th><th scope="col">What</th></tr></thead><tbody>
+<h2>Endpoints</h2><div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Name</th><th scope="col">Call</th><th scope="col">What</th></tr></thead><tbody>
 ${Object.entries(endpoints).map(([name, e]) => html`<tr><td>${name}</td><td><code>${e.method} ${e.url}</code></td><td>${e.description}</td></tr>`)}
 </tbody></table></div>
 <h2>Pricing</h2><p>Free pilot. The service never asks for payment or credentials.</p>
@@ -121,11 +122,11 @@ export function documentBody(deps: ServiceDeps, doc: DocumentInfo, set: Document
     case 'openapi':
       return html`${head}${openapiPage(set.openapi)}`;
     case 'oauth-protected-resource':
-      return html`${head}<p>Nothing here is token-protected: there is no authorization server and no scope. The public endpoints take no <code>Authorization</code> header.</p><pre><code>${set.bodies.protectedResource.body}</code></pre>`;
+      return html`${head}<p>Nothing here is token-protected: there is no authorization server and no scope. The public endpoints take no <code>Authorization</code> header.</p><pre tabindex="0"><code>${set.bodies.protectedResource.body}</code></pre>`;
     case 'llms':
-      return html`${head}<pre><code>${set.bodies.llms.body}</code></pre>`;
+      return html`${head}<pre tabindex="0"><code>${set.bodies.llms.body}</code></pre>`;
     case 'llms-full':
-      return html`${head}<pre><code>${set.bodies.llmsFull.body}</code></pre>`;
+      return html`${head}<pre tabindex="0"><code>${set.bodies.llmsFull.body}</code></pre>`;
     case 'index':
       return html`${head}<div class="card">${toHtml(withoutTitle(set.indexBlocks), { headingOffset: 0 })}</div>`;
     case 'api':

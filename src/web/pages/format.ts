@@ -1,3 +1,5 @@
+import { html, type SafeHtml } from '../../domain/html.js';
+
 /** How the pages say times and durations to a person. */
 
 /** "3 h 20 min", "45 min", "2 days 4 h"; "no data yet" for null. */
@@ -25,4 +27,16 @@ export function when(value: string | null | undefined): string {
 
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * A timestamp as markup: the server writes UTC in a `<time datetime>`; the pages' small script
+ * (assets.ts) rewrites it in the reader's own time zone with a relative time, and keeps UTC in the
+ * tooltip. Without the script the UTC text stays, which says so.
+ */
+export function timeHtml(value: string | null | undefined): SafeHtml {
+  if (!value) return html`—`;
+  const text = when(value);
+  if (text === value) return html`${value}`;
+  return html`<time datetime="${value}" title="${text}" data-local>${text}</time>`;
 }

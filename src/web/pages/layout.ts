@@ -21,7 +21,7 @@ const NAV: Array<[Section, string, string]> = [
   ['docs', '/docs', 'For agents'],
 ];
 
-/** The page shell every public page shares: one stylesheet, no script, a skip link, a footer. */
+/** The page shell every public page shares: one stylesheet, one small optional script, a skip link, a footer. */
 export function page(options: PageOptions): string {
   const title = options.title === PRODUCT_NAME ? PRODUCT_NAME : `${options.title} · ${PRODUCT_NAME}`;
   return `<!doctype html>\n${html`<html lang="en">
@@ -34,6 +34,7 @@ ${options.noindex ? raw('<meta name="robots" content="noindex, nofollow">') : ''
 <link rel="alternate" type="text/markdown" href="/index.md" title="This service in markdown">
 <link rel="alternate" type="application/json" href="/agent.json" title="Platform manifest for agents">
 <style>${raw(CSS)}</style>
+<script src="/assets/pages.js" defer></script>
 </head>
 <body>
 <a class="skip" href="#content">Skip to content</a>

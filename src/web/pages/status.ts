@@ -6,7 +6,8 @@ import { html, type SafeHtml } from '../../domain/html.js';
 import { STATUS_LABELS, type TaskStatus } from '../../domain/task.js';
 import { receiptIssuer } from '../../receipts/issuer.js';
 import { attachmentPath } from '../../domain/urls.js';
-import { when } from './format.js';
+import { timeHtml, when } from './format.js';
+import { EMPTY_MESSAGE_FORM, messageForm, type MessageFormState } from './message-form.js';
 
 /** The status page of a task, and its markdown twin. Every field an agent wrote is escaped. */
 
@@ -28,7 +29,7 @@ function steps(task: PublicTask): SafeHtml {
   const at = (status: string) => task.status_history.find((h) => h.status === status)?.at;
   const rejected = task.status === 'rejected';
   const step = (status: string, label: string, done: boolean, bad = false) =>
-    html`<li class="${bad ? 'bad' : done ? 'done' : ''}"${done ? html` aria-current="${task.status === status ? 'step' : 'false'}"` : ''}><b>${label}</b>${done ? when(at(status)) : 'not yet'}</li>`;
+    html`<li class="${bad ? 'bad' : done ? 'done' : ''}"${done ? html` aria-current="${task.status === status ? 'step' : 'false'}"` : ''}><b>${label}</b>${done ? timeHtml(at(status)) : 'not yet'}</li>`;
   return html`<ol class="steps" aria-label="Progress">
 ${step('submitted', 'Submitted', true)}
 ${step('accepted', 'Accepted', reached.has('accepted'))}
@@ -88,10 +89,13 @@ function receiptSection(deps: ServiceDeps, task: PublicTask): SafeHtml {
 ${foreign !== null ? html`<p class="alert"><strong>Issued by another deployment:</strong> this receipt was signed by <code>${foreign}</code>, not by this service (${base}); the task was carried over from there. Verify it against that deployment’s published keys.</p>` : ''}
 <p>The operator signed this delivery. The receipt binds the result (its SHA-256), what was asked and the timeline to this task id, so anyone can check that the result shown above is the one that was delivered.</p>
 <dl class="facts">
-<dt>Issued</dt><dd>${when(task.receipt_issued_at)}</dd>
+<dt>Issued</dt><dd>${timeHtml(task.receipt_issued_at)}</dd>
 <dt>SHA-256 of the result</dt><dd><code>${task.deliverable_sha256 ?? ''}</code></dd>
 </dl>
-<details><summary>The receipt (compact JWS)</summary><pre class="receipt"><code>${task.receipt}</code></pre></details>
+<div class="alert receipt-check" role="status" data-receipt-check data-task-id="${task.task_id}" data-iss="${base}">
+<p class="flush-top" data-receipt-result>Signed by this service on ${timeHtml(task.receipt_issued_at)}. With JavaScript on, this page checks the signature in your browser against the published keys; without it, <a href="/tasks/receipt-check?id=${task.task_id}">ask the service to check it</a> or follow the steps below.</p>
+</div>
+<details><summary>The receipt (compact JWS)</summary><pre class="receipt" tabindex="0"><code>${task.receipt}</code></pre></details>
 <h3>How to verify it</h3>
 <ol>
 <li>Fetch the public keys from <a href="/.well-known/jwks.json">${base}/.well-known/jwks.json</a>.</li>
@@ -122,7 +126,7 @@ function nextStep(deps: ServiceDeps, task: PublicTask): string {
   }
 }
 
-export function statusBody(deps: ServiceDeps, task: PublicTask): SafeHtml {
+export function statusBody(deps: ServiceDeps, task: PublicTask, message: MessageFormState = EMPTY_MESSAGE_FORM): SafeHtml {
   const api = `/api/${API_VERSION}/tasks/${task.task_id}`;
   return html`<p class="muted small">Task <code>${task.task_id}</code></p>
 <h1>${title(deps, task.task_type)} <span class="badge ${task.status}">${STATUS_TEXT[task.status] ?? task.status}</span></h1>
@@ -138,25 +142,26 @@ ${
 <p class="text">${task.description}</p>
 <dl class="facts">
 <dt>Status</dt><dd>${task.status}</dd>
-<dt>Submitted</dt><dd>${when(task.created_at)}</dd>
-<dt>First seen by the operator</dt><dd>${task.seen_by_operator_at ? when(task.seen_by_operator_at) : 'not yet'}</dd>
-<dt>Estimated delivery</dt><dd>${task.eta ? when(task.eta) : task.status === 'submitted' ? 'given on acceptance' : '—'}</dd>
-<dt>Deadline</dt><dd>${task.deadline ? when(task.deadline) : 'none'}</dd>
+<dt>Submitted</dt><dd>${timeHtml(task.created_at)}</dd>
+<dt>First seen by the operator</dt><dd>${task.seen_by_operator_at ? timeHtml(task.seen_by_operator_at) : 'not yet'}</dd>
+<dt>Estimated delivery</dt><dd>${task.eta ? timeHtml(task.eta) : task.status === 'submitted' ? 'given on acceptance' : '—'}</dd>
+<dt>Deadline</dt><dd>${task.deadline ? timeHtml(task.deadline) : 'none'}</dd>
 <dt>Location</dt><dd>${task.location_required ? (task.location_detail ?? 'in person, place not given') : (task.location_detail ?? 'remote')}</dd>
 <dt>Result format</dt><dd>${task.output_format}</dd>
 ${task.requester ? html`<dt>Requested by</dt><dd>${task.requester}</dd>` : ''}
 <dt>Submitted through</dt><dd>${task.source === 'web_form' ? 'the web form' : 'the API'}</dd>
-<dt>Last change</dt><dd>${when(task.updated_at)}</dd>
+<dt>Last change</dt><dd>${timeHtml(task.updated_at)}</dd>
 </dl>
 </section>
 ${filesSection(task)}
 ${receiptSection(deps, task)}
 <section aria-labelledby="history-heading">
 <h2 id="history-heading">History</h2>
-<div class="table-wrap"><table><thead><tr><th scope="col">Status</th><th scope="col">When</th></tr></thead>
-<tbody>${task.status_history.map((h) => html`<tr><td>${statusLabel(h.status)}</td><td>${when(h.at)}</td></tr>`)}</tbody></table></div>
+<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Status</th><th scope="col">When</th></tr></thead>
+<tbody>${task.status_history.map((h) => html`<tr><td>${statusLabel(h.status)}</td><td>${timeHtml(h.at)}</td></tr>`)}</tbody></table></div>
 </section>
-<p class="small muted">This page does not refresh itself; reload it to see changes. For programs: <a href="${api}">${api}</a>. To ask about or withdraw this task, send a message to the operator (<code>POST /api/${API_VERSION}/messages</code>) that names the task id.</p>`;
+${messageForm(deps, task, message)}
+<p class="small muted">This page does not refresh itself; reload it to see changes. For programs: <a href="${api}">${api}</a>, and messages through <code>POST /api/${API_VERSION}/messages</code> naming the task id.</p>`;
 }
 
 /** Without an id: a form to look one up. */

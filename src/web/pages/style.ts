@@ -22,9 +22,9 @@ header.site{background:var(--card);border-bottom:1px solid var(--line)}
 .brand{font-weight:700;color:var(--ink);text-decoration:none;display:flex;gap:.55rem;align-items:center}
 .brand .mark{display:inline-grid;place-items:center;width:1.9rem;height:1.9rem;border-radius:8px;background:var(--accent);color:var(--accent-ink);font-size:1rem}
 nav.main{display:flex;flex-wrap:wrap;gap:.25rem 1.1rem;font-size:.95rem}
-nav.main a{color:var(--muted);text-decoration:none;padding:.2rem 0}
+nav.main a{color:var(--muted);text-decoration:none;padding:.2rem 0;display:inline-flex;align-items:center;min-height:2.75rem}
 nav.main a:hover,nav.main a[aria-current=page]{color:var(--ink);text-decoration:underline}
-main{max-width:60rem;margin:0 auto;padding:1.5rem 1.25rem 3rem}
+main{max-width:60rem;margin:0 auto;padding:1.5rem 1.25rem 3rem;overflow-wrap:anywhere}
 footer.site{max-width:60rem;margin:0 auto;padding:1.5rem 1.25rem 2.5rem;color:var(--muted);font-size:.9rem;border-top:1px solid var(--line)}
 h1{font-size:clamp(1.6rem,4.5vw,2.35rem);line-height:1.2;margin:.4rem 0 .75rem;letter-spacing:-.01em}
 h2{font-size:1.35rem;line-height:1.3;margin:2rem 0 .6rem}
@@ -75,17 +75,20 @@ input[type=text],input[type=email],input[type=datetime-local],input[type=search]
 border:1px solid var(--line);border-radius:9px;padding:.6rem .7rem;min-height:2.75rem}
 textarea{min-height:9rem;resize:vertical}
 input[aria-invalid=true],select[aria-invalid=true],textarea[aria-invalid=true]{border-color:var(--bad);box-shadow:0 0 0 1px var(--bad)}
-.check{display:flex;gap:.6rem;align-items:flex-start;font-weight:600}
+.check{display:flex;gap:.6rem;align-items:center;font-weight:600;min-height:2.75rem}
 .check input{width:1.25rem;height:1.25rem;margin-top:.2rem;accent-color:var(--accent)}
 fieldset{border:0;padding:0;margin:0 0 1.1rem}
 legend{font-weight:600;margin-bottom:.3rem;padding:0}
-.choice{display:flex;gap:.6rem;align-items:flex-start;margin:.35rem 0;font-weight:400}
+.choice{display:flex;gap:.6rem;align-items:center;margin:.35rem 0;font-weight:400;min-height:2.75rem}
 .choice input{width:1.2rem;height:1.2rem;margin-top:.25rem;accent-color:var(--accent)}
 .two{display:grid;gap:0 1rem;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr))}
 .error{color:var(--bad);font-size:.92rem;font-weight:600;margin:.3rem 0 0}
 .alert{border-radius:var(--radius);padding:.9rem 1.1rem;margin:1rem 0;border:1px solid}
 .alert.bad{background:var(--bad-soft);border-color:var(--bad);color:var(--ink)}
 .alert.ok{background:var(--ok-soft);border-color:var(--ok)}
+.receipt-check{background:var(--accent-soft);border-color:var(--line)}
+.receipt-check.ok{background:var(--ok-soft);border-color:var(--ok)}
+.receipt-check.bad{background:var(--bad-soft);border-color:var(--bad)}
 .alert ul{margin:.3rem 0 0;padding-left:1.2rem}
 button,.button{display:inline-block;font:inherit;font-weight:600;background:var(--accent);color:var(--accent-ink);border:0;border-radius:10px;
 padding:.75rem 1.4rem;cursor:pointer;text-decoration:none;min-height:2.75rem}
@@ -96,7 +99,7 @@ button:hover,.button:hover{filter:brightness(1.08)}
 .pill-list{display:flex;flex-wrap:wrap;gap:.4rem;padding:0;margin:.5rem 0;list-style:none}
 .pill-list li{background:var(--card);border:1px solid var(--line);border-radius:999px;padding:.2rem .7rem;font-size:.9rem}
 details{margin:.6rem 0}
-summary{cursor:pointer;font-weight:600}
+summary{cursor:pointer;font-weight:600;padding:.65rem 0}
 .receipt{word-break:break-all;white-space:pre-wrap}
 .flush-top{margin-top:0}
 .actions{display:flex;flex-wrap:wrap;gap:.6rem;margin:1rem 0}
@@ -112,4 +115,5 @@ summary{cursor:pointer;font-weight:600}
 
 export const CSS_HASH = `sha256-${createHash('sha256').update(CSS).digest('base64')}`;
 
-export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src '${CSS_HASH}'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+// script-src 'self': only the pages' own file (/assets/pages.js), never inline script.
+export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src '${CSS_HASH}'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;

@@ -1,16 +1,18 @@
 import type { BlockEntry } from '../../../services/blocklist.js';
 import { BLOCK_KINDS } from '../../../services/blocklist.js';
-import type { AdminStats, MessageList } from '../../../domain/admin-schemas.js';
+import type { AdminStats, MessageList, MessageReply } from '../../../domain/admin-schemas.js';
 import type { OutboxEntry, OutboxStatus } from '../../../services/outbox-admin.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { csrfField, duration, relative, statusPill, when, WITHDRAWAL } from '../layout.js';
 import type { Session } from '../session.js';
+import { repliesList, replyForm } from './talk.js';
 
 /** The console's secondary pages: messages, blocklist, outbox, stats. */
 
-export function messagesView(list: MessageList, taskStatuses: Map<string, string>, now: Date): SafeHtml {
+export function messagesView(list: MessageList, taskStatuses: Map<string, string>, now: Date, talk?: { session: Session; replies: Map<string, MessageReply[]>; notice?: SafeHtml | undefined }): SafeHtml {
   const next = list.next_cursor ? `/operator/messages?cursor=${encodeURIComponent(list.next_cursor)}` : null;
-  return html`<div class="page-head"><div><h1>Messages</h1><p class="sub">Newest first. Answer by replying to the sender’s address; a message that names a task is also shown on that task.</p></div></div>
+  return html`<div class="page-head"><div><h1>Messages</h1><p class="sub">Newest first. Answer with the reply form (mailed to the sender, threaded); a message that names a task is also shown on that task.</p></div></div>
+    ${talk?.notice ?? ''}
     ${
       list.messages.length === 0
         ? html`<div class="card empty">No messages yet.</div>`
@@ -26,6 +28,7 @@ export function messagesView(list: MessageList, taskStatuses: Map<string, string
                 ${m.email_unverified ? html`<span class="badge warn">Unverified address</span>` : ''}
                 ${m.task_ids.map((id) => html`<a class="badge" href="/operator/tasks/${id}">${id.slice(0, 18)}… ${taskStatuses.get(id) ?? 'unknown task'}</a>`)}
               </div>
+              ${talk ? html`${repliesList(talk.replies.get(m.message_id) ?? [], now)}${replyForm(null, m, talk.session)}` : ''}
             </li>`,
           )}</ul>`
     }

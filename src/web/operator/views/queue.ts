@@ -1,6 +1,7 @@
 import type { AdminMessage, AdminTask, Queue } from '../../../domain/admin-schemas.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { OPEN_STATUSES } from '../../../domain/task.js';
+import { unseenPastTarget } from '../../../services/response-target.js';
 import { humanType, relative, statusPill, WITHDRAWAL } from '../layout.js';
 
 const FILTERS: [string, string][] = [
@@ -21,15 +22,47 @@ function excerpt(text: string, max = 220): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-function item(task: AdminTask, mail: AdminMessage[], now: Date): SafeHtml {
-  const overdue = isOverdue(task, now);
+export interface QueueViewOptions {
+  order: 'oldest' | 'newest';
+  targetHours: number;
+  /** The VAPID public key, for the "enable notifications" button (Web Push). */
+  pushKey?: string;
+  /** OPERATOR_EMAIL is set: mail is the fallback. */
+  mailFallback?: boolean;
+  /** The test-task filter (issue 19): only, exclude, or absent. */
+  test?: string | undefined;
+}
+
+/** Offers push notifications on this device; the button shows only where the browser can do it. */
+function notifications(options: QueueViewOptions): SafeHtml {
+  if (!options.pushKey) return html``;
+  return html`<section class="card notify" aria-labelledby="notify-heading">
+    <h2 id="notify-heading">Alerts on this device</h2>
+    <p class="sub">Get a notification for every new task and message, even with the console closed. ${options.mailFallback ? 'Mail to OPERATOR_EMAIL keeps coming as well.' : 'Without it, set OPERATOR_EMAIL to be told by mail.'}</p>
+    <div class="row"><button type="button" class="btn secondary" data-push-key="${options.pushKey}" hidden>Enable notifications</button><span class="sub" data-push-status role="status">Needs a browser with notifications and JavaScript.</span></div>
+  </section>`;
+}
+
+/** How long a waiting task has waited, against the response target. */
+function age(task: AdminTask, now: Date, targetHours: number): SafeHtml {
+  if (task.status !== 'submitted') return html``;
+  const hours = Math.max(0, (now.getTime() - Date.parse(task.created_at)) / 3_600_000);
+  const shown = hours < 1 ? `${Math.round(hours * 60)} min` : `${Math.floor(hours)} h`;
+  const late = unseenPastTarget(task, targetHours, now);
+  return html`<span class="${late ? 'overdue-text' : ''}">Waiting ${shown} of ${targetHours} h target</span>`;
+}
+
+function item(task: AdminTask, mail: AdminMessage[], now: Date, options: QueueViewOptions): SafeHtml {
+  const late = unseenPastTarget(task, options.targetHours, now);
+  const overdue = isOverdue(task, now) || late;
   const withdrawal = mail.some((m) => WITHDRAWAL.test(`${m.subject ?? ''} ${m.message}`));
-  return html`<li><a class="item${overdue ? ' overdue' : ''}" href="/operator/tasks/${task.task_id}">
+  return html`<li data-task-id="${task.task_id}"><a class="item${overdue ? ' overdue' : ''}" href="/operator/tasks/${task.task_id}">
     <div class="item-top">
       ${statusPill(task.status)}
       <span class="item-type">${humanType(task.task_type)}</span>
       ${task.seen_by_operator_at === null ? html`<span class="badge new">New</span>` : ''}
       ${testBadge(task)}
+      ${late ? html`<span class="badge danger">Overdue: not seen within ${options.targetHours} h</span>` : ''}
       ${task.email_unverified ? html`<span class="badge warn" title="The MX check could not run at submission">E-mail unverified</span>` : ''}
       ${withdrawal ? html`<span class="badge danger">Withdrawal?</span>` : mail.length > 0 ? html`<span class="badge">${mail.length} message${mail.length > 1 ? 's' : ''}</span>` : ''}
       ${task.delivery === 'status_poll' ? html`<span class="badge" title="The result goes in operator_notes, not by e-mail">status_poll</span>` : ''}
@@ -38,6 +71,7 @@ function item(task: AdminTask, mail: AdminMessage[], now: Date): SafeHtml {
     <div class="item-when"><time datetime="${task.created_at}" title="${task.created_at}">${relative(task.created_at, now)}</time></div>
     <div class="item-desc">${excerpt(task.description)}</div>
     <div class="item-meta">
+      ${age(task, now, options.targetHours)}
       ${task.requester ? html`<span>From ${excerpt(task.requester, 60)}</span>` : html`<span>No requester given</span>`}
       ${task.eta ? html`<span class="${overdue ? 'overdue-text' : ''}">${overdue ? `Overdue: ETA was ${relative(task.eta, now)}` : `ETA ${relative(task.eta, now)}`}</span>` : ''}
       ${task.deadline ? html`<span>Deadline ${excerpt(task.deadline, 40)}</span>` : ''}
@@ -58,26 +92,32 @@ function testFilter(filter: string, test: string | undefined): SafeHtml {
     </nav>`;
 }
 
-export function queueView(queue: Queue, filter: string, counts: Record<string, number>, mail: Map<string, AdminMessage[]>, now: Date, test?: string): SafeHtml {
+export function queueView(queue: Queue, filter: string, counts: Record<string, number>, mail: Map<string, AdminMessage[]>, now: Date, options: QueueViewOptions = { order: 'oldest', targetHours: 12 }): SafeHtml {
   const count = (key: string): number => {
     if (key === 'all') return Object.values(counts).reduce((a, b) => a + b, 0);
     if (key === 'open') return OPEN_STATUSES.reduce((sum, status) => sum + (counts[status] ?? 0), 0);
     return counts[key] ?? 0;
   };
-  const overdue = queue.tasks.filter((t) => isOverdue(t, now)).length;
-  const next = queue.next_cursor ? `/operator?status=${filter}${test ? `&test=${test}` : ''}&cursor=${encodeURIComponent(queue.next_cursor)}` : null;
-  return html`<div class="page-head">
-      <div><h1>Queue</h1><p class="sub">Newest first. Open a task to review it; the first view stamps it as seen.</p></div>
+  const overdue = queue.tasks.filter((t) => isOverdue(t, now) || unseenPastTarget(t, options.targetHours, now)).length;
+  const order = options.order;
+  const next = queue.next_cursor ? `/operator?status=${filter}&order=${order}${options.test ? `&test=${options.test}` : ''}&cursor=${encodeURIComponent(queue.next_cursor)}` : null;
+  return html`<div data-live-list><div class="page-head">
+      <div><h1>Queue</h1><p class="sub">${order === 'oldest' ? 'Oldest first: the longest wait on top.' : 'Newest first.'} Target: every task seen within ${options.targetHours} h. Open a task to review it; the first view stamps it as seen.</p></div>
       ${overdue > 0 ? html`<span class="badge danger">${overdue} overdue</span>` : ''}
     </div>
     <nav class="tabs" aria-label="Filter by status">
-      ${FILTERS.map(([key, label]) => html`<a href="/operator?status=${key}" ${filter === key ? html`aria-current="page"` : ''}>${label}<span class="n">${count(key)}</span></a>`)}
+      ${FILTERS.map(([key, label]) => html`<a href="/operator?status=${key}&amp;order=${order}" ${filter === key ? html`aria-current="page"` : ''}>${label}<span class="n">${count(key)}</span></a>`)}
     </nav>
-    ${testFilter(filter, test === 'only' || test === 'exclude' ? test : undefined)}
+    <nav class="tabs" aria-label="Order">
+      <a href="/operator?status=${filter}&amp;order=oldest" ${order === 'oldest' ? html`aria-current="page"` : ''}>Oldest first</a>
+      <a href="/operator?status=${filter}&amp;order=newest" ${order === 'newest' ? html`aria-current="page"` : ''}>Newest first</a>
+    </nav>
+    ${testFilter(filter, options.test === 'only' || options.test === 'exclude' ? options.test : undefined)}
     ${
       queue.tasks.length === 0
         ? html`<div class="card empty">${filter === 'open' ? 'Nothing waiting. New tasks appear here.' : 'No tasks here.'}</div>`
-        : html`<ul class="queue">${queue.tasks.map((task) => item(task, mail.get(task.task_id) ?? [], now))}</ul>`
+        : html`<ul class="queue">${queue.tasks.map((task) => item(task, mail.get(task.task_id) ?? [], now, options))}</ul>`
     }
-    ${next ? html`<div class="pager"><a class="btn secondary" href="${next}">Older tasks →</a></div>` : ''}`;
+    ${next ? html`<div class="pager"><a class="btn secondary" href="${next}">More tasks →</a></div>` : ''}</div>
+    ${notifications(options)}`;
 }

@@ -1,13 +1,14 @@
-import type { AdminMessage, AdminTaskDetail } from '../../../domain/admin-schemas.js';
+import type { AdminTaskDetail } from '../../../domain/admin-schemas.js';
 import type { WebhookEventView } from '../../../services/webhooks.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { canTransition } from '../../../domain/task.js';
-import { csrfField, humanType, relative, statusPill, utcInputValue, when, WITHDRAWAL } from '../layout.js';
+import { csrfField, humanType, statusPill, utcInputValue, when } from '../layout.js';
 import type { OperatorAttachment } from '../../../services/attachments.js';
 import type { Session } from '../session.js';
 import { filesView } from './files.js';
 import { isOverdue, testBadge } from './queue.js';
+import { asksWithdrawal, blockSenderForm, conversation, withdrawForm, type BlockDraft } from './talk.js';
 
 export interface TaskViewOptions {
   task: AdminTaskDetail;
@@ -18,6 +19,8 @@ export interface TaskViewOptions {
   /** What the operator typed before a refused action, so nothing is lost. */
   draft?: { notes?: string | undefined; reason?: string | undefined; eta?: string | undefined };
   statusPageUrl: string;
+  /** What the operator chose before a refused block. */
+  block?: BlockDraft;
   /** Evidence files attached so far. */
   files: OperatorAttachment[];
   limits: { maxPerTask: number; maxBytes: number };
@@ -44,9 +47,6 @@ function fields(task: AdminTaskDetail, now: Date): SafeHtml {
         ? html`<a href="mailto:${encodeURIComponent(task.contact_email).replace(/%40/g, '@')}">${task.contact_email}</a> ${task.email_unverified ? html`<span class="badge warn">Unverified: the MX check could not run</span>` : ''}`
         : html`<span class="sub">none (status_poll)</span>`
     }</dd>
-    <dt>Requester</dt><dd>${task.requester || html`<span class="sub">not given</span>`}</dd>
-    <dt>Location</dt><dd>${task.location_required ? html`<strong>Required</strong> — ${task.location_detail ?? html`<span class="badge warn">no location given</span>`}` : task.location_detail ?? html`<span class="sub">not required</span>`}</dd>
-    <dt>Deadline</dt><dd>${task.deadline ?? html`<span class="sub">none</span>`}</dd>
     <dt>Budget</dt><dd>${task.budget_usd === null ? html`<span class="sub">none (ignored in the pilot)</span>` : html`${task.budget_usd} USD <span class="sub">(ignored in the pilot)</span>`}</dd>
     <dt>Source</dt><dd>${task.source}</dd>
     <dt>Submitted</dt><dd>${when(task.created_at, now)}</dd>
@@ -56,19 +56,17 @@ function fields(task: AdminTaskDetail, now: Date): SafeHtml {
   </dl>`;
 }
 
-function history(task: AdminTaskDetail, now: Date): SafeHtml {
-  return html`<ol class="timeline">${task.status_history.map((h) => html`<li>${statusPill(h.status)} <span class="sub">${when(h.at, now)}</span></li>`)}</ol>`;
+/** What the decision needs, right under the description, so a phone shows it before the actions. */
+function keyFacts(task: AdminTaskDetail, now: Date): SafeHtml {
+  return html`<dl class="kv key-facts">
+    <dt>Location</dt><dd>${task.location_required ? html`<strong>Required</strong> — ${task.location_detail ?? html`<span class="badge warn">no location given</span>`}` : task.location_detail ?? html`<span class="sub">not required</span>`}</dd>
+    <dt>Deadline</dt><dd>${task.deadline ? when(task.deadline, now) : html`<span class="sub">none</span>`}</dd>
+    <dt>Requester</dt><dd>${task.requester || html`<span class="sub">not given</span>`}</dd>
+  </dl>`;
 }
 
-function messages(list: AdminMessage[], now: Date): SafeHtml {
-  if (list.length === 0) return html`<p class="sub">No message names this task.</p>`;
-  return html`<ul class="messages">${list.map(
-    (m) => html`<li class="quote">
-      <div class="message-head"><strong>${m.subject ?? 'No subject'}</strong>${WITHDRAWAL.test(`${m.subject ?? ''} ${m.message}`) ? html` <span class="badge danger">Withdrawal?</span>` : ''}<span class="sub">${relative(m.created_at, now)}</span></div>
-      <p class="prose">${m.message}</p>
-      <p class="sub">From ${m.from ?? 'unnamed sender'} · reply to <a href="mailto:${encodeURIComponent(m.reply_to).replace(/%40/g, '@')}">${m.reply_to}</a></p>
-    </li>`,
-  )}</ul>`;
+function history(task: AdminTaskDetail, now: Date): SafeHtml {
+  return html`<ol class="timeline">${task.status_history.map((h) => html`<li>${statusPill(h.status)} <span class="sub">${when(h.at, now)}</span></li>`)}</ol>`;
 }
 
 function etaField(id: string, value: Date, label: string): SafeHtml {
@@ -110,6 +108,7 @@ function actions(options: TaskViewOptions): SafeHtml {
   if (canTransition(task.status, 'accepted')) {
     return html`<section class="card" aria-labelledby="act">
       <h2 id="act">Review</h2>
+      ${withdrawForm(task, session)}
       <form class="action" method="post" action="/operator/tasks/${task.task_id}/accept">
         ${csrfField(session)}
         ${etaField('eta', defaultEta, 'Delivery estimate')}
@@ -122,8 +121,10 @@ function actions(options: TaskViewOptions): SafeHtml {
     const notes = draft.notes ?? task.operator_notes ?? '';
     return html`<section class="card" aria-labelledby="act">
       <h2 id="act">Deliver</h2>
+      ${withdrawForm(task, session)}
       <form class="action" method="post" action="/operator/tasks/${task.task_id}/deliver" data-confirm="Deliver and sign the receipt? The notes are frozen once delivered.">
         ${csrfField(session)}
+        <input type="hidden" name="confirmed" value="0" data-confirmed>
         <div class="field">
           <label for="notes">Deliverable <span class="hint">— ${task.delivery === 'status_poll' ? 'the requester reads this in operator_notes' : 'e-mailed to the requester and kept in operator_notes'}</span></label>
           <textarea id="notes" name="operator_notes" rows="10" maxlength="50000" data-sha256="notes-hash">
@@ -190,8 +191,8 @@ function webhooks(list: WebhookEventView[], session: Session, now: Date): SafeHt
 
 export function taskView(options: TaskViewOptions): SafeHtml {
   const { task, now } = options;
-  const withdrawal = task.messages.some((m) => WITHDRAWAL.test(`${m.subject ?? ''} ${m.message}`));
-  return html`<p><a href="/operator">← Queue</a></p>
+  const withdrawal = task.messages.some(asksWithdrawal);
+  return html`<p data-task-id="${task.task_id}"><a href="/operator">← Queue</a></p>
     ${options.notice ?? ''}
     <div class="page-head">
       <div>
@@ -202,15 +203,16 @@ export function taskView(options: TaskViewOptions): SafeHtml {
     </div>
     <div class="grid-2">
       <div>
-        <section class="card" aria-labelledby="req"><h2 id="req">What the agent asked</h2><p class="prose quote">${task.description}</p></section>
+        <section class="card" aria-labelledby="req"><h2 id="req">What the agent asked</h2><p class="prose quote">${task.description}</p>${keyFacts(task, now)}</section>
         ${filesView({ taskId: task.task_id, status: task.status, files: options.files, session: options.session, locationRequired: task.location_required, ...options.limits })}
         ${actions(options)}
-        <section class="card" aria-labelledby="msgs"><h2 id="msgs">Messages naming this task</h2>${messages(task.messages, now)}</section>
+        <section class="card" aria-labelledby="msgs"><h2 id="msgs">Messages naming this task</h2>${conversation(task, options.session, now)}</section>
       </div>
       <div>
         <section class="card" aria-labelledby="det"><h2 id="det">Details</h2>${fields(task, now)}</section>
         <section class="card" aria-labelledby="his"><h2 id="his">History</h2>${history(task, now)}</section>
         ${options.webhooks && options.webhooks.length > 0 ? webhooks(options.webhooks, options.session, now) : ''}
+        ${blockSenderForm(task, options.session, options.block)}
       </div>
     </div>`;
 }

@@ -1,0 +1,29 @@
+import { deliverableSha256 } from '../../../receipts/payload.js';
+import { html, type SafeHtml } from '../../../domain/html.js';
+import { csrfField } from '../layout.js';
+import type { Session } from '../session.js';
+
+/**
+ * The delivery's confirmation step: the SHA-256 the receipt will sign, computed by the server over
+ * exactly the text that will be delivered, so the hash is right without any script. Confirming
+ * posts the same text again with `confirmed=1`.
+ */
+export function deliverConfirmView(taskId: string, notes: string, session: Session): SafeHtml {
+  return html`<p><a href="/operator/tasks/${taskId}">← Back to the task</a></p>
+    <section class="card" aria-labelledby="confirm-heading">
+      <h1 id="confirm-heading">Deliver and sign the receipt?</h1>
+      <p>The deliverable below is frozen once delivered. The receipt signs its SHA-256:</p>
+      <p class="hash mono" id="confirm-hash">${deliverableSha256(notes)}</p>
+      <p class="prose quote">${notes}</p>
+      <form class="action" method="post" action="/operator/tasks/${taskId}/deliver">
+        ${csrfField(session)}
+        <input type="hidden" name="confirmed" value="1">
+        <textarea name="operator_notes" hidden aria-hidden="true" tabindex="-1">
+${notes}</textarea>
+        <div class="row end">
+          <button class="btn secondary" type="submit" formaction="/operator/tasks/${taskId}/notes">Save as draft and edit</button>
+          <button class="btn" type="submit">Confirm: deliver &amp; sign receipt</button>
+        </div>
+      </form>
+    </section>`;
+}
