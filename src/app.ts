@@ -14,6 +14,7 @@ import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerAttachmentRoutes } from './http/routes/attachments.js';
 import { registerBlocklistRoutes } from './http/routes/admin-blocklist.js';
+import { registerImportRoutes } from './http/routes/admin-import.js';
 import { registerOutboxRoutes } from './http/routes/admin-outbox.js';
 import { registerWebhookRoutes } from './http/routes/admin-webhooks.js';
 import { registerPublicRoutes } from './http/routes/public.js';
@@ -78,6 +79,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerAdminRoutes(app, deps);
   await registerAttachmentRoutes(app, deps);
   await registerBlocklistRoutes(app, deps);
+  await registerImportRoutes(app, deps);
   await registerOutboxRoutes(app, deps);
   await registerWebhookRoutes(app, deps);
   registerMetricsRoute(app, deps);

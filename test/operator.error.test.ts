@@ -3,7 +3,17 @@ import { ALL_STATUSES } from '../src/domain/task.js';
 import { STORES, TestClock, useTestApp } from './support/app.js';
 import { ADMIN, adminGet, patch, patchOk, submit, taskIn, type Json } from './operator.support.js';
 
-const ALLOWED = new Set(['submitted>accepted', 'submitted>rejected', 'accepted>delivered', 'accepted>rejected']);
+const ALLOWED = new Set([
+  'submitted>accepted',
+  'submitted>rejected',
+  'accepted>delivered',
+  'accepted>rejected',
+  // Issue 19: a task imported in a retired status continues as a submitted one would.
+  'under_review>accepted',
+  'under_review>rejected',
+  'in_progress>accepted',
+  'in_progress>rejected',
+]);
 const BODY: Record<string, Json> = {
   accepted: { status: 'accepted' },
   delivered: { status: 'delivered', operator_notes: 'The deliverable.' },

@@ -67,7 +67,7 @@ function trust(deps: ServiceDeps) {
         '(attachments: name, media_type, size, sha256) to the task id',
       jwks: `${base}/.well-known/jwks.json`,
     },
-    test_tasks: 'One small test task is fine; put the word "test" in the description or requester and the operator treats it as one. There is no sandbox: this is production.',
+    test_tasks: 'One small test task is fine; put the word "test" (the whole word, any case: not "testing" or "contest") in the description or requester and the operator treats it as one: the submission message confirms it, and it is left out of the published response times. There is no sandbox: this is production.',
   };
 }
 

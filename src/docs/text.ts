@@ -204,7 +204,7 @@ export function indexDoc(deps: ServiceDeps): Block[] {
       list: [
         'Free during the pilot; `budget_usd` is accepted and ignored. The service never asks for payment or credentials.',
         `Per client: ${limits.tasksPerHour} tasks per hour and ${limits.tasksPerDay} per day; ${limits.messagesPerHour} messages per hour and ${limits.messagesPerDay} per day; ${limits.statusPollPerDay} ${limits.statusPollPerDay === 1 ? 'task' : 'tasks'} with delivery \`status_poll\` per day.`,
-        'Daily windows reset at 00:00 UTC. Over a limit: 429 with `Retry-After`. One small test task is fine: mark it with the word "test".',
+        'Daily windows reset at 00:00 UTC. Over a limit: 429 with `Retry-After`. One small test task is fine: mark it with the word "test" (whole word, any case) in the description or requester; the submission `message` confirms it was recognized.',
       ],
     },
     { p: `Version ${SERVICE_VERSION}, API ${API_VERSION}.` },

@@ -25,6 +25,7 @@ export const AdminTaskSchema = Type.Object(
     accepted_at: Timestamp('When the task was accepted.'),
     delivered_at: Timestamp('When the task was delivered.'),
     rejected_at: Timestamp('When the task was rejected.'),
+    is_test: Type.Boolean({ description: 'The description or requester carries the word "test" (whole word, any case): a test task, left out of the response-time figures.' }),
     request_sha256: Type.String({ description: 'SHA-256 of the RFC 8785 canonical JSON of the request less contact_email and callback_url; signed into the receipt.' }),
   },
   { description: 'A task as the operator sees it.' },
@@ -88,8 +89,9 @@ const Limit = Type.Integer({ minimum: 1, maximum: ADMIN_PAGE_MAX, description: `
 const Cursor = Type.String({ maxLength: 1000, description: 'next_cursor of the previous page.' });
 
 export const QueueQuerySchema = Type.Object({
-  status: Type.Optional(Type.Enum([...QUEUE_FILTERS], { description: 'One status, or open (submitted + accepted).' })),
+  status: Type.Optional(Type.Enum([...QUEUE_FILTERS], { description: 'One status, or open (submitted + accepted, and the retired under_review and in_progress of imported tasks).' })),
   order: Type.Optional(Type.Enum(['newest', 'oldest'], { description: 'newest first (default) or oldest first (the longest wait on top).' })),
+  test: Type.Optional(Type.Enum(['only', 'exclude'], { description: 'only: test tasks alone; exclude: without test tasks. Default: both.' })),
   limit: Type.Optional(Limit),
   cursor: Type.Optional(Cursor),
 });

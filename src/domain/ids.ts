@@ -18,6 +18,12 @@ export const EVENT_ID_PATTERN = /^evt-\d{4}-[0-9a-f]{32}$/;
 
 export const TASK_ID_PATTERN = /^task-\d{4}-[0-9a-f]{32}$/;
 
+/**
+ * Any task id this service may hold: its own, or one imported from another deployment
+ * (`<prefix>-<year>-<hex>`, issue 19). Lookups accept these; new tasks always get TASK_ID_PATTERN.
+ */
+export const ANY_TASK_ID_PATTERN = /^[a-z][a-z0-9]{0,31}-\d{4}-[0-9a-f]{8,64}$/;
+
 /** Finds the task ids a message mentions (for withdrawals and questions about a task). */
 export function taskIdsIn(text: string): string[] {
   return [...new Set(text.match(/task-\d{4}-[0-9a-f]{32}/g) ?? [])];

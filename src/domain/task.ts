@@ -19,6 +19,17 @@ export const ALL_STATUSES = ['submitted', 'under_review', 'in_progress', 'accept
 export type TaskStatus = (typeof ALL_STATUSES)[number];
 export const CURRENT_STATUSES = ['submitted', 'accepted', 'delivered', 'rejected'] as const;
 export const FINAL_STATUSES: readonly TaskStatus[] = ['delivered', 'rejected'];
+/** Still waiting on the operator; the retired two only on imported tasks (issue 19). */
+export const OPEN_STATUSES: readonly TaskStatus[] = ['submitted', 'under_review', 'in_progress', 'accepted'];
+/** How a person reads a status (status page, console). */
+export const STATUS_LABELS: Record<TaskStatus, string> = {
+  submitted: 'Submitted',
+  under_review: 'Under review',
+  in_progress: 'In progress',
+  accepted: 'Accepted',
+  delivered: 'Delivered',
+  rejected: 'Rejected',
+};
 
 export const DELIVERY_MODES = ['email', 'status_poll'] as const;
 export type Delivery = (typeof DELIVERY_MODES)[number];
@@ -30,6 +41,9 @@ export const OUTPUT_FORMATS = ['text_report', 'text_report_with_photos', 'struct
 
 const ALLOWED: Record<string, readonly TaskStatus[]> = {
   submitted: ['accepted', 'rejected'],
+  // Retired statuses exist only on imported tasks: they continue as a submitted task would.
+  under_review: ['accepted', 'rejected'],
+  in_progress: ['accepted', 'rejected'],
   accepted: ['delivered', 'rejected'],
 };
 

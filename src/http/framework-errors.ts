@@ -21,7 +21,7 @@ export const FRAMEWORK_ERRORS: Readonly<Record<string, { code: AppError['code'];
   // Body parsing.
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'invalid_json', message: 'The request body is not valid JSON.' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'invalid_json', message: 'The request body is empty; send a JSON object.' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'payload_too_large', message: 'The request body is over the 64 KB limit.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'payload_too_large', message: 'The request body is over the 64 KB limit (10 MB for the admin import).' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'unsupported_media_type', message: 'Send the body as JSON with Content-Type: application/json.' },
   FST_ERR_ROUTE_MISSING_CONTENT_TYPE: { code: 'unsupported_media_type', message: 'Send the body as JSON with Content-Type: application/json.' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'malformed_request', message: 'The request body does not match its Content-Length.' },

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { ALL_STATUSES } from '../domain/task.js';
+import { ALL_STATUSES, OPEN_STATUSES } from '../domain/task.js';
 import type { Clock } from '../domain/time.js';
 import type { Store } from '../store/db.js';
 import { pendingOutboxSummary } from '../store/outbox-repo.js';
@@ -13,7 +13,7 @@ export interface OutboxSource {
 }
 
 /** Statuses of tasks still waiting on the operator. */
-const OPEN_STATUSES = ['submitted', 'accepted'] as const;
+// OPEN_STATUSES (domain) includes the retired statuses imported tasks may still be in (issue 19).
 
 /** Latency buckets in seconds: most requests take milliseconds, long-polls up to a minute. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

@@ -56,7 +56,7 @@ export function planPatch(current: TaskRow, patch: TaskPatch, now: Date): Partia
     throw invalidTransition(from, to ?? from, `The task is ${from}, which is final: its status, eta and operator_notes can no longer change.`);
   }
   if (to !== undefined && !canTransition(from, to)) {
-    const allowed = from === 'submitted' ? 'accepted or rejected' : 'delivered or rejected';
+    const allowed = from === 'accepted' ? 'delivered or rejected' : 'accepted or rejected';
     const article = /^[aeiou]/.test(from) ? 'An' : 'A';
     throw invalidTransition(from, to, `${article} ${from} task can move to ${allowed} only; ${to} is not allowed from ${from}.`);
   }

@@ -15,8 +15,8 @@ import {
   StatsQuerySchema,
 } from '../domain/admin-schemas.js';
 import { AppError } from '../domain/errors.js';
-import { TASK_ID_PATTERN } from '../domain/ids.js';
-import type { Delivery } from '../domain/task.js';
+import { ANY_TASK_ID_PATTERN } from '../domain/ids.js';
+import { OPEN_STATUSES, type Delivery } from '../domain/task.js';
 import { iso } from '../domain/time.js';
 import { listMessageRows, messagesNamingTask, recentMessagesNamingTasks, type MessageRow } from '../store/messages-repo.js';
 import { countTasksByStatus, findTask, listTasks, markSeen, taskSummaries, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
@@ -38,6 +38,7 @@ export function toAdminTask(row: TaskRow): AdminTask {
     accepted_at: row.accepted_at,
     delivered_at: row.delivered_at,
     rejected_at: row.rejected_at,
+    is_test: row.is_test === 1,
     request_sha256: row.request_sha256,
   };
 }
@@ -62,6 +63,7 @@ export interface ListOptions {
 
 export interface QueueOptions extends ListOptions {
   status?: string | undefined;
+  test?: string | undefined;
   /** `newest` first (the API's default) or `oldest` first (the console's: the longest wait on top). */
   order?: string | undefined;
 }
@@ -82,12 +84,13 @@ export async function listQueue(deps: ServiceDeps, options: QueueOptions = {}): 
   const limit = query.limit ?? ADMIN_PAGE_DEFAULT;
   const filter = query.status;
   const order = query.order ?? 'newest';
-  // A cursor is bound to its order too: carried to the other order it would skip tasks.
-  const scope = order === 'newest' ? `tasks:${filter ?? 'all'}` : `tasks:${filter ?? 'all'}:oldest`;
+  // A cursor is bound to its order and test filter too: carried to another it would skip tasks.
+  const scope = `${order === 'newest' ? `tasks:${filter ?? 'all'}` : `tasks:${filter ?? 'all'}:oldest`}${query.test ? `:test-${query.test}` : ''}`;
   const after = query.cursor ? decodeCursor(deps.secret, scope, query.cursor) : undefined;
 
-  const statuses = filter === 'open' ? ['submitted', 'accepted'] : filter ? [filter] : undefined;
-  const rows = await listTasks(deps.store.db, { statuses, after, limit: limit + 1, order });
+  const statuses = filter === 'open' ? [...OPEN_STATUSES] : filter ? [filter] : undefined;
+  const isTest = query.test === 'only' ? true : query.test === 'exclude' ? false : undefined;
+  const rows = await listTasks(deps.store.db, { statuses, isTest, after, limit: limit + 1, order });
   const page = rows.slice(0, limit);
   return { tasks: page.map(toAdminTask), next_cursor: nextCursor(deps, scope, rows.length > limit ? page.at(-1) : undefined) };
 }
@@ -127,7 +130,7 @@ export async function viewTask(deps: ServiceDeps, taskId: string): Promise<Admin
 /** Messages that name a task id (withdrawals, questions), newest first. */
 export async function messagesNaming(deps: ServiceDeps, taskId: string): Promise<AdminMessage[]> {
   // Task ids are [a-z0-9-] only, so the id can sit in a LIKE pattern without escaping.
-  if (!TASK_ID_PATTERN.test(taskId)) return [];
+  if (!ANY_TASK_ID_PATTERN.test(taskId)) return [];
   const rows = await messagesNamingTask(deps.store.db, taskId);
   return rows.map(toAdminMessage);
 }

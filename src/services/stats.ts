@@ -1,4 +1,4 @@
-import { ALL_STATUSES } from '../domain/task.js';
+import { ALL_STATUSES, OPEN_STATUSES } from '../domain/task.js';
 import { iso } from '../domain/time.js';
 import { countTasksByStatus, taskTimings } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './context.js';
@@ -51,7 +51,7 @@ export async function taskStats(deps: ServiceDeps, options: TaskStatsOptions = {
 
   return {
     counts_by_status,
-    open_queue: (counts_by_status.submitted ?? 0) + (counts_by_status.accepted ?? 0),
+    open_queue: OPEN_STATUSES.reduce((sum, status) => sum + (counts_by_status[status] ?? 0), 0),
     time_to_first_view_seconds: durationStats(firstView),
     time_to_acceptance_seconds: durationStats(acceptance),
   };

@@ -1,9 +1,10 @@
 import { bodyGuardError } from '../domain/body-guard.js';
 import { AppError } from '../domain/errors.js';
 import { canonicalJson, sha256Hex } from '../domain/canonical.js';
-import { TASK_ID_PATTERN, newTaskId } from '../domain/ids.js';
+import { ANY_TASK_ID_PATTERN, newTaskId } from '../domain/ids.js';
 import type { PublicTask, SubmissionResponse, TaskInput } from '../domain/schemas.js';
 import { normalizeDescription } from '../domain/task.js';
+import { isTestTask } from '../domain/test-task.js';
 import { iso } from '../domain/time.js';
 import { statusPageUrl, statusUrl } from '../domain/urls.js';
 import * as guards from '../abuse/guards.js';
@@ -103,6 +104,7 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: guards
     attachments: null,
     callback_url: input.callback_url ?? null,
     erased_at: null,
+    is_test: isTestTask(input) ? 1 : 0,
   };
 }
 
@@ -118,7 +120,8 @@ export function buildSubmissionResponse(baseUrl: string, row: TaskRow, warnings:
       'Task received. A human operator reviews every task (target: within 12 hours). ' +
       'Wait for changes without polling: GET status_url with If-None-Match (its ETag) and Prefer: wait=60 (over MCP: check_task_status with wait_seconds), ' +
       'or poll every few minutes at most; ' +
-      (row.delivery === 'email' ? 'the result is also e-mailed to contact_email.' : 'the result will appear in operator_notes.'),
+      (row.delivery === 'email' ? 'the result is also e-mailed to contact_email.' : 'the result will appear in operator_notes.') +
+      (row.is_test === 1 ? ' Recognized as a test task (the word "test" in description or requester): the operator treats it as a test.' : ''),
   };
   if (warnings.length > 0) body.warnings = warnings;
   return body;
@@ -175,7 +178,7 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
 /** The task as anyone holding its id may read it. Shared and frozen: do not modify it. */
 export async function getTask(deps: ServiceDeps, taskId: string): Promise<Readonly<PublicTask>> {
   // Only a well-formed id can name a task; anything else is answered without asking the store.
-  const task = TASK_ID_PATTERN.test(taskId) ? await findPublicTask(deps.store, deps.taskCache, taskId) : undefined;
+  const task = ANY_TASK_ID_PATTERN.test(taskId) ? await findPublicTask(deps.store, deps.taskCache, taskId) : undefined;
   if (!task) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}". Check the task_id returned at submission.`);
   return task;
 }

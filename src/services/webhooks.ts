@@ -1,5 +1,5 @@
 import { AppError } from '../domain/errors.js';
-import { EVENT_ID_PATTERN, TASK_ID_PATTERN, newEventId } from '../domain/ids.js';
+import { EVENT_ID_PATTERN, ANY_TASK_ID_PATTERN, newEventId } from '../domain/ids.js';
 import { iso } from '../domain/time.js';
 import type { Db } from '../store/db.js';
 import { toPublicTask, type TaskRow } from '../store/tasks-repo.js';
@@ -111,7 +111,7 @@ async function toViews(db: Db, rows: WebhookEventSummary[]): Promise<WebhookEven
 
 /** Events of one task (or the newest of all), newest first, each with its attempts. */
 export async function listWebhooks(deps: Pick<ServiceDeps, 'store'>, options: { taskId?: string | undefined; limit?: number | undefined }): Promise<WebhookEventView[]> {
-  if (options.taskId !== undefined && !TASK_ID_PATTERN.test(options.taskId)) return [];
+  if (options.taskId !== undefined && !ANY_TASK_ID_PATTERN.test(options.taskId)) return [];
   const limit = Math.min(WEBHOOK_LIST_MAX, Math.max(1, Math.trunc(options.limit ?? 50)));
   const rows = await listWebhookEvents(deps.store.db, { taskId: options.taskId, limit });
   return toViews(deps.store.db, rows);

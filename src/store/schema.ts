@@ -45,6 +45,8 @@ export interface TasksTable {
   callback_url: string | null;
   /** When retention erased the contact e-mail (and callback URL, attachments) of this final task (migration 100). */
   erased_at: string | null;
+  /** 1 when the description or requester carries the word "test" (migration 110, issue 19). */
+  is_test: number;
 }
 
 export interface MessagesTable {

@@ -21,7 +21,7 @@ const TASK_COLUMNS = [
   'id', 'status', 'task_type', 'description', 'dedupe_key', 'location_required', 'location_detail', 'deadline', 'output_format',
   'budget_usd', 'requester', 'source', 'delivery', 'contact_email', 'email_unverified', 'client_hash', 'created_at', 'updated_at',
   'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'accepted_at', 'delivered_at', 'rejected_at', 'receipt',
-  'deliverable_sha256', 'receipt_issued_at', 'request_sha256', 'request_json', 'callback_url', 'attachments', 'erased_at',
+  'deliverable_sha256', 'receipt_issued_at', 'request_sha256', 'request_json', 'callback_url', 'attachments', 'erased_at', 'is_test',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
@@ -187,6 +187,8 @@ export async function taskTimings(db: Db, since: string): Promise<Pick<TaskRow, 
     .selectFrom('tasks')
     .select(['created_at', 'seen_by_operator_at', 'accepted_at'])
     .where('created_at', '>=', since)
+    // Test tasks (issue 19) say nothing about how fast a human answers real work.
+    .where('is_test', '=', 0)
     .where((eb) => eb.or([eb('seen_by_operator_at', 'is not', null), eb('accepted_at', 'is not', null)]))
     .execute();
 }
@@ -200,13 +202,14 @@ export interface PagePosition {
 /** Tasks newest first, optionally of some statuses, strictly after `after`; at most `limit` rows. */
 export async function listTasks(
   db: Db,
-  options: { statuses?: string[] | undefined; after?: PagePosition | undefined; limit: number; order?: 'newest' | 'oldest' },
+  options: { statuses?: string[] | undefined; isTest?: boolean | undefined; after?: PagePosition | undefined; limit: number; order?: 'newest' | 'oldest' },
 ): Promise<TaskRow[]> {
   let query = db.selectFrom('tasks').selectAll();
   const { statuses, after } = options;
   // Newest first by default; oldest first is the console's queue (the longest wait on top).
   const [past, direction] = options.order === 'oldest' ? (['>', 'asc'] as const) : (['<', 'desc'] as const);
   if (statuses !== undefined) query = query.where('status', 'in', statuses);
+  if (options.isTest !== undefined) query = query.where('is_test', '=', options.isTest ? 1 : 0);
   if (after) query = query.where((eb) => eb.or([eb('created_at', past, after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', past, after.id)])]));
   return query.orderBy('created_at', direction).orderBy('id', direction).limit(options.limit).execute();
 }
@@ -225,6 +228,12 @@ export async function countUnseen(db: Db): Promise<number> {
     .where('seen_by_operator_at', 'is', null)
     .executeTakeFirst();
   return Number(row?.n ?? 0);
+}
+
+/** Whether a task with this id is stored (the import skips those). */
+export async function taskExists(db: Db, id: string): Promise<boolean> {
+  const row = await db.selectFrom('tasks').select('id').where('id', '=', id).executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Creation time of the oldest task still waiting on the operator (the metrics' queue age), or null. */

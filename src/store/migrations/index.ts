@@ -10,6 +10,7 @@ import * as m080 from './080_message_replies.js';
 import * as m081 from './081_push.js';
 import * as m090 from './090_store_probe.js';
 import * as m100 from './100_retention.js';
+import * as m110 from './110_test_tasks.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '081_push': m081,
   '090_store_probe': m090,
   '100_retention': m100,
+  '110_test_tasks': m110,
 };

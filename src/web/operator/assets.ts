@@ -71,6 +71,8 @@ main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; overflow-w
 .badge.warn { color: var(--warn); background: var(--warn-bg); border-color: transparent; }
 .badge.danger { color: var(--rejected); background: var(--rejected-bg); border-color: transparent; }
 .badge.new { color: var(--accent-text); background: var(--accent); border-color: transparent; }
+.badge.test { color: var(--warn); border-color: var(--warn); }
+.test-filter { margin-top: -4px; font-size: 0.9em; }
 .queue { list-style: none; margin: 0; padding: 0; display: grid; gap: .6rem; }
 .queue a.item { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: .35rem 1rem; padding: .85rem 1rem; background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius); box-shadow: var(--shadow); color: var(--text); }
 .queue a.item:hover { border-color: var(--accent); text-decoration: none; }

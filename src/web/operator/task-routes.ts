@@ -44,12 +44,14 @@ export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     const filter = text(query, 'status') ?? 'open';
     // The longest wait on top by default: the response target is about the oldest task.
     const order = text(query, 'order') === 'newest' ? 'newest' : 'oldest';
+    // Test tasks (issue 19): ?test=only|exclude narrows any status tab.
+    const test = text(query, 'test');
     const [queue, counts] = await Promise.all([
-      listQueue(deps, { status: filter === 'all' ? undefined : filter, order, cursor: text(query, 'cursor'), limit: 25 }),
+      listQueue(deps, { status: filter === 'all' ? undefined : filter, order, test, cursor: text(query, 'cursor'), limit: 25 }),
       countByStatus(deps),
     ]);
     const mail = await messagesNamingAny(deps, queue.tasks);
-    const view = { order, targetHours: deps.profile.response_target_hours, pushKey: deps.vapid.publicKey, mailFallback: deps.config.operatorEmail !== undefined } as const;
+    const view = { order, targetHours: deps.profile.response_target_hours, pushKey: deps.vapid.publicKey, mailFallback: deps.config.operatorEmail !== undefined, test } as const;
     return render(reply, session(request), 'queue', 'Queue', queueView(queue, filter, counts, mail, deps.clock.now(), view));
   });
 

@@ -3,6 +3,8 @@ import type { PublicTask } from '../../domain/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
 import { html, type SafeHtml } from '../../domain/html.js';
+import { STATUS_LABELS, type TaskStatus } from '../../domain/task.js';
+import { receiptIssuer } from '../../receipts/issuer.js';
 import { attachmentPath } from '../../domain/urls.js';
 import { timeHtml, when } from './format.js';
 import { EMPTY_MESSAGE_FORM, messageForm, type MessageFormState } from './message-form.js';
@@ -41,6 +43,20 @@ function notesHeading(task: PublicTask): string {
   return 'Notes from the operator';
 }
 
+/**
+ * How the history names a status: the API's value for the four current ones (what agents read in
+ * the JSON), and a label for the retired two, which only imported tasks carry ("Under review").
+ */
+function statusLabel(status: string): string {
+  return status === 'under_review' || status === 'in_progress' ? STATUS_LABELS[status as TaskStatus] : status;
+}
+
+/** A receipt issued elsewhere (an imported task): who issued it, or null when it is this deployment's. */
+function foreignIssuer(deps: ServiceDeps, receipt: string): string | null {
+  const iss = receiptIssuer(receipt);
+  return iss === deps.config.baseUrl ? null : (iss ?? 'an unknown issuer');
+}
+
 /** Images the service previews (a thumbnail was made at upload). */
 const PREVIEWED = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/avif']);
 
@@ -67,8 +83,10 @@ function filesSection(task: PublicTask): SafeHtml {
 function receiptSection(deps: ServiceDeps, task: PublicTask): SafeHtml {
   if (!task.receipt) return html``;
   const base = deps.config.baseUrl;
+  const foreign = foreignIssuer(deps, task.receipt);
   return html`<section class="card" aria-labelledby="receipt-heading">
 <h2 id="receipt-heading" class="flush-top">Signed receipt</h2>
+${foreign !== null ? html`<p class="alert"><strong>Issued by another deployment:</strong> this receipt was signed by <code>${foreign}</code>, not by this service (${base}); the task was carried over from there. Verify it against that deployment’s published keys.</p>` : ''}
 <p>The operator signed this delivery. The receipt binds the result (its SHA-256), what was asked and the timeline to this task id, so anyone can check that the result shown above is the one that was delivered.</p>
 <dl class="facts">
 <dt>Issued</dt><dd>${timeHtml(task.receipt_issued_at)}</dd>
@@ -99,6 +117,10 @@ function nextStep(deps: ServiceDeps, task: PublicTask): string {
       return 'Delivered. The result and its signed receipt are below.';
     case 'rejected':
       return 'The operator declined this task. The reason, when given, is below.';
+    case 'under_review':
+    case 'in_progress':
+      // Only tasks carried over from an earlier deployment have these (issue 19).
+      return `${STATUS_LABELS[task.status]} (a status from before this service). The operator will accept it with an estimate or decline it with a reason.`;
     default:
       return '';
   }
@@ -136,7 +158,7 @@ ${receiptSection(deps, task)}
 <section aria-labelledby="history-heading">
 <h2 id="history-heading">History</h2>
 <div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Status</th><th scope="col">When</th></tr></thead>
-<tbody>${task.status_history.map((h) => html`<tr><td>${h.status}</td><td>${timeHtml(h.at)}</td></tr>`)}</tbody></table></div>
+<tbody>${task.status_history.map((h) => html`<tr><td>${statusLabel(h.status)}</td><td>${timeHtml(h.at)}</td></tr>`)}</tbody></table></div>
 </section>
 ${messageForm(deps, task, message)}
 <p class="small muted">This page does not refresh itself; reload it to see changes. For programs: <a href="${api}">${api}</a>, and messages through <code>POST /api/${API_VERSION}/messages</code> naming the task id.</p>`;
@@ -187,8 +209,10 @@ export function statusMarkdown(deps: ServiceDeps, task: PublicTask): string {
   }
   blocks.push({ h: 2, text: 'History' }, { table: { head: ['status', 'at'], rows: task.status_history.map((h) => [h.status, h.at]) } });
   if (task.receipt) {
+    const foreign = foreignIssuer(deps, task.receipt);
     blocks.push(
       { h: 2, text: 'Receipt' },
+      ...(foreign !== null ? [{ p: `Issued by another deployment (${foreign}), not by this service: the task was carried over from there.` }] : []),
       { p: `deliverable_sha256: \`${task.deliverable_sha256 ?? ''}\`; issued ${task.receipt_issued_at ?? ''}. Verify the JWS (EdDSA) against ${base}/.well-known/jwks.json and compare deliverable_sha256 with SHA-256 of operator_notes.` },
       { code: task.receipt },
     );

@@ -1,5 +1,6 @@
 import type { AdminMessage, AdminTask, Queue } from '../../../domain/admin-schemas.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
+import { OPEN_STATUSES } from '../../../domain/task.js';
 import { unseenPastTarget } from '../../../services/response-target.js';
 import { humanType, relative, statusPill, WITHDRAWAL } from '../layout.js';
 
@@ -28,6 +29,8 @@ export interface QueueViewOptions {
   pushKey?: string;
   /** OPERATOR_EMAIL is set: mail is the fallback. */
   mailFallback?: boolean;
+  /** The test-task filter (issue 19): only, exclude, or absent. */
+  test?: string | undefined;
 }
 
 /** Offers push notifications on this device; the button shows only where the browser can do it. */
@@ -58,6 +61,7 @@ function item(task: AdminTask, mail: AdminMessage[], now: Date, options: QueueVi
       ${statusPill(task.status)}
       <span class="item-type">${humanType(task.task_type)}</span>
       ${task.seen_by_operator_at === null ? html`<span class="badge new">New</span>` : ''}
+      ${testBadge(task)}
       ${late ? html`<span class="badge danger">Overdue: not seen within ${options.targetHours} h</span>` : ''}
       ${task.email_unverified ? html`<span class="badge warn" title="The MX check could not run at submission">E-mail unverified</span>` : ''}
       ${withdrawal ? html`<span class="badge danger">Withdrawal?</span>` : mail.length > 0 ? html`<span class="badge">${mail.length} message${mail.length > 1 ? 's' : ''}</span>` : ''}
@@ -75,15 +79,28 @@ function item(task: AdminTask, mail: AdminMessage[], now: Date, options: QueueVi
   </a></li>`;
 }
 
+/** The "Test" badge of a test task (issue 19): queue items and the task page. */
+export function testBadge(task: Pick<AdminTask, 'is_test'>): SafeHtml | '' {
+  return task.is_test ? html`<span class="badge test" title="The word &quot;test&quot; is in the description or requester: left out of the response-time figures">Test</span>` : '';
+}
+
+/** The test-task filter (issue 19), kept apart from the status tabs: it narrows whichever is open. */
+function testFilter(filter: string, test: string | undefined): SafeHtml {
+  const options: [string | undefined, string][] = [[undefined, 'All tasks'], ['only', 'Test tasks only'], ['exclude', 'Without test tasks']];
+  return html`<nav class="tabs test-filter" aria-label="Filter test tasks">
+      ${options.map(([key, label]) => html`<a href="/operator?status=${filter}${key ? `&test=${key}` : ''}" ${test === key ? html`aria-current="page"` : ''}>${label}</a>`)}
+    </nav>`;
+}
+
 export function queueView(queue: Queue, filter: string, counts: Record<string, number>, mail: Map<string, AdminMessage[]>, now: Date, options: QueueViewOptions = { order: 'oldest', targetHours: 12 }): SafeHtml {
   const count = (key: string): number => {
     if (key === 'all') return Object.values(counts).reduce((a, b) => a + b, 0);
-    if (key === 'open') return (counts.submitted ?? 0) + (counts.accepted ?? 0);
+    if (key === 'open') return OPEN_STATUSES.reduce((sum, status) => sum + (counts[status] ?? 0), 0);
     return counts[key] ?? 0;
   };
   const overdue = queue.tasks.filter((t) => isOverdue(t, now) || unseenPastTarget(t, options.targetHours, now)).length;
   const order = options.order;
-  const next = queue.next_cursor ? `/operator?status=${filter}&order=${order}&cursor=${encodeURIComponent(queue.next_cursor)}` : null;
+  const next = queue.next_cursor ? `/operator?status=${filter}&order=${order}${options.test ? `&test=${options.test}` : ''}&cursor=${encodeURIComponent(queue.next_cursor)}` : null;
   return html`<div data-live-list><div class="page-head">
       <div><h1>Queue</h1><p class="sub">${order === 'oldest' ? 'Oldest first: the longest wait on top.' : 'Newest first.'} Target: every task seen within ${options.targetHours} h. Open a task to review it; the first view stamps it as seen.</p></div>
       ${overdue > 0 ? html`<span class="badge danger">${overdue} overdue</span>` : ''}
@@ -95,6 +112,7 @@ export function queueView(queue: Queue, filter: string, counts: Record<string, n
       <a href="/operator?status=${filter}&amp;order=oldest" ${order === 'oldest' ? html`aria-current="page"` : ''}>Oldest first</a>
       <a href="/operator?status=${filter}&amp;order=newest" ${order === 'newest' ? html`aria-current="page"` : ''}>Newest first</a>
     </nav>
+    ${testFilter(filter, options.test === 'only' || options.test === 'exclude' ? options.test : undefined)}
     ${
       queue.tasks.length === 0
         ? html`<div class="card empty">${filter === 'open' ? 'Nothing waiting. New tasks appear here.' : 'No tasks here.'}</div>`

@@ -2,11 +2,12 @@ import type { AdminTaskDetail } from '../../../domain/admin-schemas.js';
 import type { WebhookEventView } from '../../../services/webhooks.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
+import { canTransition } from '../../../domain/task.js';
 import { csrfField, humanType, statusPill, utcInputValue, when } from '../layout.js';
 import type { OperatorAttachment } from '../../../services/attachments.js';
 import type { Session } from '../session.js';
 import { filesView } from './files.js';
-import { isOverdue } from './queue.js';
+import { isOverdue, testBadge } from './queue.js';
 import { asksWithdrawal, blockSenderForm, conversation, withdrawForm, type BlockDraft } from './talk.js';
 
 export interface TaskViewOptions {
@@ -103,7 +104,8 @@ ${reason ?? ''}</textarea>
 function actions(options: TaskViewOptions): SafeHtml {
   const { task, session, now, draft = {} } = options;
   const defaultEta = new Date(now.getTime() + DEFAULT_ETA_HOURS * 3600_000);
-  if (task.status === 'submitted') {
+  // Submitted, or an imported task in a retired status (under_review, in_progress): same choices.
+  if (canTransition(task.status, 'accepted')) {
     return html`<section class="card" aria-labelledby="act">
       <h2 id="act">Review</h2>
       ${withdrawForm(task, session)}
@@ -194,7 +196,7 @@ export function taskView(options: TaskViewOptions): SafeHtml {
     ${options.notice ?? ''}
     <div class="page-head">
       <div>
-        <div class="row">${statusPill(task.status)}${isOverdue(task, now) ? html`<span class="badge danger">Overdue</span>` : ''}${task.email_unverified ? html`<span class="badge warn">E-mail unverified</span>` : ''}${withdrawal ? html`<span class="badge danger">Withdrawal requested?</span>` : ''}</div>
+        <div class="row">${statusPill(task.status)}${testBadge(task)}${isOverdue(task, now) ? html`<span class="badge danger">Overdue</span>` : ''}${task.email_unverified ? html`<span class="badge warn">E-mail unverified</span>` : ''}${withdrawal ? html`<span class="badge danger">Withdrawal requested?</span>` : ''}</div>
         <h1>${humanType(task.task_type)}</h1>
         <div class="idline"><span class="mono" id="task-id">${task.task_id}</span><button type="button" class="btn small ghost" data-copy="task-id" hidden>Copy id</button><a href="${options.statusPageUrl}" target="_blank" rel="noopener noreferrer">Public status page ↗</a></div>
       </div>
