@@ -6,8 +6,9 @@
  * Targets: ≤ 64 KB per held request (socket, parser and request objects included); wake-up p99
  * ≤ 50 ms (issue 17); every waiter answered 200 with the changed task.
  */
-import http from 'node:http';
+
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 
 export interface LongPollOptions {
   base: string;

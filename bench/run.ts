@@ -13,7 +13,7 @@
  * BENCH_SECONDS (default 10) per run; BENCH_ONLY=longpoll runs the long-poll scenario alone.
  * Traffic goes only to 127.0.0.1 (and to the PostgreSQL server named).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

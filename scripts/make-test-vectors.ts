@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, sign } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { calculateJwkThumbprint, CompactSign, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { CompactSign, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 /**
  * Writes docs/receipt-test-vectors.json: receipts (v1 and v2), webhooks (Standard Webhooks `v1a`)
@@ -80,7 +80,11 @@ async function main(): Promise<void> {
   };
   const files = [
     { name: 'door-sign.txt', media_type: 'text/plain', content: 'Sun 8:00-12:00' },
-    { name: 'pixel.png', media_type: 'image/png', content: Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64') },
+    {
+      name: 'pixel.png',
+      media_type: 'image/png',
+      content: Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'),
+    },
   ];
   const asBytes = (content: string | Buffer) => (typeof content === 'string' ? Buffer.from(content, 'utf8') : content);
   const v2 = {
@@ -201,15 +205,30 @@ async function main(): Promise<void> {
   const good = webhookSignature(keys.active, id, NOW, body);
   const webhooks = [
     { name: 'valid', description: 'Signed by the active key.', ...hook(good), expected: { valid: true, failure: null } },
-    { name: 'valid-retired-key', description: 'Signed by a retired key still published.', ...hook(webhookSignature(keys.retired, id, NOW, body)), expected: { valid: true, failure: null } },
+    {
+      name: 'valid-retired-key',
+      description: 'Signed by a retired key still published.',
+      ...hook(webhookSignature(keys.retired, id, NOW, body)),
+      expected: { valid: true, failure: null },
+    },
     {
       name: 'valid-among-several',
       description: 'Several space-separated signatures; one verifies.',
       ...hook(`v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4= ${webhookSignature(keys.unpublished, id, NOW, body)} ${good}`),
       expected: { valid: true, failure: null },
     },
-    { name: 'tampered-body', description: 'The body was changed after signing.', ...hook(good, { body: body.replace('8:00-12:00', '9:00-12:00') }), expected: { valid: false, failure: 'signature' } },
-    { name: 'wrong-key', description: 'Signed by a key that is not published.', ...hook(webhookSignature(keys.unpublished, id, NOW, body)), expected: { valid: false, failure: 'signature' } },
+    {
+      name: 'tampered-body',
+      description: 'The body was changed after signing.',
+      ...hook(good, { body: body.replace('8:00-12:00', '9:00-12:00') }),
+      expected: { valid: false, failure: 'signature' },
+    },
+    {
+      name: 'wrong-key',
+      description: 'Signed by a key that is not published.',
+      ...hook(webhookSignature(keys.unpublished, id, NOW, body)),
+      expected: { valid: false, failure: 'signature' },
+    },
     {
       name: 'symmetric-only',
       description: 'Only a symmetric v1 (HMAC) signature, which this service never sends.',

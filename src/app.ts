@@ -1,30 +1,43 @@
 import cors from '@fastify/cors';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { registerAbuseHooks } from './http/abuse-hooks.js';
-import { registerDocuments } from './http/routes/documents.js';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { AppDeps } from './deps.js';
 import { registerOpenApi } from './docs/openapi.js';
-import { installConnectionLimits, serverTimeoutOptions } from './http/connections.js';
+import { registerAbuseHooks } from './http/abuse-hooks.js';
 import { quietRequestLog } from './http/admin-auth.js';
 import { installResponseHeaders } from './http/caching.js';
+import { installConnectionLimits, serverTimeoutOptions } from './http/connections.js';
 import { installErrorHandler } from './http/errors.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
 import { installRequestGuards, requestIdFor } from './http/guards.js';
 import { installMetricsHooks, registerMetricsRoute } from './http/metrics.js';
 import { installNotFound } from './http/not-found.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
-import { registerAttachmentRoutes } from './http/routes/attachments.js';
 import { registerBlocklistRoutes } from './http/routes/admin-blocklist.js';
 import { registerImportRoutes } from './http/routes/admin-import.js';
 import { registerOutboxRoutes } from './http/routes/admin-outbox.js';
 import { registerWebhookRoutes } from './http/routes/admin-webhooks.js';
+import { registerAttachmentRoutes } from './http/routes/attachments.js';
+import { registerDocuments } from './http/routes/documents.js';
 import { registerPublicRoutes } from './http/routes/public.js';
 import { validatorCompiler } from './http/validator.js';
 import { registerMcp } from './mcp/routes.js';
-import type { AppDeps } from './deps.js';
 import { registerOperatorConsole } from './web/operator.js';
 import { notFoundPage, registerPages } from './web/pages.js';
 
-const EXPOSED_HEADERS = ['Location', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id', 'ETag', 'Preference-Applied'];
+const EXPOSED_HEADERS = [
+  'Location',
+  'RateLimit-Policy',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Retry-After',
+  'Deprecation',
+  'Sunset',
+  'Link',
+  'Mcp-Session-Id',
+  'ETag',
+  'Preference-Applied',
+];
 // What a browser client needs to check a downloaded file and resume it (attachments).
 const FILE_HEADERS = ['Content-Disposition', 'Content-Digest', 'Repr-Digest', 'Content-Range', 'Accept-Ranges'];
 
@@ -64,7 +77,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['Content-Type', 'Idempotency-Key', 'Authorization', 'Accept', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'X-Request-Id', 'If-None-Match', 'Prefer', 'Range', 'If-Range', 'Content-Disposition'],
+    allowedHeaders: [
+      'Content-Type',
+      'Idempotency-Key',
+      'Authorization',
+      'Accept',
+      'Mcp-Session-Id',
+      'Mcp-Protocol-Version',
+      'Last-Event-ID',
+      'X-Request-Id',
+      'If-None-Match',
+      'Prefer',
+      'Range',
+      'If-Range',
+      'Content-Disposition',
+    ],
     exposedHeaders: [...EXPOSED_HEADERS, ...FILE_HEADERS],
     maxAge: 86400,
     strictPreflight: false,

@@ -1,5 +1,5 @@
-import { startOutboxWorker } from './services/mail-worker.js';
 import type { ServiceDeps } from './services/context.js';
+import { startOutboxWorker } from './services/mail-worker.js';
 import { startPushAnnouncer } from './services/push.js';
 import { runRetention } from './services/retention.js';
 import { startWebhookWorker } from './services/webhook-worker.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Compile } from 'typebox/compile';
-import { ConfigError, type Config } from './config.js';
-import { CatalogSchema, ProfileSchema, type CatalogEntry, type Profile } from './domain/profile.js';
+import { type Config, ConfigError } from './config.js';
+import { type CatalogEntry, CatalogSchema, type Profile, ProfileSchema } from './domain/profile.js';
 import { projectPath } from './paths.js';
 
 /** Loading the deployment profile and services catalog files (PROFILE_FILE, CATALOG_FILE) at start. */

@@ -313,7 +313,8 @@ export function loadConfig(env: Env = process.env): Config {
 
 function pushSettings(env: Env, baseUrl: string, mailFrom: string): PushSettings {
   const subject = read(env, 'PUSH_SUBJECT');
-  if (subject !== undefined && !/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+)$/.test(subject)) throw new ConfigError('PUSH_SUBJECT', 'must be a mailto: address or an https: URL');
+  if (subject !== undefined && !/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+)$/.test(subject))
+    throw new ConfigError('PUSH_SUBJECT', 'must be a mailto: address or an https: URL');
   const insecure = read(env, 'PUSH_ALLOW_INSECURE_LOOPBACK');
   if (insecure !== undefined && insecure !== 'true' && insecure !== 'false') throw new ConfigError('PUSH_ALLOW_INSECURE_LOOPBACK', 'must be true or false');
   const operator = read(env, 'OPERATOR_EMAIL');

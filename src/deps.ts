@@ -5,11 +5,10 @@ import type { Config } from './config.js';
 import { loadProfileAndCatalog } from './config-files.js';
 import type { DocsDeps } from './docs/context.js';
 import { DocumentRegistry } from './docs/document-set.js';
-import { ApiVersionRegistry, type ApiVersion } from './docs/versions.js';
+import { type ApiVersion, ApiVersionRegistry } from './docs/versions.js';
 import type { Clock } from './domain/time.js';
 import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
-import { Nudge } from './webhooks/nudge.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
 import { Metrics } from './services/metrics.js';
 import { loadVapidKeys } from './services/push.js';
@@ -20,8 +19,9 @@ import { createChangeFeed } from './store/change-feed.js';
 import type { Store } from './store/db.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
 import { createPublicTaskCache } from './store/task-cache.js';
-import { pendingWebhookSummary } from './store/webhooks-repo.js';
 import { findPublicTask } from './store/tasks-repo.js';
+import { pendingWebhookSummary } from './store/webhooks-repo.js';
+import { Nudge } from './webhooks/nudge.js';
 
 /**
  * The composition root: every dependency of the application is built here, once, as an explicit

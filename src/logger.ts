@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 /** Structured logs. Credentials and contact details are redacted wherever they might appear. */
 export function createLogger(level: string): Logger {

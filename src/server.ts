@@ -1,10 +1,10 @@
 import { buildApp } from './app.js';
+import { startBackground } from './background.js';
 import { loadConfigOrExit } from './config.js';
+import { initDeps } from './deps.js';
 import { systemClock } from './domain/time.js';
 import { createLogger } from './logger.js';
-import { initDeps } from './deps.js';
 import { forgetGeneratedAdminKey } from './services/admin-key.js';
-import { startBackground } from './background.js';
 import { migrate, openStore } from './store/db.js';
 import { SERVICE_VERSION } from './version.js';
 

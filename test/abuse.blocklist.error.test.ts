@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STORES, TEST_ADMIN_KEY, postJson, useTestApp } from './support/app.js';
+import { postJson, STORES, TEST_ADMIN_KEY, useTestApp } from './support/app.js';
 
 /** Admin blocklist endpoints refusing: bad entries (422 with details), unknown ids, no key (401). */
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { addBlock, listBlocks, removeBlock } from '../src/services/blocklist.js';
 import { clientHash } from '../src/domain/client.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, postJson, validTask, useTestApp } from './support/app.js';
+import { addBlock, listBlocks, removeBlock } from '../src/services/blocklist.js';
+import { postJson, STORES, TEST_ADMIN_KEY, TestClock, useTestApp, validTask } from './support/app.js';
 
 /** The blocklist through the admin API: every kind blocks, expiry ends a block, removal too. */
 
@@ -11,7 +11,11 @@ let nextIp = 1;
 const newIp = () => `100.64.0.${nextIp++}`;
 let nextName = 1;
 const unique = (label: string) => `${label}-${nextName++}`;
-const message = (overrides: Record<string, unknown> = {}) => ({ message: 'A question about the service.', reply_to: 'agent@mail.example-agent.dev', ...overrides });
+const message = (overrides: Record<string, unknown> = {}) => ({
+  message: 'A question about the service.',
+  reply_to: 'agent@mail.example-agent.dev',
+  ...overrides,
+});
 
 describe.each(STORES)('blocklist on %s', (store) => {
   const clock = new TestClock();

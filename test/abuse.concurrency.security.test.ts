@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
+import { postJson, STORES, startTestApp, type TestApp, useTestApp, validTask } from './support/app.js';
 
 /**
  * Shared state under a race. On PostgreSQL: two app instances on one database, the same client
@@ -31,24 +31,41 @@ describe.each(STORES)('two instances racing on %s', (store) => {
   /** N requests at once, alternating between the two instances. */
   const race = (path: string, body: (i: number) => unknown, headers: (i: number) => Record<string, string>) =>
     Promise.all(Array.from({ length: N }, (_, i) => postJson(`${(i % 2 === 0 ? a : b).url}${path}`, body(i), headers(i))));
-  const tasksOf = async (taskIds: unknown[]) => a.store.db.selectFrom('tasks').select('id').where('id', 'in', taskIds as string[]).execute();
+  const tasksOf = async (taskIds: unknown[]) =>
+    a.store.db
+      .selectFrom('tasks')
+      .select('id')
+      .where('id', 'in', taskIds as string[])
+      .execute();
 
   it('admits exactly 3 concurrent submissions of one client in an hour', async () => {
     const client = newClient();
-    const responses = await race('/api/v1/tasks', () => validTask(), () => client);
+    const responses = await race(
+      '/api/v1/tasks',
+      () => validTask(),
+      () => client,
+    );
     expect(statuses(responses)).toEqual([...Array<number>(3).fill(202), ...Array<number>(N - 3).fill(429)]);
   });
 
   it('admits exactly 3 concurrent messages of one client in an hour', async () => {
     const client = newClient();
-    const responses = await race('/api/v1/messages', () => ({ message: 'A question about the service.', reply_to: 'agent@mail.example-agent.dev' }), () => client);
+    const responses = await race(
+      '/api/v1/messages',
+      () => ({ message: 'A question about the service.', reply_to: 'agent@mail.example-agent.dev' }),
+      () => client,
+    );
     expect(count(responses, 201)).toBe(3);
     expect(count(responses, 429)).toBe(N - 3);
   });
 
   it('admits exactly 1 concurrent status_poll task of one client in a day', async () => {
     const client = newClient();
-    const responses = await race('/api/v1/tasks', () => validTask({ delivery: 'status_poll', contact_email: undefined }), () => client);
+    const responses = await race(
+      '/api/v1/tasks',
+      () => validTask({ delivery: 'status_poll', contact_email: undefined }),
+      () => client,
+    );
     expect(count(responses, 202)).toBe(1);
     expect(count(responses, 429)).toBe(N - 1);
   });
@@ -56,7 +73,11 @@ describe.each(STORES)('two instances racing on %s', (store) => {
   it('turns concurrent identical submissions into one task and 409s naming it', async () => {
     const client = newClient();
     const task = validTask();
-    const responses = await race('/api/v1/tasks', () => task, () => client);
+    const responses = await race(
+      '/api/v1/tasks',
+      () => task,
+      () => client,
+    );
     expect(count(responses, 202)).toBe(1);
     expect(count(responses, 409)).toBe(N - 1);
     const bodies = (await Promise.all(responses.map((r) => r.json()))) as Json[];
@@ -66,7 +87,11 @@ describe.each(STORES)('two instances racing on %s', (store) => {
 
   it('turns concurrent identical submissions from many clients with one contact e-mail into one task', async () => {
     const task = validTask({ contact_email: `race-${nextIp}@mail.example-agent.dev` });
-    const responses = await race('/api/v1/tasks', () => task, () => newClient());
+    const responses = await race(
+      '/api/v1/tasks',
+      () => task,
+      () => newClient(),
+    );
     expect(count(responses, 202)).toBe(1);
     expect(count(responses, 409)).toBe(N - 1);
   });
@@ -74,7 +99,11 @@ describe.each(STORES)('two instances racing on %s', (store) => {
   it('turns concurrent requests with one Idempotency-Key and payload into one task, replayed to all', async () => {
     const client = newClient();
     const task = validTask();
-    const responses = await race('/api/v1/tasks', () => task, () => ({ ...client, 'idempotency-key': 'race-key' }));
+    const responses = await race(
+      '/api/v1/tasks',
+      () => task,
+      () => ({ ...client, 'idempotency-key': 'race-key' }),
+    );
     expect(count(responses, 202)).toBe(N);
     const ids = new Set(((await Promise.all(responses.map((r) => r.json()))) as Json[]).map((body) => body.task_id));
     expect(ids.size).toBe(1);
@@ -84,7 +113,11 @@ describe.each(STORES)('two instances racing on %s', (store) => {
 
   it('gives one Idempotency-Key with different concurrent payloads to exactly one of them', async () => {
     const client = newClient();
-    const responses = await race('/api/v1/tasks', () => validTask(), () => ({ ...client, 'idempotency-key': 'race-key-2' }));
+    const responses = await race(
+      '/api/v1/tasks',
+      () => validTask(),
+      () => ({ ...client, 'idempotency-key': 'race-key-2' }),
+    );
     expect(count(responses, 202)).toBe(1);
     expect(count(responses, 422)).toBe(N - 1);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STORES, TestClock, postJson, validTask, useTestApp } from './support/app.js';
+import { postJson, STORES, TestClock, useTestApp, validTask } from './support/app.js';
 
 /**
  * Duplicate detection (contract): same client or same contact e-mail, same task_type, same

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STORES, postJson, useTestApp, validTask } from './support/app.js';
+import { postJson, STORES, useTestApp, validTask } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 
 /**
@@ -50,7 +50,12 @@ describe.each(STORES)('duplicates across clients on %s', (store) => {
     const second = await submit(client, { description, contact_email: contact });
     expect(second.res.status).toBe(409);
     expect(second.body.existing_task_id).toBe(first.body.task_id);
-    const rows = await t.store.db.selectFrom('outbox').select('kind').where('task_id', '=', String(first.body.task_id)).where('kind', '=', 'duplicate_notice').execute();
+    const rows = await t.store.db
+      .selectFrom('outbox')
+      .select('kind')
+      .where('task_id', '=', String(first.body.task_id))
+      .where('kind', '=', 'duplicate_notice')
+      .execute();
     expect(rows).toHaveLength(0);
   });
 
@@ -62,7 +67,12 @@ describe.each(STORES)('duplicates across clients on %s', (store) => {
     for (let i = 0; i < 4; i += 1) {
       const res = await submit(newClient(), { description, contact_email: contact });
       expect(res.res.status).toBe(409);
-      const rows = await t.store.db.selectFrom('outbox').select(['kind', 'recipient']).where('task_id', '=', id).where('kind', '=', 'duplicate_notice').execute();
+      const rows = await t.store.db
+        .selectFrom('outbox')
+        .select(['kind', 'recipient'])
+        .where('task_id', '=', id)
+        .where('kind', '=', 'duplicate_notice')
+        .execute();
       expect(rows).toEqual([{ kind: 'duplicate_notice', recipient: contact }]);
     }
     await t.smtp.waitFor(1, (m) => m.subject === `Your task already exists: ${id}`);
@@ -77,13 +87,23 @@ describe.each(STORES)('duplicates across clients on %s', (store) => {
     const res = await fetch(`${t.url}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...newClient() },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'submit_human_task', arguments: validTask({ description, contact_email: contact }) } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'submit_human_task', arguments: validTask({ description, contact_email: contact }) },
+      }),
     });
     const text = await res.text();
     expect(text).toContain('duplicate_task');
     expect(text).not.toContain(String(first.body.task_id));
     await waitUntil(async () => {
-      const rows = await t.store.db.selectFrom('outbox').select('id').where('task_id', '=', String(first.body.task_id)).where('kind', '=', 'duplicate_notice').execute();
+      const rows = await t.store.db
+        .selectFrom('outbox')
+        .select('id')
+        .where('task_id', '=', String(first.body.task_id))
+        .where('kind', '=', 'duplicate_notice')
+        .execute();
       return rows.length === 1;
     });
   });

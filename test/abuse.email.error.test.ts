@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STORES, postJson, validTask, useTestApp } from './support/app.js';
+import { postJson, STORES, useTestApp, validTask } from './support/app.js';
 
 /**
  * E-mail checks that refuse: bad syntax, placeholder domains, null MX (RFC 7505), a domain with
@@ -36,15 +36,22 @@ describe.each(STORES)('undeliverable e-mail addresses on %s', (store) => {
     await refuseTask(email, /placeholder/);
   });
 
-  it.each(['agent', 'agent@', '@mail.example-agent.dev', 'agent@@mail.example-agent.dev', 'a b@mail.example-agent.dev', 'agent@mail..dev', 'agent@-mail.dev', 'agent@[192.0.2.1]', 'agent@nodot'])(
-    'refuses the malformed address %j',
-    async (email) => {
-      const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ contact_email: email }));
-      expect(res.status).toBe(422);
-      const body = (await res.json()) as Json;
-      expect(body.details).toEqual([expect.stringMatching(/^contact_email must be a valid e-mail address/)]);
-    },
-  );
+  it.each([
+    'agent',
+    'agent@',
+    '@mail.example-agent.dev',
+    'agent@@mail.example-agent.dev',
+    'a b@mail.example-agent.dev',
+    'agent@mail..dev',
+    'agent@-mail.dev',
+    'agent@[192.0.2.1]',
+    'agent@nodot',
+  ])('refuses the malformed address %j', async (email) => {
+    const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ contact_email: email }));
+    expect(res.status).toBe(422);
+    const body = (await res.json()) as Json;
+    expect(body.details).toEqual([expect.stringMatching(/^contact_email must be a valid e-mail address/)]);
+  });
 
   it('refuses a domain with a null MX', async () => {
     await refuseTask('agent@null-mx.agents-mail.dev', /null MX/);

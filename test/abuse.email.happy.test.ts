@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TestClock, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
+import { postJson, STORES, startTestApp, type TestApp, TestClock, useTestApp, validTask } from './support/app.js';
 import { sharedDnsServer, startDnsServer, type TestDnsServer } from './support/dns-server.js';
 
 /**
@@ -21,7 +21,8 @@ describe.each(STORES)('deliverable e-mail addresses on %s', (store) => {
     dns = await sharedDnsServer();
   });
 
-  const flagOf = async (taskId: string) => (await t.store.db.selectFrom('tasks').select('email_unverified').where('id', '=', taskId).executeTakeFirstOrThrow()).email_unverified;
+  const flagOf = async (taskId: string) =>
+    (await t.store.db.selectFrom('tasks').select('email_unverified').where('id', '=', taskId).executeTakeFirstOrThrow()).email_unverified;
   const submit = async (email: string) => {
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ contact_email: email }));
     return { status: res.status, body: (await res.json()) as { task_id: string } };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STORES, TEST_ADMIN_KEY, postJson, validTask, useTestApp } from './support/app.js';
+import { postJson, STORES, TEST_ADMIN_KEY, useTestApp, validTask } from './support/app.js';
 
 /**
  * RateLimit-Policy on every response (contract "Rate-limit headers"): the submission policy on
@@ -16,7 +16,11 @@ describe.each(STORES)('rate-limit headers on %s', (store) => {
   it('counts health as a read: all four fields, and the count goes down', async () => {
     const client = { 'x-forwarded-for': '192.0.2.40' };
     const first = await fetch(`${t.url}/api/v1/health`, { headers: client });
-    expect([first.headers.get('ratelimit-policy'), first.headers.get('ratelimit-limit'), first.headers.get('ratelimit-remaining')]).toEqual([READS, '600', '599']);
+    expect([first.headers.get('ratelimit-policy'), first.headers.get('ratelimit-limit'), first.headers.get('ratelimit-remaining')]).toEqual([
+      READS,
+      '600',
+      '599',
+    ]);
     expect(Number(first.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
     const second = await fetch(`${t.url}/api/v1/health`, { headers: client });
     expect(second.headers.get('ratelimit-remaining')).toBe('598');
@@ -33,8 +37,11 @@ describe.each(STORES)('rate-limit headers on %s', (store) => {
       if (get === undefined || path.includes('{') || (get.security ?? []).length > 0 || get.responses['200'] === undefined) continue;
       const res = await fetch(`${t.url}${path}`, { headers: client });
       expect(res.status, path).toBe(200);
-      for (const name of ['ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) expect(res.headers.get(name), `${path} ${name}`).not.toBeNull();
-      expect(Object.keys(get.responses['200'].headers ?? {}), path).toEqual(expect.arrayContaining(['RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+      for (const name of ['ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'])
+        expect(res.headers.get(name), `${path} ${name}`).not.toBeNull();
+      expect(Object.keys(get.responses['200'].headers ?? {}), path).toEqual(
+        expect.arrayContaining(['RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+      );
       checked += 1;
     }
     expect(checked).toBeGreaterThanOrEqual(10);
@@ -89,9 +96,17 @@ describe.each(STORES)('rate-limit headers on %s', (store) => {
     expect(task.status).toBe(202);
     expect([task.headers.get('ratelimit-policy'), task.headers.get('ratelimit-limit'), task.headers.get('ratelimit-remaining')]).toEqual([TASKS, '3', '2']);
     expect(Number(task.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
-    const message = await postJson(`${t.url}/api/v1/messages`, { message: 'A question about my task.', reply_to: 'agent@mail.example-agent.dev' }, { 'x-forwarded-for': '192.0.2.51' });
+    const message = await postJson(
+      `${t.url}/api/v1/messages`,
+      { message: 'A question about my task.', reply_to: 'agent@mail.example-agent.dev' },
+      { 'x-forwarded-for': '192.0.2.51' },
+    );
     expect(message.status).toBe(201);
-    expect([message.headers.get('ratelimit-policy'), message.headers.get('ratelimit-limit'), message.headers.get('ratelimit-remaining')]).toEqual([TASKS, '3', '2']);
+    expect([message.headers.get('ratelimit-policy'), message.headers.get('ratelimit-limit'), message.headers.get('ratelimit-remaining')]).toEqual([
+      TASKS,
+      '3',
+      '2',
+    ]);
   });
 
   it('carries all four fields on a status read, found or not', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STORES, postJson, validTask, useTestApp } from './support/app.js';
+import { postJson, STORES, useTestApp, validTask } from './support/app.js';
 
 /** Idempotency-Key misuse: another payload under a used key, malformed keys, other clients. */
 

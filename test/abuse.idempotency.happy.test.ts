@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { sweepExpiredIdempotencyKeys } from '../src/store/idempotency-repo.js';
 import { iso } from '../src/domain/time.js';
-import { STORES, TestClock, postJson, validTask, useTestApp } from './support/app.js';
+import { sweepExpiredIdempotencyKeys } from '../src/store/idempotency-repo.js';
+import { postJson, STORES, TestClock, useTestApp, validTask } from './support/app.js';
 
 /**
  * Idempotency-Key (contract): the same client, key and payload within 24 h replays the original
@@ -16,7 +16,15 @@ describe.each(STORES)('idempotent replays on %s', (store) => {
   const clock = new TestClock();
   const t = useTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1' } });
 
-  const taskCount = async () => Number((await t.store.db.selectFrom('tasks').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const taskCount = async () =>
+    Number(
+      (
+        await t.store.db
+          .selectFrom('tasks')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('replays even after the deadline it carried has passed', async () => {
     clock.set('2030-03-10T10:00:00.000Z');

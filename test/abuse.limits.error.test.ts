@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STORES, TestClock, postJson, startTestApp, validTask, useTestApp } from './support/app.js';
+import { postJson, STORES, startTestApp, TestClock, useTestApp, validTask } from './support/app.js';
 
 /** What a client sees when it goes over a limit: 429 naming it, Retry-After, no side effects. */
 
@@ -13,7 +13,15 @@ describe.each(STORES)('limit refusals on %s', (store) => {
   const t = useTestApp({ store, clock, limits: 'production', env: { TRUST_PROXY: '1', READ_LIMIT_PER_MINUTE: '2' } });
 
   const submit = (client: Record<string, string>, overrides: Record<string, unknown> = {}) => postJson(`${t.url}/api/v1/tasks`, validTask(overrides), client);
-  const taskCount = async () => Number((await t.store.db.selectFrom('tasks').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const taskCount = async () =>
+    Number(
+      (
+        await t.store.db
+          .selectFrom('tasks')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('refuses the 4th task in an hour: 429 rate_limited, limit tasks_per_hour, Retry-After to the next hour', async () => {
     clock.set('2030-03-10T10:15:30.000Z');

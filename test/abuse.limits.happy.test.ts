@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STORES, TestClock, postJson, validTask, useTestApp } from './support/app.js';
+import { postJson, STORES, TestClock, useTestApp, validTask } from './support/app.js';
 
 /**
  * Per-client limits with the production defaults (3/h + 5/day tasks and messages, 1 status_poll
@@ -9,7 +9,11 @@ import { STORES, TestClock, postJson, validTask, useTestApp } from './support/ap
 
 let nextIp = 1;
 const newClient = () => ({ 'x-forwarded-for': `198.51.100.${nextIp++}` });
-const message = (overrides: Record<string, unknown> = {}) => ({ message: 'Is the service open this weekend?', reply_to: 'agent@mail.example-agent.dev', ...overrides });
+const message = (overrides: Record<string, unknown> = {}) => ({
+  message: 'Is the service open this weekend?',
+  reply_to: 'agent@mail.example-agent.dev',
+  ...overrides,
+});
 
 describe.each(STORES)('per-client limits on %s', (store) => {
   const clock = new TestClock();
@@ -113,11 +117,11 @@ describe.each(STORES)('per-client limits on %s', (store) => {
 describe.each(STORES)('small configured limits on %s', (store) => {
   const clock = new TestClock('2030-04-01T10:00:00.000Z');
   const t = useTestApp({
-      store,
-      clock,
-      limits: 'production',
-      env: { TRUST_PROXY: '1', READ_LIMIT_PER_MINUTE: '3', TASK_LIMIT_PER_HOUR: '10', TASK_LIMIT_PER_DAY: '20', DAILY_TASK_CAP: '4' },
-    });
+    store,
+    clock,
+    limits: 'production',
+    env: { TRUST_PROXY: '1', READ_LIMIT_PER_MINUTE: '3', TASK_LIMIT_PER_HOUR: '10', TASK_LIMIT_PER_DAY: '20', DAILY_TASK_CAP: '4' },
+  });
 
   it('publishes the configured limits in RateLimit-Policy', async () => {
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask(), newClient());

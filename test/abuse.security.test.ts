@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientAddress, clientHash } from '../src/domain/client.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
+import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, TestClock, useTestApp, validTask } from './support/app.js';
 
 /**
  * Abuse control against a hostile client: auto-block after repeated refusals, who a client is
@@ -29,7 +29,10 @@ describe.each(STORES)('auto-block on %s', (store) => {
     expect(((await blocked.json()) as Json).error).toBe('client_blocked');
     // Messages too, and the quota windows resetting does not lift it.
     clock.set('2030-03-11T09:59:00.000Z');
-    expect((await postJson(`${t.url}/api/v1/messages`, { message: 'Please unblock me.', reply_to: 'agent@mail.example-agent.dev' }, { 'x-forwarded-for': ip })).status).toBe(403);
+    expect(
+      (await postJson(`${t.url}/api/v1/messages`, { message: 'Please unblock me.', reply_to: 'agent@mail.example-agent.dev' }, { 'x-forwarded-for': ip }))
+        .status,
+    ).toBe(403);
     clock.set('2030-03-11T10:00:00.000Z');
     expect((await submit(ip)).status).toBe(202);
   });
@@ -47,7 +50,8 @@ describe.each(STORES)('auto-block on %s', (store) => {
   it('counts refusals over a rolling 24 h, across message and task limits', async () => {
     clock.set('2030-03-14T08:00:00.000Z');
     const ip = newIp();
-    const message = () => postJson(`${t.url}/api/v1/messages`, { message: 'One more question.', reply_to: 'agent@mail.example-agent.dev' }, { 'x-forwarded-for': ip });
+    const message = () =>
+      postJson(`${t.url}/api/v1/messages`, { message: 'One more question.', reply_to: 'agent@mail.example-agent.dev' }, { 'x-forwarded-for': ip });
     for (let i = 0; i < 3; i++) expect((await message()).status).toBe(201);
     for (let i = 0; i < 5; i++) expect((await message()).status).toBe(429);
     clock.set('2030-03-15T06:00:00.000Z'); // 22 h later: the first five still count
@@ -107,7 +111,8 @@ describe.each(STORES)('client identity through the app on %s', (store) => {
     await proxied.close();
   });
 
-  const storedHash = async (t: TestApp, taskId: string) => (await t.store.db.selectFrom('tasks').select('client_hash').where('id', '=', taskId).executeTakeFirstOrThrow()).client_hash;
+  const storedHash = async (t: TestApp, taskId: string) =>
+    (await t.store.db.selectFrom('tasks').select('client_hash').where('id', '=', taskId).executeTakeFirstOrThrow()).client_hash;
 
   it('without TRUST_PROXY, ignores X-Forwarded-For: a forged header does not buy a new quota', async () => {
     for (let i = 0; i < 3; i++) {

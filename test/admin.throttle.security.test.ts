@@ -2,8 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../src/domain/errors.js';
 import { quietRequestLog } from '../src/http/admin-auth.js';
-import { postJson, startTestApp, TEST_ADMIN_KEY, validTask, type TestApp } from './support/app.js';
 import { signIn } from './console.support.js';
+import { postJson, startTestApp, TEST_ADMIN_KEY, type TestApp, validTask } from './support/app.js';
 
 /**
  * Guessing the operator key (issue 15, defect 4): failed attempts are throttled per client and
@@ -137,7 +137,8 @@ describe('failed operator-key attempts in the log', () => {
 
   it('leaves the per-request info lines out for a wrong bearer on an admin path, and keeps them otherwise', () => {
     const quiet = quietRequestLog(t.deps.adminKeyHash);
-    const request = (url: string, authorization?: string, method = 'GET') => ({ url, method, headers: authorization ? { authorization } : {}, raw: {} }) as unknown as FastifyRequest;
+    const request = (url: string, authorization?: string, method = 'GET') =>
+      ({ url, method, headers: authorization ? { authorization } : {}, raw: {} }) as unknown as FastifyRequest;
     expect(quiet(request('/api/v1/admin/tasks', 'Bearer wrong-key-aaaaaaaaaaaa'))).toBe(true);
     expect(quiet(request('/api/v1/tasks/task-x', 'Bearer wrong-key-aaaaaaaaaaaa', 'PATCH'))).toBe(true);
     expect(quiet(request('/api/v1/admin/tasks', `Bearer ${TEST_ADMIN_KEY}`))).toBe(false);

@@ -1,8 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './support/browser.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, type TestApp } from './support/app.js';
 import { submit } from './operator.support.js';
+import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, TestClock } from './support/app.js';
+import { launchBrowser } from './support/browser.js';
 
 describe.each(STORES)('the live console on %s', (store) => {
   let a: TestApp;
@@ -22,7 +22,9 @@ describe.each(STORES)('the live console on %s', (store) => {
   });
 
   async function console(phone: boolean): Promise<Page> {
-    const context = await browser.newContext(phone ? { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true } : { viewport: { width: 1280, height: 900 } });
+    const context = await browser.newContext(
+      phone ? { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true } : { viewport: { width: 1280, height: 900 } },
+    );
     const page = await context.newPage();
     await page.goto(`${a.url}/operator/login`);
     await page.getByLabel('Operator key').fill(TEST_ADMIN_KEY);

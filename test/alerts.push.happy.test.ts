@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, type TestApp } from './support/app.js';
-import { startPushService, type TestPushService } from './support/push-service.js';
 import { signIn } from './console.support.js';
 import { submit } from './operator.support.js';
+import { postJson, STORES, startTestApp, type TestApp } from './support/app.js';
+import { startPushService, type TestPushService } from './support/push-service.js';
 
 function subscribe(t: TestApp, cookie: string, csrf: string, body: unknown): Promise<Response> {
   return fetch(`${t.url}/operator/push/subscriptions`, {
@@ -50,7 +50,11 @@ describe.each(STORES)('Web Push to the operator on %s', (store) => {
 
   it('a new message is pushed too, opening the task it names', async () => {
     const id = await submit(t);
-    const sent = await postJson(`${t.url}/api/v1/messages`, { message: `Please withdraw ${id}, thanks.`, reply_to: 'asker@mail.example-agent.dev', subject: 'Withdrawal' });
+    const sent = await postJson(`${t.url}/api/v1/messages`, {
+      message: `Please withdraw ${id}, thanks.`,
+      reply_to: 'asker@mail.example-agent.dev',
+      subject: 'Withdrawal',
+    });
     expect(sent.status).toBe(201);
     const [got] = await push.waitFor(1, (p) => (p.payload as { title: string }).title === 'New message: Withdrawal');
     expect(got!.payload).toMatchObject({ url: `/operator/tasks/${id}`, body: expect.stringContaining('Please withdraw') });
@@ -63,7 +67,9 @@ describe.each(STORES)('Web Push to the operator on %s', (store) => {
     const id = await submit(t);
     await push.waitFor(1, (p) => p.path === '/push/phone' && (p.payload as { url: string }).url === `/operator/tasks/${id}`);
     await expect
-      .poll(async () => (await t.store.db.selectFrom('push_subscriptions').select('endpoint').where('endpoint', '=', stale.endpoint).execute()).length, { timeout: 5_000 })
+      .poll(async () => (await t.store.db.selectFrom('push_subscriptions').select('endpoint').where('endpoint', '=', stale.endpoint).execute()).length, {
+        timeout: 5_000,
+      })
       .toBe(0);
   });
 

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { endpointProblem } from '../src/services/push.js';
-import { STORES, postJson, startTestApp, type TestApp } from './support/app.js';
-import { startPushService, type TestPushService } from './support/push-service.js';
 import { signIn } from './console.support.js';
 import { submit } from './operator.support.js';
+import { postJson, STORES, startTestApp, type TestApp } from './support/app.js';
+import { startPushService, type TestPushService } from './support/push-service.js';
 
 function subscribe(t: TestApp, cookie: string, body: Record<string, unknown>): Promise<Response> {
   return fetch(`${t.url}/operator/push/subscriptions`, {
@@ -87,14 +87,25 @@ describe.each(STORES)('push subscriptions, refusals, on %s', (store) => {
     // Store a subscription directly (as if the flag had been on), pointing at a port nobody listens on.
     await t.store.db
       .insertInto('push_subscriptions')
-      .values({ id: 'push-dead', endpoint: 'https://push.unreachable.example-service.invalid/x', p256dh: push.subscription('dead').keys.p256dh, auth: 'AAAAAAAAAAAAAAAAAAAAAA', created_at: new Date().toISOString(), last_error: null })
+      .values({
+        id: 'push-dead',
+        endpoint: 'https://push.unreachable.example-service.invalid/x',
+        p256dh: push.subscription('dead').keys.p256dh,
+        auth: 'AAAAAAAAAAAAAAAAAAAAAA',
+        created_at: new Date().toISOString(),
+        last_error: null,
+      })
       .execute();
     const started = Date.now();
     const id = await submit(t);
     expect(Date.now() - started).toBeLessThan(3_000);
     expect((await postJson(`${t.url}/api/v1/messages`, { message: `About ${id}: a question.`, reply_to: 'asker@mail.example-agent.dev' })).status).toBe(201);
     await expect
-      .poll(async () => (await t.store.db.selectFrom('push_subscriptions').select('last_error').where('id', '=', 'push-dead').executeTakeFirst())?.last_error ?? null, { timeout: 15_000 })
+      .poll(
+        async () =>
+          (await t.store.db.selectFrom('push_subscriptions').select('last_error').where('id', '=', 'push-dead').executeTakeFirst())?.last_error ?? null,
+        { timeout: 15_000 },
+      )
       .not.toBeNull();
   });
 });

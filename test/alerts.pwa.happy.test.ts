@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, TEST_ADMIN_KEY, type TestApp } from './support/app.js';
 import { launchBrowser } from './support/browser.js';
-import { TEST_ADMIN_KEY, startTestApp, type TestApp } from './support/app.js';
 
 // The browser side of the installable console: one store is enough (nothing here touches it).
 describe('the console as an installable app, in Chromium', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
 import { signIn } from './console.support.js';
 import { adminGet, submit } from './operator.support.js';
+import { STORES, startTestApp, type TestApp, TestClock } from './support/app.js';
 
 describe.each(STORES)('response target on %s', (store) => {
   let t: TestApp;
@@ -41,9 +41,14 @@ describe.each(STORES)('response target on %s', (store) => {
   it('the admin API keeps newest first and offers order=oldest, with cursors bound to the order', async () => {
     const newest = (await (await adminGet(t, '/api/v1/admin/tasks?status=open&limit=2')).json()) as { tasks: { task_id: string }[]; next_cursor: string };
     expect(newest.tasks.map((x) => x.task_id)).toEqual([ids[2], ids[1]]);
-    const oldest = (await (await adminGet(t, '/api/v1/admin/tasks?status=open&order=oldest&limit=2')).json()) as { tasks: { task_id: string }[]; next_cursor: string };
+    const oldest = (await (await adminGet(t, '/api/v1/admin/tasks?status=open&order=oldest&limit=2')).json()) as {
+      tasks: { task_id: string }[];
+      next_cursor: string;
+    };
     expect(oldest.tasks.map((x) => x.task_id)).toEqual([ids[0], ids[1]]);
-    const rest = (await (await adminGet(t, `/api/v1/admin/tasks?status=open&order=oldest&limit=2&cursor=${encodeURIComponent(oldest.next_cursor)}`)).json()) as { tasks: { task_id: string }[] };
+    const rest = (await (
+      await adminGet(t, `/api/v1/admin/tasks?status=open&order=oldest&limit=2&cursor=${encodeURIComponent(oldest.next_cursor)}`)
+    ).json()) as { tasks: { task_id: string }[] };
     expect(rest.tasks.map((x) => x.task_id)).toEqual([ids[2]]);
     const crossed = await adminGet(t, `/api/v1/admin/tasks?status=open&limit=2&cursor=${encodeURIComponent(oldest.next_cursor)}`);
     expect(crossed.status).toBe(400);

@@ -1,13 +1,13 @@
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useBrowser } from './support/browser.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, useTestApp } from './support/app.js';
-import { patchOk, submit, type Json } from './operator.support.js';
 import { photoWithGps, sha256Hex } from './attachments.support.js';
+import { type Json, patchOk, submit } from './operator.support.js';
+import { STORES, TEST_ADMIN_KEY, TestClock, useTestApp } from './support/app.js';
+import { useBrowser } from './support/browser.js';
 
 describe.each(STORES)('evidence files in the console, on a phone, on %s', (store) => {
   const t = useTestApp({ store, clock: new TestClock(new Date()) });

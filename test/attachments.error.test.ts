@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { STORES, useTestApp } from './support/app.js';
-import { ADMIN, patchOk, taskIn, type Json } from './operator.support.js';
 import { photoWithGps, storedRows, upload, uploadOk } from './attachments.support.js';
+import { ADMIN, type Json, patchOk, taskIn } from './operator.support.js';
+import { STORES, useTestApp } from './support/app.js';
 
 const MAX = 300_000;
 

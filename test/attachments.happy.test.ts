@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { STORES, useTestApp } from './support/app.js';
-import { adminGet, patchOk, taskIn, type Json } from './operator.support.js';
 import { deleteAttachmentsOfTask } from '../src/store/attachments-repo.js';
 import { hasGps, photoWithGps, pngImage, sha256Hex, storedRows, uploadOk } from './attachments.support.js';
+import { adminGet, type Json, patchOk, taskIn } from './operator.support.js';
+import { STORES, useTestApp } from './support/app.js';
 
 describe.each(STORES)('attachments on %s', (store) => {
   const t = useTestApp({ store, env: { BASE_URL: 'http://files.test' } });

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { photoWithGps, sha256Hex, uploadOk } from './attachments.support.js';
+import { patchOk, taskIn } from './operator.support.js';
 import { STORES, smtpOf, useTestApp } from './support/app.js';
 import type { ReceivedMail } from './support/smtp.js';
-import { patchOk, taskIn } from './operator.support.js';
-import { photoWithGps, sha256Hex, uploadOk } from './attachments.support.js';
 
 const BASE_URL = 'https://hitl.example-service.dev';
 

@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { receiptPayload, type ReceiptPayload } from '../src/receipts/payload.js';
+import { type ReceiptPayload, receiptPayload } from '../src/receipts/payload.js';
 import { signReceipt } from '../src/receipts/sign.js';
 import { verifyReceipt } from '../src/receipts/verify.js';
-import { STORES, useTestApp } from './support/app.js';
-import { call, connectClient } from './mcp.support.js';
-import { patchOk, taskIn, type Json } from './operator.support.js';
 import { photoWithGps, uploadOk } from './attachments.support.js';
+import { call, connectClient } from './mcp.support.js';
+import { type Json, patchOk, taskIn } from './operator.support.js';
 import { runCli } from './receipts.support.js';
+import { STORES, useTestApp } from './support/app.js';
 
 describe.each(STORES)('receipts binding files on %s', (store) => {
   const t = useTestApp({ store });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { contentDisposition, dispositionFileName, safeFileName } from '../src/domain/attachments.js';
-import { STORES, useTestApp } from './support/app.js';
-import { patchOk, taskIn, type Json } from './operator.support.js';
 import { sha256Hex, uploadOk } from './attachments.support.js';
+import { type Json, patchOk, taskIn } from './operator.support.js';
+import { STORES, useTestApp } from './support/app.js';
 
 describe('safe file names', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
-import type { TestApp } from './support/app.js';
 import { ADMIN, type Json } from './operator.support.js';
+import type { TestApp } from './support/app.js';
 
 /** Helpers of the attachment suites. */
 

@@ -23,7 +23,12 @@ describe('npm run bench (smoke)', () => {
     expect(run.error).toBeUndefined();
     // Completed: either verdict, never a crash (a crash exits without one).
     expect(out, run.stderr).toMatch(/all targets met|missed: /);
-    for (const line of [/\[SQLite\] status read: median \d+\.\d+× bare/, /\[SQLite\] durable submissions: median \d+\/s/, /\[SQLite\] long-poll wake-up/, /\[SQLite\] peak RSS/]) {
+    for (const line of [
+      /\[SQLite\] status read: median \d+\.\d+× bare/,
+      /\[SQLite\] durable submissions: median \d+\/s/,
+      /\[SQLite\] long-poll wake-up/,
+      /\[SQLite\] peak RSS/,
+    ]) {
       expect(out).toMatch(line);
     }
     if (process.env.TEST_POSTGRES_URL) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TEST_ADMIN_KEY, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
 import { rpc } from './mcp.support.js';
+import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, validTask } from './support/app.js';
 
 /**
  * Agent input that used to produce a 500 (issue 15, defects 5 and 9): numbers JSON cannot hold,

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
-import { createChangeFeed, type Change } from '../src/store/change-feed.js';
+import { type Change, createChangeFeed } from '../src/store/change-feed.js';
 import { STORES, useTestApp } from './support/app.js';
 
 /** A TCP proxy to PostgreSQL that a test can cut and restore (an outage without touching the server). */

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Change } from '../src/store/change-feed.js';
-import { STORES, postJson, useTestApp, type TestApp } from './support/app.js';
 import { adminGet, patchOk, submit } from './operator.support.js';
+import { postJson, STORES, type TestApp, useTestApp } from './support/app.js';
 
 /** Collects what a feed tells, and waits for a change matching a predicate. */
 function recorder(t: TestApp) {

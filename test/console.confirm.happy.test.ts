@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './support/browser.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, startTestApp, type TestApp } from './support/app.js';
 import { postForm, signIn } from './console.support.js';
-import { adminGet, taskIn, type Json } from './operator.support.js';
+import { adminGet, type Json, taskIn } from './operator.support.js';
+import { STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, TestClock } from './support/app.js';
+import { launchBrowser } from './support/browser.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TestClock, useTestApp } from './support/app.js';
-import { adminGet, submit, taskIn, type Json } from './operator.support.js';
 import { postForm, signIn } from './console.support.js';
+import { adminGet, type Json, submit, taskIn } from './operator.support.js';
+import { STORES, TestClock, useTestApp } from './support/app.js';
 
 describe.each(STORES)('operator console refusals on %s', (store) => {
   let cookie: string;
@@ -90,11 +90,28 @@ describe.each(STORES)('operator console refusals on %s', (store) => {
 
   it('retries a failed mail and refuses to retry one that did not fail', async () => {
     const now = '2030-03-10T10:00:00.000Z';
-    const row = { kind: 'task_accepted', recipient: 'agent@mail.example-agent.dev', reply_to: null, subject: 'Accepted', text_body: 'x', html_body: null, task_id: null, message_id: null, attempts: 5, next_attempt_at: now, locked_until: null, created_at: now, sent_at: null };
-    await t.store.db.insertInto('outbox').values([
-      { ...row, id: 'mail-console-failed', status: 'failed', last_error: '550 mailbox unavailable' },
-      { ...row, id: 'mail-console-sent', status: 'sent', last_error: null },
-    ]).execute();
+    const row = {
+      kind: 'task_accepted',
+      recipient: 'agent@mail.example-agent.dev',
+      reply_to: null,
+      subject: 'Accepted',
+      text_body: 'x',
+      html_body: null,
+      task_id: null,
+      message_id: null,
+      attempts: 5,
+      next_attempt_at: now,
+      locked_until: null,
+      created_at: now,
+      sent_at: null,
+    };
+    await t.store.db
+      .insertInto('outbox')
+      .values([
+        { ...row, id: 'mail-console-failed', status: 'failed', last_error: '550 mailbox unavailable' },
+        { ...row, id: 'mail-console-sent', status: 'sent', last_error: null },
+      ])
+      .execute();
     const list = await (await fetch(`${t.url}/operator/outbox?status=failed`, { headers: { cookie } })).text();
     expect(list).toContain('550 mailbox unavailable');
     const retried = await act('/operator/outbox/mail-console-failed/retry');

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../src/receipts/verify.js';
-import { useBrowser } from './support/browser.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, postJson, useTestApp } from './support/app.js';
-import { adminGet, patchOk, submit, type Json } from './operator.support.js';
 import { signIn } from './console.support.js';
+import { adminGet, type Json, patchOk, submit } from './operator.support.js';
+import { postJson, STORES, TEST_ADMIN_KEY, TestClock, useTestApp } from './support/app.js';
+import { useBrowser } from './support/browser.js';
 
 const SHOTS = process.env.CONSOLE_SCREENSHOTS;
 
@@ -48,10 +48,19 @@ describe.each(STORES)('operator console in a browser on %s', (store) => {
       delivery: 'status_poll',
       contact_email: undefined,
       requester: 'route-planner-agent',
-      description: 'Walk to the bakery at 12 Main Street, Springfield and check whether it opens on Sunday mornings. Success: opening hours with a photo of the sign.',
+      description:
+        'Walk to the bakery at 12 Main Street, Springfield and check whether it opens on Sunday mornings. Success: opening hours with a photo of the sign.',
     });
-    const other = await submit(t, { task_type: 'ai_output_review', description: 'Read three product descriptions and say which one sounds most natural to a native speaker.', requester: 'copy-bot' });
-    await postJson(`${t.url}/api/v1/messages`, { message: `Question about ${other}: can you also check tone?`, reply_to: 'agent@mail.example-agent.dev', subject: 'Tone' });
+    const other = await submit(t, {
+      task_type: 'ai_output_review',
+      description: 'Read three product descriptions and say which one sounds most natural to a native speaker.',
+      requester: 'copy-bot',
+    });
+    await postJson(`${t.url}/api/v1/messages`, {
+      message: `Question about ${other}: can you also check tone?`,
+      reply_to: 'agent@mail.example-agent.dev',
+      subject: 'Tone',
+    });
 
     const page = await signedIn();
     const cookies = await page.context().cookies();
@@ -103,7 +112,11 @@ describe.each(STORES)('operator console in a browser on %s', (store) => {
 
   it('rejects with a canned reason and shows messages naming the task', async () => {
     const id = await submit(t, { description: 'Find out the home address of the person who runs this account.' });
-    await postJson(`${t.url}/api/v1/messages`, { message: `Please withdraw ${id}, we no longer need it.`, reply_to: 'agent@mail.example-agent.dev', subject: 'Withdraw' });
+    await postJson(`${t.url}/api/v1/messages`, {
+      message: `Please withdraw ${id}, we no longer need it.`,
+      reply_to: 'agent@mail.example-agent.dev',
+      subject: 'Withdraw',
+    });
     const page = await signedIn({ mobile: true });
     // The queue flags a task that a message asks to withdraw.
     expect(await textOf(page.locator(`a[href="/operator/tasks/${id}"] .badge.danger`))).toBe('Withdrawal?');

@@ -1,9 +1,8 @@
-
 import { describe, expect, it } from 'vitest';
-import { useBrowser } from './support/browser.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, useTestApp } from './support/app.js';
-import { submit, taskIn, type Json } from './operator.support.js';
 import { postForm, signIn } from './console.support.js';
+import { type Json, submit, taskIn } from './operator.support.js';
+import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, TestClock, useTestApp } from './support/app.js';
+import { useBrowser } from './support/browser.js';
 
 const HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> Please check "the" shop & report `hours`.';
 
@@ -14,7 +13,11 @@ describe.each(STORES)('operator console security on %s', (store) => {
 
   it('renders a description carrying <script> as text, in the queue and on the task', async () => {
     const id = await submit(t, { description: HOSTILE, requester: '<b>bold-bot</b>', location_detail: '<i>Main St</i>' });
-    await postJson(`${t.url}/api/v1/messages`, { message: `About ${id}: <script>window.__pwned = 3</script>`, reply_to: 'agent@mail.example-agent.dev', subject: '<img src=x onerror="window.__pwned=4">' });
+    await postJson(`${t.url}/api/v1/messages`, {
+      message: `About ${id}: <script>window.__pwned = 3</script>`,
+      reply_to: 'agent@mail.example-agent.dev',
+      subject: '<img src=x onerror="window.__pwned=4">',
+    });
     const context = await browser.newContext();
     const page = await context.newPage();
     const scriptErrors: string[] = [];
@@ -158,13 +161,23 @@ describe.each(STORES)('operator console security on %s', (store) => {
   });
 
   it('keeps the JSON API answering 415 to form bodies', async () => {
-    const res = await fetch(`${t.url}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'task_type=data_collection&description=hello+there+world' });
+    const res = await fetch(`${t.url}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'task_type=data_collection&description=hello+there+world',
+    });
     expect(res.status).toBe(415);
     expect(((await res.json()) as Json).error).toBe('unsupported_media_type');
   });
 
   it('only redirects back inside the console after sign-in', async () => {
-    for (const next of ['//evil.example-attacker.dev/operator', 'https://evil.example-attacker.dev/', '/operatorx', '/api/v1/admin/tasks', '/operator\\@evil']) {
+    for (const next of [
+      '//evil.example-attacker.dev/operator',
+      'https://evil.example-attacker.dev/',
+      '/operatorx',
+      '/api/v1/admin/tasks',
+      '/operator\\@evil',
+    ]) {
       const res = await postForm(t, '/operator/login', { key: TEST_ADMIN_KEY, next });
       expect(res.headers.get('location'), next).toBe('/operator');
     }

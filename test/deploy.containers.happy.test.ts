@@ -134,7 +134,9 @@ describe('Dockerfile (hadolint-style rules)', () => {
   });
 
   it('keeps secrets, data and local installs out of the build context', () => {
-    const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim());
     for (const entry of ['node_modules', 'data', '.env', '.git', '*.db']) expect(ignored).toContain(entry);
   });
 

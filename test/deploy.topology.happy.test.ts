@@ -1,12 +1,12 @@
 import type { JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../src/receipts/verify.js';
-import { startTestApp, validTask, type TestApp } from './support/app.js';
-import { startBalancer, type Balancer } from './support/balancer.js';
-import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';
 import { ADMIN, type Json } from './operator.support.js';
-import { startReceiver, type Receiver } from './webhooks.support.js';
 import type { TestClock } from './support/app.js';
+import { startTestApp, type TestApp, validTask } from './support/app.js';
+import { type Balancer, startBalancer } from './support/balancer.js';
+import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';
+import { type Receiver, startReceiver } from './webhooks.support.js';
 
 const OPERATOR = 'operator@ops.example-agent.dev';
 const NOTES = 'Open Sundays 8:00-12:00; sign photographed.';
@@ -25,7 +25,16 @@ describe.runIf(process.env.TEST_POSTGRES_URL)('two instances behind a balancer o
   beforeAll(async () => {
     smtp = await startSmtpServer();
     receiver = await startReceiver();
-    const env = { TRUST_PROXY: '1', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '3000', SMTP_URL: smtp.url, OPERATOR_EMAIL: OPERATOR, MAIL_POLL_MS: '50', DAILY_TASK_CAP: '1000', AUTO_BLOCK_REFUSALS: '1000' };
+    const env = {
+      TRUST_PROXY: '1',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_TIMEOUT_MS: '3000',
+      SMTP_URL: smtp.url,
+      OPERATOR_EMAIL: OPERATOR,
+      MAIL_POLL_MS: '50',
+      DAILY_TASK_CAP: '1000',
+      AUTO_BLOCK_REFUSALS: '1000',
+    };
     a = await startTestApp({ store: 'postgres', limits: 'production', env, background: true });
     b = await startTestApp({ store: 'postgres', limits: 'production', env, background: true, shareDatabaseWith: a });
     lb = await startBalancer([a.url, b.url]);

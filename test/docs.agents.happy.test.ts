@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TEST_ADMIN_KEY, postJson, useTestApp } from './support/app.js';
 import { connectClient } from './mcp.support.js';
+import { postJson, STORES, TEST_ADMIN_KEY, useTestApp } from './support/app.js';
 
 /**
  * Issue 14: what an agent that only read llms.txt needs to know, in the llms.txt structure;
@@ -85,7 +85,9 @@ describe.each(STORES)('documents for agents on %s', (store) => {
     expect(fromApi).toBeDefined();
     examples.push(JSON.parse(fromApi ?? '{}') as Json);
     const client = await connectClient(t);
-    const tool = (await client.callTool({ name: 'get_human_services', arguments: {} })) as unknown as { structuredContent: { services: Array<{ example_request: Json }> } };
+    const tool = (await client.callTool({ name: 'get_human_services', arguments: {} })) as unknown as {
+      structuredContent: { services: Array<{ example_request: Json }> };
+    };
     await client.close();
     examples.push(...tool.structuredContent.services.map((s) => s.example_request));
     let n = 0;
@@ -128,12 +130,24 @@ describe.each(STORES)('documents for agents on %s', (store) => {
     const client = { 'x-forwarded-for': '203.0.113.200' };
     const body = { task_type: 'data_collection', description: 'Count the benches in the central park, please.', delivery: 'status_poll' };
     expect((await postJson(`${t.url}/api/v1/tasks`, body, client)).status).toBe(202);
-    const refused = (await (await postJson(`${t.url}/api/v1/tasks`, { ...body, description: 'Count the lamp posts along Elm Road, please.' }, client)).json()) as { message: string };
+    const refused = (await (
+      await postJson(`${t.url}/api/v1/tasks`, { ...body, description: 'Count the lamp posts along Elm Road, please.' }, client)
+    ).json()) as { message: string };
     expect(refused.message).toContain('Limit reached: 1 task with delivery status_poll per day');
-    const created = (await (await postJson(`${t.url}/api/v1/tasks`, { ...body, description: 'Photograph the bus timetable at the Elm Road stop.' }, { 'x-forwarded-for': '203.0.113.201' })).json()) as { task_id: string };
+    const created = (await (
+      await postJson(
+        `${t.url}/api/v1/tasks`,
+        { ...body, description: 'Photograph the bus timetable at the Elm Road stop.' },
+        { 'x-forwarded-for': '203.0.113.201' },
+      )
+    ).json()) as { task_id: string };
     const admin = { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' };
     await fetch(`${t.url}/api/v1/admin/tasks/${created.task_id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ status: 'accepted' }) });
-    const res = await fetch(`${t.url}/api/v1/admin/tasks/${created.task_id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ status: 'submitted' }) });
+    const res = await fetch(`${t.url}/api/v1/admin/tasks/${created.task_id}`, {
+      method: 'PATCH',
+      headers: admin,
+      body: JSON.stringify({ status: 'submitted' }),
+    });
     expect(res.status).toBe(409);
     expect(((await res.json()) as { message: string }).message).toMatch(/^An accepted task can move to/);
   });

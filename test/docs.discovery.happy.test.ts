@@ -3,8 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../src/domain/canonical.js';
 import { SERVER_CARD_PATHS, SERVER_CARD_SCHEMA } from '../src/mcp/card.js';
 import { SERVICE_VERSION } from '../src/version.js';
-import { STORES, useTestApp } from './support/app.js';
 import { connectClient } from './mcp.support.js';
+import { STORES, useTestApp } from './support/app.js';
 
 /**
  * Discovery in its current forms (issue 14): the A2A v1 agent card at
@@ -30,9 +30,11 @@ describe.each(STORES)('discovery documents on %s', (store) => {
     const res = await fetch(`${t.url}/.well-known/agent-card.json`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    for (const field of ['name', 'description', 'version', 'supportedInterfaces', 'capabilities', 'defaultInputModes', 'defaultOutputModes', 'skills']) expect(card, field).toHaveProperty(field);
+    for (const field of ['name', 'description', 'version', 'supportedInterfaces', 'capabilities', 'defaultInputModes', 'defaultOutputModes', 'skills'])
+      expect(card, field).toHaveProperty(field);
     expect(card.version).toBe(SERVICE_VERSION);
-    for (const field of ['name', 'description', 'version', 'defaultInputModes', 'defaultOutputModes', 'skills', 'provider']) expect(card[field], field).toEqual(manifest[field]);
+    for (const field of ['name', 'description', 'version', 'defaultInputModes', 'defaultOutputModes', 'skills', 'provider'])
+      expect(card[field], field).toEqual(manifest[field]);
     expect(card).not.toHaveProperty('url');
     const interfaces = card.supportedInterfaces as Array<{ url: string; protocolBinding: string; protocolVersion: string }>;
     expect(interfaces.map((i) => i.protocolBinding)).toEqual(['MCP', 'REST']);
@@ -51,11 +53,16 @@ describe.each(STORES)('discovery documents on %s', (store) => {
     expect(jwks.keys.map((k) => k.kid)).toContain(header.kid);
     const { signatures: _s, ...unsigned } = card;
     const keys = createLocalJWKSet(jwks);
-    const verified = await flattenedVerify({ protected: signature?.protected ?? '', payload: b64url(canonicalJson(unsigned)), signature: signature?.signature ?? '' }, keys);
+    const verified = await flattenedVerify(
+      { protected: signature?.protected ?? '', payload: b64url(canonicalJson(unsigned)), signature: signature?.signature ?? '' },
+      keys,
+    );
     expect(JSON.parse(new TextDecoder().decode(verified.payload))).toEqual(unsigned);
     // A changed card does not verify.
     const tampered = { ...unsigned, name: 'Someone else' };
-    await expect(flattenedVerify({ protected: signature?.protected ?? '', payload: b64url(canonicalJson(tampered)), signature: signature?.signature ?? '' }, keys)).rejects.toThrow();
+    await expect(
+      flattenedVerify({ protected: signature?.protected ?? '', payload: b64url(canonicalJson(tampered)), signature: signature?.signature ?? '' }, keys),
+    ).rejects.toThrow();
   });
 
   it('serves one MCP server card at every path, in the current server-card form', async () => {

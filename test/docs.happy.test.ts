@@ -3,8 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { publicLimits } from '../src/docs/limits.js';
 import { TASK_TYPES } from '../src/domain/task.js';
 import { API_VERSION, SERVICE_VERSION } from '../src/version.js';
-import { arr, at, getJson, getText, obj, walkServices, type Json } from './docs.support.js';
-import { STORES, TestClock, postJson, startTestApp, validTask, useTestApp, writeTask } from './support/app.js';
+import { arr, at, getJson, getText, type Json, obj, walkServices } from './docs.support.js';
+import { postJson, STORES, startTestApp, TestClock, useTestApp, validTask, writeTask } from './support/app.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 const TOOL_NAMES = ['get_human_services', 'submit_human_task', 'check_task_status', 'message_human_operator'];
@@ -102,7 +102,11 @@ describe.each(STORES)('discovery documents on %s', (store) => {
     const card = await fetch(`${t.url}/.well-known/mcp`);
     if (card.status === 200) {
       const body = (await card.json()) as Json;
-      expect(arr(body, 'tools').map((tool) => tool.name).sort()).toEqual([...TOOL_NAMES].sort());
+      expect(
+        arr(body, 'tools')
+          .map((tool) => tool.name)
+          .sort(),
+      ).toEqual([...TOOL_NAMES].sort());
       expect(body.version).toBe(pkg.version);
     }
   });

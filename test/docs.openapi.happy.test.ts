@@ -1,15 +1,22 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openApiPath, registeredRoutes } from '../src/docs/openapi.js';
-import { arr, at, getJson, obj, type Json } from './docs.support.js';
-import { STORES, TEST_ADMIN_KEY, postJson, validTask, useTestApp } from './support/app.js';
+import { arr, at, getJson, type Json, obj } from './docs.support.js';
+import { postJson, STORES, TEST_ADMIN_KEY, useTestApp, validTask } from './support/app.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const RATE_LIMITED = new Set(['read', 'task', 'message']);
 
 /** Routes for people or plumbing, which the document leaves out on purpose. */
 function isHidden(route: { method: string; url: string; schema: { hide?: boolean } | undefined }): boolean {
-  return route.schema?.hide === true || route.method === 'HEAD' || route.method === 'OPTIONS' || route.url.includes('*') || route.url === '/operator' || route.url.startsWith('/operator/');
+  return (
+    route.schema?.hide === true ||
+    route.method === 'HEAD' ||
+    route.method === 'OPTIONS' ||
+    route.url.includes('*') ||
+    route.url === '/operator' ||
+    route.url.startsWith('/operator/')
+  );
 }
 
 describe.each(STORES)('the OpenAPI document on %s', (store) => {
@@ -151,13 +158,15 @@ describe.each(STORES)('the OpenAPI document on %s', (store) => {
     expect(at(operation('GET', '/mcp'), 'responses.405.headers.Allow')).toBeDefined();
     // Every operation can be refused for its URL (NUL, bad encoding): 400 is documented everywhere.
     for (const [path, item] of Object.entries(obj(resolved, 'paths'))) {
-      for (const [method, op] of Object.entries(obj(item))) expect(Object.keys(obj(op, 'responses')), `${method} ${path}`).toEqual(expect.arrayContaining(['400', '500', '503']));
+      for (const [method, op] of Object.entries(obj(item)))
+        expect(Object.keys(obj(op, 'responses')), `${method} ${path}`).toEqual(expect.arrayContaining(['400', '500', '503']));
     }
   });
 
   it('states what the validation accepts: nullable optional inputs and contact_email unless status_poll', () => {
     const input = obj(doc, 'components.schemas.TaskInput');
-    for (const field of ['deadline', 'requester', 'budget_usd', 'location_detail', 'contact_email', 'delivery']) expect(at(input, `properties.${field}.nullable`), field).toBe(true);
+    for (const field of ['deadline', 'requester', 'budget_usd', 'location_detail', 'contact_email', 'delivery'])
+      expect(at(input, `properties.${field}.nullable`), field).toBe(true);
     expect(input.anyOf).toEqual([
       { required: ['contact_email'], properties: { contact_email: { type: 'string' } } },
       { required: ['delivery'], properties: { delivery: { type: 'string', enum: ['status_poll'] } } },
@@ -177,7 +186,11 @@ describe.each(STORES)('the OpenAPI document on %s', (store) => {
       { method: 'POST', path: '/api/v1/tasks', send: () => postJson(`${t.url}/api/v1/tasks`, validTask()) },
       { method: 'POST', path: '/api/v1/tasks', send: () => postJson(`${t.url}/api/v1/tasks`, '{not json') },
       { method: 'POST', path: '/api/v1/tasks', send: () => postJson(`${t.url}/api/v1/tasks`, { task_type: 'nope' }) },
-      { method: 'POST', path: '/api/v1/tasks', send: () => fetch(`${t.url}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' }) },
+      {
+        method: 'POST',
+        path: '/api/v1/tasks',
+        send: () => fetch(`${t.url}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' }),
+      },
       { method: 'POST', path: '/api/v1/tasks', send: () => postJson(`${t.url}/api/v1/tasks`, { ...validTask(), description: 'x'.repeat(70_000) }) },
       { method: 'GET', path: '/api/v1/tasks/{task_id}', send: () => fetch(`${t.url}/api/v1/tasks/${id}`) },
       { method: 'POST', path: '/api/v1/messages', send: () => postJson(`${t.url}/api/v1/messages`, { message: 'hi' }) },
@@ -186,8 +199,16 @@ describe.each(STORES)('the OpenAPI document on %s', (store) => {
       { method: 'GET', path: '/api/v1/health', send: () => fetch(`${t.url}/api/v1/health`) },
       { method: 'GET', path: '/agent.json', send: () => fetch(`${t.url}/agent.json`) },
       { method: 'GET', path: '/api/v1/admin/tasks', send: () => fetch(`${t.url}/api/v1/admin/tasks`) },
-      { method: 'GET', path: '/api/v1/admin/tasks', send: () => fetch(`${t.url}/api/v1/admin/tasks`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } }) },
-      { method: 'PATCH', path: '/api/v1/tasks/{task_id}', send: () => fetch(`${t.url}/api/v1/tasks/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{}' }) },
+      {
+        method: 'GET',
+        path: '/api/v1/admin/tasks',
+        send: () => fetch(`${t.url}/api/v1/admin/tasks`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } }),
+      },
+      {
+        method: 'PATCH',
+        path: '/api/v1/tasks/{task_id}',
+        send: () => fetch(`${t.url}/api/v1/tasks/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{}' }),
+      },
     ];
     for (const c of cases) {
       const res = await c.send();

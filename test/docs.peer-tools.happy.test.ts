@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_ADMIN_KEY, validTask, useTestApp } from './support/app.js';
+import { TEST_ADMIN_KEY, useTestApp, validTask } from './support/app.js';
 import { freePort, waitForServer } from './support/net.js';
 
 /**
@@ -44,7 +44,9 @@ describe('the OpenAPI document through peer tools', () => {
     writeFileSync(path.join(dir, '.spectral.yaml'), 'extends: ["spectral:oas"]\n');
     const port = await freePort();
     prismUrl = `http://127.0.0.1:${port}`;
-    prism = spawn(path.join(BIN, 'prism'), ['proxy', file, t.url, '--errors', '--cors=false', '-p', String(port), '-h', '127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    prism = spawn(path.join(BIN, 'prism'), ['proxy', file, t.url, '--errors', '--cors=false', '-p', String(port), '-h', '127.0.0.1'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     prism.stdout?.on('data', (chunk: Buffer) => {
       prismLog += chunk.toString();
     });
@@ -60,24 +62,41 @@ describe('the OpenAPI document through peer tools', () => {
   });
 
   it('Redocly lint: no error, and only the warnings this file allows', async () => {
-    const result = await run(path.join(BIN, 'redocly'), ['lint', file, '--format=json'], { cwd: dir, maxBuffer: 16 << 20 }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
-    const report = JSON.parse(result.stdout.slice(result.stdout.indexOf('{'))) as { problems: Array<{ ruleId: string; severity: string; message: string; location: Array<{ pointer?: string }> }> };
+    const result = await run(path.join(BIN, 'redocly'), ['lint', file, '--format=json'], { cwd: dir, maxBuffer: 16 << 20 }).catch(
+      (error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }),
+    );
+    const report = JSON.parse(result.stdout.slice(result.stdout.indexOf('{'))) as {
+      problems: Array<{ ruleId: string; severity: string; message: string; location: Array<{ pointer?: string }> }>;
+    };
     const findings: Finding[] = report.problems.map((p) => ({ rule: p.ruleId, severity: p.severity, where: p.location[0]?.pointer ?? '', message: p.message }));
     const allowed = (f: Finding) =>
-      f.severity === 'warn' && (f.rule === 'info-license' || f.rule === 'no-server-example.com' || (f.rule === 'operation-2xx-response' && f.where === '#/paths/~1mcp/get/responses'));
+      f.severity === 'warn' &&
+      (f.rule === 'info-license' || f.rule === 'no-server-example.com' || (f.rule === 'operation-2xx-response' && f.where === '#/paths/~1mcp/get/responses'));
     expect(findings.filter((f) => !allowed(f))).toEqual([]);
   }, 90_000);
 
   it('Spectral spectral:oas: no error and no warning but the one this file allows', async () => {
-    const result = await run(path.join(BIN, 'spectral'), ['lint', file, '-r', path.join(dir, '.spectral.yaml'), '-f', 'json', '--quiet'], { cwd: dir, maxBuffer: 16 << 20 }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+    const result = await run(path.join(BIN, 'spectral'), ['lint', file, '-r', path.join(dir, '.spectral.yaml'), '-f', 'json', '--quiet'], {
+      cwd: dir,
+      maxBuffer: 16 << 20,
+    }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
     const report = JSON.parse(result.stdout.trim() || '[]') as Array<{ code: string; severity: number; message: string; path: string[] }>;
-    const findings = report.map((p) => ({ rule: p.code, severity: ['error', 'warn', 'info', 'hint'][p.severity] ?? String(p.severity), where: p.path.join('.'), message: p.message }));
+    const findings = report.map((p) => ({
+      rule: p.code,
+      severity: ['error', 'warn', 'info', 'hint'][p.severity] ?? String(p.severity),
+      where: p.path.join('.'),
+      message: p.message,
+    }));
     const allowed = (f: Finding) => f.rule === 'operation-success-response' && f.where === 'paths./mcp.get.responses';
     expect(findings.filter((f) => !allowed(f) && (f.severity === 'error' || f.severity === 'warn'))).toEqual([]);
   }, 90_000);
 
   /** Sends a request through Prism; fails on any violation Prism reports. */
-  async function through(method: string, route: string, init: { body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; body: unknown }> {
+  async function through(
+    method: string,
+    route: string,
+    init: { body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; body: unknown }> {
     const res = await fetch(`${prismUrl}${route}`, {
       method,
       headers: { accept: 'application/json', ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },
@@ -102,22 +121,47 @@ describe('the OpenAPI document through peer tools', () => {
     const submitted = await through('POST', '/api/v1/tasks', { body: validTask({ deadline: null, requester: null, budget_usd: null }) });
     expect(submitted.status).toBe(202);
     const id = (submitted.body as { task_id: string }).task_id;
-    expect((await through('POST', '/api/v1/tasks', { body: { task_type: 'data_collection', description: 'Count the benches in the central park.', delivery: 'status_poll' } })).status).toBe(202);
+    expect(
+      (
+        await through('POST', '/api/v1/tasks', {
+          body: { task_type: 'data_collection', description: 'Count the benches in the central park.', delivery: 'status_poll' },
+        })
+      ).status,
+    ).toBe(202);
     expect((await through('GET', `/api/v1/tasks/${id}`)).status).toBe(200);
-    expect((await through('POST', '/api/v1/messages', { body: { message: `A question about ${id}.`, reply_to: 'agent@mail.example-agent.dev' } })).status).toBe(201);
+    expect((await through('POST', '/api/v1/messages', { body: { message: `A question about ${id}.`, reply_to: 'agent@mail.example-agent.dev' } })).status).toBe(
+      201,
+    );
     const page = await through('GET', '/api/v1/services?limit=2');
     expect(page.status).toBe(200);
     const cursor = (page.body as { next_cursor: string | null }).next_cursor;
     if (cursor) expect((await through('GET', `/api/v1/services?limit=2&cursor=${encodeURIComponent(cursor)}`)).status).toBe(200);
-    for (const doc of ['/agent.json', '/.well-known/human.json', '/.well-known/capabilities.json', '/.well-known/services.json', '/.well-known/jwks.json', '/.well-known/mcp', '/llms.txt', '/api.md']) {
+    for (const doc of [
+      '/agent.json',
+      '/.well-known/human.json',
+      '/.well-known/capabilities.json',
+      '/.well-known/services.json',
+      '/.well-known/jwks.json',
+      '/.well-known/mcp',
+      '/llms.txt',
+      '/api.md',
+    ]) {
       expect((await through('GET', doc)).status, doc).toBe(200);
     }
     expect((await through('GET', '/api/v1/admin/tasks', { headers: admin })).status).toBe(200);
     expect((await through('GET', `/api/v1/admin/tasks/${id}`, { headers: admin })).status).toBe(200);
-    expect((await through('PATCH', `/api/v1/admin/tasks/${id}`, { headers: admin, body: { status: 'accepted', eta: '2030-03-12T12:00:00Z' } })).status).toBe(200);
-    expect((await through('PATCH', `/api/v1/tasks/${id}`, { headers: admin, body: { status: 'delivered', operator_notes: 'Open on Sundays from 8 to 12.' } })).status).toBe(200);
+    expect((await through('PATCH', `/api/v1/admin/tasks/${id}`, { headers: admin, body: { status: 'accepted', eta: '2030-03-12T12:00:00Z' } })).status).toBe(
+      200,
+    );
+    expect(
+      (await through('PATCH', `/api/v1/tasks/${id}`, { headers: admin, body: { status: 'delivered', operator_notes: 'Open on Sundays from 8 to 12.' } }))
+        .status,
+    ).toBe(200);
     expect((await through('GET', `/api/v1/tasks/${id}`)).body).toMatchObject({ status: 'delivered' });
-    const block = await through('POST', '/api/v1/admin/blocklist', { headers: admin, body: { kind: 'domain', value: 'spam.example-agent.dev', reason: 'test' } });
+    const block = await through('POST', '/api/v1/admin/blocklist', {
+      headers: admin,
+      body: { kind: 'domain', value: 'spam.example-agent.dev', reason: 'test' },
+    });
     expect(block.status).toBe(201);
     expect((await through('GET', '/api/v1/admin/blocklist', { headers: admin })).status).toBe(200);
     expect((await through('DELETE', `/api/v1/admin/blocklist/${(block.body as { id: string }).id}`, { headers: admin })).status).toBe(204);
@@ -130,18 +174,32 @@ describe('the OpenAPI document through peer tools', () => {
     expect((await through('POST', '/api/v1/tasks', { body: task })).status).toBe(202);
     expect((await through('POST', '/api/v1/tasks', { body: task })).body).toMatchObject({ error: 'duplicate_task' });
     expect((await through('POST', '/api/v1/tasks', { body: validTask({ deadline: '2020-01-01T00:00:00Z' }) })).status).toBe(422);
-    expect((await through('POST', '/api/v1/tasks', { body: { task_type: 'data_collection', description: 'Count the lamp posts on Elm Road.', delivery: 'status_poll' } })).body).toMatchObject({ error: 'rate_limited' });
+    expect(
+      (
+        await through('POST', '/api/v1/tasks', {
+          body: { task_type: 'data_collection', description: 'Count the lamp posts on Elm Road.', delivery: 'status_poll' },
+        })
+      ).body,
+    ).toMatchObject({ error: 'rate_limited' });
     expect((await through('GET', `/api/v1/tasks/task-2030-${'0'.repeat(32)}`)).body).toMatchObject({ error: 'task_not_found' });
     expect((await through('GET', '/api/v1/services?cursor=forged.cursor')).body).toMatchObject({ error: 'invalid_cursor' });
     expect((await through('GET', '/mcp')).body).toMatchObject({ error: 'method_not_allowed' });
     expect((await through('DELETE', '/api/v1/admin/blocklist/no-such-entry', { headers: admin })).body).toMatchObject({ error: 'not_found' });
-    expect((await through('PATCH', `/api/v1/admin/tasks/task-2030-${'0'.repeat(32)}`, { headers: admin, body: { status: 'accepted' } })).body).toMatchObject({ error: 'task_not_found' });
+    expect((await through('PATCH', `/api/v1/admin/tasks/task-2030-${'0'.repeat(32)}`, { headers: admin, body: { status: 'accepted' } })).body).toMatchObject({
+      error: 'task_not_found',
+    });
     const open = (await through('POST', '/api/v1/tasks', { body: validTask() })).body as { task_id: string };
-    expect((await through('PATCH', `/api/v1/tasks/${open.task_id}`, { headers: admin, body: { status: 'delivered', operator_notes: 'x' } })).body).toMatchObject({ error: 'invalid_transition' });
+    expect(
+      (await through('PATCH', `/api/v1/tasks/${open.task_id}`, { headers: admin, body: { status: 'delivered', operator_notes: 'x' } })).body,
+    ).toMatchObject({ error: 'invalid_transition' });
   }, 60_000);
 
   it('Prism enforces the document: a task without contact_email and without status_poll is refused before the service', async () => {
-    const res = await fetch(`${prismUrl}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ task_type: 'data_collection', description: 'Count the benches in the park.' }) });
+    const res = await fetch(`${prismUrl}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ task_type: 'data_collection', description: 'Count the benches in the park.' }),
+    });
     expect(res.status).toBe(422);
     expect(await res.text()).toContain('stoplight.io/prism/errors#UNPROCESSABLE_ENTITY');
     expect(prismLog).not.toMatch(/Violation|VIOLATIONS/);

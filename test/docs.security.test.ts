@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTS } from '../src/docs/endpoints.js';
 import { getText } from './docs.support.js';
-import { STORES, TEST_ADMIN_KEY, postJson, validTask, useTestApp } from './support/app.js';
+import { postJson, STORES, TEST_ADMIN_KEY, useTestApp, validTask } from './support/app.js';
 
 const OPERATOR_EMAIL = 'operator-private@mail.example-operator.dev';
 const CONTACT = 'secret-requester@mail.example-agent.dev';

@@ -33,7 +33,11 @@ export async function getJson(t: TestApp, path: string, headers: Record<string, 
   return (await res.json()) as Json;
 }
 
-export async function getText(t: TestApp, path: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string; text: string; headers: Headers }> {
+export async function getText(
+  t: TestApp,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; type: string; text: string; headers: Headers }> {
   const res = await fetch(`${t.url}${path}`, { headers });
   return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text(), headers: res.headers };
 }

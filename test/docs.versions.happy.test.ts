@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
-import type { ApiVersion } from '../src/docs/versions.js';
 import { initDeps } from '../src/deps.js';
+import type { ApiVersion } from '../src/docs/versions.js';
 import { SERVICE_VERSION } from '../src/version.js';
 import { arr, getJson, type Json } from './docs.support.js';
-import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
+import { STORES, startTestApp, type TestApp, TestClock } from './support/app.js';
 
 /**
  * The versioning machinery, exercised with a test-only "v0" that is deprecated in favour of v1:

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { useTestApp } from './support/app.js';
 import { getJson, getText, type Json } from './docs.support.js';
 import { connectClient } from './mcp.support.js';
+import { useTestApp } from './support/app.js';
 
 /** Every document tells an agent how to wait for a result instead of polling (issue 11, part 5). */
 describe('documents: how to wait', () => {

@@ -24,7 +24,13 @@ const BODIES: (string | undefined)[] = [
   JSON.stringify({ kind: 'ip', value: 'not-an-ip', expires_at: 'never' }),
   JSON.stringify({ kind: 'email', value: 'x'.repeat(5000) }),
   JSON.stringify({ task_type: 'data_collection', description: '\u0000'.repeat(20), delivery: 'status_poll' }),
-  JSON.stringify({ task_type: 'data_collection', description: 'Count the benches in the park.', deadline: '9999-12-31T23:59:59Z', delivery: 'status_poll', budget_usd: 1e308 }),
+  JSON.stringify({
+    task_type: 'data_collection',
+    description: 'Count the benches in the park.',
+    deadline: '9999-12-31T23:59:59Z',
+    delivery: 'status_poll',
+    budget_usd: 1e308,
+  }),
   JSON.stringify({ message: '\uD800\uDC00'.repeat(10), reply_to: 'a@b' }),
   JSON.stringify({ status: 'accepted', eta: '2031-01-01T00:00:00Z', operator_notes: 'a\u0000b' }),
   JSON.stringify({ operator_notes: '\u0000' }),
@@ -35,10 +41,22 @@ const BODIES: (string | undefined)[] = [
   JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'check_task_status', arguments: { task_id: '../../x' } } }),
   JSON.stringify({ jsonrpc: '2.0', method: 'nope' }),
   JSON.stringify(Array.from({ length: 50 }, () => ({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))),
-  '{"a":' .repeat(2000) + '1' + '}'.repeat(2000),
+  '{"a":'.repeat(2000) + '1' + '}'.repeat(2000),
 ];
 
-const QUERIES = ['', '?limit=0', '?limit=-1', '?limit=abc', '?limit=1e400', '?cursor=%00', '?cursor=' + 'A'.repeat(500), '?status=nope', '?id=%3Cscript%3E', '?limit=2&limit=3', '?days=-5'];
+const QUERIES = [
+  '',
+  '?limit=0',
+  '?limit=-1',
+  '?limit=abc',
+  '?limit=1e400',
+  '?cursor=%00',
+  '?cursor=' + 'A'.repeat(500),
+  '?status=nope',
+  '?id=%3Cscript%3E',
+  '?limit=2&limit=3',
+  '?days=-5',
+];
 
 const CONTENT_TYPES = ['application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1'];
 

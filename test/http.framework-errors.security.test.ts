@@ -117,7 +117,11 @@ describe.each(STORES)('errors of the URL itself on %s', (store) => {
       [{ method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"__proto__":{"x":1}}' }, 400, 'invalid_json'],
       [{ method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' }, 415, 'unsupported_media_type'],
       [{ method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<a/>' }, 415, 'unsupported_media_type'],
-      [{ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ description: 'x'.repeat(70_000) }) }, 413, 'payload_too_large'],
+      [
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ description: 'x'.repeat(70_000) }) },
+        413,
+        'payload_too_large',
+      ],
     ];
     for (const [init, status, error] of cases) {
       const res = await fetch(`${t.url}/api/v1/tasks`, init);
@@ -139,8 +143,17 @@ describe('the framework error table', () => {
 
   it('covers every FST_ERR code Fastify raises while handling a request', () => {
     const errors = createRequire(import.meta.url)('fastify/lib/errors.js') as Record<string, unknown>;
-    const requestTime = ['FST_ERR_BAD_URL', 'FST_ERR_MAX_PARAM_LENGTH', 'FST_ERR_ASYNC_CONSTRAINT', 'FST_ERR_VALIDATION', 'FST_ERR_HANDLER_TIMEOUT', 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE'];
-    const ctp = Object.keys(errors).filter((code) => /^FST_ERR_CTP_(BODY_TOO_LARGE|INVALID_MEDIA_TYPE|INVALID_CONTENT_LENGTH|EMPTY_JSON_BODY|INVALID_JSON_BODY)$/.test(code));
+    const requestTime = [
+      'FST_ERR_BAD_URL',
+      'FST_ERR_MAX_PARAM_LENGTH',
+      'FST_ERR_ASYNC_CONSTRAINT',
+      'FST_ERR_VALIDATION',
+      'FST_ERR_HANDLER_TIMEOUT',
+      'FST_ERR_ROUTE_MISSING_CONTENT_TYPE',
+    ];
+    const ctp = Object.keys(errors).filter((code) =>
+      /^FST_ERR_CTP_(BODY_TOO_LARGE|INVALID_MEDIA_TYPE|INVALID_CONTENT_LENGTH|EMPTY_JSON_BODY|INVALID_JSON_BODY)$/.test(code),
+    );
     expect(ctp).toHaveLength(5);
     for (const code of [...requestTime, ...ctp]) {
       expect(Object.keys(errors), code).toContain(code);

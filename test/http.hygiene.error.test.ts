@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { postJson, startTestApp, type TestApp, validTask } from './support/app.js';
 import { sharedDnsServer } from './support/dns-server.js';
 
 /**

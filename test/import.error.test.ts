@@ -22,7 +22,13 @@ describe.each(STORES)('task import refusals on %s', (store) => {
       good,
       'not an object',
       openRecord('submitted', { task_id: 'task-2025-NOTHEX', created_at: '2025-05-01T08:00:00Z' }),
-      deliveredRecord({ status: 'accepted', status_history: [{ status: 'submitted', at: '2025-02-01T09:00:00.000Z' }, { status: 'accepted', at: '2025-02-01T10:00:00.000Z' }] }),
+      deliveredRecord({
+        status: 'accepted',
+        status_history: [
+          { status: 'submitted', at: '2025-02-01T09:00:00.000Z' },
+          { status: 'accepted', at: '2025-02-01T10:00:00.000Z' },
+        ],
+      }),
       openRecord('submitted', {
         created_at: '2025-02-30T08:00:00.000Z',
         status_history: [{ status: 'submitted', at: '2025-02-30T08:00:00.000Z' }],

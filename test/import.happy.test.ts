@@ -1,13 +1,30 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { deliveredRecord, FOREIGN_ISS, importOk, openRecord, rejectedRecord, type Json } from './import.support.js';
+import { deliveredRecord, FOREIGN_ISS, importOk, type Json, openRecord, rejectedRecord } from './import.support.js';
 import { adminGet, patchOk } from './operator.support.js';
 import { STORES, useTestApp } from './support/app.js';
 
 /** The public fields of a record, as GET /api/v1/tasks/{id} must return them. */
 const PUBLIC_FIELDS = [
-  'task_id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'requester', 'source',
-  'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'receipt', 'deliverable_sha256', 'receipt_issued_at',
+  'task_id',
+  'status',
+  'task_type',
+  'description',
+  'location_required',
+  'location_detail',
+  'deadline',
+  'output_format',
+  'requester',
+  'source',
+  'created_at',
+  'updated_at',
+  'status_history',
+  'operator_notes',
+  'seen_by_operator_at',
+  'eta',
+  'receipt',
+  'deliverable_sha256',
+  'receipt_issued_at',
 ];
 const pick = (record: Json) => Object.fromEntries(PUBLIC_FIELDS.filter((f) => f in record).map((f) => [f, record[f]]));
 

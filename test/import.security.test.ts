@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deliveredRecord, importOk, importTasks, openRecord } from './import.support.js';
 import { signIn } from './console.support.js';
+import { deliveredRecord, importOk, importTasks, openRecord } from './import.support.js';
 import { STORES, useTestApp } from './support/app.js';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -32,8 +32,15 @@ describe.each(STORES)('task import, untrusted input on %s', (store) => {
 
   it('answers odd records per record and odd bodies with the contract error, never a 500', async () => {
     const odd: unknown[] = [
-      null, 42, [], {}, { task_id: null }, openRecord('submitted', { status_history: 'x' }), openRecord('submitted', { status_history: [null] }),
-      openRecord('submitted', { budget_usd: -1 }), openRecord('submitted', { receipt: 'x'.repeat(20000) }),
+      null,
+      42,
+      [],
+      {},
+      { task_id: null },
+      openRecord('submitted', { status_history: 'x' }),
+      openRecord('submitted', { status_history: [null] }),
+      openRecord('submitted', { budget_usd: -1 }),
+      openRecord('submitted', { receipt: 'x'.repeat(20000) }),
       openRecord('submitted', { task_id: `task-2025-${'a'.repeat(65)}` }),
     ];
     const result = await importOk(t, odd);
@@ -46,7 +53,11 @@ describe.each(STORES)('task import, untrusted input on %s', (store) => {
       const res = await importTasks(t, body);
       expect(res.status).toBe(400);
     }
-    const text = await fetch(`${t.url}/api/v1/admin/tasks/import`, { method: 'POST', headers: { 'content-type': 'text/plain', authorization: 'Bearer test-admin-key-0123456789' }, body: 'x' });
+    const text = await fetch(`${t.url}/api/v1/admin/tasks/import`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', authorization: 'Bearer test-admin-key-0123456789' },
+      body: 'x',
+    });
     expect(text.status).toBe(415);
   });
 });

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STORES, startTestApp, useTestApp } from './support/app.js';
-import { submit } from './operator.support.js';
 import { etagOf, readTask } from './longpoll.support.js';
+import { submit } from './operator.support.js';
+import { STORES, startTestApp, useTestApp } from './support/app.js';
 
 describe.each(STORES)('conditional reads and long-poll, bad input, on %s', (store) => {
   const t = useTestApp({ store });

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { STORES, startTestApp, useTestApp } from './support/app.js';
-import { adminGet, patchOk, submit } from './operator.support.js';
 import { etagOf, heldCount, readTask, sleep } from './longpoll.support.js';
+import { adminGet, patchOk, submit } from './operator.support.js';
+import { STORES, startTestApp, useTestApp } from './support/app.js';
 
 describe.each(STORES)('conditional reads on %s', (store) => {
   const t = useTestApp({ store });

@@ -1,10 +1,10 @@
 import http from 'node:http';
-import { describe, expect, it } from 'vitest';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { STORES, useTestApp } from './support/app.js';
-import { patchOk, submit } from './operator.support.js';
+import { describe, expect, it } from 'vitest';
 import { etagOf, heldCount, readTask } from './longpoll.support.js';
 import { connectClient } from './mcp.support.js';
+import { patchOk, submit } from './operator.support.js';
+import { STORES, useTestApp } from './support/app.js';
 
 describe.each(STORES)('conditional reads and waits, security, on %s', (store) => {
   const t = useTestApp({ store });

@@ -1,12 +1,12 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RELAXED_LIMITS, TEST_ADMIN_KEY, postJson, validTask } from './support/app.js';
+import { postJson, RELAXED_LIMITS, TEST_ADMIN_KEY, validTask } from './support/app.js';
 import { freePort, waitForServer } from './support/net.js';
-import { startSmtpServer, waitUntil, type TestSmtpServer } from './support/smtp.js';
+import { startSmtpServer, type TestSmtpServer, waitUntil } from './support/smtp.js';
 
 /**
  * A worker killed mid-send (issue 15, defect 7): the real entry point is SIGKILLed while its mail
@@ -45,7 +45,16 @@ describe('a worker killed in the middle of a send', () => {
       const port = await freePort();
       return {
         port,
-        vars: { ...RELAXED_LIMITS, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_KEY: TEST_ADMIN_KEY, SMTP_URL: smtp.url, OPERATOR_EMAIL: OPERATOR, MAIL_POLL_MS: '100' },
+        vars: {
+          ...RELAXED_LIMITS,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          DATA_DIR: dataDir,
+          ADMIN_KEY: TEST_ADMIN_KEY,
+          SMTP_URL: smtp.url,
+          OPERATOR_EMAIL: OPERATOR,
+          MAIL_POLL_MS: '100',
+        },
       };
     };
     smtp.setDataDelay(30_000);
@@ -58,7 +67,11 @@ describe('a worker killed in the middle of a send', () => {
     // Wait until the mail is claimed and its message has reached the SMTP server's DATA phase.
     const db = new SQLite(path.join(dataDir, 'service.db'), { readonly: true });
     try {
-      await waitUntil(() => (db.prepare("select count(*) as n from outbox where locked_until is not null and status = 'pending'").get() as { n: number }).n === 1, 10_000, 'the claim');
+      await waitUntil(
+        () => (db.prepare("select count(*) as n from outbox where locked_until is not null and status = 'pending'").get() as { n: number }).n === 1,
+        10_000,
+        'the claim',
+      );
     } finally {
       db.close();
     }

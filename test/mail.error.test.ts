@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBackground } from '../src/background.js';
 import { loadConfig } from '../src/config.js';
-import { listOutbox } from '../src/services/outbox-admin.js';
 import { retryDelayMs } from '../src/services/mail-worker.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
-import { startSmtpServer, waitUntil, type TestSmtpServer } from './support/smtp.js';
+import { listOutbox } from '../src/services/outbox-admin.js';
+import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, TestClock, useTestApp, validTask } from './support/app.js';
+import { startSmtpServer, type TestSmtpServer, waitUntil } from './support/smtp.js';
 
 const OPERATOR = 'operator@ops.example-service.dev';
 const admin = { authorization: `Bearer ${TEST_ADMIN_KEY}` };
@@ -21,10 +21,14 @@ async function mailOf(t: TestApp, taskId: string) {
 
 /** Waits until the task's operator mail satisfies `check`. */
 function waitForRow(t: TestApp, taskId: string, check: (row: Awaited<ReturnType<typeof mailOf>>) => boolean, what: string) {
-  return waitUntil(async () => {
-    const row = await mailOf(t, taskId);
-    return check(row) ? row : undefined;
-  }, 10_000, what);
+  return waitUntil(
+    async () => {
+      const row = await mailOf(t, taskId);
+      return check(row) ? row : undefined;
+    },
+    10_000,
+    what,
+  );
 }
 
 const mailEnv = (smtp: TestSmtpServer, extra: Record<string, string> = {}) => ({

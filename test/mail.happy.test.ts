@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { JSONWebKeySet } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../src/receipts/verify.js';
-import type { JSONWebKeySet } from 'jose';
-import { STORES, TEST_ADMIN_KEY, postJson, validTask, type TestApp, useTestApp, smtpOf } from './support/app.js';
-import { driveTransition, parseMail, waitUntil, type ReceivedMail, } from './support/smtp.js';
+import { postJson, STORES, smtpOf, TEST_ADMIN_KEY, type TestApp, useTestApp, validTask } from './support/app.js';
+import { driveTransition, parseMail, type ReceivedMail, waitUntil } from './support/smtp.js';
 
 const BASE_URL = 'https://hitl.example-service.dev';
 const OPERATOR = 'operator@ops.example-service.dev';
@@ -26,11 +26,11 @@ const about = (id: string) => (mail: ReceivedMail) => mail.text.includes(id);
 
 describe.each(STORES)('lifecycle mail over SMTP on %s', (store) => {
   const t = useTestApp({
-      store,
-      smtp: true,
-      background: true,
-      env: { OPERATOR_EMAIL: OPERATOR, MAIL_FROM: FROM, BASE_URL, MAIL_POLL_MS: '20' },
-    });
+    store,
+    smtp: true,
+    background: true,
+    env: { OPERATOR_EMAIL: OPERATOR, MAIL_FROM: FROM, BASE_URL, MAIL_POLL_MS: '20' },
+  });
   const smtp = smtpOf(t);
 
   it('mails the operator every new task, with its details and a console link', async () => {
@@ -75,7 +75,12 @@ describe.each(STORES)('lifecycle mail over SMTP on %s', (store) => {
     const id = await submit(t);
     await smtp.waitFor(1, about(id));
     const text = `Please cancel ${id}, plans changed.\nThanks!`;
-    const res = await postJson(`${t.url}/api/v1/messages`, { message: text, reply_to: 'ops@agents.example-agent.dev', from: 'planner-bot', subject: 'Withdrawal' });
+    const res = await postJson(`${t.url}/api/v1/messages`, {
+      message: text,
+      reply_to: 'ops@agents.example-agent.dev',
+      from: 'planner-bot',
+      subject: 'Withdrawal',
+    });
     expect(res.status).toBe(201);
     const messageId = ((await res.json()) as { message_id: string }).message_id;
     const [mail] = await smtp.waitFor(1, (m) => m.text.includes(messageId));

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startBackground, type Background } from '../src/background.js';
-import { STORES, TEST_ADMIN_KEY, postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { type Background, startBackground } from '../src/background.js';
+import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, validTask } from './support/app.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';
 
 /**
@@ -37,13 +37,20 @@ describe.each(STORES)('mail priority under a small daily cap on %s', (store) => 
   it('sends the acceptance first, keeps cap room for it, and digests the notifications', async () => {
     smtp = await startSmtpServer();
     // One at a time, so the order of arrival is the order of claiming.
-    t = await startTestApp({ store, env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: OPERATOR, DAILY_EMAIL_CAP: '6', MAIL_POLL_MS: '20', TRUST_PROXY: '1', MAIL_CONCURRENCY: '1' } });
+    t = await startTestApp({
+      store,
+      env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: OPERATOR, DAILY_EMAIL_CAP: '6', MAIL_POLL_MS: '20', TRUST_PROXY: '1', MAIL_CONCURRENCY: '1' },
+    });
     // One task (a notification), then eight messages from eight addresses (eight notifications),
     // then the acceptance: queued last, while the worker is not running.
     const created = await postJson(`${t.url}/api/v1/tasks`, validTask({ contact_email: REQUESTER }));
     const { task_id } = (await created.json()) as { task_id: string };
     for (let i = 0; i < 8; i += 1) {
-      const sent = await postJson(`${t.url}/api/v1/messages`, { message: `Question number ${i} for the operator`, reply_to: `q${i}@agents.example-agent.dev` }, { 'x-forwarded-for': `198.51.100.${i + 1}` });
+      const sent = await postJson(
+        `${t.url}/api/v1/messages`,
+        { message: `Question number ${i} for the operator`, reply_to: `q${i}@agents.example-agent.dev` },
+        { 'x-forwarded-for': `198.51.100.${i + 1}` },
+      );
       expect(sent.status).toBe(201);
     }
     await accept(t, task_id);

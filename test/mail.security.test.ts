@@ -7,8 +7,8 @@ import { headerText, isSafeAddress, maskAddress } from '../src/mail/sanitize.js'
 import { startOutboxWorker } from '../src/services/mail-worker.js';
 import type { MessageRow } from '../src/store/messages-repo.js';
 import { findTask } from '../src/store/tasks-repo.js';
-import { STORES, postJson, startTestApp, validTask, type TestApp, useTestApp, smtpOf } from './support/app.js';
-import { driveTransition, startSmtpServer, waitUntil, type ReceivedMail, type TestSmtpServer } from './support/smtp.js';
+import { postJson, STORES, smtpOf, startTestApp, type TestApp, useTestApp, validTask } from './support/app.js';
+import { driveTransition, type ReceivedMail, startSmtpServer, type TestSmtpServer, waitUntil } from './support/smtp.js';
 
 const OPERATOR = 'operator@ops.example-service.dev';
 const FROM = 'tasks@hitl.example-service.dev';
@@ -148,7 +148,20 @@ describe('header sanitizing helpers', () => {
 
   it('accepts plain mailboxes only', () => {
     expect(isSafeAddress('agent.smith+tag@mail.example-agent.dev')).toBe(true);
-    for (const bad of ['a@b', 'a b@c.dev', 'a@b.dev\r\n', 'a@b.dev, c@d.dev', '<a@b.dev>', '"a"@b.dev', 'a@-b.dev', '@b.dev', 'a@', null, undefined, `${'a'.repeat(65)}@b.dev`]) {
+    for (const bad of [
+      'a@b',
+      'a b@c.dev',
+      'a@b.dev\r\n',
+      'a@b.dev, c@d.dev',
+      '<a@b.dev>',
+      '"a"@b.dev',
+      'a@-b.dev',
+      '@b.dev',
+      'a@',
+      null,
+      undefined,
+      `${'a'.repeat(65)}@b.dev`,
+    ]) {
       expect(isSafeAddress(bad), String(bad)).toBe(false);
     }
   });
@@ -203,7 +216,11 @@ describe.each(STORES)('two workers on one %s store', (store) => {
     expect(smtp.received).toHaveLength(ids.length);
     const messageIds = smtp.received.map((m) => m.parsed.messageId);
     expect(new Set(messageIds).size).toBe(ids.length);
-    for (const id of ids) expect(smtp.received.filter((m) => m.text.includes(id)), id).toHaveLength(1);
+    for (const id of ids)
+      expect(
+        smtp.received.filter((m) => m.text.includes(id)),
+        id,
+      ).toHaveLength(1);
     const rows = await a.store.db.selectFrom('outbox').select(['attempts', 'claim_token']).execute();
     expect(rows.every((r) => r.attempts === 1 && r.claim_token === null)).toBe(true);
   });

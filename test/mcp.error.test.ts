@@ -1,8 +1,7 @@
-
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, validTask, useTestApp } from './support/app.js';
-import { MCP_ACCEPT, call, connectClient, rpc, texts, toolsCall, type Json, useMcpClient } from './mcp.support.js';
+import { call, connectClient, type Json, MCP_ACCEPT, rpc, texts, toolsCall, useMcpClient } from './mcp.support.js';
+import { postJson, STORES, startTestApp, useTestApp, validTask } from './support/app.js';
 
 /** A refusal is a result: isError, the REST error body as structuredContent and JSON text, and a hint. */
 function expectRefusal(result: Awaited<ReturnType<typeof call>>, code: string): Json {

@@ -1,9 +1,8 @@
-
 import { describe, expect, it } from 'vitest';
 import { publicLimits } from '../src/docs/limits.js';
 import { TASK_TYPES } from '../src/domain/task.js';
-import { STORES, postJson, validTask, useTestApp } from './support/app.js';
-import { call, rpc, texts, toolsCall, type Json, useMcpClient } from './mcp.support.js';
+import { call, type Json, rpc, texts, toolsCall, useMcpClient } from './mcp.support.js';
+import { postJson, STORES, useTestApp, validTask } from './support/app.js';
 
 const TOOL_NAMES = ['get_human_services', 'submit_human_task', 'check_task_status', 'message_human_operator'];
 
@@ -31,7 +30,9 @@ describe.each(STORES)('MCP tool server on %s', (store) => {
     expect(props.task_type?.enum).toEqual([...TASK_TYPES]);
     expect(props.description).toMatchObject({ type: 'string', minLength: t.config.limits.descriptionMin, maxLength: t.config.limits.descriptionMax });
     expect(props.location_detail).toMatchObject({ maxLength: t.config.limits.locationDetailMax });
-    expect(Object.keys(props)).toEqual(expect.arrayContaining(['contact_email', 'delivery', 'deadline', 'output_format', 'requester', 'budget_usd', 'idempotency_key']));
+    expect(Object.keys(props)).toEqual(
+      expect.arrayContaining(['contact_email', 'delivery', 'deadline', 'output_format', 'requester', 'budget_usd', 'idempotency_key']),
+    );
     // Descriptions tell a model the call is asynchronous, what is refused and how to poll.
     expect(submit.description).toMatch(/Asynchronous/);
     expect(submit.description).toMatch(/status_poll/);
@@ -147,10 +148,7 @@ describe.each(STORES)('MCP tool server on %s', (store) => {
   });
 
   it('answers a JSON-RPC batch, and notifications alone with 202', async () => {
-    const batch = await rpc(t, [
-      { jsonrpc: '2.0', id: 'a', method: 'tools/list' },
-      toolsCall('get_human_services'),
-    ]);
+    const batch = await rpc(t, [{ jsonrpc: '2.0', id: 'a', method: 'tools/list' }, toolsCall('get_human_services')]);
     expect(batch.status).toBe(200);
     const answers = (await batch.json()) as { id: unknown; result: Json }[];
     expect(answers).toHaveLength(2);

@@ -1,7 +1,6 @@
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, TEST_ADMIN_KEY, postJson, startTestApp, validTask, type TestApp, useTestApp } from './support/app.js';
-import { call, rawPost, rpc, texts, toolsCall, type Json, useMcpClient } from './mcp.support.js';
+import { call, type Json, rawPost, rpc, texts, toolsCall, useMcpClient } from './mcp.support.js';
+import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, useTestApp, validTask } from './support/app.js';
 
 const PUBLIC_BASE = 'https://tasks.example-operator.dev';
 const LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
@@ -99,7 +98,11 @@ describe.each(STORES)('MCP tool safety on %s', (store) => {
   });
 
   it('applies the blocklist to MCP callers exactly as to REST callers', async () => {
-    const block = await postJson(`${t.url}/api/v1/admin/blocklist`, { kind: 'requester', value: 'Blocked MCP Bot', reason: 'test' }, { authorization: `Bearer ${TEST_ADMIN_KEY}` });
+    const block = await postJson(
+      `${t.url}/api/v1/admin/blocklist`,
+      { kind: 'requester', value: 'Blocked MCP Bot', reason: 'test' },
+      { authorization: `Bearer ${TEST_ADMIN_KEY}` },
+    );
     expect(block.status).toBe(201);
     const result = await call(client, 'submit_human_task', validTask({ requester: 'blocked mcp bot' }));
     expect(result.isError).toBe(true);

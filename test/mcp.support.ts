@@ -13,7 +13,10 @@ export const MCP_ACCEPT = 'application/json, text/event-stream';
 /** An SDK client that has done the initialize handshake against the test app. */
 /** One MCP client for a suite, connected to `t` in beforeAll and closed in afterAll. */
 export function useMcpClient(t: TestApp): Client {
-  return useSuiteResource(() => connectClient(t), (client) => client.close());
+  return useSuiteResource(
+    () => connectClient(t),
+    (client) => client.close(),
+  );
 }
 
 export async function connectClient(t: TestApp): Promise<Client> {

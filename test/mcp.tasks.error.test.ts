@@ -1,8 +1,8 @@
 import { CallToolResultSchema, CreateTaskResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { STORES, useTestApp, validTask } from './support/app.js';
+import { call, type Json, rpc, useMcpClient } from './mcp.support.js';
 import { patchOk } from './operator.support.js';
-import { call, rpc, useMcpClient, type Json } from './mcp.support.js';
+import { STORES, useTestApp, validTask } from './support/app.js';
 
 async function mcpError(promise: Promise<unknown>): Promise<McpError> {
   const error = await promise.then(

@@ -1,10 +1,10 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, CallToolResultSchema, RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { STORES, TestClock, startTestApp, useTestApp, validTask } from './support/app.js';
-import { patchOk } from './operator.support.js';
-import { call, connectClient, useMcpClient, type Json } from './mcp.support.js';
 import { heldCount, sleep } from './longpoll.support.js';
+import { call, connectClient, type Json, useMcpClient } from './mcp.support.js';
+import { patchOk } from './operator.support.js';
+import { STORES, startTestApp, TestClock, useTestApp, validTask } from './support/app.js';
 
 /** Submits through a task-augmented call (the SDK's experimental tasks API) and returns the MCP task. */
 async function submitAsTask(client: Client, args: Json = validTask()) {

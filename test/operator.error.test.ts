@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_STATUSES } from '../src/domain/task.js';
+import { ADMIN, adminGet, type Json, patch, patchOk, submit, taskIn } from './operator.support.js';
 import { STORES, TestClock, useTestApp } from './support/app.js';
-import { ADMIN, adminGet, patch, patchOk, submit, taskIn, type Json } from './operator.support.js';
 
 const ALLOWED = new Set([
   'submitted>accepted',
@@ -142,13 +142,24 @@ describe.each(STORES)('operator transitions and refusals on %s', (store) => {
     const array = await patch(t, id, [{ status: 'accepted' }]);
     expect(array.status).toBe(400);
     expect(((await array.json()) as Json).error).toBe('malformed_request');
-    const form = await fetch(`${t.url}/api/v1/tasks/${id}`, { method: 'PATCH', headers: { ...ADMIN, 'content-type': 'application/x-www-form-urlencoded' }, body: 'status=accepted' });
+    const form = await fetch(`${t.url}/api/v1/tasks/${id}`, {
+      method: 'PATCH',
+      headers: { ...ADMIN, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'status=accepted',
+    });
     expect(form.status).toBe(415);
     expect(((await form.json()) as Json).error).toBe('unsupported_media_type');
   });
 
   it('answers 400 malformed_request for a bad limit, status or days', async () => {
-    for (const query of ['/api/v1/admin/tasks?limit=0', '/api/v1/admin/tasks?limit=201', '/api/v1/admin/tasks?limit=ten', '/api/v1/admin/tasks?status=done', '/api/v1/admin/messages?limit=-1', '/api/v1/admin/stats?days=0']) {
+    for (const query of [
+      '/api/v1/admin/tasks?limit=0',
+      '/api/v1/admin/tasks?limit=201',
+      '/api/v1/admin/tasks?limit=ten',
+      '/api/v1/admin/tasks?status=done',
+      '/api/v1/admin/messages?limit=-1',
+      '/api/v1/admin/stats?days=0',
+    ]) {
       const res = await adminGet(t, query);
       expect(res.status, query).toBe(400);
       const body = (await res.json()) as { error: string; details: string[] };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { STORES, TestClock, postJson, useTestApp } from './support/app.js';
-import { adminGet, patch, patchOk, submit, taskIn, type Json } from './operator.support.js';
+import { adminGet, type Json, patch, patchOk, submit, taskIn } from './operator.support.js';
+import { postJson, STORES, TestClock, useTestApp } from './support/app.js';
 
 describe.each(STORES)('operator admin API on %s', (store) => {
   const clock = new TestClock('2030-03-10T10:00:00.000Z');
@@ -101,7 +101,13 @@ describe.each(STORES)('operator admin API on %s', (store) => {
     expect(delivered.receipt).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
 
     const pub = (await (await fetch(`${t.url}/api/v1/tasks/${id}`)).json()) as Json;
-    expect(pub).toMatchObject({ status: 'delivered', operator_notes: notes, receipt: delivered.receipt, receipt_issued_at: deliveredAt, eta: '2030-03-12T17:00:00.000Z' });
+    expect(pub).toMatchObject({
+      status: 'delivered',
+      operator_notes: notes,
+      receipt: delivered.receipt,
+      receipt_issued_at: deliveredAt,
+      eta: '2030-03-12T17:00:00.000Z',
+    });
     expect(pub.deliverable_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect((pub.status_history as Json[]).map((h) => h.status)).toEqual(['submitted', 'accepted', 'delivered']);
   });
@@ -153,7 +159,12 @@ describe.each(STORES)('operator admin API on %s', (store) => {
   it('lists messages newest first with the task ids they name, and shows them on the task', async () => {
     const id = await submit(t);
     clock.advance(1000);
-    const first = await postJson(`${t.url}/api/v1/messages`, { message: `Please withdraw ${id}, no longer needed.`, reply_to: 'agent@mail.example-agent.dev', from: 'planner', subject: 'Withdraw' });
+    const first = await postJson(`${t.url}/api/v1/messages`, {
+      message: `Please withdraw ${id}, no longer needed.`,
+      reply_to: 'agent@mail.example-agent.dev',
+      from: 'planner',
+      subject: 'Withdraw',
+    });
     expect(first.status).toBe(201);
     clock.advance(1000);
     await postJson(`${t.url}/api/v1/messages`, { message: 'A general question about coverage.', reply_to: 'agent@mail.example-agent.dev' });
@@ -186,7 +197,14 @@ describe.each(STORES)('operator admin API on %s', (store) => {
     const all = (await (await adminGet(t, '/api/v1/admin/tasks?limit=200')).json()) as { tasks: Json[] };
     const count = (s: string) => all.tasks.filter((x) => x.status === s).length;
     expect(stats.window_days).toBe(30);
-    expect(stats.counts_by_status).toMatchObject({ submitted: count('submitted'), accepted: count('accepted'), delivered: count('delivered'), rejected: count('rejected'), under_review: 0, in_progress: 0 });
+    expect(stats.counts_by_status).toMatchObject({
+      submitted: count('submitted'),
+      accepted: count('accepted'),
+      delivered: count('delivered'),
+      rejected: count('rejected'),
+      under_review: 0,
+      in_progress: 0,
+    });
     expect(stats.open_queue).toBe(count('submitted') + count('accepted'));
     expect(stats.time_to_first_view_seconds.samples).toBeGreaterThan(0);
     expect(stats.time_to_acceptance_seconds.samples).toBe(all.tasks.filter((x) => x.accepted_at !== null).length);

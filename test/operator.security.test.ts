@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, adminGet, type Json, patch, submit, taskIn } from './operator.support.js';
 import { STORES, TEST_ADMIN_KEY, useTestApp } from './support/app.js';
-import { ADMIN, adminGet, patch, submit, taskIn, type Json } from './operator.support.js';
 
 const BAD_AUTH: [string, Record<string, string>][] = [
   ['no header', {}],
@@ -73,7 +73,11 @@ describe.each(STORES)('operator API security on %s', (store) => {
   });
 
   it('still refuses a PATCH with the key sent in the query string', async () => {
-    const res = await fetch(`${t.url}/api/v1/tasks/${taskId}?key=${TEST_ADMIN_KEY}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{"status":"accepted"}' });
+    const res = await fetch(`${t.url}/api/v1/tasks/${taskId}?key=${TEST_ADMIN_KEY}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: '{"status":"accepted"}',
+    });
     expect(res.status).toBe(401);
     expect((await patch(t, taskId, { status: 'accepted' }, { headers: ADMIN })).status).toBe(200);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { durationStats, taskStats } from '../src/services/stats.js';
-import { STORES, TestClock, useTestApp } from './support/app.js';
 import { adminGet, patchOk, submit } from './operator.support.js';
+import { STORES, TestClock, useTestApp } from './support/app.js';
 
 describe('durationStats', () => {
   it('gives nearest-rank median and p90 in whole seconds, null without samples', () => {

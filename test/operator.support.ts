@@ -1,4 +1,4 @@
-import { TEST_ADMIN_KEY, postJson, validTask, type TestApp } from './support/app.js';
+import { postJson, TEST_ADMIN_KEY, type TestApp, validTask } from './support/app.js';
 
 /** Helpers shared by the operator, receipts and console suites. */
 
@@ -16,7 +16,12 @@ export async function adminGet(t: TestApp, path: string, headers: Record<string,
   return fetch(`${t.url}${path}`, { headers });
 }
 
-export async function patch(t: TestApp, taskId: string, body: unknown, options: { path?: 'public' | 'admin'; headers?: Record<string, string> } = {}): Promise<Response> {
+export async function patch(
+  t: TestApp,
+  taskId: string,
+  body: unknown,
+  options: { path?: 'public' | 'admin'; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const url = options.path === 'admin' ? `${t.url}/api/v1/admin/tasks/${taskId}` : `${t.url}/api/v1/tasks/${taskId}`;
   return fetch(url, {
     method: 'PATCH',

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { useTestApp } from './support/app.js';
 import { runCli } from './receipts.support.js';
+import { useTestApp } from './support/app.js';
 
 describe('backup and restore refusals', () => {
   const t = useTestApp({ store: 'sqlite' });

@@ -4,9 +4,9 @@ import path from 'node:path';
 import type { JSONWebKeySet } from 'jose';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../src/receipts/verify.js';
-import { startTestApp, useTestApp, type TestApp } from './support/app.js';
-import { ADMIN, submit, taskIn, type Json } from './operator.support.js';
+import { ADMIN, type Json, submit, taskIn } from './operator.support.js';
 import { runCli } from './receipts.support.js';
+import { startTestApp, type TestApp, useTestApp } from './support/app.js';
 
 const NOTES = 'The bakery is open 8:00–12:00 on Sundays.';
 

@@ -3,8 +3,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../src/domain/errors.js';
 import { isStoreFault } from '../src/store/faults.js';
-import { startTestApp, type TestApp } from './support/app.js';
 import { adminGet } from './operator.support.js';
+import { startTestApp, type TestApp } from './support/app.js';
 
 describe('GET /metrics while the store does not answer', () => {
   let t: TestApp;

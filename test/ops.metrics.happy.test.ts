@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { adminGet, submit, taskIn } from './operator.support.js';
 import { STORES, TestClock, useTestApp } from './support/app.js';
-import { ADMIN, adminGet, submit, taskIn } from './operator.support.js';
 
 /** The value of one sample line (`name{labels} value`) in a Prometheus text body, or undefined. */
 function sample(body: string, name: string, labels = ''): number | undefined {

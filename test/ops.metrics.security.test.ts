@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { STORES, useTestApp } from './support/app.js';
 import { adminGet, submit } from './operator.support.js';
+import { STORES, useTestApp } from './support/app.js';
 
 describe.each(STORES)('GET /metrics security on %s', (store) => {
   const t = useTestApp({ store });

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { STORES, startTestApp, useTestApp, type TestApp } from './support/app.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORES, startTestApp, type TestApp, useTestApp } from './support/app.js';
 
 interface ErrorBody {
   error: string;

@@ -2,9 +2,9 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { runRetention } from '../src/services/retention.js';
-import { STORES, TestClock, useTestApp } from './support/app.js';
 import { findTask } from '../src/store/tasks-repo.js';
-import { adminGet, patchOk, submit, type Json } from './operator.support.js';
+import { adminGet, type Json, patchOk, submit } from './operator.support.js';
+import { STORES, TestClock, useTestApp } from './support/app.js';
 
 describe('RETENTION_DAYS configuration', () => {
   it('refuses a value that is not a whole number of days, naming the variable', () => {

@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../src/receipts/verify.js';
 import { runRetention } from '../src/services/retention.js';
 import { findTask } from '../src/store/tasks-repo.js';
-import { STORES, TestClock, postJson, useTestApp, validTask } from './support/app.js';
-import { adminGet, patchOk, submit, type Json } from './operator.support.js';
-import { signIn } from './console.support.js';
 import { storedRows, uploadOk } from './attachments.support.js';
+import { signIn } from './console.support.js';
+import { adminGet, type Json, patchOk, submit } from './operator.support.js';
+import { postJson, STORES, TestClock, useTestApp, validTask } from './support/app.js';
 
 const DAY = 86_400_000;
 const CONTACT = 'agent@mail.example-agent.dev';
@@ -31,8 +31,14 @@ describe.each(STORES)('retention on %s', (store) => {
     const keyed = await postJson(`${t.url}/api/v1/tasks`, validTask(), { 'idempotency-key': 'retention-key-1' });
     expect(keyed.status).toBe(202);
     // An automatic block that ends tomorrow, and a permanent one.
-    for (const [id, expires] of [['blk-expiring', '2030-01-02T10:00:00.000Z'], ['blk-permanent', null]] as const) {
-      await t.store.db.insertInto('blocklist').values({ id, kind: 'requester', value: id, reason: null, source: 'auto', created_at: clock.now().toISOString(), expires_at: expires }).execute();
+    for (const [id, expires] of [
+      ['blk-expiring', '2030-01-02T10:00:00.000Z'],
+      ['blk-permanent', null],
+    ] as const) {
+      await t.store.db
+        .insertInto('blocklist')
+        .values({ id, kind: 'requester', value: id, reason: null, source: 'auto', created_at: clock.now().toISOString(), expires_at: expires })
+        .execute();
     }
     // A callback URL, as the webhook feature stores it.
     await t.store.db.updateTable('tasks').set({ callback_url: 'https://hooks.example-agent.dev/in' }).where('id', 'in', [delivered, open]).execute();

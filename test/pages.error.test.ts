@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STORES, TestClock, type TestApp, useTestApp } from './support/app.js';
+import { STORES, type TestApp, TestClock, useTestApp } from './support/app.js';
 
 function form(fields: Record<string, string>): URLSearchParams {
   return new URLSearchParams(fields);
@@ -18,7 +18,6 @@ async function submit(t: TestApp, fields: Record<string, string>): Promise<{ sta
 }
 
 describe.each(STORES)('the web form and status page refusing on %s', (store) => {
-
   const t = useTestApp({ store });
 
   it('answers 404 with a page, not a bare error, for an unknown or malformed task id', async () => {
@@ -65,7 +64,13 @@ describe.each(STORES)('the web form and status page refusing on %s', (store) => 
   });
 
   it('turns away form fields it does not show: the task stays a web_form task', async () => {
-    const res = await submit(t, { ...GOOD, description: 'Check the price of oat milk at the corner shop today.', source: 'api', budget_usd: '50', warnings: 'x' });
+    const res = await submit(t, {
+      ...GOOD,
+      description: 'Check the price of oat milk at the corner shop today.',
+      source: 'api',
+      budget_usd: '50',
+      warnings: 'x',
+    });
     expect(res.status).toBe(303);
     const id = new URL(String(res.location), t.url).searchParams.get('id') ?? '';
     const task = (await (await fetch(`${t.url}/api/v1/tasks/${id}`)).json()) as { source: string; budget_usd: number | null };
@@ -82,7 +87,12 @@ describe.each(STORES)('the web form and status page refusing on %s', (store) => 
   });
 
   it('answers 415 to a form in another encoding with a page', async () => {
-    const res = await fetch(`${t.url}/tasks`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'task_type=data_collection', redirect: 'manual' });
+    const res = await fetch(`${t.url}/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'task_type=data_collection',
+      redirect: 'manual',
+    });
     expect(res.status).toBe(415);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
   });

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { STORES, postJson, validTask, type TestApp, useTestApp, writeTask } from './support/app.js';
+import { postJson, STORES, type TestApp, useTestApp, validTask, writeTask } from './support/app.js';
 import { useBrowser } from './support/browser.js';
 
 interface ApiTask {
@@ -27,7 +27,6 @@ function idFrom(page: Page): string {
 }
 
 describe.each(STORES)('the web pages in Chromium on %s', (store) => {
-
   const t = useTestApp({ store });
   const browser = useBrowser();
 
@@ -90,7 +89,14 @@ describe.each(STORES)('the web pages in Chromium on %s', (store) => {
     await page.check('input[name=delivery][value=status_poll]');
     await Promise.all([page.waitForURL(/\/tasks\?id=/), page.click('button[type=submit]')]);
     const task = await apiTask(t, idFrom(page));
-    expect(task).toMatchObject({ source: 'web_form', location_required: false, location_detail: null, deadline: null, output_format: 'text_report', requester: '' });
+    expect(task).toMatchObject({
+      source: 'web_form',
+      location_required: false,
+      location_detail: null,
+      deadline: null,
+      output_format: 'text_report',
+      requester: '',
+    });
     await page.close();
   });
 
@@ -116,7 +122,14 @@ describe.each(STORES)('the web pages in Chromium on %s', (store) => {
       await expect(input.getAttribute('aria-invalid'), field).resolves.toBe('true');
       await expect(input.getAttribute('aria-describedby'), field).resolves.toContain(`e-${field}`);
       // The message sits right after its field, inside the same group.
-      const sameGroup = await page.evaluate((f) => document.getElementById(`f-${f}`)?.closest('.field')?.contains(document.getElementById(`e-${f}`)) ?? false, field);
+      const sameGroup = await page.evaluate(
+        (f) =>
+          document
+            .getElementById(`f-${f}`)
+            ?.closest('.field')
+            ?.contains(document.getElementById(`e-${f}`)) ?? false,
+        field,
+      );
       expect(sameGroup, field).toBe(true);
     }
     await expect(page.locator('#e-requester').count()).resolves.toBe(0);

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { STORES, postJson, validTask, useTestApp, writeTask } from './support/app.js';
+import { postJson, STORES, useTestApp, validTask, writeTask } from './support/app.js';
 import { useBrowser } from './support/browser.js';
 
 const SCRIPT = '<script>window.__pwned = true; alert("script")</script>';
@@ -22,14 +22,19 @@ async function watch(page: Page): Promise<() => Promise<void>> {
 }
 
 describe.each(STORES)('agent text on the pages, in Chromium, on %s', (store) => {
-
   const t = useTestApp({ store });
   const browser = useBrowser();
 
   it('shows <script> and <img onerror> in a task as text on the status page', async () => {
     const res = await postJson(
       `${t.url}/api/v1/tasks`,
-      validTask({ description: `Check this: ${SCRIPT} and ${IMG} please.`, location_detail: IMG, requester: ATTR, output_format: SCRIPT, delivery: 'status_poll' }),
+      validTask({
+        description: `Check this: ${SCRIPT} and ${IMG} please.`,
+        location_detail: IMG,
+        requester: ATTR,
+        output_format: SCRIPT,
+        delivery: 'status_poll',
+      }),
     );
     expect(res.status).toBe(202);
     const { task_id } = (await res.json()) as { task_id: string };
@@ -52,7 +57,10 @@ describe.each(STORES)('agent text on the pages, in Chromium, on %s', (store) => 
   });
 
   it('keeps a fence-breaking description inside its fence in markdown', async () => {
-    const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ description: 'Before\n```\n# Injected heading\n[link](javascript:alert(1))\n````\nafter' }));
+    const res = await postJson(
+      `${t.url}/api/v1/tasks`,
+      validTask({ description: 'Before\n```\n# Injected heading\n[link](javascript:alert(1))\n````\nafter' }),
+    );
     const { task_id } = (await res.json()) as { task_id: string };
     const md = await (await fetch(`${t.url}/tasks?id=${task_id}`, { headers: { accept: 'text/markdown' } })).text();
     expect(md).toContain('`````\nBefore\n```\n# Injected heading');

@@ -3,9 +3,9 @@ import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTS } from '../src/docs/endpoints.js';
-import { launchBrowser } from './support/browser.js';
-import { STORES, TEST_ADMIN_KEY, TestClock, postJson, startTestApp, type TestApp } from './support/app.js';
 import { patchOk, submit } from './operator.support.js';
+import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, TestClock } from './support/app.js';
+import { launchBrowser } from './support/browser.js';
 
 const require = createRequire(import.meta.url);
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -21,12 +21,17 @@ async function inspect(page: Page): Promise<PageCheck> {
   return page.evaluate(() => {
     const doc = document.documentElement;
     const small: string[] = [];
-    const controls = document.querySelectorAll('button, .btn, .button, nav a, .tabs a, select, input:not([type=hidden]):not([type=radio]):not([type=checkbox]), summary, .choice, .check');
+    const controls = document.querySelectorAll(
+      'button, .btn, .button, nav a, .tabs a, select, input:not([type=hidden]):not([type=radio]):not([type=checkbox]), summary, .choice, .check',
+    );
     for (const el of Array.from(controls)) {
       const box = (el as HTMLElement).getBoundingClientRect();
       // Not a target: hidden, or visually hidden behind its label (a styled file input).
       if ((box.width <= 1 && box.height <= 1) || getComputedStyle(el).opacity === '0') continue;
-      if (box.height < 43.5) small.push(`${el.tagName.toLowerCase()}.${(el as HTMLElement).className || ''} "${(el.textContent ?? '').trim().slice(0, 30)}" ${Math.round(box.height)}px`);
+      if (box.height < 43.5)
+        small.push(
+          `${el.tagName.toLowerCase()}.${(el as HTMLElement).className || ''} "${(el.textContent ?? '').trim().slice(0, 30)}" ${Math.round(box.height)}px`,
+        );
     }
     // The navigation fits without scrolling of its own.
     for (const nav of Array.from(document.querySelectorAll('nav.main, .nav'))) {
@@ -39,10 +44,22 @@ async function inspect(page: Page): Promise<PageCheck> {
 async function axeViolations(page: Page): Promise<string[]> {
   await page.addScriptTag({ content: AXE });
   const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, options: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: { run: (ctx: Document, options: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
+      }
+    ).axe;
     return axe.run(document, { resultTypes: ['violations'] });
   });
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', ')}`,
+    );
 }
 
 describe.each(STORES)('every page on a phone and a desktop on %s', (store) => {
@@ -60,11 +77,30 @@ describe.each(STORES)('every page on a phone and a desktop on %s', (store) => {
     const delivered = await submit(t, { description: `Delivered task. ${LONG}`, delivery: 'status_poll', contact_email: undefined });
     await patchOk(t, delivered, { status: 'accepted' });
     await patchOk(t, delivered, { status: 'delivered', operator_notes: `Done. ${LONG}` });
-    await postJson(`${t.url}/api/v1/messages`, { message: `Please withdraw ${submitted}. ${LONG}`, reply_to: 'asker@mail.example-agent.dev', subject: 'x'.repeat(150) });
+    await postJson(`${t.url}/api/v1/messages`, {
+      message: `Please withdraw ${submitted}. ${LONG}`,
+      reply_to: 'asker@mail.example-agent.dev',
+      subject: 'x'.repeat(150),
+    });
     acceptedId = accepted;
     submittedId = submitted;
-    paths.public = ['/', '/tasks', ...[submitted, accepted, delivered].map((id) => `/tasks?id=${id}`), '/docs', ...DOCUMENTS.map((d) => `/docs/${d.id}`), '/no/such/page'];
-    paths.console = ['/operator', '/operator?status=all', ...[submitted, accepted, delivered].map((id) => `/operator/tasks/${id}`), '/operator/messages', '/operator/blocklist', '/operator/outbox', '/operator/stats'];
+    paths.public = [
+      '/',
+      '/tasks',
+      ...[submitted, accepted, delivered].map((id) => `/tasks?id=${id}`),
+      '/docs',
+      ...DOCUMENTS.map((d) => `/docs/${d.id}`),
+      '/no/such/page',
+    ];
+    paths.console = [
+      '/operator',
+      '/operator?status=all',
+      ...[submitted, accepted, delivered].map((id) => `/operator/tasks/${id}`),
+      '/operator/messages',
+      '/operator/blocklist',
+      '/operator/outbox',
+      '/operator/stats',
+    ];
   });
   afterAll(async () => {
     await browser?.close();
@@ -73,7 +109,10 @@ describe.each(STORES)('every page on a phone and a desktop on %s', (store) => {
 
   async function context(phone: boolean, signedIn: boolean): Promise<BrowserContext> {
     // bypassCSP only so axe-core can be injected; the pages' own CSP is tested elsewhere.
-    const ctx = await browser.newContext({ bypassCSP: true, ...(phone ? { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : { viewport: { width: 1280, height: 900 } }) });
+    const ctx = await browser.newContext({
+      bypassCSP: true,
+      ...(phone ? { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : { viewport: { width: 1280, height: 900 } }),
+    });
     if (signedIn) {
       const page = await ctx.newPage();
       await page.goto(`${t.url}/operator/login`);
@@ -88,7 +127,10 @@ describe.each(STORES)('every page on a phone and a desktop on %s', (store) => {
   for (const phone of [true, false]) {
     it(`${phone ? 'phone 390×844' : 'desktop'}: no sideways scroll${phone ? ', 44 px tap targets' : ''}, no serious axe violation`, async () => {
       const problems: string[] = [];
-      for (const [kind, list] of [['public', paths.public], ['console', paths.console]] as const) {
+      for (const [kind, list] of [
+        ['public', paths.public],
+        ['console', paths.console],
+      ] as const) {
         const ctx = await context(phone, kind === 'console');
         const page = await ctx.newPage();
         // Pages that only a form post shows: the refused status-page message form, the delivery confirmation.
@@ -98,18 +140,25 @@ describe.each(STORES)('every page on a phone and a desktop on %s', (store) => {
           if (path === 'message form refused') {
             await page.goto(`${t.url}/tasks?id=${submittedId}`);
             await page.locator('#m-message').fill('x');
-            await Promise.all([page.waitForNavigation(), page.evaluate(() => (document.querySelector('form[action="/tasks/message"]') as HTMLFormElement).submit())]);
+            await Promise.all([
+              page.waitForNavigation(),
+              page.evaluate(() => (document.querySelector('form[action="/tasks/message"]') as HTMLFormElement).submit()),
+            ]);
           } else if (path === 'delivery confirmation') {
             await page.goto(`${t.url}/operator/tasks/${acceptedId}`);
             await page.locator('#notes').fill(`Result. ${LONG}`);
             // form.submit() skips the confirm() handler, as a browser without script would.
-            await Promise.all([page.waitForNavigation(), page.evaluate(() => (document.querySelector('form[action$="/deliver"]') as HTMLFormElement).submit())]);
+            await Promise.all([
+              page.waitForNavigation(),
+              page.evaluate(() => (document.querySelector('form[action$="/deliver"]') as HTMLFormElement).submit()),
+            ]);
             if (!(await page.content()).includes('Confirm: deliver')) problems.push('delivery confirmation page not shown');
           } else {
             await page.goto(`${t.url}${path}`);
           }
           const check = await inspect(page);
-          if (check.overflow.scrollWidth > check.overflow.clientWidth) problems.push(`${path}: scrollWidth ${check.overflow.scrollWidth} > ${check.overflow.clientWidth}`);
+          if (check.overflow.scrollWidth > check.overflow.clientWidth)
+            problems.push(`${path}: scrollWidth ${check.overflow.scrollWidth} > ${check.overflow.clientWidth}`);
           if (phone && check.smallTargets.length > 0) problems.push(`${path}: small targets ${check.smallTargets.slice(0, 5).join('; ')}`);
           for (const v of await axeViolations(page)) problems.push(`${path}: ${v}`);
         }

@@ -1,8 +1,8 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminGet, type Json, submit } from './operator.support.js';
+import { STORES, startTestApp, type TestApp, TestClock } from './support/app.js';
 import { launchBrowser } from './support/browser.js';
-import { STORES, TestClock, startTestApp, type TestApp } from './support/app.js';
-import { adminGet, submit, type Json } from './operator.support.js';
 
 describe.each(STORES)('times in the reader’s own zone on %s', (store) => {
   let t: TestApp;

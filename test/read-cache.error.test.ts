@@ -1,11 +1,11 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { readTask } from './longpoll.support.js';
-import { patchOk, submit } from './operator.support.js';
+import type { PublicTask } from '../src/domain/schemas.js';
 import { CHANGE_CHANNEL } from '../src/store/change-feed.js';
 import { PublicTaskCache } from '../src/store/task-cache.js';
-import type { PublicTask } from '../src/domain/schemas.js';
-import { STORES, useTestApp, type TestApp } from './support/app.js';
+import { readTask } from './longpoll.support.js';
+import { patchOk, submit } from './operator.support.js';
+import { STORES, type TestApp, useTestApp } from './support/app.js';
 
 /**
  * Terminates the LISTEN backends of the test's own database, waits until they are gone, and at
@@ -114,7 +114,7 @@ describe('status read cache never keeps what may be stale', () => {
     expect(cache.get('task-1')).toBeUndefined();
   });
 
-  it("keeps nothing for a task this instance is changing until the change comes back through the feed", async () => {
+  it('keeps nothing for a task this instance is changing until the change comes back through the feed', async () => {
     const cache = new PublicTaskCache({ stamp: () => 0, usable: () => true });
     await cache.load('task-1', () => task('submitted'));
     cache.changing('task-1');

@@ -1,8 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './support/browser.js';
-import { STORES, TestClock, startTestApp, type TestApp, writeTask } from './support/app.js';
 import { taskIn } from './operator.support.js';
+import { STORES, startTestApp, type TestApp, TestClock, writeTask } from './support/app.js';
+import { launchBrowser } from './support/browser.js';
 
 describe.each(STORES)('a receipt a non-expert can check, on the status page, on %s', (store) => {
   let t: TestApp;
@@ -25,24 +25,31 @@ describe.each(STORES)('a receipt a non-expert can check, on the status page, on 
         const original = crypto.subtle.importKey.bind(crypto.subtle);
         crypto.subtle.importKey = ((...args: Parameters<SubtleCrypto['importKey']>) => {
           const algorithm = args[2] as { name?: string } | string;
-          if ((typeof algorithm === 'string' ? algorithm : algorithm.name) === 'Ed25519') return Promise.reject(new DOMException('Unrecognized name', 'NotSupportedError'));
+          if ((typeof algorithm === 'string' ? algorithm : algorithm.name) === 'Ed25519')
+            return Promise.reject(new DOMException('Unrecognized name', 'NotSupportedError'));
           return original(...args);
         }) as SubtleCrypto['importKey'];
       });
     }
     await page.goto(`${t.url}/tasks?id=${id}`);
     const box = page.locator('[data-receipt-check]');
-    await page.waitForFunction(() => {
-      const el = document.querySelector('[data-receipt-check]');
-      return el !== null && (el.classList.contains('ok') || el.classList.contains('bad'));
-    }, undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      () => {
+        const el = document.querySelector('[data-receipt-check]');
+        return el !== null && (el.classList.contains('ok') || el.classList.contains('bad'));
+      },
+      undefined,
+      { timeout: 10_000 },
+    );
     return { page, text: (await box.textContent()) ?? '' };
   }
 
   it('verifies in the browser with WebCrypto Ed25519 and says so in plain words', async () => {
     const id = await taskIn(t, 'delivered');
     const { page, text } = await statusPage(id);
-    expect(text).toMatch(/Signed by this service on .+; the result above is exactly what was signed\. \(Checked in your browser against the published keys\.\)/);
+    expect(text).toMatch(
+      /Signed by this service on .+; the result above is exactly what was signed\. \(Checked in your browser against the published keys\.\)/,
+    );
     expect(await page.locator('[data-receipt-check].ok').count()).toBe(1);
     await page.context().close();
   });

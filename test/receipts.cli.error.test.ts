@@ -1,7 +1,7 @@
 import { generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { useTestApp } from './support/app.js';
 import { runCli } from './receipts.support.js';
+import { useTestApp } from './support/app.js';
 
 /**
  * `npm run verify-receipt` for a newcomer (issue 14): with no --base-url it uses BASE_URL or PORT
@@ -22,7 +22,7 @@ async function receiptFrom(iss: string): Promise<string> {
 describe('verify-receipt without configuration', () => {
   const t = useTestApp();
 
-  it("checks a receipt against its own iss when neither --base-url nor BASE_URL is given", async () => {
+  it('checks a receipt against its own iss when neither --base-url nor BASE_URL is given', async () => {
     const result = await runCli('verify-receipt', [await receiptFrom(t.url)]);
     expect(result.stdout).toContain(`checked against ${t.url}`);
     // Signed with a key the service never published: reached the service, and refused.

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { calculateJwkThumbprint, createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
+import { calculateJwkThumbprint, createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { ensureActiveKey } from '../src/receipts/keys.js';
 import { verifyReceipt } from '../src/receipts/verify.js';
-import { STORES, TestClock, startTestApp, validTask, useTestApp } from './support/app.js';
-import { adminGet, patchOk, submit, type Json } from './operator.support.js';
+import { adminGet, type Json, patchOk, submit } from './operator.support.js';
 import { runCli } from './receipts.support.js';
+import { STORES, startTestApp, TestClock, useTestApp, validTask } from './support/app.js';
 
 // An independent RFC 8785 implementation, as a client would use, not the service's own helper.
 const canonicalize = createRequire(import.meta.url)('canonicalize') as (value: unknown) => string;
@@ -42,7 +42,13 @@ describe.each(STORES)('receipts on %s', (store) => {
   });
 
   it('signs a receipt a fresh jose client verifies against the published JWKS, binding exactly the contract payload', async () => {
-    const request = validTask({ task_type: 'data_collection', deadline: '2030-04-01T12:00:00', requester: 'agent-9', budget_usd: 10, output_format: 'structured_json' });
+    const request = validTask({
+      task_type: 'data_collection',
+      deadline: '2030-04-01T12:00:00',
+      requester: 'agent-9',
+      budget_usd: 10,
+      output_format: 'structured_json',
+    });
     const notes = 'Benches counted: 42.\r\nNorth gate: 7. Ünïcödé ✓';
     const task = await deliver(request, notes);
     const receipt = String(task.receipt);

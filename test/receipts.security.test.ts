@@ -1,12 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SignJWT, calculateJwkThumbprint, decodeProtectedHeader, exportJWK, generateKeyPair, type JSONWebKeySet } from 'jose';
+import { calculateJwkThumbprint, decodeProtectedHeader, exportJWK, generateKeyPair, type JSONWebKeySet, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../src/receipts/verify.js';
-import { STORES, useTestApp } from './support/app.js';
-import { patchOk, submit, taskIn, type Json } from './operator.support.js';
+import { type Json, patchOk, submit, taskIn } from './operator.support.js';
 import { runCli } from './receipts.support.js';
+import { STORES, useTestApp } from './support/app.js';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
@@ -52,7 +52,9 @@ describe.each(STORES)('receipt forgery and tampering on %s', (store) => {
     const ownKid = await calculateJwkThumbprint(await exportJWK(publicKey));
     const unknown = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', kid: ownKid, typ: 'JWT' }).sign(privateKey);
     expect(failed(await verifyReceipt(unknown, { jwks }))).toEqual(['kid']);
-    const impostor = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', kid: String(decodeProtectedHeader(String(task.receipt)).kid), typ: 'JWT' }).sign(privateKey);
+    const impostor = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'EdDSA', kid: String(decodeProtectedHeader(String(task.receipt)).kid), typ: 'JWT' })
+      .sign(privateKey);
     expect(failed(await verifyReceipt(impostor, { jwks }))).toEqual(['signature']);
   });
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { JSONWebKeySet } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { verifyReceipt, type VerifyOptions } from '../src/receipts/verify.js';
+import { type VerifyOptions, verifyReceipt } from '../src/receipts/verify.js';
 
 /**
  * The server's own verifier must reach every verdict of docs/receipt-test-vectors.json, the file
@@ -18,7 +18,10 @@ interface ReceiptVector {
   expected: { valid: boolean; failure: string | null };
 }
 
-const vectors = JSON.parse(readFileSync(new URL('../docs/receipt-test-vectors.json', import.meta.url), 'utf8')) as { jwks: JSONWebKeySet; receipts: ReceiptVector[] };
+const vectors = JSON.parse(readFileSync(new URL('../docs/receipt-test-vectors.json', import.meta.url), 'utf8')) as {
+  jwks: JSONWebKeySet;
+  receipts: ReceiptVector[];
+};
 
 describe('receipt test vectors against src/receipts/verify.ts', () => {
   it('covers every verdict the issue names', () => {

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -66,7 +66,17 @@ describe('configuration', () => {
     expect(config.databaseUrl).toBe(`sqlite:${path.resolve('data', 'service.db')}`);
     expect(config.mailFrom).toBe('no-reply@localhost');
     expect(config.trustProxy).toBe(0);
-    expect(config.limits).toMatchObject({ readsPerMinute: 600, dailyTaskCap: 300, dailyEmailCap: 200, tasksPerHour: 3, tasksPerDay: 5, messagesPerHour: 3, messagesPerDay: 5, statusPollPerDay: 1, maxBodyBytes: 65536 });
+    expect(config.limits).toMatchObject({
+      readsPerMinute: 600,
+      dailyTaskCap: 300,
+      dailyEmailCap: 200,
+      tasksPerHour: 3,
+      tasksPerDay: 5,
+      messagesPerHour: 3,
+      messagesPerDay: 5,
+      statusPollPerDay: 1,
+      maxBodyBytes: 65536,
+    });
   });
 
   it('stops the process at start with a message naming the bad variable', async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postJson, startTestApp, validTask, type TestApp } from './support/app.js';
+import { postJson, startTestApp, type TestApp, validTask } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 
 /**

@@ -1,9 +1,9 @@
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { postJson, startTestApp, TEST_ADMIN_KEY, validTask, type TestApp } from './support/app.js';
+import { postJson, startTestApp, TEST_ADMIN_KEY, type TestApp, validTask } from './support/app.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
-import { startSmtpServer, waitUntil, type TestSmtpServer } from './support/smtp.js';
+import { startSmtpServer, type TestSmtpServer, waitUntil } from './support/smtp.js';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
 
 /**
@@ -24,7 +24,9 @@ async function terminateBackends(databaseUrl: string): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const result = await client.query('SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    const result = await client.query(
+      'SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
     return Number((result.rows[0] as { n: string }).n);
   } finally {
     await client.end();
@@ -93,7 +95,13 @@ describe.skipIf(!pgUrl)('PostgreSQL behind a proxy that is cut and restored', ()
     smtp = await startSmtpServer();
     app = await startTestApp({
       background: true,
-      env: { DATABASE_URL: proxied.toString(), SMTP_URL: smtp.url, OPERATOR_EMAIL: 'operator@example-operator.dev', MAIL_POLL_MS: '50', MAIL_RETRY_MAX_MS: '1000' },
+      env: {
+        DATABASE_URL: proxied.toString(),
+        SMTP_URL: smtp.url,
+        OPERATOR_EMAIL: 'operator@example-operator.dev',
+        MAIL_POLL_MS: '50',
+        MAIL_RETRY_MAX_MS: '1000',
+      },
     });
     const base = app.url;
     expect((await fetch(`${base}/.well-known/jwks.json`)).status).toBe(200);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, type TestApp } from './support/app.js';
 import { postForm, signIn } from './console.support.js';
 import { ADMIN, taskIn } from './operator.support.js';
+import { postJson, STORES, startTestApp, type TestApp } from './support/app.js';
 
 const ASKER = 'asker@mail.example-agent.dev';
 
@@ -59,7 +59,12 @@ describe.each(STORES)('talking with the operator, refusals, on %s', (store) => {
   });
 
   it('a form for an unknown task is a 404 page and sends nothing', async () => {
-    const res = await postForm(t, '/tasks/message', { task_id: 'task-2030-00000000000000000000000000000000', intent: 'ask', message: 'Hello there operator.', reply_to: ASKER });
+    const res = await postForm(t, '/tasks/message', {
+      task_id: 'task-2030-00000000000000000000000000000000',
+      intent: 'ask',
+      message: 'Hello there operator.',
+      reply_to: ASKER,
+    });
     expect(res.status).toBe(404);
     expect(await res.text()).toContain('No task with that id');
   });
@@ -70,7 +75,10 @@ describe.each(STORES)('talking with the operator, refusals, on %s', (store) => {
     expect(((await unknown.json()) as { error: string }).error).toBe('not_found');
     const empty = await postJson(`${t.url}/api/v1/admin/messages/msg-x/reply`, { message: '  ', extra: 1 }, ADMIN);
     expect(empty.status).toBe(422);
-    expect(((await empty.json()) as { details: string[] }).details).toEqual(['extra is not a field of this request (use message)', 'message must be between 1 and 10000 characters']);
+    expect(((await empty.json()) as { details: string[] }).details).toEqual([
+      'extra is not a field of this request (use message)',
+      'message must be between 1 and 10000 characters',
+    ]);
     const notObject = await postJson(`${t.url}/api/v1/admin/messages/msg-x/reply`, '[1]', ADMIN);
     expect(notObject.status).toBe(400);
     const noKey = await postJson(`${t.url}/api/v1/admin/messages/msg-x/reply`, { message: 'Hi' });

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, type TestApp } from './support/app.js';
-import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp.js';
 import { postForm, signIn } from './console.support.js';
-import { ADMIN, adminGet, taskIn, type Json } from './operator.support.js';
+import { ADMIN, adminGet, type Json, taskIn } from './operator.support.js';
+import { postJson, STORES, startTestApp, type TestApp } from './support/app.js';
+import { type ReceivedMail, startSmtpServer, type TestSmtpServer } from './support/smtp.js';
 
 const FROM = 'tasks@hitl.example-service.dev';
 const OPERATOR = 'operator@ops.example-service.dev';
@@ -69,7 +69,12 @@ describe.each(STORES)('talking with the operator on %s', (store) => {
     await sendFromStatusPage(t, { task_id: id, intent: 'ask', message: 'Is Sunday morning fine for the visit?', reply_to: ASKER });
     const detail = (await (await adminGet(t, `/api/v1/admin/tasks/${id}`)).json()) as { messages: { message_id: string }[] };
     const messageId = detail.messages[0]!.message_id;
-    const res = await postForm(t, `/operator/messages/${messageId}/reply`, { _csrf: csrf, task_id: id, message: 'Yes, Sunday at 9:00.\r\nI will send photos.' }, cookie);
+    const res = await postForm(
+      t,
+      `/operator/messages/${messageId}/reply`,
+      { _csrf: csrf, task_id: id, message: 'Yes, Sunday at 9:00.\r\nI will send photos.' },
+      cookie,
+    );
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe(`/operator/tasks/${id}?done=replied`);
     const [mail] = await smtp.waitFor(1, (m: ReceivedMail) => m.to === ASKER && m.text.includes('Sunday at 9:00'));

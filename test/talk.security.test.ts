@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, type TestApp } from './support/app.js';
-import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';
 import { postForm, signIn } from './console.support.js';
 import { ADMIN, adminGet, taskIn } from './operator.support.js';
+import { postJson, STORES, startTestApp, type TestApp } from './support/app.js';
+import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';
 
 const ASKER = 'asker@mail.example-agent.dev';
 const EVIL = '<script>alert(1)</script><img src=x onerror=alert(2)>';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STORES, postJson, startTestApp, validTask, useTestApp } from './support/app.js';
+import { postJson, STORES, startTestApp, useTestApp, validTask } from './support/app.js';
 
 type ErrorBody = { error: string; message: string; details?: string[] };
 
@@ -104,7 +104,18 @@ describe.each(STORES)('bad input on %s', (store) => {
     expect(res.status).toBe(422);
     const error = await errorOf(res);
     expect(error.error).toBe('validation_failed');
-    const fields = ['task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd', 'contact_email', 'delivery', 'requester'];
+    const fields = [
+      'task_type',
+      'description',
+      'location_required',
+      'location_detail',
+      'deadline',
+      'output_format',
+      'budget_usd',
+      'contact_email',
+      'delivery',
+      'requester',
+    ];
     expect(error.details).toHaveLength(fields.length);
     for (const field of fields) expect(error.details?.some((d) => d.startsWith(`${field} `))).toBe(true);
     expect(JSON.stringify(error)).not.toContain('not-an-email');
@@ -114,7 +125,9 @@ describe.each(STORES)('bad input on %s', (store) => {
     const res = await postJson(tasks, {});
     expect(res.status).toBe(422);
     const error = await errorOf(res);
-    expect(error.details).toEqual(expect.arrayContaining([expect.stringMatching(/^task_type /), expect.stringMatching(/^description /), expect.stringMatching(/^contact_email /)]));
+    expect(error.details).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^task_type /), expect.stringMatching(/^description /), expect.stringMatching(/^contact_email /)]),
+    );
   });
 
   it('422 when contact_email is missing for e-mail delivery', async () => {
@@ -124,17 +137,23 @@ describe.each(STORES)('bad input on %s', (store) => {
     expect((await errorOf(res)).details).toEqual(['contact_email is required unless delivery is "status_poll"']);
   });
 
-  it.each([['2020-01-01T00:00:00Z'], ['2030-03-10T09:59:59Z'], ['2030-03-10T11:00:00+02:00'], ['2030-03-10T09:00:00']])('422 for a deadline in the past: %s', async (deadline) => {
-    const res = await postJson(tasks, validTask({ deadline }));
-    expect(res.status).toBe(422);
-    expect((await errorOf(res)).details).toEqual(['deadline must be in the future']);
-  });
+  it.each([['2020-01-01T00:00:00Z'], ['2030-03-10T09:59:59Z'], ['2030-03-10T11:00:00+02:00'], ['2030-03-10T09:00:00']])(
+    '422 for a deadline in the past: %s',
+    async (deadline) => {
+      const res = await postJson(tasks, validTask({ deadline }));
+      expect(res.status).toBe(422);
+      expect((await errorOf(res)).details).toEqual(['deadline must be in the future']);
+    },
+  );
 
-  it.each([['2030-02-30T10:00:00Z'], ['2030-13-01T10:00:00Z'], ['31/12/2030'], ['2030-12-31T25:00:00Z']])('422 for an impossible deadline: %s', async (deadline) => {
-    const res = await postJson(tasks, validTask({ deadline }));
-    expect(res.status).toBe(422);
-    expect((await errorOf(res)).details?.[0]).toMatch(/^deadline must be an ISO 8601 date-time/);
-  });
+  it.each([['2030-02-30T10:00:00Z'], ['2030-13-01T10:00:00Z'], ['31/12/2030'], ['2030-12-31T25:00:00Z']])(
+    '422 for an impossible deadline: %s',
+    async (deadline) => {
+      const res = await postJson(tasks, validTask({ deadline }));
+      expect(res.status).toBe(422);
+      expect((await errorOf(res)).details?.[0]).toMatch(/^deadline must be an ISO 8601 date-time/);
+    },
+  );
 
   it('accepts a future deadline given with an offset', async () => {
     const res = await postJson(tasks, validTask({ deadline: '2030-03-10T13:00:00+02:00' }));
@@ -231,7 +250,10 @@ describe.each(STORES)('NUL characters on %s', (store) => {
     try {
       const task = await postJson(`${t.url}/api/v1/tasks`, validTask({ description: 'Count the benches\u0000 in the park.', requester: 'bot\u0000' }));
       expect(task.status).toBe(422);
-      expect(((await task.json()) as { details: string[] }).details).toEqual(['description must not contain NUL characters', 'requester must not contain NUL characters']);
+      expect(((await task.json()) as { details: string[] }).details).toEqual([
+        'description must not contain NUL characters',
+        'requester must not contain NUL characters',
+      ]);
       const message = await postJson(`${t.url}/api/v1/messages`, { message: 'Hello operator', reply_to: 'agent@mail.example-agent.dev', subject: 'a\u0000b' });
       expect(message.status).toBe(422);
       expect(((await message.json()) as { details: string[] }).details).toEqual(['subject must not contain NUL characters']);
@@ -254,7 +276,11 @@ describe.each(STORES)('bodies no API field needs on %s', (store) => {
   });
 
   it('422 naming the field for a NUL character anywhere in an API body, the operator API included', async () => {
-    const res = await postJson(`${t.url}/api/v1/admin/blocklist`, { kind: 'requester', value: 'bot\u0000', reason: 'x' }, { authorization: 'Bearer test-admin-key-0123456789' });
+    const res = await postJson(
+      `${t.url}/api/v1/admin/blocklist`,
+      { kind: 'requester', value: 'bot\u0000', reason: 'x' },
+      { authorization: 'Bearer test-admin-key-0123456789' },
+    );
     expect(res.status).toBe(422);
     expect((await errorOf(res)).details).toEqual(['value must not contain NUL characters']);
   });

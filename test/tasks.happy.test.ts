@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STORES, postJson, validTask, useTestApp } from './support/app.js';
+import { postJson, STORES, useTestApp, validTask } from './support/app.js';
 
 type Json = Record<string, unknown>;
 
@@ -31,8 +31,23 @@ describe.each(STORES)('task submission and status on %s', (store) => {
     const task = (await read.json()) as Json;
     expect(Object.keys(task).sort()).toEqual(
       [
-        'task_id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd',
-        'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta',
+        'task_id',
+        'status',
+        'task_type',
+        'description',
+        'location_required',
+        'location_detail',
+        'deadline',
+        'output_format',
+        'budget_usd',
+        'requester',
+        'source',
+        'created_at',
+        'updated_at',
+        'status_history',
+        'operator_notes',
+        'seen_by_operator_at',
+        'eta',
       ].sort(),
     );
     expect(task).toMatchObject({
@@ -65,11 +80,22 @@ describe.each(STORES)('task submission and status on %s', (store) => {
     });
     const { task_id } = (await res.json()) as { task_id: string };
     const task = (await (await fetch(`${t.url}/api/v1/tasks/${task_id}`)).json()) as Json;
-    expect(task).toMatchObject({ location_required: false, location_detail: null, deadline: null, output_format: 'text_report', budget_usd: null, requester: '' });
+    expect(task).toMatchObject({
+      location_required: false,
+      location_detail: null,
+      deadline: null,
+      output_format: 'text_report',
+      budget_usd: null,
+      requester: '',
+    });
   });
 
   it('accepts status_poll delivery without a contact e-mail', async () => {
-    const res = await postJson(`${t.url}/api/v1/tasks`, { task_type: 'data_collection', description: 'Count the benches in the central park.', delivery: 'status_poll' });
+    const res = await postJson(`${t.url}/api/v1/tasks`, {
+      task_type: 'data_collection',
+      description: 'Count the benches in the central park.',
+      delivery: 'status_poll',
+    });
     expect(res.status).toBe(202);
     expect(((await res.json()) as Json).message).toMatch(/operator_notes/);
   });
@@ -129,7 +155,11 @@ describe.each(STORES)('task submission and status on %s', (store) => {
   it('answers CORS preflights, allowing Idempotency-Key and exposing Location and the RateLimit headers', async () => {
     const res = await fetch(`${t.url}/api/v1/tasks`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://agent.example-app.dev', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, idempotency-key' },
+      headers: {
+        origin: 'https://agent.example-app.dev',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, idempotency-key',
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');

@@ -1,17 +1,17 @@
-import { Writable } from 'node:stream';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { initDeps } from '../src/deps.js';
-import { migrate, openStore } from '../src/store/db.js';
 import { clientAddress, clientHash } from '../src/domain/client.js';
+import { migrate, openStore } from '../src/store/db.js';
 import { SERVICE_VERSION } from '../src/version.js';
+import { postJson, STORES, startTestApp, TestClock, useTestApp, validTask } from './support/app.js';
 import { sharedDnsServer } from './support/dns-server.js';
-import { STORES, TestClock, postJson, startTestApp, validTask, useTestApp } from './support/app.js';
 
 describe.each(STORES)('what the public endpoints never reveal on %s', (store) => {
   const t = useTestApp({ store });
@@ -54,7 +54,7 @@ describe.each(STORES)('what the public endpoints never reveal on %s', (store) =>
     for (const id of ids) expect(id).toMatch(/^task-2030-[0-9a-f]{32}$/);
   });
 
-  it('keeps an agent-written description exactly as sent (escaping is the renderer\'s job)', async () => {
+  it("keeps an agent-written description exactly as sent (escaping is the renderer's job)", async () => {
     const description = '<script>alert(1)</script> & "quotes" \u2028 \r\n end';
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ description }));
     const { task_id } = (await res.json()) as { task_id: string };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isTestTask } from '../src/domain/test-task.js';
-import { signIn, postForm } from './console.support.js';
+import { postForm, signIn } from './console.support.js';
 import { importOk, openRecord } from './import.support.js';
 import { call, useMcpClient } from './mcp.support.js';
 import { ADMIN, adminGet, submit } from './operator.support.js';
@@ -13,7 +13,15 @@ describe('the test-task rule', () => {
     for (const description of ['This is a test.', 'Test: check the bakery', 'TEST run', 'a (test) task', 'smoke-test of the API', 'test']) {
       expect(isTestTask({ description }), description).toBe(true);
     }
-    for (const description of ['Judge the contest entries', 'Attestation of a signature', 'testing the form', 'Run the tests', 'test_1 harness', 'latest news', 'testé']) {
+    for (const description of [
+      'Judge the contest entries',
+      'Attestation of a signature',
+      'testing the form',
+      'Run the tests',
+      'test_1 harness',
+      'latest news',
+      'testé',
+    ]) {
       expect(isTestTask({ description }), description).toBe(false);
     }
     expect(isTestTask({ description: 'Check the bakery hours.', requester: 'Acme Test Agent' })).toBe(true);

@@ -1,9 +1,9 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { STORES, TestClock, startTestApp, useTestApp } from './support/app.js';
+import { STORES, startTestApp, TestClock, useTestApp } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
-import { ACCEPT, WEBHOOK_TEST_ENV, admin, listWebhooks, patchTask, submitWithCallback, useReceiver, waitForEvent } from './webhooks.support.js';
+import { ACCEPT, admin, listWebhooks, patchTask, submitWithCallback, useReceiver, WEBHOOK_TEST_ENV, waitForEvent } from './webhooks.support.js';
 
 /** A port nothing listens on (bound, then closed). */
 async function closedPort(): Promise<number> {
@@ -96,7 +96,12 @@ describe.each(STORES)('webhook receivers that misbehave, on %s', (store) => {
   });
 
   it('marks an event failed after WEBHOOK_MAX_ATTEMPTS', async () => {
-    const limited = await startTestApp({ store, clock: new TestClock(), background: true, env: { ...WEBHOOK_TEST_ENV, WEBHOOK_MAX_ATTEMPTS: '2', WEBHOOK_RETRY_BASE_MS: '1000' } });
+    const limited = await startTestApp({
+      store,
+      clock: new TestClock(),
+      background: true,
+      env: { ...WEBHOOK_TEST_ENV, WEBHOOK_MAX_ATTEMPTS: '2', WEBHOOK_RETRY_BASE_MS: '1000' },
+    });
     try {
       const id = await submitWithCallback(limited, `${receiver.url}/fail-99-${store}`);
       await patchTask(limited, id, ACCEPT);

@@ -1,23 +1,23 @@
 import { execFile } from 'node:child_process';
+import { createPublicKey, type JsonWebKey, verify as nodeVerify, webcrypto } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createPublicKey, verify as nodeVerify, webcrypto, type JsonWebKey } from 'node:crypto';
 import { importJWK, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { STORES, TestClock, startTestApp, useSuiteResource, useTestApp, type TestApp } from './support/app.js';
-import { waitUntil } from './support/smtp.js';
 import { postForm, signIn } from './console.support.js';
 import { connectClient } from './mcp.support.js';
+import { STORES, startTestApp, type TestApp, TestClock, useSuiteResource, useTestApp } from './support/app.js';
+import { waitUntil } from './support/smtp.js';
 import {
   ACCEPT,
-  WEBHOOK_TEST_ENV,
   admin,
   listWebhooks,
   patchTask,
   runVerifyWebhook,
   submitWithCallback,
   useReceiver,
+  WEBHOOK_TEST_ENV,
   waitForEvent,
 } from './webhooks.support.js';
 
@@ -76,7 +76,17 @@ describe.each(STORES)('webhooks on %s', (store) => {
       const list = await listWebhooks(t, id);
       return list[0]?.status === 'delivered' ? list : undefined;
     });
-    expect(event).toMatchObject({ id: webhookId, task_id: id, event: 'task.accepted', target: receiver.url, status: 'delivered', attempts: 1, last_status_code: 204, last_error: null, next_attempt_at: null });
+    expect(event).toMatchObject({
+      id: webhookId,
+      task_id: id,
+      event: 'task.accepted',
+      target: receiver.url,
+      status: 'delivered',
+      attempts: 1,
+      last_status_code: 204,
+      last_error: null,
+      next_attempt_at: null,
+    });
     expect(event!.attempt_log).toEqual([expect.objectContaining({ attempt: 1, status_code: 204, error: null })]);
   });
 
@@ -86,7 +96,11 @@ describe.each(STORES)('webhooks on %s', (store) => {
     await patchTask(t, delivered, { status: 'delivered', operator_notes: 'Open Sundays 8-12.' });
     const rejected = await submitWithCallback(t, `${receiver.url}/ok-rejected`);
     await patchTask(t, rejected, { status: 'rejected', operator_notes: 'Outside the service area.' });
-    const hits = await waitUntil(() => (receiver.to('/ok-delivered').length === 2 && receiver.to('/ok-rejected').length === 1 ? true : undefined), 15_000, 'three webhooks');
+    const hits = await waitUntil(
+      () => (receiver.to('/ok-delivered').length === 2 && receiver.to('/ok-rejected').length === 1 ? true : undefined),
+      15_000,
+      'three webhooks',
+    );
     expect(hits).toBe(true);
     const bodies = receiver.to('/ok-delivered').map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> });
     const final = bodies.find((b) => b.type === 'task.delivered')!;
@@ -133,7 +147,10 @@ describe.each(STORES)('webhooks on %s', (store) => {
       const headersFile = path.join(dir, 'headers.txt');
       const bodyFile = path.join(dir, 'body.json');
       const jwksFile = path.join(dir, 'jwks.json');
-      writeFileSync(headersFile, `POST /ok-cli HTTP/1.1\n${['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => `${h}: ${String(hit!.headers[h])}`).join('\n')}\n`);
+      writeFileSync(
+        headersFile,
+        `POST /ok-cli HTTP/1.1\n${['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => `${h}: ${String(hit!.headers[h])}`).join('\n')}\n`,
+      );
       writeFileSync(bodyFile, hit!.body);
       writeFileSync(jwksFile, JSON.stringify({ keys: await jwks(t) }));
       const viaService = await runVerifyWebhook(['--headers-file', headersFile, '--body-file', bodyFile, '--base-url', t.url]);
@@ -141,7 +158,16 @@ describe.each(STORES)('webhooks on %s', (store) => {
       expect(viaService.stdout).toContain('VALID');
       expect(viaService.stdout).toContain(`task.accepted for ${id}`);
       const viaStdin = await runVerifyWebhook(
-        ['--id', String(hit!.headers['webhook-id']), '--timestamp', String(hit!.headers['webhook-timestamp']), '--signature', String(hit!.headers['webhook-signature']), '--jwks-file', jwksFile],
+        [
+          '--id',
+          String(hit!.headers['webhook-id']),
+          '--timestamp',
+          String(hit!.headers['webhook-timestamp']),
+          '--signature',
+          String(hit!.headers['webhook-signature']),
+          '--jwks-file',
+          jwksFile,
+        ],
         hit!.body,
       );
       expect(viaStdin.code).toBe(0);
@@ -166,7 +192,11 @@ describe.each(STORES)('webhooks on %s', (store) => {
     const res = await fetch(`${t.url}/api/v1/tasks`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ task_type: 'ai_output_review', description: 'Review this generated summary for factual errors, please.', delivery: 'status_poll' }),
+      body: JSON.stringify({
+        task_type: 'ai_output_review',
+        description: 'Review this generated summary for factual errors, please.',
+        delivery: 'status_poll',
+      }),
     });
     const { task_id: id } = (await res.json()) as { task_id: string };
     await patchTask(t, id, ACCEPT);
@@ -228,7 +258,8 @@ describe('webhooks in the documents', () => {
   it('describes callback_url (write-only) and the webhook as an OpenAPI callbacks object on POST /api/v1/tasks', async () => {
     const doc: unknown = await (await fetch(`${t.url}/openapi.json`)).json();
     /** Walks object keys (they contain dots and slashes, so no path string). */
-    const get = (value: unknown, ...keys: string[]): unknown => keys.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], value);
+    const get = (value: unknown, ...keys: string[]): unknown =>
+      keys.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], value);
     const schemas = get(doc, 'components', 'schemas');
     expect(get(schemas, 'TaskInput', 'properties', 'callback_url')).toMatchObject({ type: 'string', maxLength: 2000, writeOnly: true });
     expect(get(schemas, 'Task', 'properties', 'callback_url')).toBeUndefined();
@@ -269,7 +300,9 @@ function snippets(language: string): string[] {
 
 function run(command: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(command, args, { timeout: 60_000 }, (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }));
+    execFile(command, args, { timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -326,10 +359,14 @@ describe.runIf(STORES.includes('postgres'))('webhooks with two instances on one 
     for (let i = 0; i < 12; i++) ids.push(await submitWithCallback(a, `${receiver.url}/slow-150-twice`));
     // Accept through both instances, so both nudge their workers and both poll.
     await Promise.all(ids.map((id, i) => patchTask(i % 2 === 0 ? a : b, id, ACCEPT)));
-    await waitUntil(async () => {
-      const rows = await Promise.all(ids.map((id) => listWebhooks(a, id)));
-      return rows.every((list) => list[0]?.status === 'delivered') ? true : undefined;
-    }, 30_000, 'every event delivered');
+    await waitUntil(
+      async () => {
+        const rows = await Promise.all(ids.map((id) => listWebhooks(a, id)));
+        return rows.every((list) => list[0]?.status === 'delivered') ? true : undefined;
+      },
+      30_000,
+      'every event delivered',
+    );
     await new Promise((resolve) => setTimeout(resolve, 500));
     const hits = receiver.to('/slow-150-twice');
     expect(hits).toHaveLength(12);

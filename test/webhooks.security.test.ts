@@ -1,10 +1,10 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { describe, expect, it } from 'vitest';
-import { callbackUrlProblem } from '../src/domain/callback-url.js';
 import { isPublicAddress } from '../src/domain/addresses.js';
-import { STORES, postJson, useSuiteResource, useTestApp, validTask } from './support/app.js';
+import { callbackUrlProblem } from '../src/domain/callback-url.js';
 import { call, connectClient } from './mcp.support.js';
-import { ACCEPT, WEBHOOK_TEST_ENV, listWebhooks, patchTask, submitWithCallback, useReceiver, waitForEvent } from './webhooks.support.js';
+import { postJson, STORES, useSuiteResource, useTestApp, validTask } from './support/app.js';
+import { ACCEPT, listWebhooks, patchTask, submitWithCallback, useReceiver, WEBHOOK_TEST_ENV, waitForEvent } from './webhooks.support.js';
 
 /** Every form of a non-public host an agent could write, and what the refusal must say. */
 const PRIVATE_TARGETS = [
@@ -54,7 +54,20 @@ const MALFORMED: [string, RegExp][] = [
 describe('the address rules (pure)', () => {
   it('calls public only globally routable unicast addresses', () => {
     for (const ok of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '2a00:1450:4001::1', '::ffff:8.8.8.8']) expect(isPublicAddress(ok), ok).toBe(true);
-    for (const bad of ['127.0.0.1', '0.0.0.0', '10.1.1.1', '::1', '::', '::ffff:127.0.0.1', '::127.0.0.1', '2002:7f00:1::', 'fc00::1', 'fe80::1%eth0', '2001::1', 'not-an-ip']) {
+    for (const bad of [
+      '127.0.0.1',
+      '0.0.0.0',
+      '10.1.1.1',
+      '::1',
+      '::',
+      '::ffff:127.0.0.1',
+      '::127.0.0.1',
+      '2002:7f00:1::',
+      'fc00::1',
+      'fe80::1%eth0',
+      '2001::1',
+      'not-an-ip',
+    ]) {
       expect(isPublicAddress(bad), bad).toBe(false);
     }
   });
@@ -69,7 +82,10 @@ describe('the address rules (pure)', () => {
 
 describe.each(STORES)('callback_url at submission on %s (guard on)', (store) => {
   const t = useTestApp({ store });
-  const client = useSuiteResource<Client>(() => connectClient(t), (c) => c.close());
+  const client = useSuiteResource<Client>(
+    () => connectClient(t),
+    (c) => c.close(),
+  );
 
   it('refuses every private, loopback or reserved host form with 422 naming callback_url, through REST and MCP alike', async () => {
     for (const target of PRIVATE_TARGETS) {

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import path from 'node:path';
 import { expect } from 'vitest';
-import { TEST_ADMIN_KEY, postJson, useSuiteResource, validTask, type TestApp } from './support/app.js';
+import { postJson, TEST_ADMIN_KEY, type TestApp, useSuiteResource, validTask } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 
 /** A real webhook receiver on loopback (node:http) whose behaviour is chosen by the request path. */

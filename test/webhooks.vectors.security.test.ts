@@ -15,14 +15,19 @@ interface WebhookVector {
   expected: { valid: boolean; failure: string | null };
 }
 
-const vectors = JSON.parse(readFileSync(new URL('../docs/receipt-test-vectors.json', import.meta.url), 'utf8')) as { jwks: { keys: JsonWebKey[] }; webhooks: WebhookVector[] };
+const vectors = JSON.parse(readFileSync(new URL('../docs/receipt-test-vectors.json', import.meta.url), 'utf8')) as {
+  jwks: { keys: JsonWebKey[] };
+  webhooks: WebhookVector[];
+};
 const keys = vectors.jwks.keys.map((jwk) => createPublicKey({ key: jwk, format: 'jwk' }));
 
 describe('webhook test vectors against src/webhooks/sign.ts', () => {
   for (const v of vectors.webhooks) {
     const signed = v.expected.failure !== 'signature';
     it(`${v.name}: the signature ${signed ? 'verifies' : 'does not verify'}`, () => {
-      expect(verifyWebhookSignature(v.headers['webhook-id'] ?? '', v.headers['webhook-timestamp'] ?? '', v.body, v.headers['webhook-signature'] ?? '', keys)).toBe(signed);
+      expect(
+        verifyWebhookSignature(v.headers['webhook-id'] ?? '', v.headers['webhook-timestamp'] ?? '', v.body, v.headers['webhook-signature'] ?? '', keys),
+      ).toBe(signed);
     });
   }
 });

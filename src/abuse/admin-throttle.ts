@@ -1,8 +1,8 @@
 import type { AdminThrottleSettings } from '../config.js';
 import { AppError } from '../domain/errors.js';
-import type { AbuseDeps, Caller } from './context.js';
 import { noteRefusal } from './auto-block.js';
 import { clientBlocked, matchBlock } from './blocklist.js';
+import type { AbuseDeps, Caller } from './context.js';
 
 /**
  * Throttle of failed operator-key attempts (admin API and console sign-in), per client and over
@@ -52,8 +52,10 @@ export class AdminThrottle {
     this.clients.set(caller.clientHash, client);
     this.global = this.count(this.global, now);
 
-    if (client.count === 1) log.warn({ client: caller.clientHash.slice(0, 12) }, 'operator key: failed attempt (further failures from this client are summarized each minute)');
-    else if (client.count === this.settings.perClientPerMinute + 1) log.warn({ client: caller.clientHash.slice(0, 12), failures: client.count }, 'operator key: client over the failed-attempt limit; throttling');
+    if (client.count === 1)
+      log.warn({ client: caller.clientHash.slice(0, 12) }, 'operator key: failed attempt (further failures from this client are summarized each minute)');
+    else if (client.count === this.settings.perClientPerMinute + 1)
+      log.warn({ client: caller.clientHash.slice(0, 12), failures: client.count }, 'operator key: client over the failed-attempt limit; throttling');
     const globalOver = this.global.count > this.settings.globalPerMinute;
     if (globalOver && this.globalWarned !== this.global.start) {
       this.globalWarned = this.global.start;

@@ -1,7 +1,7 @@
 import { AppError } from '../domain/errors.js';
-import type { Caller, AbuseDeps } from './context.js';
 import { deleteCounters, incrementCounter, readCounters } from '../store/counters-repo.js';
 import { blockClient } from './blocklist.js';
+import type { AbuseDeps, Caller } from './context.js';
 import { windowOf } from './limits.js';
 
 /**

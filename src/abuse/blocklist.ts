@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { emailDomain } from '../domain/email.js';
 import { BLOCK_KINDS, type BlockKind } from '../domain/admin-schemas.js';
+import { emailDomain } from '../domain/email.js';
 import { AppError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { hasActiveBlock, insertBlock, matchingBlockKinds } from '../store/blocklist-repo.js';
@@ -67,7 +67,7 @@ export async function matchBlock(deps: AbuseDeps, subject: BlockSubject): Promis
 }
 
 const BLOCKED_TEXT: Record<BlockKind, string> = {
-  ip: 'Submissions from this client are blocked (repeated abuse or the operator\'s decision).',
+  ip: "Submissions from this client are blocked (repeated abuse or the operator's decision).",
   email: 'This e-mail address is blocked.',
   domain: 'This e-mail domain is blocked.',
   requester: 'This requester is blocked.',

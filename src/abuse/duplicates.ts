@@ -1,8 +1,8 @@
 import { AppError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import type { Caller, AbuseDeps } from './context.js';
 import type { Db } from '../store/db.js';
 import { findByDedupeKey } from '../store/tasks-repo.js';
+import type { AbuseDeps, Caller } from './context.js';
 
 /**
  * Duplicate detection (contract): the same client or the same contact e-mail, the same task_type

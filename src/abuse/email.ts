@@ -1,7 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 import type { Config } from '../config.js';
-import type { Clock } from '../domain/time.js';
 import { domainPart, isHostname, isPlaceholderDomain } from '../domain/email.js';
+import type { Clock } from '../domain/time.js';
 
 /**
  * Is an address a real mailbox? Syntax, then placeholder domains, then DNS through DNS_SERVERS:

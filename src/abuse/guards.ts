@@ -1,19 +1,19 @@
 import { type AppError, validationFailed } from '../domain/errors.js';
 import type { MessageInput, TaskInput } from '../domain/schemas.js';
-import type { Caller, AbuseDeps } from './context.js';
 import { consumeCounter, readCounters } from '../store/counters-repo.js';
-import { lockKeys, type Db } from '../store/db.js';
+import { type Db, lockKeys } from '../store/db.js';
 import { noteRefusal } from './auto-block.js';
-import { clientBlocked, matchBlock, type BlockSubject } from './blocklist.js';
-import { duplicateTask, findDuplicate, type Duplicate } from './duplicates.js';
+import { type BlockSubject, clientBlocked, matchBlock } from './blocklist.js';
+import type { AbuseDeps, Caller } from './context.js';
+import { type Duplicate, duplicateTask, findDuplicate } from './duplicates.js';
 import { REFUSAL_TEXT } from './email.js';
-import { findStoredResponse, storeResponse, type StoredResponse } from './idempotency.js';
-import { capacityReached, counterExpiry, counterKey, rateLimited, rateLimitHeaders, windowOf, type Quota, type QuotaSet, type Standing } from './limits.js';
+import { findStoredResponse, type StoredResponse, storeResponse } from './idempotency.js';
+import { capacityReached, counterExpiry, counterKey, type Quota, type QuotaSet, rateLimited, rateLimitHeaders, type Standing, windowOf } from './limits.js';
 import { dailyTaskCapKey } from './quotas.js';
 
 export { noteRefusal } from './auto-block.js';
-export type { StoredResponse } from './idempotency.js';
 export type { Duplicate } from './duplicates.js';
+export type { StoredResponse } from './idempotency.js';
 
 /**
  * Abuse control: the guards every submission and message passes, in this order —
@@ -55,7 +55,13 @@ export async function screenTask(deps: AbuseDeps, caller: Caller, input: TaskInp
     const capUsed = (await readCounters(deps.store.db, [dailyTaskCapKey(now)])).get(dailyTaskCapKey(now)) ?? 0;
     if (capUsed >= deps.config.limits.dailyTaskCap) throw capacityReached(now, task.policy);
   };
-  return screen(deps, { clientHash: caller.clientHash, email: input.contact_email, requester: input.requester }, 'contact_email', input.contact_email, precheck);
+  return screen(
+    deps,
+    { clientHash: caller.clientHash, email: input.contact_email, requester: input.requester },
+    'contact_email',
+    input.contact_email,
+    precheck,
+  );
 }
 
 export async function screenMessage(deps: AbuseDeps, caller: Caller, input: MessageInput): Promise<Screening> {

@@ -1,8 +1,8 @@
 import { validationFailed } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import type { Caller, AbuseDeps } from './context.js';
 import type { Db } from '../store/db.js';
 import { findIdempotencyRecord, saveIdempotencyRecord } from '../store/idempotency-repo.js';
+import type { AbuseDeps, Caller } from './context.js';
 
 /**
  * Idempotency-Key, scoped to the client (the key is stored with the client hash, so a key never

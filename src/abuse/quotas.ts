@@ -1,6 +1,6 @@
-import type { Db } from '../store/db.js';
-import { consumeCounter, readCounters } from '../store/counters-repo.js';
 import { iso, nextUtcMidnight, utcDay } from '../domain/time.js';
+import { consumeCounter, readCounters } from '../store/counters-repo.js';
+import type { Db } from '../store/db.js';
 import type { AbuseDeps } from './context.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { Clock } from '../domain/time.js';
 import type { Logger } from 'pino';
+import type { Clock } from '../domain/time.js';
 import { addCounts, readCounters } from '../store/counters-repo.js';
 import type { Db } from '../store/db.js';
 import { counterExpiry, windowOf } from './limits.js';
@@ -128,7 +128,10 @@ export class ReadLimiter {
         settled += chunk.length;
       }
       if (idle.length > 0) {
-        const totals = await readCounters(this.db, idle.map((i) => i.key));
+        const totals = await readCounters(
+          this.db,
+          idle.map((i) => i.key),
+        );
         for (const i of idle) i.entry.shared = Math.max(i.entry.shared, totals.get(i.key) ?? 0);
       }
     } catch (error) {

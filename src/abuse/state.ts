@@ -4,7 +4,7 @@ import type { Clock } from '../domain/time.js';
 import type { Store } from '../store/db.js';
 import { AdminThrottle } from './admin-throttle.js';
 import { EmailChecker } from './email.js';
-import { policiesFor, type Policies } from './limits.js';
+import { type Policies, policiesFor } from './limits.js';
 import { ReadLimiter } from './reads.js';
 
 /**

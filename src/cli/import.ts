@@ -63,7 +63,11 @@ async function postBatch(baseUrl: string, key: string, tasks: unknown[]): Promis
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { 'base-url': { type: 'string' }, batch: { type: 'string' }, help: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { 'base-url': { type: 'string' }, batch: { type: 'string' }, help: { type: 'boolean' } },
+  });
   if (values.help) {
     process.stdout.write(USAGE);
     return 0;
@@ -93,7 +97,9 @@ async function main(argv: string[]): Promise<number> {
     total.imported += result.imported;
     total.skipped += result.skipped;
     for (const e of result.errors) total.errors.push({ index: start + e.index, details: e.details });
-    err(`${Math.min(start + batch, records.length)}/${records.length} records sent: ${total.imported} imported, ${total.skipped} skipped, ${total.errors.length} refused`);
+    err(
+      `${Math.min(start + batch, records.length)}/${records.length} records sent: ${total.imported} imported, ${total.skipped} skipped, ${total.errors.length} refused`,
+    );
   }
   out(`Imported ${total.imported}, skipped ${total.skipped} (already there), refused ${total.errors.length} of ${records.length} records.`);
   for (const e of total.errors) {

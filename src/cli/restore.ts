@@ -18,7 +18,9 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfigOrExit();
   const file = sqliteFileOf(config.databaseUrl);
   if (!file) {
-    process.stderr.write(`DATABASE_URL is PostgreSQL: restore a pg_dump backup with\n  pg_restore --clean --if-exists --no-owner --dbname="$DATABASE_URL" ${source}\n`);
+    process.stderr.write(
+      `DATABASE_URL is PostgreSQL: restore a pg_dump backup with\n  pg_restore --clean --if-exists --no-owner --dbname="$DATABASE_URL" ${source}\n`,
+    );
     return 2;
   }
   if (!isServiceBackup(source)) {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeJwt, type JSONWebKeySet } from 'jose';
 import { TASK_ID_PATTERN } from '../domain/ids.js';
-import { verifyReceipt, type ReceivedFile, type VerifyOptions } from '../receipts/verify.js';
+import { type ReceivedFile, type VerifyOptions, verifyReceipt } from '../receipts/verify.js';
 
 /**
  * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR]`
@@ -152,9 +152,12 @@ async function main(argv: string[]): Promise<number> {
   if (p) {
     if (p.iss !== baseUrl) out(`  ! issuer      the receipt names ${String(p.iss)}; the keys came from ${baseUrl}`);
     const tl = p.timeline ?? {};
-    out(`  timeline      submitted ${tl.submitted_at ?? '-'}, seen ${tl.seen_by_operator_at ?? '-'}, accepted ${tl.accepted_at ?? '-'}, delivered ${tl.delivered_at ?? '-'}`);
+    out(
+      `  timeline      submitted ${tl.submitted_at ?? '-'}, seen ${tl.seen_by_operator_at ?? '-'}, accepted ${tl.accepted_at ?? '-'}, delivered ${tl.delivered_at ?? '-'}`,
+    );
     out(`  request       sha256 ${String(p.request_sha256)}`);
-    for (const file of Array.isArray(p.attachments) ? p.attachments : []) out(`  file          ${file.name} (${file.media_type}, ${file.size} bytes) sha256 ${file.sha256}`);
+    for (const file of Array.isArray(p.attachments) ? p.attachments : [])
+      out(`  file          ${file.name} (${file.media_type}, ${file.size} bytes) sha256 ${file.sha256}`);
     if (p.receipt_version === 2 && values.files === undefined && (p.attachments ?? []).length > 0) {
       out('  (files not checked: download them into a directory and pass --files DIR)');
     }

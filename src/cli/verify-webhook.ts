@@ -115,7 +115,9 @@ async function main(argv: string[]): Promise<number> {
   out(`Webhook ${id}, keys from ${values['jwks-file'] ?? `${baseUrl}/.well-known/jwks.json`} (${keys.length} Ed25519 key${keys.length === 1 ? '' : 's'})`);
 
   const valid = verifyWebhookSignature(id, timestamp, body, signature, keys);
-  out(`  ${valid ? '✓' : '✗'} signature   ${valid ? 'v1a Ed25519 over id.timestamp.body verifies with a published key' : 'no v1a signature verifies with the published keys'}`);
+  out(
+    `  ${valid ? '✓' : '✗'} signature   ${valid ? 'v1a Ed25519 over id.timestamp.body verifies with a published key' : 'no v1a signature verifies with the published keys'}`,
+  );
   let fresh = true;
   if (tolerance !== undefined) {
     const age = Math.floor(Date.now() / 1000) - Number(timestamp);

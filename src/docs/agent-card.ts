@@ -1,5 +1,5 @@
 import { canonicalJson } from '../domain/canonical.js';
-import { signDetached, type DetachedSignature } from '../receipts/sign.js';
+import { type DetachedSignature, signDetached } from '../receipts/sign.js';
 import type { DocsDeps } from './context.js';
 import { buildManifest } from './documents.js';
 
@@ -54,6 +54,9 @@ export function agentCardSigningInput(card: AgentCard): string {
 }
 
 export async function signAgentCard(deps: DocsDeps, card: AgentCard): Promise<AgentCard> {
-  const signature = await signDetached(deps.store.db, agentCardSigningInput(card), deps.clock.now(), { typ: 'JOSE', jku: `${deps.config.baseUrl}/.well-known/jwks.json` });
+  const signature = await signDetached(deps.store.db, agentCardSigningInput(card), deps.clock.now(), {
+    typ: 'JOSE',
+    jku: `${deps.config.baseUrl}/.well-known/jwks.json`,
+  });
   return { ...card, signatures: [signature] };
 }

@@ -1,6 +1,11 @@
 /** The client libraries (contract, "Clients"), named the same way in llms.txt and on /docs. */
 export const CLIENT_LIBRARIES = [
-  { language: 'TypeScript', package: 'human-task-client', path: 'clients/typescript', what: 'typed client (Node 20+, Deno, Bun, browsers, edge) and the `htask` CLI' },
+  {
+    language: 'TypeScript',
+    package: 'human-task-client',
+    path: 'clients/typescript',
+    what: 'typed client (Node 20+, Deno, Bun, browsers, edge) and the `htask` CLI',
+  },
   { language: 'Python', package: 'human-task-client', path: 'clients/python', what: 'module `human_task_client`, sync and async, on httpx' },
 ] as const;
 

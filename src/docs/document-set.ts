@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type Block, toMarkdown } from '../domain/markup.js';
 import { buildAgentCard, signAgentCard } from './agent-card.js';
 import type { DocsDeps } from './context.js';
 import { buildCapabilities, buildHuman, buildManifest, buildProtectedResource, buildServices } from './documents.js';
-import { jsonBody, staticBody, type StaticBody } from './http.js';
+import { jsonBody, type StaticBody, staticBody } from './http.js';
 import type { LiveFigures, LiveSource } from './live.js';
-import { toMarkdown, type Block } from '../domain/markup.js';
 import { openApiDocument } from './openapi.js';
 import { apiDoc, indexDoc, llmsFullTxt, llmsTxt } from './text.js';
 

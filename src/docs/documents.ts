@@ -2,10 +2,10 @@ import { taskInputSchema } from '../domain/schemas.js';
 import { CURRENT_STATUSES, DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/task.js';
 import type { ServiceDeps } from '../services/context.js';
 import { API_VERSION, SERVICE_NAME, SERVICE_VERSION } from '../version.js';
-import { DOCUMENTS, MCP_TOOLS, documentUrls, endpoints } from './endpoints.js';
+import type { DocsDeps } from './context.js';
+import { DOCUMENTS, documentUrls, endpoints, MCP_TOOLS } from './endpoints.js';
 import { publicLimits } from './limits.js';
 import type { LiveFigures } from './live.js';
-import type { DocsDeps } from './context.js';
 import { deprecationNotices } from './versions.js';
 import { waitingBlock } from './waiting.js';
 
@@ -67,7 +67,8 @@ function trust(deps: ServiceDeps) {
         '(attachments: name, media_type, size, sha256) to the task id',
       jwks: `${base}/.well-known/jwks.json`,
     },
-    test_tasks: 'One small test task is fine; put the word "test" (the whole word, any case: not "testing" or "contest") in the description or requester and the operator treats it as one: the submission message confirms it, and it is left out of the published response times. There is no sandbox: this is production.',
+    test_tasks:
+      'One small test task is fine; put the word "test" (the whole word, any case: not "testing" or "contest") in the description or requester and the operator treats it as one: the submission message confirms it, and it is left out of the published response times. There is no sandbox: this is production.',
   };
 }
 
@@ -109,7 +110,13 @@ function versions(deps: DocsDeps) {
 }
 
 function mcpBlock(base: string) {
-  return { url: `${base}/mcp`, transport: 'streamable-http', authentication: 'none', server_card: `${base}/.well-known/mcp`, tools: MCP_TOOLS.map((t) => ({ ...t })) };
+  return {
+    url: `${base}/mcp`,
+    transport: 'streamable-http',
+    authentication: 'none',
+    server_card: `${base}/.well-known/mcp`,
+    tools: MCP_TOOLS.map((t) => ({ ...t })),
+  };
 }
 
 /** /agent.json and /.well-known/agent.json: the platform manifest, also shaped as an A2A-style agent card. */

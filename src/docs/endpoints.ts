@@ -25,7 +25,8 @@ export const DOCUMENTS: readonly DocumentInfo[] = [
     path: '/agent.json',
     aliases: ['/.well-known/agent.json'],
     title: 'Platform manifest (agent card)',
-    description: 'Everything an agent needs in one file: services, task schema, accepted and rejected task types, pricing, trust policy, limits and endpoints. Also readable as an A2A-style agent card.',
+    description:
+      'Everything an agent needs in one file: services, task schema, accepted and rejected task types, pricing, trust policy, limits and endpoints. Also readable as an A2A-style agent card.',
     mediaType: 'application/json',
   },
   {
@@ -33,7 +34,8 @@ export const DOCUMENTS: readonly DocumentInfo[] = [
     path: '/.well-known/agent-card.json',
     aliases: [],
     title: 'A2A agent card',
-    description: 'The A2A v1 agent card (name, interfaces, capabilities, skills), signed with the receipt key as a detached JWS over its RFC 8785 canonical form.',
+    description:
+      'The A2A v1 agent card (name, interfaces, capabilities, skills), signed with the receipt key as a detached JWS over its RFC 8785 canonical form.',
     mediaType: 'application/json',
   },
   {
@@ -135,8 +137,10 @@ export function documentById(id: string): DocumentInfo | undefined {
 /** One-line summaries of the MCP tools for the documents; full descriptions are on the server card. */
 const MCP_TOOL_SUMMARIES: Record<ToolName, string> = {
   get_human_services: 'The services catalog, the operator profile and policy, and the limits.',
-  submit_human_task: 'Submit a task (same fields as POST /api/v1/tasks); asynchronous: returns a task_id. May be called as an MCP task (tasks/result gives the final task).',
-  check_task_status: 'A task and its status by task_id (same as GET /api/v1/tasks/{task_id}); wait_seconds (up to 50) with known_updated_at holds until it changes.',
+  submit_human_task:
+    'Submit a task (same fields as POST /api/v1/tasks); asynchronous: returns a task_id. May be called as an MCP task (tasks/result gives the final task).',
+  check_task_status:
+    'A task and its status by task_id (same as GET /api/v1/tasks/{task_id}); wait_seconds (up to 50) with known_updated_at holds until it changes.',
   message_human_operator: 'Send the operator a message (same fields as POST /api/v1/messages).',
 };
 
@@ -150,13 +154,24 @@ export function endpoints(base: string) {
     task_status: {
       method: 'GET',
       url: `${api}/tasks/{task_id}`,
-      description: 'A task and its status, with an ETag. If-None-Match: 304 while unchanged; with Prefer: wait=N (1-60) held until it changes. Otherwise poll every few minutes at most.',
+      description:
+        'A task and its status, with an ETag. If-None-Match: 304 while unchanged; with Prefer: wait=N (1-60) held until it changes. Otherwise poll every few minutes at most.',
     },
     send_message: { method: 'POST', url: `${api}/messages`, description: 'Write to the operator; answers come by e-mail to reply_to.' },
     services: { method: 'GET', url: `${api}/services`, description: 'The catalog, cursor-paginated (limit, cursor).' },
     health: { method: 'GET', url: `${api}/health`, description: 'Health of the service and its store.' },
-    readiness: { method: 'GET', url: `${api}/health/ready`, description: 'Readiness for orchestrators: store, migrations and workers; 503 until an instance can serve.' },
-    mcp: { method: 'POST', url: `${base}/mcp`, transport: 'streamable-http', server_card: `${base}/.well-known/mcp`, description: 'The same capabilities as MCP tools.' },
+    readiness: {
+      method: 'GET',
+      url: `${api}/health/ready`,
+      description: 'Readiness for orchestrators: store, migrations and workers; 503 until an instance can serve.',
+    },
+    mcp: {
+      method: 'POST',
+      url: `${base}/mcp`,
+      transport: 'streamable-http',
+      server_card: `${base}/.well-known/mcp`,
+      description: 'The same capabilities as MCP tools.',
+    },
     status_page: { method: 'GET', url: `${base}/tasks?id={task_id}`, description: 'The human status page of a task.' },
     web_form: { method: 'GET', url: `${base}/`, description: 'The home page with a submission form for people.' },
   };

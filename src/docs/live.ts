@@ -1,8 +1,8 @@
 import { dailyCapUsage } from '../abuse/quotas.js';
 import { iso } from '../domain/time.js';
 import type { ServiceDeps } from '../services/context.js';
-import { seenWithinTarget, type SeenWithinTarget } from '../services/response-target.js';
-import { taskStats, type DurationStats } from '../services/stats.js';
+import { type SeenWithinTarget, seenWithinTarget } from '../services/response-target.js';
+import { type DurationStats, taskStats } from '../services/stats.js';
 
 /**
  * The live transparency figures capabilities.json, human.json and the home page publish: how long

@@ -1,14 +1,14 @@
 import { PLACEHOLDER_DOMAINS, PLACEHOLDER_TLDS } from '../domain/email.js';
 import { ERROR_STATUS } from '../domain/errors.js';
-import { PublicAttachmentSchema, PublicTaskSchema, messageInputSchema, taskInputSchema } from '../domain/schemas.js';
+import type { Block } from '../domain/markup.js';
+import { messageInputSchema, PublicAttachmentSchema, PublicTaskSchema, taskInputSchema } from '../domain/schemas.js';
 import { TASK_TYPES } from '../domain/task.js';
 import type { ServiceDeps } from '../services/context.js';
 import { API_VERSION, SERVICE_VERSION } from '../version.js';
 import { CLIENTS_SUMMARY, clientLines } from './clients.js';
 import { PRODUCT_NAME, summary } from './documents.js';
-import { DOCUMENTS, MCP_TOOLS, endpoints } from './endpoints.js';
+import { DOCUMENTS, endpoints, MCP_TOOLS } from './endpoints.js';
 import { publicLimits } from './limits.js';
-import type { Block } from '../domain/markup.js';
 import { STATUS_DESCRIPTIONS } from './openapi.js';
 import { waitingGuide } from './waiting.js';
 
@@ -44,7 +44,13 @@ export function fieldsTable(schema: Json): Block {
   return {
     table: {
       head: ['field', 'type', 'required', 'rules', 'description'],
-      rows: Object.entries(props).map(([name, p]) => [`\`${name}\``, typeOf(p), required.has(name) ? 'yes' : 'no', rules(p), typeof p.description === 'string' ? p.description : '']),
+      rows: Object.entries(props).map(([name, p]) => [
+        `\`${name}\``,
+        typeOf(p),
+        required.has(name) ? 'yes' : 'no',
+        rules(p),
+        typeof p.description === 'string' ? p.description : '',
+      ]),
     },
   };
 }
@@ -63,7 +69,13 @@ export function llmsTxt(deps: ServiceDeps): string {
   const ref = `${base}/api.md`;
   const per = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
   const placeholders = [...PLACEHOLDER_DOMAINS.filter((d) => d !== 'localhost'), ...PLACEHOLDER_TLDS.map((t) => `*.${t}`), 'localhost'].join(', ');
-  const example = { task_type: 'real_world_verification', description: 'Check whether the bakery at 12 Main Street, Springfield is open on Sunday mornings.', location_required: true, location_detail: 'Springfield, Main Street', delivery: 'status_poll' };
+  const example = {
+    task_type: 'real_world_verification',
+    description: 'Check whether the bakery at 12 Main Street, Springfield is open on Sunday mornings.',
+    location_required: true,
+    location_detail: 'Springfield, Main Street',
+    delivery: 'status_poll',
+  };
   const lines = [
     `# ${PRODUCT_NAME}`,
     '',
@@ -244,7 +256,10 @@ function operationBlocks(openapi: Json): Block[] {
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(item)) {
       blocks.push({ h: 3, text: `${method.toUpperCase()} ${path}` });
-      const lead = [op.summary, op.description].filter((s): s is string => typeof s === 'string').join('. ').replace(/\.\./g, '.');
+      const lead = [op.summary, op.description]
+        .filter((s): s is string => typeof s === 'string')
+        .join('. ')
+        .replace(/\.\./g, '.');
       if (lead) blocks.push({ p: lead });
       if (Array.isArray(op.security) && op.security.length > 0) blocks.push({ p: 'Needs `Authorization: Bearer <ADMIN_KEY>` (operator only).' });
       const params = (op.parameters ?? []) as Json[];
@@ -252,7 +267,13 @@ function operationBlocks(openapi: Json): Block[] {
         blocks.push({
           table: {
             head: ['parameter', 'in', 'type', 'required', 'description'],
-            rows: params.map((p) => [`\`${String(p.name)}\``, String(p.in), typeOf((p.schema as Json | undefined) ?? {}), p.required ? 'yes' : 'no', typeof p.description === 'string' ? p.description : '']),
+            rows: params.map((p) => [
+              `\`${String(p.name)}\``,
+              String(p.in),
+              typeOf((p.schema as Json | undefined) ?? {}),
+              p.required ? 'yes' : 'no',
+              typeof p.description === 'string' ? p.description : '',
+            ]),
           },
         });
       }
@@ -260,7 +281,13 @@ function operationBlocks(openapi: Json): Block[] {
       blocks.push({
         table: {
           head: ['status', 'meaning', 'headers'],
-          rows: Object.entries(responses).map(([code, r]) => [code, String(r.description ?? STATUS_DESCRIPTIONS[code] ?? ''), Object.keys((r.headers ?? {}) as Json).map((h) => `\`${h}\``).join(', ')]),
+          rows: Object.entries(responses).map(([code, r]) => [
+            code,
+            String(r.description ?? STATUS_DESCRIPTIONS[code] ?? ''),
+            Object.keys((r.headers ?? {}) as Json)
+              .map((h) => `\`${h}\``)
+              .join(', '),
+          ]),
         },
       });
     }
@@ -277,11 +304,15 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
       p: `Base URL \`${base}\`. JSON in, JSON out (\`Content-Type: application/json\`), bodies up to ${limits.maxBodyBytes} bytes. No authentication on the public endpoints: send no Authorization header. CORS is enabled. Version ${SERVICE_VERSION}; every endpoint lives under \`/api/${API_VERSION}/\`. Machine-readable: [openapi.json](${base}/openapi.json).`,
     },
     { h: 2, text: 'Submit a task' },
-    { p: `\`POST ${base}/api/${API_VERSION}/tasks\` → 202 with \`task_id\`, \`status_url\`, \`status_page\` and a \`Location\` header. Optional header \`Idempotency-Key\`: the same key and payload within ${limits.idempotencyWindowHours} hours replays the first answer; another payload is 422. Unknown fields are ignored and listed in \`warnings\` (at most 20, then how many more). Bodies are UTF-8 (another charset is 415); a number JSON cannot hold (1e400) or an unpaired surrogate in any field is 422 naming the field.` },
+    {
+      p: `\`POST ${base}/api/${API_VERSION}/tasks\` → 202 with \`task_id\`, \`status_url\`, \`status_page\` and a \`Location\` header. Optional header \`Idempotency-Key\`: the same key and payload within ${limits.idempotencyWindowHours} hours replays the first answer; another payload is 422. Unknown fields are ignored and listed in \`warnings\` (at most 20, then how many more). Bodies are UTF-8 (another charset is 415); a number JSON cannot hold (1e400) or an unpaired surrogate in any field is 422 naming the field.`,
+    },
     fieldsTable(taskInputSchema(limits) as unknown as Json),
     { p: `Example: \`${JSON.stringify(deps.catalog[0]?.example_request ?? {})}\`` },
     { h: 2, text: 'The task as returned' },
-    { p: `\`GET ${base}/api/${API_VERSION}/tasks/{task_id}\`. The contact e-mail is never returned. Statuses: \`submitted\` → \`accepted\` → \`delivered\`, or \`rejected\` from either; \`under_review\` and \`in_progress\` are retired and only appear in old histories.` },
+    {
+      p: `\`GET ${base}/api/${API_VERSION}/tasks/{task_id}\`. The contact e-mail is never returned. Statuses: \`submitted\` → \`accepted\` → \`delivered\`, or \`rejected\` from either; \`under_review\` and \`in_progress\` are retired and only appear in old histories.`,
+    },
     fieldsTable(PublicTaskSchema as unknown as Json),
     { h: 2, text: 'Delivered files' },
     {
@@ -296,7 +327,7 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
       p:
         'How to check a file: compute SHA-256 over the downloaded bytes (`sha256sum file`) and compare with its `sha256`; then verify the receipt (receipt_version 2), whose payload lists ' +
         '`attachments: [{name, media_type, size, sha256}]` in the same order. `deliverable_sha256` stays the hash of `operator_notes`. Version-1 receipts (issued before files existed) carry no list. ' +
-        'With this service\'s code: `npm run verify-receipt -- <task_id> --files <directory with the downloaded files>`.',
+        "With this service's code: `npm run verify-receipt -- <task_id> --files <directory with the downloaded files>`.",
     },
     { h: 2, text: 'Waiting for a result' },
     { list: waitingGuide(base) },
@@ -310,12 +341,18 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
         'Answer 2xx to acknowledge; 410 Gone stops this and later events of the task; anything else, a timeout of 10 s or a connection error is retried with backoff for about 3 days. Redirects are not followed.',
     },
     { h: 2, text: 'Messages' },
-    { p: `\`POST ${base}/api/${API_VERSION}/messages\` → 201 with \`message_id\`, \`created_at\` and a confirmation. The operator answers by e-mail to \`reply_to\` (from the service's sender address, threaded under the message with \`In-Reply-To\`). To withdraw a task, name its \`task_id\` in the message; the operator then rejects it with the reason "Withdrawn at the requester’s request." People can do the same without JSON through the form on the task's status page (\`${base}/tasks?id={task_id}#message\`), which shares these limits.` },
+    {
+      p: `\`POST ${base}/api/${API_VERSION}/messages\` → 201 with \`message_id\`, \`created_at\` and a confirmation. The operator answers by e-mail to \`reply_to\` (from the service's sender address, threaded under the message with \`In-Reply-To\`). To withdraw a task, name its \`task_id\` in the message; the operator then rejects it with the reason "Withdrawn at the requester’s request." People can do the same without JSON through the form on the task's status page (\`${base}/tasks?id={task_id}#message\`), which shares these limits.`,
+    },
     fieldsTable(messageInputSchema(limits) as unknown as Json),
     { h: 2, text: 'Services' },
-    { p: `\`GET ${base}/api/${API_VERSION}/services?limit=&cursor=\` → \`{services, next_cursor}\`. \`limit\` 1–${limits.servicesPageMax}; pass \`next_cursor\` back as \`cursor\` until it is null. A cursor the service did not issue is 400 \`invalid_cursor\`.` },
+    {
+      p: `\`GET ${base}/api/${API_VERSION}/services?limit=&cursor=\` → \`{services, next_cursor}\`. \`limit\` 1–${limits.servicesPageMax}; pass \`next_cursor\` back as \`cursor\` until it is null. A cursor the service did not issue is 400 \`invalid_cursor\`.`,
+    },
     { h: 2, text: 'Errors' },
-    { p: 'Every error is `{error, message}`; validation errors add `details`, an array of messages each naming its field. 5xx bodies never carry internals; quote the `X-Request-Id` header.' },
+    {
+      p: 'Every error is `{error, message}`; validation errors add `details`, an array of messages each naming its field. 5xx bodies never carry internals; quote the `X-Request-Id` header.',
+    },
     errorCodesTable(),
     { h: 2, text: 'Headers' },
     {

@@ -25,8 +25,12 @@ export const AdminTaskSchema = Type.Object(
     accepted_at: Timestamp('When the task was accepted.'),
     delivered_at: Timestamp('When the task was delivered.'),
     rejected_at: Timestamp('When the task was rejected.'),
-    is_test: Type.Boolean({ description: 'The description or requester carries the word "test" (whole word, any case): a test task, left out of the response-time figures.' }),
-    request_sha256: Type.String({ description: 'SHA-256 of the RFC 8785 canonical JSON of the request less contact_email and callback_url; signed into the receipt.' }),
+    is_test: Type.Boolean({
+      description: 'The description or requester carries the word "test" (whole word, any case): a test task, left out of the response-time figures.',
+    }),
+    request_sha256: Type.String({
+      description: 'SHA-256 of the RFC 8785 canonical JSON of the request less contact_email and callback_url; signed into the receipt.',
+    }),
   },
   { description: 'A task as the operator sees it.' },
 );
@@ -36,7 +40,13 @@ export type AdminTask = Static<typeof AdminTaskSchema>;
 export const REPLY_MAX = 10_000;
 
 export const MessageReplyInputSchema = Type.Object(
-  { message: Type.String({ minLength: 1, maxLength: REPLY_MAX, description: 'The answer; mailed to the message’s reply_to from MAIL_FROM, threaded under the message.' }) },
+  {
+    message: Type.String({
+      minLength: 1,
+      maxLength: REPLY_MAX,
+      description: 'The answer; mailed to the message’s reply_to from MAIL_FROM, threaded under the message.',
+    }),
+  },
   { additionalProperties: false, description: 'The operator’s reply to a message.' },
 );
 
@@ -89,7 +99,11 @@ const Limit = Type.Integer({ minimum: 1, maximum: ADMIN_PAGE_MAX, description: `
 const Cursor = Type.String({ maxLength: 1000, description: 'next_cursor of the previous page.' });
 
 export const QueueQuerySchema = Type.Object({
-  status: Type.Optional(Type.Enum([...QUEUE_FILTERS], { description: 'One status, or open (submitted + accepted, and the retired under_review and in_progress of imported tasks).' })),
+  status: Type.Optional(
+    Type.Enum([...QUEUE_FILTERS], {
+      description: 'One status, or open (submitted + accepted, and the retired under_review and in_progress of imported tasks).',
+    }),
+  ),
   order: Type.Optional(Type.Enum(['newest', 'oldest'], { description: 'newest first (default) or oldest first (the longest wait on top).' })),
   test: Type.Optional(Type.Enum(['only', 'exclude'], { description: 'only: test tasks alone; exclude: without test tasks. Default: both.' })),
   limit: Type.Optional(Limit),
@@ -146,7 +160,10 @@ export const AdminStatsSchema = Type.Object({
   open_queue: Type.Integer({ description: 'submitted + accepted' }),
   time_to_first_view_seconds: Duration,
   time_to_acceptance_seconds: Duration,
-  daily_caps: Type.Object({ tasks: CapUse, emails: CapUse, resets_at: Type.String({ format: 'date-time' }) }, { description: "Today's use of the global daily caps." }),
+  daily_caps: Type.Object(
+    { tasks: CapUse, emails: CapUse, resets_at: Type.String({ format: 'date-time' }) },
+    { description: "Today's use of the global daily caps." },
+  ),
   retention: Type.Union([RetentionRunSchema, Type.Null()], { description: 'The last retention run (RETENTION_DAYS), null before the first.' }),
 });
 export type AdminStats = Static<typeof AdminStatsSchema>;
@@ -173,6 +190,8 @@ export const OUTBOX_LIST_MAX = 200;
 
 export const OutboxQuerySchema = Type.Object({
   status: Type.Optional(Type.Enum([...OUTBOX_STATUSES])),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: OUTBOX_LIST_MAX, description: `Page size, 1 to ${OUTBOX_LIST_MAX}; default ${OUTBOX_LIST_DEFAULT}.` })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: OUTBOX_LIST_MAX, description: `Page size, 1 to ${OUTBOX_LIST_MAX}; default ${OUTBOX_LIST_DEFAULT}.` }),
+  ),
 });
 export type OutboxQuery = Static<typeof OutboxQuerySchema>;

@@ -48,7 +48,9 @@ export function importRecordSchema(limits: Limits) {
       operator_notes: Type.Optional(Nullable(Type.String({ maxLength: OPERATOR_NOTES_MAX }))),
       seen_by_operator_at: Type.Optional(Nullable(Timestamp('First view by the operator.'))),
       eta: Type.Optional(Nullable(Timestamp('Expected delivery.'))),
-      receipt: Type.Optional(Type.String({ pattern: RECEIPT_PATTERN, maxLength: 16_384, description: 'Delivered tasks only: the compact JWS, kept as given.' })),
+      receipt: Type.Optional(
+        Type.String({ pattern: RECEIPT_PATTERN, maxLength: 16_384, description: 'Delivered tasks only: the compact JWS, kept as given.' }),
+      ),
       deliverable_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
       receipt_issued_at: Type.Optional(Timestamp('When the receipt was issued.')),
       request_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Default: computed from the request fields.' })),

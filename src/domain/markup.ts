@@ -51,7 +51,13 @@ export function toMarkdown(blocks: readonly Block[]): string {
   for (const b of blocks) {
     if ('h' in b) out.push(`${'#'.repeat(b.h)} ${b.text}`);
     else if ('p' in b) out.push(b.p);
-    else if ('quote' in b) out.push(b.quote.split('\n').map((l) => `> ${l}`).join('\n'));
+    else if ('quote' in b)
+      out.push(
+        b.quote
+          .split('\n')
+          .map((l) => `> ${l}`)
+          .join('\n'),
+      );
     else if ('list' in b) out.push(b.list.map((item) => `- ${item}`).join('\n'));
     else if ('code' in b) {
       const f = fence(b.code);

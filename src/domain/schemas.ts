@@ -34,7 +34,9 @@ export function taskInputSchema(limits: Limits) {
           description: 'Default text_report. Suggested: text_report, text_report_with_photos, structured_json, annotated_screenshots, video, or free text.',
         }),
       ),
-      budget_usd: Type.Optional(Type.Number({ minimum: 0, maximum: limits.budgetMax, deprecated: true, description: 'Deprecated; accepted and ignored (the pilot is free).' })),
+      budget_usd: Type.Optional(
+        Type.Number({ minimum: 0, maximum: limits.budgetMax, deprecated: true, description: 'Deprecated; accepted and ignored (the pilot is free).' }),
+      ),
       contact_email: Type.Optional(
         Type.String({
           format: 'email',
@@ -42,7 +44,11 @@ export function taskInputSchema(limits: Limits) {
           description: 'Where the result is e-mailed. Required unless delivery is status_poll. Must be a real mailbox (MX-checked); never returned.',
         }),
       ),
-      delivery: Type.Optional(Type.Enum([...DELIVERY_MODES], { description: 'email (default) or status_poll (result in operator_notes; limited per client per day, 1 task with delivery status_poll by default).' })),
+      delivery: Type.Optional(
+        Type.Enum([...DELIVERY_MODES], {
+          description: 'email (default) or status_poll (result in operator_notes; limited per client per day, 1 task with delivery status_poll by default).',
+        }),
+      ),
       requester: Type.Optional(Type.String({ maxLength: limits.shortTextMax, description: 'Optional self-declared agent, company or system identifier.' })),
       callback_url: Type.Optional(
         Type.String({
@@ -62,8 +68,16 @@ export type TaskInput = Static<ReturnType<typeof taskInputSchema>>;
 export function messageInputSchema(limits: Limits) {
   return Type.Object(
     {
-      message: Type.String({ minLength: limits.messageMin, maxLength: limits.messageMax, description: 'Free-form text: a question, scoping, or a withdrawal naming a task_id.' }),
-      reply_to: Type.String({ format: 'email', maxLength: 254, description: 'A real mailbox (MX-checked): the only way the operator can answer. Never returned.' }),
+      message: Type.String({
+        minLength: limits.messageMin,
+        maxLength: limits.messageMax,
+        description: 'Free-form text: a question, scoping, or a withdrawal naming a task_id.',
+      }),
+      reply_to: Type.String({
+        format: 'email',
+        maxLength: 254,
+        description: 'A real mailbox (MX-checked): the only way the operator can answer. Never returned.',
+      }),
       from: Type.Optional(Type.String({ maxLength: limits.shortTextMax, description: 'Agent, company or system identifier.' })),
       subject: Type.Optional(Type.String({ maxLength: limits.shortTextMax })),
     },
@@ -121,7 +135,8 @@ export const PublicTaskSchema = Type.Object(
     receipt_issued_at: Type.Optional(Type.String({ format: 'date-time' })),
     attachments: Type.Optional(
       Type.Array(PublicAttachmentSchema, {
-        description: 'Files delivered with the result, present once delivered (an empty array when none). Each sha256 is signed into the receipt (receipt_version 2).',
+        description:
+          'Files delivered with the result, present once delivered (an empty array when none). Each sha256 is signed into the receipt (receipt_version 2).',
       }),
     ),
   },

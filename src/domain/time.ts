@@ -30,7 +30,12 @@ export function parseDateTime(value: string): Date | null {
   const m = DATE_TIME.exec(value.trim());
   if (!m) return null;
   const [, y, mo, d, h, mi, s = '0', frac = '0', offset] = m;
-  const year = Number(y), month = Number(mo), day = Number(d), hour = Number(h), minute = Number(mi), second = Number(s);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d),
+    hour = Number(h),
+    minute = Number(mi),
+    second = Number(s);
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
   const ms = Number(frac.padEnd(3, '0').slice(0, 3));
   let utc = Date.UTC(year, month - 1, day, hour, minute, second, ms);
@@ -38,7 +43,8 @@ export function parseDateTime(value: string): Date | null {
   if (offset && offset.toUpperCase() !== 'Z') {
     const sign = offset.startsWith('-') ? -1 : 1;
     const digits = offset.slice(1).replace(':', '');
-    const oh = Number(digits.slice(0, 2)), om = Number(digits.slice(2, 4));
+    const oh = Number(digits.slice(0, 2)),
+      om = Number(digits.slice(2, 4));
     if (oh > 23 || om > 59) return null;
     utc -= sign * (oh * 60 + om) * 60_000;
   }

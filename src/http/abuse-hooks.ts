@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
-import { AppError } from '../domain/errors.js';
 import { clientHash } from '../domain/client.js';
+import { AppError } from '../domain/errors.js';
 import type { ServiceDeps } from '../services/context.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../domain/errors.js';
 import { clientHash } from '../domain/client.js';
+import { AppError } from '../domain/errors.js';
 import type { ServiceDeps } from '../services/context.js';
 
 function sha256(text: string): Buffer {

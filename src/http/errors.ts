@@ -7,7 +7,8 @@ import { fromFrameworkCode } from './framework-errors.js';
 export function fromFastify(error: FastifyError): AppError | undefined {
   if (error.validation) {
     const details = error.validation.map((v) => {
-      const field = v.instancePath.replace(/^\//, '') || String((v.params as { missingProperty?: string }).missingProperty ?? error.validationContext ?? 'request');
+      const field =
+        v.instancePath.replace(/^\//, '') || String((v.params as { missingProperty?: string }).missingProperty ?? error.validationContext ?? 'request');
       return `${field} ${v.message ?? 'is invalid'}`;
     });
     return new AppError('malformed_request', 'The request has malformed parameters; see details.', { details });
@@ -22,7 +23,10 @@ export function fromFastify(error: FastifyError): AppError | undefined {
 
 export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply.code(error.status).type('application/json; charset=utf-8').send(error.toBody() satisfies ErrorBody);
+  return reply
+    .code(error.status)
+    .type('application/json; charset=utf-8')
+    .send(error.toBody() satisfies ErrorBody);
 }
 
 export function installErrorHandler(app: FastifyInstance, faults: Pick<StoreFaults, 'record'>): void {

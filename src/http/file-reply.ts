@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { contentDisposition } from '../domain/attachments.js';
-import type { ServiceDeps } from '../services/context.js';
 import { fileStream, type StoredFile } from '../services/attachment-files.js';
+import type { ServiceDeps } from '../services/context.js';
 
 /**
  * Sends a stored file the only safe way: always as a download (`Content-Disposition: attachment`,

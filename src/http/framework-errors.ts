@@ -42,7 +42,12 @@ export function fromFrameworkCode(error: FastifyError, path = ''): AppError | un
     return new AppError('task_not_found', 'No task has this id.');
   }
   if (known.code === 'malformed_request') {
-    const details = error.code === 'FST_ERR_BAD_URL' ? ['the path must be valid percent-encoding'] : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? ['a path parameter is over 200 characters'] : ['the request body must match its Content-Length'];
+    const details =
+      error.code === 'FST_ERR_BAD_URL'
+        ? ['the path must be valid percent-encoding']
+        : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? ['a path parameter is over 200 characters']
+          : ['the request body must match its Content-Length'];
     return new AppError('malformed_request', known.message, { details });
   }
   return new AppError(known.code, known.message);
@@ -92,9 +97,18 @@ export function clientErrorHandler(early: EarlyHeaders) {
       socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
       return;
     }
-    const body = JSON.stringify(new AppError('malformed_request', 'The request is not valid HTTP.', { details: ['the request line and headers must be valid HTTP/1.1'] }).toBody());
-    const headers = { ...earlyHeaderValues(early, randomUUID()), 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
-    const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const body = JSON.stringify(
+      new AppError('malformed_request', 'The request is not valid HTTP.', { details: ['the request line and headers must be valid HTTP/1.1'] }).toBody(),
+    );
+    const headers = {
+      ...earlyHeaderValues(early, randomUUID()),
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      Connection: 'close',
+    };
+    const head = Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     socket.end(`HTTP/1.1 400 Bad Request\r\n${head}\r\n${body}`);
   };
 }

@@ -45,7 +45,11 @@ export function installRequestGuards(app: FastifyInstance): void {
     const type = request.headers['content-type'];
     const charset = type === undefined || !TEXT_BODY.test(type) ? null : CHARSET.exec(type);
     if (charset?.[1] !== undefined && !/^utf-?8$/i.test(charset[1])) {
-      done(new AppError('unsupported_media_type', 'Send the body as UTF-8 (charset=utf-8 or no charset).', { details: [`charset ${charset[1].slice(0, 40)} is not accepted`] }));
+      done(
+        new AppError('unsupported_media_type', 'Send the body as UTF-8 (charset=utf-8 or no charset).', {
+          details: [`charset ${charset[1].slice(0, 40)} is not accepted`],
+        }),
+      );
       return;
     }
     done();

@@ -9,7 +9,7 @@ import { loadMailAttachments } from './attachments.js';
 import type { MailDeps } from './context.js';
 import { describeSendError, isPermanentRejection, logSafeError, responseCodeOf } from './errors.js';
 import { DIGEST_KIND, digestMail, isNotification, NOTIFICATION_KINDS, notificationShare, notificationVerdict } from './priority.js';
-import { bundleIntoDigest, claimDue, markFailed, markSent, postpone, scheduleRetry, type OutboxRow } from './queue.js';
+import { bundleIntoDigest, claimDue, markFailed, markSent, type OutboxRow, postpone, scheduleRetry } from './queue.js';
 import { headerText, isSafeAddress, maskAddress } from './sanitize.js';
 import type { MailTransport } from './transport.js';
 
@@ -99,9 +99,18 @@ async function takeCapUnit(ctx: DeliveryContext, row: OutboxRow, takenAt: Date, 
 /** Bundles this notification and every other due one into one digest mail to the operator. */
 async function digest(ctx: DeliveryContext, row: OutboxRow, context: Record<string, unknown>): Promise<void> {
   const { deps, log, token } = ctx;
-  const others = await claimDue(deps, token, DIGEST_MAX, ctx.leaseMs, NOTIFICATION_KINDS.filter((kind) => kind !== DIGEST_KIND));
+  const others = await claimDue(
+    deps,
+    token,
+    DIGEST_MAX,
+    ctx.leaseMs,
+    NOTIFICATION_KINDS.filter((kind) => kind !== DIGEST_KIND),
+  );
   const rows = [row, ...others];
-  const parts = digestMail(deps.config.baseUrl, rows.map((r) => ({ subject: r.subject, text: r.text_body, created_at: r.created_at })));
+  const parts = digestMail(
+    deps.config.baseUrl,
+    rows.map((r) => ({ subject: r.subject, text: r.text_body, created_at: r.created_at })),
+  );
   const at = iso(deps.clock.now());
   const id = `mail-${randomBytes(16).toString('hex')}`;
   await bundleIntoDigest(deps, token, rows, {

@@ -34,7 +34,10 @@ export function isPermanentRejection(error: unknown): boolean {
 /** One line for `last_error`: the code, the server's reply or the message; no control characters. */
 export function describeSendError(error: unknown): string {
   const f = fields(error);
-  const parts = [typeof f.code === 'string' ? f.code : undefined, typeof f.response === 'string' ? f.response : typeof f.message === 'string' ? f.message : String(error)];
+  const parts = [
+    typeof f.code === 'string' ? f.code : undefined,
+    typeof f.response === 'string' ? f.response : typeof f.message === 'string' ? f.message : String(error),
+  ];
   const line = parts
     .filter((p): p is string => p !== undefined && p !== '')
     .join(': ')

@@ -3,11 +3,11 @@ import { iso } from '../domain/time.js';
 import type { Db } from '../store/db.js';
 import type { MessageRow } from '../store/messages-repo.js';
 import { insertOutbox } from '../store/outbox-repo.js';
-import { taskSummaries, type TaskRow } from '../store/tasks-repo.js';
+import { type TaskRow, taskSummaries } from '../store/tasks-repo.js';
 import type { MailDeps } from './context.js';
 import { bodyText, headerText, isSafeAddress } from './sanitize.js';
 import type { MailParts } from './templates/layout.js';
-import { messageReceivedMail, taskSubmittedMail, type LinkedTask } from './templates/operator.js';
+import { type LinkedTask, messageReceivedMail, taskSubmittedMail } from './templates/operator.js';
 import { messageReplyMail } from './templates/reply.js';
 import { duplicateNoticeMail, taskAcceptedMail, taskDeliveredMail, taskRejectedMail } from './templates/requester.js';
 

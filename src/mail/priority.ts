@@ -1,6 +1,6 @@
 import { html } from '../domain/html.js';
 import { headerText } from './sanitize.js';
-import { documentHtml, quoteHtml, type MailParts } from './templates/layout.js';
+import { documentHtml, type MailParts, quoteHtml } from './templates/layout.js';
 
 /**
  * Mail priorities under the daily e-mail cap (docs/mail.md, "Priorities and the cap").
@@ -53,7 +53,9 @@ export interface DigestItem {
 export function digestMail(baseUrl: string, items: DigestItem[]): MailParts {
   const subject = `Digest: ${items.length} notifications while the daily e-mail cap is nearly used up`;
   const intro = `The daily e-mail cap is nearly used up, so ${items.length} notifications are bundled here; mail to requesters keeps the rest of the cap. Everything is also in the console: ${baseUrl}/operator`;
-  const text = [intro, '', ...items.flatMap((item, i) => [`${i + 1}. ${headerText(item.subject)} (${item.created_at})`, item.text.slice(0, 2000), ''])].join('\n');
+  const text = [intro, '', ...items.flatMap((item, i) => [`${i + 1}. ${headerText(item.subject)} (${item.created_at})`, item.text.slice(0, 2000), ''])].join(
+    '\n',
+  );
   const body = html`<p>${intro}</p>
 ${items.map((item) => html`<h3>${headerText(item.subject)}</h3><p>${item.created_at}</p>${quoteHtml(item.text.slice(0, 2000))}`)}`;
   return { subject, text, html: documentHtml('Digest', body) };

@@ -1,9 +1,9 @@
-import { iso } from '../domain/time.js';
-import type { MailDeps } from './context.js';
-import { claimDueOutbox, extendOutboxLease, replaceClaimedOutbox, updateClaimedOutbox, type OutboxRow } from '../store/outbox-repo.js';
-import { NOTIFICATION_KINDS } from './priority.js';
 import type { Insertable } from 'kysely';
+import { iso } from '../domain/time.js';
+import { claimDueOutbox, extendOutboxLease, type OutboxRow, replaceClaimedOutbox, updateClaimedOutbox } from '../store/outbox-repo.js';
 import type { OutboxTable } from '../store/schema.js';
+import type { MailDeps } from './context.js';
+import { NOTIFICATION_KINDS } from './priority.js';
 
 /**
  * The mail worker's view of the outbox: claims under a lease and the outcome of each claimed mail

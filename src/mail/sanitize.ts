@@ -20,9 +20,13 @@ const UNSAFE_IN_HEADER = /[\p{Cc}\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060-\u
 export function headerText(value: string, max = SUBJECT_MAX_CHARS): string {
   const line = value.replace(UNSAFE_IN_HEADER, ' ').replace(/=\?/g, '= ?').replace(/\s+/g, ' ').trim();
   const chars = [...line];
-  return chars.length <= max ? line : `${chars.slice(0, max - 1).join('').trimEnd()}…`;
+  return chars.length <= max
+    ? line
+    : `${chars
+        .slice(0, max - 1)
+        .join('')
+        .trimEnd()}…`;
 }
-
 
 /** True for a plain `local@domain` address safe to put in To or Reply-To (see isPlainAddress). */
 export function isSafeAddress(value: string | null | undefined): value is string {

@@ -47,7 +47,14 @@ function message(mail: OutgoingMail) {
     text: mail.text,
     ...(mail.html ? { html: mail.html } : {}),
     ...(mail.attachments && mail.attachments.length > 0
-      ? { attachments: mail.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content, contentDisposition: 'attachment' as const })) }
+      ? {
+          attachments: mail.attachments.map((a) => ({
+            filename: a.filename,
+            contentType: a.contentType,
+            content: a.content,
+            contentDisposition: 'attachment' as const,
+          })),
+        }
       : {}),
     messageId: `<${mail.id}@${domain}>`,
     ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo, references: [mail.inReplyTo] } : {}),

@@ -16,7 +16,13 @@ import { SERVICE_NAME } from '../version.js';
 export const SERVER_CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
 
 /** Every path the card is served at. */
-export const SERVER_CARD_PATHS = ['/.well-known/mcp', '/mcp/server-card', '/.well-known/mcp/server-card', '/.well-known/mcp/server-card.json', '/.well-known/mcp.json'] as const;
+export const SERVER_CARD_PATHS = [
+  '/.well-known/mcp',
+  '/mcp/server-card',
+  '/.well-known/mcp/server-card',
+  '/.well-known/mcp/server-card.json',
+  '/.well-known/mcp.json',
+] as const;
 
 export const SERVER_TITLE = 'Human-in-the-loop task service';
 

@@ -87,8 +87,7 @@ export function humanServices(deps: ServiceDeps): HumanServices {
       receive_result:
         'By default the result is e-mailed to contact_email. With delivery "status_poll" (the no-mailbox path, ' +
         `${l.statusPollPerDay} ${l.statusPollPerDay === 1 ? 'task' : 'tasks'} with delivery status_poll per client per day) the result appears as text in operator_notes of check_task_status.`,
-      message:
-        'Call message_human_operator for questions, scoping or to withdraw a task (name its task_id). The operator answers by e-mail to reply_to.',
+      message: 'Call message_human_operator for questions, scoping or to withdraw a task (name its task_id). The operator answers by e-mail to reply_to.',
       retry_safely:
         `Pass the same idempotency_key with the same arguments to retry after a network error: within ${l.idempotencyWindowHours} hours it returns ` +
         'the original answer instead of a second task. A resubmitted identical task is refused as duplicate_task with the existing task id.',

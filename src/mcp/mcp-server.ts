@@ -1,11 +1,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  type CallToolResult,
+  type CreateTaskResult,
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
-  type CallToolResult,
-  type CreateTaskResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyRequest } from 'fastify';
@@ -21,7 +21,7 @@ import { SERVICE_NAME } from '../version.js';
 import { SERVER_TITLE } from './card.js';
 import { humanServices } from './catalog-info.js';
 import { refusal, success } from './results.js';
-import { TASK_TOOL, TASKS_CAPABILITY, createdTask, refusalError, registerTaskHandlers } from './tasks.js';
+import { createdTask, refusalError, registerTaskHandlers, TASK_TOOL, TASKS_CAPABILITY } from './tasks.js';
 import { serverInstructions, type ToolName } from './tools.js';
 
 /**
@@ -75,7 +75,8 @@ function handlers(deps: ServiceDeps, request: FastifyRequest): Record<ToolName, 
         details.push(`wait_seconds must be a whole number from 0 to ${MAX_TOOL_WAIT_SECONDS}`);
       }
       const known = args.known_updated_at ?? undefined;
-      if (known !== undefined && (typeof known !== 'string' || known.length > 64)) details.push('known_updated_at must be the updated_at string of the task you hold');
+      if (known !== undefined && (typeof known !== 'string' || known.length > 64))
+        details.push('known_updated_at must be the updated_at string of the task you hold');
       if (details.length > 0) throw validationFailed(details);
       return awaitTaskUpdate(deps, taskId as string, { waitSeconds: wait as number, knownUpdatedAt: known as string | undefined, signal });
     },
@@ -104,7 +105,10 @@ export function createMcpServer(deps: ServiceDeps, tools: Tool[], request: Fasti
     if (!handler) throw new McpError(ErrorCode.InvalidParams, `Tool ${name.slice(0, 100)} not found`);
     const asTask = call.params.task !== undefined;
     if (asTask && name !== TASK_TOOL) {
-      throw new McpError(ErrorCode.MethodNotFound, `Tool ${name} cannot be called as a task (its execution.taskSupport is "forbidden"): call it without "task".`);
+      throw new McpError(
+        ErrorCode.MethodNotFound,
+        `Tool ${name} cannot be called as a task (its execution.taskSupport is "forbidden"): call it without "task".`,
+      );
     }
     try {
       const body = await handler(call.params.arguments ?? {}, extra.signal);

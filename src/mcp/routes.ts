@@ -86,7 +86,12 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
         response: {
           200: Type.Object({}, { additionalProperties: true, description: 'The JSON-RPC 2.0 response (or batch of responses).' }),
           202: Type.Null({ description: 'Notifications only: accepted, no body.' }),
-          ...Object.fromEntries([400, 406, 413, 415].map((code) => [code, Type.Object({}, { additionalProperties: true, description: 'A contract error body, or a JSON-RPC error from the protocol layer.' })])),
+          ...Object.fromEntries(
+            [400, 406, 413, 415].map((code) => [
+              code,
+              Type.Object({}, { additionalProperties: true, description: 'A contract error body, or a JSON-RPC error from the protocol layer.' }),
+            ]),
+          ),
           429: ErrorSchema,
         },
       },
@@ -120,7 +125,11 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
   });
   app.get('/.well-known/mcp', cardRoute('mcpServerCard', 'MCP server card: how to connect to the tool server'), async () => card);
   app.get('/mcp/server-card', cardRoute('mcpServerCardAlias', 'MCP server card (same as /.well-known/mcp)'), async () => card);
-  app.get('/.well-known/mcp/server-card', cardRoute('mcpServerCardWellKnown', 'MCP server card at the server-card extension path (same as /.well-known/mcp)'), async () => card);
+  app.get(
+    '/.well-known/mcp/server-card',
+    cardRoute('mcpServerCardWellKnown', 'MCP server card at the server-card extension path (same as /.well-known/mcp)'),
+    async () => card,
+  );
   app.get('/.well-known/mcp.json', cardRoute('mcpServerCardJson', 'MCP server card (same as /.well-known/mcp)'), async () => card);
   // The path early adopters of the proposal probe; same card, kept out of the OpenAPI listing.
   app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardLegacy', 'MCP server card (same as /.well-known/mcp)', true), async () => card);

@@ -1,17 +1,17 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
+  type CallToolResult,
   CancelTaskRequestSchema,
+  type CreateTaskResult,
   ErrorCode,
   GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
   McpError,
-  RELATED_TASK_META_KEY,
-  type CallToolResult,
-  type CreateTaskResult,
-  type ServerCapabilities,
   type Task as McpTask,
+  RELATED_TASK_META_KEY,
+  type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import { isAppError, type AppError } from '../domain/errors.js';
+import { type AppError, isAppError } from '../domain/errors.js';
 import type { PublicTask } from '../domain/schemas.js';
 import { isFinal } from '../domain/task.js';
 import type { ServiceDeps } from '../services/context.js';

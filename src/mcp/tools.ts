@@ -2,7 +2,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import Type, { type TSchema } from 'typebox';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/ids.js';
 import { typeEnums } from '../domain/json-schema.js';
-import { ErrorSchema, MessageResponseSchema, PublicTaskSchema, SubmissionResponseSchema, messageInputSchema, taskInputSchema } from '../domain/schemas.js';
+import { ErrorSchema, MessageResponseSchema, messageInputSchema, PublicTaskSchema, SubmissionResponseSchema, taskInputSchema } from '../domain/schemas.js';
 import type { ServiceDeps } from '../services/context.js';
 import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
 import { HumanServicesSchema } from './catalog-info.js';
@@ -77,7 +77,8 @@ export function buildTools(deps: ServiceDeps): Tool[] {
     known_updated_at: Type.Optional(
       Type.String({
         maxLength: 64,
-        description: 'Optional. The updated_at of the task as you last saw it; with wait_seconds, the call returns as soon as the task has changed since. Default: its current updated_at.',
+        description:
+          'Optional. The updated_at of the task as you last saw it; with wait_seconds, the call returns as soon as the task has changed since. Default: its current updated_at.',
       }),
     ),
   });

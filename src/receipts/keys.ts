@@ -1,4 +1,4 @@
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import { type CryptoKey, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { iso } from '../domain/time.js';
 import type { Db } from '../store/db.js';
 import { ACTIVE_SLOT, activeKeyRow, insertActiveKeyIfNone, listKeyRows, replaceActiveKey } from '../store/signing-keys-repo.js';

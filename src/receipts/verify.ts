@@ -84,7 +84,11 @@ export async function verifyReceipt(receipt: string, options: VerifyOptions): Pr
   }
 
   const shapeProblems = payloadProblems(payload);
-  checks.push({ name: 'payload', ok: shapeProblems.length === 0, detail: shapeProblems.length === 0 ? `receipt_version ${payload.receipt_version}, sub = task_id` : shapeProblems.join('; ') });
+  checks.push({
+    name: 'payload',
+    ok: shapeProblems.length === 0,
+    detail: shapeProblems.length === 0 ? `receipt_version ${payload.receipt_version}, sub = task_id` : shapeProblems.join('; '),
+  });
 
   if (options.expectedIssuer !== undefined) {
     const ok = payload.iss === options.expectedIssuer;
@@ -92,7 +96,11 @@ export async function verifyReceipt(receipt: string, options: VerifyOptions): Pr
   }
   if (options.expectedTaskId !== undefined) {
     const ok = payload.task_id === options.expectedTaskId;
-    checks.push({ name: 'task_id', ok, detail: ok ? `receipt is for ${payload.task_id}` : `receipt is for ${String(payload.task_id)}, not ${options.expectedTaskId}` });
+    checks.push({
+      name: 'task_id',
+      ok,
+      detail: ok ? `receipt is for ${payload.task_id}` : `receipt is for ${String(payload.task_id)}, not ${options.expectedTaskId}`,
+    });
   }
   if (options.operatorNotes !== undefined) {
     const actual = deliverableSha256(options.operatorNotes);
@@ -119,7 +127,11 @@ function filesCheck(payload: ReceiptPayload, files: ReceivedFile[]): ReceiptChec
     if (!signed.some((s) => s.sha256 === file.sha256)) problems.push(`${file.name} (sha256 ${file.sha256}) is not covered by the receipt`);
   }
   if (problems.length > 0) return { name: 'attachments', ok: false, detail: problems.join('; ') };
-  return { name: 'attachments', ok: true, detail: signed.length === 0 ? 'the receipt signs no files, and none were given' : `all ${signed.length} file(s) match their signed sha256` };
+  return {
+    name: 'attachments',
+    ok: true,
+    detail: signed.length === 0 ? 'the receipt signs no files, and none were given' : `all ${signed.length} file(s) match their signed sha256`,
+  };
 }
 
 function payloadProblems(payload: ReceiptPayload): string[] {
@@ -130,12 +142,19 @@ function payloadProblems(payload: ReceiptPayload): string[] {
     const wellFormed = (a: unknown): boolean => {
       if (typeof a !== 'object' || a === null) return false;
       const f = a as Record<string, unknown>;
-      return typeof f.name === 'string' && typeof f.media_type === 'string' && Number.isSafeInteger(f.size) && typeof f.sha256 === 'string' && /^[0-9a-f]{64}$/.test(f.sha256);
+      return (
+        typeof f.name === 'string' &&
+        typeof f.media_type === 'string' &&
+        Number.isSafeInteger(f.size) &&
+        typeof f.sha256 === 'string' &&
+        /^[0-9a-f]{64}$/.test(f.sha256)
+      );
     };
     if (!Array.isArray(files) || !files.every(wellFormed)) problems.push('attachments is not a list of {name, media_type, size, sha256}');
   }
   if (typeof payload.task_id !== 'string' || payload.sub !== payload.task_id) problems.push('sub and task_id differ');
-  if (typeof payload.deliverable_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(payload.deliverable_sha256)) problems.push('deliverable_sha256 is not a SHA-256 hex digest');
+  if (typeof payload.deliverable_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(payload.deliverable_sha256))
+    problems.push('deliverable_sha256 is not a SHA-256 hex digest');
   if (typeof payload.request_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(payload.request_sha256)) problems.push('request_sha256 is not a SHA-256 hex digest');
   if (typeof payload.timeline !== 'object' || payload.timeline === null) problems.push('timeline is missing');
   return problems;

@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 import { ATTACHMENT_ID_PATTERN } from '../domain/attachments.js';
 import { AppError } from '../domain/errors.js';
 import { TASK_ID_PATTERN } from '../domain/ids.js';
-import { findAttachment, type AttachmentRow } from '../store/attachments-repo.js';
-import { findBlob, readBlob, readBlobRange, type BlobInfo } from '../store/blobs-repo.js';
+import { type AttachmentRow, findAttachment } from '../store/attachments-repo.js';
+import { type BlobInfo, findBlob, readBlob, readBlobRange } from '../store/blobs-repo.js';
 import { findTask } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './context.js';
 

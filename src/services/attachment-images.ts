@@ -1,6 +1,6 @@
 import sharp from 'sharp';
-import { AppError, validationFailed } from '../domain/errors.js';
 import type { ImageType } from '../domain/attachments.js';
+import { AppError, validationFailed } from '../domain/errors.js';
 
 /**
  * Photos, through sharp (libvips): metadata stripped unless kept, and a small preview. sharp needs

@@ -2,30 +2,30 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import {
   ATTACHMENT_ID_PATTERN,
-  SNIFF_BYTES,
   dispositionFileName,
   effectiveMediaType,
   fallbackName,
   isImageType,
   newAttachmentId,
+  SNIFF_BYTES,
   safeFileName,
 } from '../domain/attachments.js';
 import { AppError } from '../domain/errors.js';
 import { TASK_ID_PATTERN } from '../domain/ids.js';
 import { iso } from '../domain/time.js';
 import {
+  type AttachmentRow,
   countAttachments,
   deleteAttachment,
   findAttachment,
   insertAttachment,
   listAttachments,
   nextPosition,
-  type AttachmentRow,
 } from '../store/attachments-repo.js';
 import { CHUNK_BYTES, deleteChunks, deleteStaleUploads, finishBlob, lockBlobs, uploadKey, writeChunk } from '../store/blobs-repo.js';
-import { withTransaction, type Db } from '../store/db.js';
+import { type Db, withTransaction } from '../store/db.js';
 import { findTask, lockTask, type TaskRow } from '../store/tasks-repo.js';
-import { processImage, processedType } from './attachment-images.js';
+import { processedType, processImage } from './attachment-images.js';
 import type { ServiceDeps } from './context.js';
 
 /**

@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
-import { normalizeEmail, normalizeRequester, type BlockSource } from '../abuse/blocklist.js';
-import { BlockInputSchema, type BlockInput, type BlockKind } from '../domain/admin-schemas.js';
+import { type BlockSource, normalizeEmail, normalizeRequester } from '../abuse/blocklist.js';
+import { type BlockInput, BlockInputSchema, type BlockKind } from '../domain/admin-schemas.js';
 import { clientHash } from '../domain/client.js';
 import { emailDomain, isHostname } from '../domain/email.js';
 import { validationFailed } from '../domain/errors.js';
 import { iso, parseDateTime } from '../domain/time.js';
-import { deleteBlock, listActiveBlocks, replaceBlock, type BlockRow } from '../store/blocklist-repo.js';
+import { type BlockRow, deleteBlock, listActiveBlocks, replaceBlock } from '../store/blocklist-repo.js';
 import type { ServiceDeps } from './context.js';
 import { DATE_TIME_RULE, schemaChecker } from './validation.js';
 
-export { BLOCK_KINDS, type BlockInput, type BlockKind } from '../domain/admin-schemas.js';
 export type { BlockSource } from '../abuse/blocklist.js';
+export { BLOCK_KINDS, type BlockInput, type BlockKind } from '../domain/admin-schemas.js';
 
 /**
  * The operator's administration of the blocklist (admin API and console): list, add (an entry
@@ -65,14 +65,19 @@ const checkBlock = schemaChecker<BlockInput>(BlockInputSchema, {
 function normalizeValue(deps: ServiceDeps, kind: BlockKind, value: string): { value: string } | { problem: string } {
   if (kind === 'ip') {
     const address = parseIp(value);
-    return address === null ? { problem: 'value must be an IPv4 address or an IPv6 address or /64 prefix when kind is ip' } : { value: clientHash(deps.secret, address) };
+    return address === null
+      ? { problem: 'value must be an IPv4 address or an IPv6 address or /64 prefix when kind is ip' }
+      : { value: clientHash(deps.secret, address) };
   }
-  if (kind === 'email') return emailDomain(value) === null ? { problem: 'value must be a valid e-mail address when kind is email' } : { value: normalizeEmail(value) };
+  if (kind === 'email')
+    return emailDomain(value) === null ? { problem: 'value must be a valid e-mail address when kind is email' } : { value: normalizeEmail(value) };
   if (kind === 'domain') {
     const domain = normalizeDomain(value);
     return isHostname(domain) ? { value: domain } : { problem: 'value must be a domain name such as mail.example-agent.dev when kind is domain' };
   }
-  return value.length > REQUESTER_MAX ? { problem: `value must be at most ${REQUESTER_MAX} characters when kind is requester` } : { value: normalizeRequester(value) };
+  return value.length > REQUESTER_MAX
+    ? { problem: `value must be at most ${REQUESTER_MAX} characters when kind is requester` }
+    : { value: normalizeRequester(value) };
 }
 
 /** Validates and normalizes an entry from its schema; every problem at once, each naming its field. */
@@ -154,4 +159,3 @@ export async function removeBlock(deps: ServiceDeps, id: string): Promise<boolea
   if (removed) deps.log.info({ block_id: id }, 'blocklist entry removed');
   return removed;
 }
-

@@ -3,10 +3,10 @@ import type { CatalogEntry, Profile } from '../domain/profile.js';
 import type { MailDeps } from '../mail/context.js';
 import type { ChangeFeed } from '../store/change-feed.js';
 import type { PublicTaskCache } from '../store/task-cache.js';
+import type { Nudge } from '../webhooks/nudge.js';
 import type { Metrics } from './metrics.js';
 import type { VapidKeys } from './push.js';
 import type { WorkerStatus } from './readiness.js';
-import type { Nudge } from '../webhooks/nudge.js';
 import type { TaskWaits } from './task-waits.js';
 import type { Validators } from './validation.js';
 

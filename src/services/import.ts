@@ -1,11 +1,11 @@
-import { AppError } from '../domain/errors.js';
-import { IMPORT_MAX_RECORDS, importRecordSchema, type ImportRecord, type ImportResult } from '../domain/import-schemas.js';
-import type { TaskInput } from '../domain/schemas.js';
 import { canonicalJson, sha256Hex } from '../domain/canonical.js';
+import { AppError } from '../domain/errors.js';
+import { IMPORT_MAX_RECORDS, type ImportRecord, type ImportResult, importRecordSchema } from '../domain/import-schemas.js';
+import type { TaskInput } from '../domain/schemas.js';
 import { isTestTask } from '../domain/test-task.js';
 import { parseDateTime } from '../domain/time.js';
 import { withTransaction } from '../store/db.js';
-import { insertTask, taskExists, type TaskRow } from '../store/tasks-repo.js';
+import { insertTask, type TaskRow, taskExists } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './context.js';
 import { dedupeKey } from './tasks.js';
 import { schemaChecker } from './validation.js';
@@ -71,10 +71,15 @@ async function storeRecord(deps: ServiceDeps, row: TaskRow): Promise<boolean> {
 
 function recordsOf(raw: unknown): unknown[] {
   if (!isObject(raw) || !Array.isArray(raw.tasks)) {
-    throw new AppError('malformed_request', 'The request body must be a JSON object with a "tasks" array.', { details: ['tasks must be an array of task records'] });
+    throw new AppError('malformed_request', 'The request body must be a JSON object with a "tasks" array.', {
+      details: ['tasks must be an array of task records'],
+    });
   }
   if (raw.tasks.length > IMPORT_MAX_RECORDS) {
-    throw new AppError('payload_too_large', `At most ${IMPORT_MAX_RECORDS} task records per call; this one has ${raw.tasks.length}. Split the file (npm run import does).`);
+    throw new AppError(
+      'payload_too_large',
+      `At most ${IMPORT_MAX_RECORDS} task records per call; this one has ${raw.tasks.length}. Split the file (npm run import does).`,
+    );
   }
   return raw.tasks;
 }
@@ -93,7 +98,8 @@ export function recordProblems(record: ImportRecord): string[] {
     const [before, entry] = [history[i - 1], history[i]];
     if (before && entry && entry.at < before.at) problems.push(`status_history is out of order: entry ${i} (${entry.status}) is earlier than entry ${i - 1}`);
     if (entry?.status === 'submitted') problems.push(`status_history: submitted can only be the first entry (entry ${i})`);
-    if (before && (before.status === 'delivered' || before.status === 'rejected')) problems.push(`status_history: nothing can follow ${before.status} (entry ${i})`);
+    if (before && (before.status === 'delivered' || before.status === 'rejected'))
+      problems.push(`status_history: nothing can follow ${before.status} (entry ${i})`);
   }
   if (history.at(-1)?.status !== record.status) problems.push(`status_history must end with the task's status (${record.status})`);
   const stamps: [string, string | null | undefined][] = [
@@ -108,9 +114,11 @@ export function recordProblems(record: ImportRecord): string[] {
     if (typeof value === 'string' && parseDateTime(value)?.toISOString() !== value) problems.push(`${field} is not a real date-time`);
   }
   if (record.updated_at !== undefined && record.updated_at < record.created_at) problems.push('updated_at must not be earlier than created_at');
-  if (record.seen_by_operator_at != null && record.seen_by_operator_at < record.created_at) problems.push('seen_by_operator_at must not be earlier than created_at');
+  if (record.seen_by_operator_at != null && record.seen_by_operator_at < record.created_at)
+    problems.push('seen_by_operator_at must not be earlier than created_at');
   const receiptFields = [record.receipt, record.deliverable_sha256, record.receipt_issued_at].filter((v) => v !== undefined).length;
-  if (receiptFields > 0 && record.status !== 'delivered') problems.push(`receipt, deliverable_sha256 and receipt_issued_at belong to delivered tasks only; this one is ${record.status}`);
+  if (receiptFields > 0 && record.status !== 'delivered')
+    problems.push(`receipt, deliverable_sha256 and receipt_issued_at belong to delivered tasks only; this one is ${record.status}`);
   else if (receiptFields > 0 && receiptFields < 3) problems.push('receipt, deliverable_sha256 and receipt_issued_at go together: give all three or none');
   if (record.description.trim() === '') problems.push('description must not be blank');
   return problems;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MailSettings } from '../config.js';
-import { deliverOne, type DeliveryContext } from '../mail/deliver.js';
+import { type DeliveryContext, deliverOne } from '../mail/deliver.js';
 import { claimDue, extendLease, release } from '../mail/queue.js';
 import { createMailTransport, type MailTransport } from '../mail/transport.js';
 import type { ServiceDeps } from './context.js';
@@ -27,7 +27,6 @@ export interface OutboxWorker {
   /** Stops polling, waits for the send in flight, and releases nothing half-done. */
   stop(): Promise<void>;
 }
-
 
 export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOptions): OutboxWorker {
   const log = deps.log.child({ component: 'outbox' });

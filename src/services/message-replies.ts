@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { REPLY_MAX, type MessageReply } from '../domain/admin-schemas.js';
+import { type MessageReply, REPLY_MAX } from '../domain/admin-schemas.js';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import * as outbox from '../mail/outbox.js';
-import { insertReply, repliesTo, type MessageReplyRow } from '../store/message-replies-repo.js';
 import { withTransaction } from '../store/db.js';
+import { insertReply, type MessageReplyRow, repliesTo } from '../store/message-replies-repo.js';
 import { findMessage } from '../store/messages-repo.js';
 import type { ServiceDeps } from './context.js';
 
@@ -38,7 +38,12 @@ function parseReply(raw: unknown): string {
 export async function replyToMessage(deps: ServiceDeps, messageId: string, raw: unknown): Promise<MessageReply> {
   const text = parseReply(raw);
   const now = deps.clock.now();
-  const row: MessageReplyRow = { id: `rpl-${now.getUTCFullYear()}-${randomBytes(16).toString('hex')}`, message_id: messageId, body: text, created_at: iso(now) };
+  const row: MessageReplyRow = {
+    id: `rpl-${now.getUTCFullYear()}-${randomBytes(16).toString('hex')}`,
+    message_id: messageId,
+    body: text,
+    created_at: iso(now),
+  };
   await withTransaction(deps.store.db, async (trx) => {
     const message = messageId.length <= 200 ? await findMessage(trx, messageId) : undefined;
     if (!message) throw new AppError('not_found', 'No message has that id.');

@@ -1,7 +1,7 @@
+import * as guards from '../abuse/guards.js';
 import { newMessageId, taskIdsIn } from '../domain/ids.js';
 import type { MessageResponse } from '../domain/schemas.js';
 import { iso } from '../domain/time.js';
-import * as guards from '../abuse/guards.js';
 import * as outbox from '../mail/outbox.js';
 import { withTransaction } from '../store/db.js';
 import { insertMessage, type MessageRow } from '../store/messages-repo.js';

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { ALL_STATUSES, OPEN_STATUSES } from '../domain/task.js';
 import type { Clock } from '../domain/time.js';
 import type { Store } from '../store/db.js';

@@ -1,18 +1,18 @@
-import { TaskPatchSchema, type AdminTask, type TaskPatch } from '../domain/admin-schemas.js';
+import { type AdminTask, type TaskPatch, TaskPatchSchema } from '../domain/admin-schemas.js';
 import { AppError, validationFailed } from '../domain/errors.js';
+import type { PublicAttachment } from '../domain/schemas.js';
 import { canTransition, isFinal, type StatusEntry, type TaskStatus } from '../domain/task.js';
 import { iso, parseDateTime } from '../domain/time.js';
+import { attachmentUrl } from '../domain/urls.js';
 import * as outbox from '../mail/outbox.js';
 import { receiptPayload } from '../receipts/payload.js';
 import { signReceipt } from '../receipts/sign.js';
-import type { PublicAttachment } from '../domain/schemas.js';
-import { attachmentUrl } from '../domain/urls.js';
 import { listAttachments } from '../store/attachments-repo.js';
-import { withTransaction, type Db } from '../store/db.js';
-import { findTask, lockTask, statusHistory, updateTaskIfStatus, type TaskRow } from '../store/tasks-repo.js';
+import { type Db, withTransaction } from '../store/db.js';
+import { findTask, lockTask, statusHistory, type TaskRow, updateTaskIfStatus } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './context.js';
-import { DATE_TIME_RULE, schemaChecker } from './validation.js';
 import { toAdminTask } from './operator.js';
+import { DATE_TIME_RULE, schemaChecker } from './validation.js';
 import { enqueueTaskEvent } from './webhooks.js';
 
 /**
@@ -36,7 +36,8 @@ const checkPatch = schemaChecker<TaskPatch>(TaskPatchSchema, {
 export function parsePatch(raw: unknown): TaskPatch {
   const { value: patch, fieldErrors } = checkPatch(raw);
   // The schema's date-time format is not the service's date parser: both must accept it.
-  if (typeof patch.eta === 'string' && parseDateTime(patch.eta) === null && !fieldErrors.some((e) => e.startsWith('eta '))) fieldErrors.push(`eta ${DATE_TIME_RULE}`);
+  if (typeof patch.eta === 'string' && parseDateTime(patch.eta) === null && !fieldErrors.some((e) => e.startsWith('eta ')))
+    fieldErrors.push(`eta ${DATE_TIME_RULE}`);
   if (fieldErrors.length === 0 && patch.status === undefined && patch.eta === undefined && patch.operator_notes === undefined) {
     fieldErrors.push('send at least one of status, eta, operator_notes');
   }
@@ -118,7 +119,11 @@ export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown)
     });
     if (!changed) {
       const latest = await findTask(trx, taskId);
-      throw invalidTransition(latest?.status ?? current.status, patch.status ?? current.status, 'The task changed while this request was being handled (another operator?). Reload it and try again.');
+      throw invalidTransition(
+        latest?.status ?? current.status,
+        patch.status ?? current.status,
+        'The task changed while this request was being handled (another operator?). Reload it and try again.',
+      );
     }
     if (next.status !== current.status) {
       await outbox.enqueueTaskTransition(trx, deps, next);

@@ -16,14 +16,14 @@ import {
 } from '../domain/admin-schemas.js';
 import { AppError } from '../domain/errors.js';
 import { ANY_TASK_ID_PATTERN } from '../domain/ids.js';
-import { OPEN_STATUSES, type Delivery } from '../domain/task.js';
+import { type Delivery, OPEN_STATUSES } from '../domain/task.js';
 import { iso } from '../domain/time.js';
-import { listMessageRows, messagesNamingTask, recentMessagesNamingTasks, type MessageRow } from '../store/messages-repo.js';
-import { countTasksByStatus, findTask, listTasks, markSeen, taskSummaries, toPublicTask, type TaskRow } from '../store/tasks-repo.js';
-import { lastRetentionRun } from './retention.js';
+import { listMessageRows, type MessageRow, messagesNamingTask, recentMessagesNamingTasks } from '../store/messages-repo.js';
+import { countTasksByStatus, findTask, listTasks, markSeen, type TaskRow, taskSummaries, toPublicTask } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './context.js';
 import { repliesByMessage } from './message-replies.js';
 import { decodeCursor, encodeCursor, type Position } from './operator-cursor.js';
+import { lastRetentionRun } from './retention.js';
 import { taskStats } from './stats.js';
 import { queryChecker } from './validation.js';
 
@@ -123,7 +123,10 @@ export async function viewTask(deps: ServiceDeps, taskId: string): Promise<Admin
   }
   const messages = await messagesNaming(deps, taskId);
   // Each message with the operator's replies, so the task page and the API show the conversation.
-  const replies = await repliesByMessage(deps, messages.map((m) => m.message_id));
+  const replies = await repliesByMessage(
+    deps,
+    messages.map((m) => m.message_id),
+  );
   return { ...toAdminTask(row), messages: messages.map((m) => ({ ...m, replies: replies.get(m.message_id) ?? [] })) };
 }
 

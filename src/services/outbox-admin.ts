@@ -1,6 +1,6 @@
 import { OUTBOX_LIST_DEFAULT, OUTBOX_LIST_MAX, OUTBOX_STATUSES, type OutboxStatus } from '../domain/admin-schemas.js';
 import { iso } from '../domain/time.js';
-import { countOutboxByStatus, findOutboxRow, listOutboxRows, requeueFailedOutbox, type ListedOutboxRow } from '../store/outbox-repo.js';
+import { countOutboxByStatus, findOutboxRow, type ListedOutboxRow, listOutboxRows, requeueFailedOutbox } from '../store/outbox-repo.js';
 import type { ServiceDeps } from './context.js';
 
 /**
@@ -30,7 +30,6 @@ export interface ListOutboxOptions {
   status?: OutboxStatus;
   limit?: number;
 }
-
 
 function toEntry(row: ListedOutboxRow): OutboxEntry {
   return { ...row, status: row.status as OutboxStatus, attempts: Number(row.attempts) };

@@ -4,6 +4,7 @@ import webpush from 'web-push';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import type { Change } from '../store/change-feed.js';
+import type { Db } from '../store/db.js';
 import { findMessage } from '../store/messages-repo.js';
 import {
   claimNotice,
@@ -11,11 +12,10 @@ import {
   deleteSubscription,
   listSubscriptions,
   noteSubscriptionError,
-  upsertSubscription,
   type PushSubscriptionRow,
+  upsertSubscription,
 } from '../store/push-repo.js';
 import { getOrCreateSetting } from '../store/settings-repo.js';
-import type { Db } from '../store/db.js';
 import { findTask } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './context.js';
 
@@ -63,7 +63,8 @@ export function endpointProblem(endpoint: string, allowInsecureLoopback: boolean
   if (url.protocol === 'http:' && allowInsecureLoopback && LOOPBACK.has(url.hostname)) return null;
   if (url.protocol !== 'https:') return 'endpoint must be an https: URL of a push service';
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) !== 0 || host === 'localhost' || host.endsWith('.localhost') || !host.includes('.')) return 'endpoint must name a push service by its public host name';
+  if (isIP(host) !== 0 || host === 'localhost' || host.endsWith('.localhost') || !host.includes('.'))
+    return 'endpoint must name a push service by its public host name';
   return null;
 }
 
@@ -75,7 +76,9 @@ function base64urlBytes(value: unknown): number {
 /** `{endpoint, keys: {p256dh, auth}}`, as PushSubscription.toJSON() gives it. Every problem at once (422). */
 export async function subscribePush(deps: ServiceDeps, raw: unknown): Promise<{ subscribed: true; subscriptions: number }> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new AppError('malformed_request', 'The request body must be a JSON object.', { details: ['body must be a JSON object: {endpoint, keys: {p256dh, auth}}'] });
+    throw new AppError('malformed_request', 'The request body must be a JSON object.', {
+      details: ['body must be a JSON object: {endpoint, keys: {p256dh, auth}}'],
+    });
   }
   const body = raw as { endpoint?: unknown; keys?: { p256dh?: unknown; auth?: unknown } };
   const details: string[] = [];

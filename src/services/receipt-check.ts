@@ -1,7 +1,7 @@
 import type { JSONWebKeySet } from 'jose';
-import { publicKeys } from '../receipts/keys.js';
-import { verifyReceipt, type ReceiptCheck } from '../receipts/verify.js';
 import { AppError } from '../domain/errors.js';
+import { publicKeys } from '../receipts/keys.js';
+import { type ReceiptCheck, verifyReceipt } from '../receipts/verify.js';
 import type { ServiceDeps } from './context.js';
 import { getTask } from './tasks.js';
 

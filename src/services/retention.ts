@@ -1,9 +1,9 @@
 import { FINAL_STATUSES } from '../domain/task.js';
 import { iso } from '../domain/time.js';
+import { deleteAttachmentsOfTask } from '../store/attachments-repo.js';
 import { deleteExpiredBlocks } from '../store/blocklist-repo.js';
 import { sweepExpiredCounters } from '../store/counters-repo.js';
-import { deleteAttachmentsOfTask } from '../store/attachments-repo.js';
-import { withExclusiveLock, withTransaction, type Db, type DialectName } from '../store/db.js';
+import { type Db, type DialectName, withExclusiveLock, withTransaction } from '../store/db.js';
 import { sweepExpiredIdempotencyKeys } from '../store/idempotency-repo.js';
 import { eraseMessagesBefore } from '../store/messages-repo.js';
 import { deleteSentOutboxBefore } from '../store/outbox-repo.js';

@@ -1,7 +1,7 @@
 import { AppError } from '../domain/errors.js';
 import type { ServicesPage } from '../domain/schemas.js';
-import { openToken, signToken } from './signed-token.js';
 import type { ServiceDeps } from './context.js';
+import { openToken, signToken } from './signed-token.js';
 
 /** Page size when the client names none. */
 export const DEFAULT_SERVICES_PAGE = 20;

@@ -1,13 +1,13 @@
+import * as guards from '../abuse/guards.js';
 import { bodyGuardError } from '../domain/body-guard.js';
-import { AppError } from '../domain/errors.js';
 import { canonicalJson, sha256Hex } from '../domain/canonical.js';
+import { AppError } from '../domain/errors.js';
 import { ANY_TASK_ID_PATTERN, newTaskId } from '../domain/ids.js';
 import type { PublicTask, SubmissionResponse, TaskInput } from '../domain/schemas.js';
 import { normalizeDescription } from '../domain/task.js';
 import { isTestTask } from '../domain/test-task.js';
 import { iso } from '../domain/time.js';
 import { statusPageUrl, statusUrl } from '../domain/urls.js';
-import * as guards from '../abuse/guards.js';
 import * as outbox from '../mail/outbox.js';
 import { withTransaction } from '../store/db.js';
 import { findPublicTask, insertTask, type TaskRow } from '../store/tasks-repo.js';
@@ -140,7 +140,11 @@ interface Submission {
  * task, its mail and its idempotency record commit together. A refusal is counted (auto-block)
  * after the rollback.
  */
-async function commitSubmission(deps: ServiceDeps, caller: Caller, submission: Submission): Promise<{ headers: Record<string, string>; replay?: guards.StoredResponse; duplicate?: guards.Duplicate }> {
+async function commitSubmission(
+  deps: ServiceDeps,
+  caller: Caller,
+  submission: Submission,
+): Promise<{ headers: Record<string, string>; replay?: guards.StoredResponse; duplicate?: guards.Duplicate }> {
   const { input, row, body, requestHash } = submission;
   try {
     return await withTransaction(deps.store.db, async (trx) => {

@@ -1,11 +1,11 @@
+import type { TObject } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Settings } from 'typebox/system';
-import type { TObject } from 'typebox';
 import type { Limits } from '../config.js';
 import { bodyGuardError } from '../domain/body-guard.js';
 import { callbackUrlProblem } from '../domain/callback-url.js';
 import { AppError, validationFailed } from '../domain/errors.js';
-import { messageInputSchema, taskInputSchema, type MessageInput, type TaskInput } from '../domain/schemas.js';
+import { type MessageInput, messageInputSchema, type TaskInput, taskInputSchema } from '../domain/schemas.js';
 import { parseDateTime } from '../domain/time.js';
 
 /**
@@ -55,7 +55,13 @@ function describe(schema: TObject, field: string, error: ErrorLike): string {
 }
 
 function article(type: string): string {
-  const names: Record<string, string> = { string: 'a string', boolean: 'a boolean (true or false)', number: 'a number', integer: 'an integer', object: 'an object' };
+  const names: Record<string, string> = {
+    string: 'a string',
+    boolean: 'a boolean (true or false)',
+    number: 'a number',
+    integer: 'an integer',
+    object: 'an object',
+  };
   return names[type] ?? type;
 }
 
@@ -104,9 +110,7 @@ export function schemaChecker<T>(schema: TObject, options: CheckOptions = { unkn
     const seen = new Set<string>();
     for (const error of compiled.Errors(value) as Iterable<ErrorLike>) {
       const fields =
-        error.keyword === 'required'
-          ? ((error.params.requiredProperties as string[] | undefined) ?? [])
-          : [error.instancePath.split('/')[1] ?? 'body'];
+        error.keyword === 'required' ? ((error.params.requiredProperties as string[] | undefined) ?? []) : [error.instancePath.split('/')[1] ?? 'body'];
       for (const field of fields) {
         if (seen.has(field)) continue;
         seen.add(field);

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { iso } from '../domain/time.js';
 import { claimDueWebhooks, extendWebhookLease, releaseWebhookClaim } from '../store/webhooks-repo.js';
-import { deliverOne, type DeliveryContext } from '../webhooks/deliver.js';
+import { type DeliveryContext, deliverOne } from '../webhooks/deliver.js';
 import { createTargetResolver } from '../webhooks/target.js';
 import type { ServiceDeps } from './context.js';
-import { startScheduler, type Scheduler } from './scheduler.js';
+import { type Scheduler, startScheduler } from './scheduler.js';
 
 /**
  * The webhook worker: LANES copies of the mail worker's scheduler (services/scheduler.ts), each

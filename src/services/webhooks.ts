@@ -1,15 +1,15 @@
 import { AppError } from '../domain/errors.js';
-import { EVENT_ID_PATTERN, ANY_TASK_ID_PATTERN, newEventId } from '../domain/ids.js';
+import { ANY_TASK_ID_PATTERN, EVENT_ID_PATTERN, newEventId } from '../domain/ids.js';
 import { iso } from '../domain/time.js';
 import type { Db } from '../store/db.js';
-import { toPublicTask, type TaskRow } from '../store/tasks-repo.js';
+import { type TaskRow, toPublicTask } from '../store/tasks-repo.js';
 import {
   findWebhookEvent,
   insertWebhookEvent,
-  taskWebhooksGone,
   listWebhookAttempts,
   listWebhookEvents,
   requeueWebhookEvent,
+  taskWebhooksGone,
   type WebhookEventSummary,
   type WebhookStatus,
 } from '../store/webhooks-repo.js';
@@ -105,12 +105,21 @@ async function toViews(db: Db, rows: WebhookEventSummary[]): Promise<WebhookEven
     next_attempt_at: row.status === 'pending' ? row.next_attempt_at : null,
     attempt_log: attempts
       .filter((a) => a.event_id === row.id)
-      .map((a) => ({ attempt: Number(a.attempt), at: a.at, status_code: a.status_code === null ? null : Number(a.status_code), error: a.error, duration_ms: Number(a.duration_ms) })),
+      .map((a) => ({
+        attempt: Number(a.attempt),
+        at: a.at,
+        status_code: a.status_code === null ? null : Number(a.status_code),
+        error: a.error,
+        duration_ms: Number(a.duration_ms),
+      })),
   }));
 }
 
 /** Events of one task (or the newest of all), newest first, each with its attempts. */
-export async function listWebhooks(deps: Pick<ServiceDeps, 'store'>, options: { taskId?: string | undefined; limit?: number | undefined }): Promise<WebhookEventView[]> {
+export async function listWebhooks(
+  deps: Pick<ServiceDeps, 'store'>,
+  options: { taskId?: string | undefined; limit?: number | undefined },
+): Promise<WebhookEventView[]> {
   if (options.taskId !== undefined && !ANY_TASK_ID_PATTERN.test(options.taskId)) return [];
   const limit = Math.min(WEBHOOK_LIST_MAX, Math.max(1, Math.trunc(options.limit ?? 50)));
   const rows = await listWebhookEvents(deps.store.db, { taskId: options.taskId, limit });

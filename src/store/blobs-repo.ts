@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { lockKeys, type Db, type DialectName } from './db.js';
+import { type Db, type DialectName, lockKeys } from './db.js';
 
 /**
  * Content-addressed file bytes (migration 070): one `attachment_blobs` row per distinct content,

@@ -162,7 +162,12 @@ class PostgresChangeFeed implements ChangeFeed {
   private async connect(): Promise<void> {
     this.retry = undefined;
     if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.options.databaseUrl, connectionTimeoutMillis: 5000, keepAlive: true, query_timeout: PING_TIMEOUT_MS });
+    const client = new pg.Client({
+      connectionString: this.options.databaseUrl,
+      connectionTimeoutMillis: 5000,
+      keepAlive: true,
+      query_timeout: PING_TIMEOUT_MS,
+    });
     this.client = client;
     // Errors arrive as events on an idle client: handled here, never thrown at the process.
     client.on('error', (error) => this.lost(client, error));

@@ -12,12 +12,7 @@ const consumeQuery = reusableQuery(
     db
       .insertInto('counters')
       .values({ key, count: first, expires_at: expiresAt })
-      .onConflict((oc) =>
-        oc
-          .column('key')
-          .doUpdateSet({ count: sql<number>`counters.count + 1` })
-          .where('counters.count', '<', limit),
-      )
+      .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql<number>`counters.count + 1` }).where('counters.count', '<', limit))
       .returning('count'),
   '\u0000key',
   -1.5,

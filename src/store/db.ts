@@ -1,11 +1,22 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient, type SqliteDialectConfig, type SqliteStatement, type Transaction } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  type SqliteStatement,
+  sql,
+  type Transaction,
+} from 'kysely';
 import pg from 'pg';
 import { StoreFaults, storeFaultReason } from './faults.js';
-import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
+import type { Database } from './schema.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
 export type DialectName = 'sqlite' | 'postgres';
@@ -79,7 +90,11 @@ export async function lockKeys(db: Db, dialect: DialectName, keys: string[]): Pr
  * which releases the lock if the process dies); undefined when another instance holds it. SQLite
  * is one process per file, so it runs `fn` on the store itself.
  */
-export async function withExclusiveLock<T>(store: Pick<Store, 'db' | 'dialect'>, key: string, fn: (db: Kysely<Database>) => Promise<T>): Promise<{ value: T } | undefined> {
+export async function withExclusiveLock<T>(
+  store: Pick<Store, 'db' | 'dialect'>,
+  key: string,
+  fn: (db: Kysely<Database>) => Promise<T>,
+): Promise<{ value: T } | undefined> {
   if (store.dialect !== 'postgres') return { value: await fn(store.db) };
   return store.db.connection().execute(async (conn) => {
     const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(hashtextextended(${key}, 0)) as locked`.execute(conn);
@@ -255,11 +270,7 @@ function withStatementCache(
   };
 }
 
-function endingStatement(
-  statement: SQLite.Statement,
-  committed: boolean,
-  transactionEnd: Set<(committed: boolean) => void>,
-): SqliteStatement {
+function endingStatement(statement: SQLite.Statement, committed: boolean, transactionEnd: Set<(committed: boolean) => void>): SqliteStatement {
   return {
     reader: false,
     all: (parameters) => statement.all(...parameters),

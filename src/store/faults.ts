@@ -17,7 +17,8 @@ const FAULT_MEMORY_MS = 15_000;
 const PG_UNAVAILABLE = /^(08...|57P0[1-4]|57014|53...|55P03)$/;
 const NODE_NET = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|NOMEM|PROTOCOL|NOLFS)/;
-const PG_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated due to connection timeout|The database connection is not open|Client was closed|Cannot use a pool after calling end|driver has already been destroyed)/;
+const PG_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated due to connection timeout|The database connection is not open|Client was closed|Cannot use a pool after calling end|driver has already been destroyed)/;
 
 /** A short, internal-free name of the fault ("SQLITE_FULL", "57P01", "ECONNREFUSED", "timeout"), or undefined for other errors. */
 export function storeFaultReason(error: unknown): string | undefined {

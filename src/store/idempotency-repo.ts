@@ -38,7 +38,11 @@ export async function sweepExpiredIdempotencyKeys(db: Db, now: string, limit = 1
   const result = await db
     .deleteFrom('idempotency_keys')
     .where((eb) =>
-      eb(eb.refTuple('client_hash', 'key'), 'in', eb.selectFrom('idempotency_keys').select(['client_hash', 'key']).where('expires_at', '<=', now).limit(limit).$asTuple('client_hash', 'key')),
+      eb(
+        eb.refTuple('client_hash', 'key'),
+        'in',
+        eb.selectFrom('idempotency_keys').select(['client_hash', 'key']).where('expires_at', '<=', now).limit(limit).$asTuple('client_hash', 'key'),
+      ),
     )
     .executeTakeFirst();
   return Number(result.numDeletedRows);

@@ -12,7 +12,13 @@ export async function insertReply(db: Db, row: Insertable<MessageRepliesTable>):
 export async function repliesTo(db: Db, messageIds: readonly string[]): Promise<Map<string, MessageReplyRow[]>> {
   const byMessage = new Map<string, MessageReplyRow[]>();
   if (messageIds.length === 0) return byMessage;
-  const rows = await db.selectFrom('message_replies').selectAll().where('message_id', 'in', [...messageIds]).orderBy('created_at').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('message_replies')
+    .selectAll()
+    .where('message_id', 'in', [...messageIds])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   for (const row of rows) byMessage.set(row.message_id, [...(byMessage.get(row.message_id) ?? []), row]);
   return byMessage;
 }

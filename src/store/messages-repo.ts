@@ -26,13 +26,21 @@ export async function messagesNamingTask(db: Db, taskId: string): Promise<Messag
 export async function listMessageRows(db: Db, options: { after?: PagePosition | undefined; limit: number }): Promise<MessageRow[]> {
   let query = db.selectFrom('messages').selectAll();
   const { after } = options;
-  if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]));
+  if (after)
+    query = query.where((eb) => eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]));
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
 }
 
 /** Messages sent since `since` that name at least one task, newest first; at most `limit` rows. */
 export async function recentMessagesNamingTasks(db: Db, since: string, limit: number): Promise<MessageRow[]> {
-  return db.selectFrom('messages').selectAll().where('created_at', '>=', since).where('task_ids', '!=', '[]').orderBy('created_at', 'desc').limit(limit).execute();
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('created_at', '>=', since)
+    .where('task_ids', '!=', '[]')
+    .orderBy('created_at', 'desc')
+    .limit(limit)
+    .execute();
 }
 
 /** Erases the text and addresses of up to `limit` messages received before `before`; returns how many. */

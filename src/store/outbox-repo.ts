@@ -1,5 +1,5 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
-import { withTransaction, type DialectName, type Db } from './db.js';
+import { type Insertable, type Selectable, sql } from 'kysely';
+import { type Db, type DialectName, withTransaction } from './db.js';
 import type { OutboxTable } from './schema.js';
 
 /**
@@ -11,7 +11,20 @@ import type { OutboxTable } from './schema.js';
 export type OutboxRow = Selectable<OutboxTable>;
 
 /** The columns the operator's listing shows (bodies are left out: they can be long). */
-const LISTED = ['id', 'kind', 'recipient', 'subject', 'status', 'attempts', 'last_error', 'created_at', 'sent_at', 'next_attempt_at', 'task_id', 'message_id'] as const;
+const LISTED = [
+  'id',
+  'kind',
+  'recipient',
+  'subject',
+  'status',
+  'attempts',
+  'last_error',
+  'created_at',
+  'sent_at',
+  'next_attempt_at',
+  'task_id',
+  'message_id',
+] as const;
 export type ListedOutboxRow = Pick<OutboxRow, (typeof LISTED)[number]>;
 
 /** Queues a mail; a row with the same id already queued wins (mails that must exist at most once). */
@@ -117,7 +130,14 @@ export async function extendOutboxLease(db: Db, id: string, token: string, locke
  * Replaces claimed rows by one new row (a digest), in one transaction: the new row is queued and the
  * claimed ones are marked sent with `note` in last_error, so nothing is lost and nothing sent twice.
  */
-export async function replaceClaimedOutbox(db: Db, token: string, ids: string[], replacement: Insertable<OutboxTable>, at: string, note: string): Promise<void> {
+export async function replaceClaimedOutbox(
+  db: Db,
+  token: string,
+  ids: string[],
+  replacement: Insertable<OutboxTable>,
+  at: string,
+  note: string,
+): Promise<void> {
   await withTransaction(db, async (trx) => {
     await trx.insertInto('outbox').values(replacement).execute();
     await trx

@@ -28,12 +28,20 @@ export async function deleteSubscription(db: Db, endpoint: string): Promise<bool
 }
 
 export async function noteSubscriptionError(db: Db, endpoint: string, error: string): Promise<void> {
-  await db.updateTable('push_subscriptions').set({ last_error: error.slice(0, 300) }).where('endpoint', '=', endpoint).execute();
+  await db
+    .updateTable('push_subscriptions')
+    .set({ last_error: error.slice(0, 300) })
+    .where('endpoint', '=', endpoint)
+    .execute();
 }
 
 /** Claims the right to announce `key` (true once, across every instance on the store). */
 export async function claimNotice(db: Db, key: string, at: string): Promise<boolean> {
-  const result = await db.insertInto('push_notices').values({ key, created_at: at }).onConflict((oc) => oc.column('key').doNothing()).executeTakeFirst();
+  const result = await db
+    .insertInto('push_notices')
+    .values({ key, created_at: at })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 

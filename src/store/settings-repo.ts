@@ -16,7 +16,6 @@ export async function getOrCreateSetting(db: Db, key: string, create: () => stri
   return row.value;
 }
 
-
 /** Deletes a setting only if it still holds `value` (another instance may have replaced it). */
 export async function deleteSettingIf(db: Db, key: string, value: string): Promise<void> {
   await db.deleteFrom('settings').where('key', '=', key).where('value', '=', value).execute();

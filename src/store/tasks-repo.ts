@@ -1,27 +1,75 @@
 import type { CompiledQuery, Insertable, Selectable } from 'kysely';
 import type { PublicAttachment, PublicTask } from '../domain/schemas.js';
-import type { StatusEntry, TaskStatus, TaskType, Source } from '../domain/task.js';
+import type { Source, StatusEntry, TaskStatus, TaskType } from '../domain/task.js';
 import type { Db, Store } from './db.js';
 import { reusableQuery } from './prepared.js';
-import type { PublicTaskCache } from './task-cache.js';
 import type { TasksTable } from './schema.js';
+import type { PublicTaskCache } from './task-cache.js';
 
 export type TaskRow = Selectable<TasksTable>;
 
 /** The columns the public task is made of: never contact_email, callback_url, client_hash or request_json. */
 const PUBLIC_COLUMNS = [
-  'id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd',
-  'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta',
-  'receipt', 'deliverable_sha256', 'receipt_issued_at', 'attachments',
+  'id',
+  'status',
+  'task_type',
+  'description',
+  'location_required',
+  'location_detail',
+  'deadline',
+  'output_format',
+  'budget_usd',
+  'requester',
+  'source',
+  'created_at',
+  'updated_at',
+  'status_history',
+  'operator_notes',
+  'seen_by_operator_at',
+  'eta',
+  'receipt',
+  'deliverable_sha256',
+  'receipt_issued_at',
+  'attachments',
 ] as const satisfies readonly (keyof TaskRow)[];
 export type PublicTaskRow = Pick<TaskRow, (typeof PUBLIC_COLUMNS)[number]>;
 
 /** Every column of the tasks table; the check below fails to compile when one is missing. */
 const TASK_COLUMNS = [
-  'id', 'status', 'task_type', 'description', 'dedupe_key', 'location_required', 'location_detail', 'deadline', 'output_format',
-  'budget_usd', 'requester', 'source', 'delivery', 'contact_email', 'email_unverified', 'client_hash', 'created_at', 'updated_at',
-  'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'accepted_at', 'delivered_at', 'rejected_at', 'receipt',
-  'deliverable_sha256', 'receipt_issued_at', 'request_sha256', 'request_json', 'callback_url', 'attachments', 'erased_at', 'is_test',
+  'id',
+  'status',
+  'task_type',
+  'description',
+  'dedupe_key',
+  'location_required',
+  'location_detail',
+  'deadline',
+  'output_format',
+  'budget_usd',
+  'requester',
+  'source',
+  'delivery',
+  'contact_email',
+  'email_unverified',
+  'client_hash',
+  'created_at',
+  'updated_at',
+  'status_history',
+  'operator_notes',
+  'seen_by_operator_at',
+  'eta',
+  'accepted_at',
+  'delivered_at',
+  'rejected_at',
+  'receipt',
+  'deliverable_sha256',
+  'receipt_issued_at',
+  'request_sha256',
+  'request_json',
+  'callback_url',
+  'attachments',
+  'erased_at',
+  'is_test',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
@@ -146,7 +194,12 @@ export async function updateTaskIfStatus(db: Db, id: string, fromStatus: string,
 
 /** Stamps the operator's first view unless already stamped; true when this call stamped it. */
 export async function markSeen(db: Db, id: string, at: string): Promise<boolean> {
-  const result = await db.updateTable('tasks').set({ seen_by_operator_at: at }).where('id', '=', id).where('seen_by_operator_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('tasks')
+    .set({ seen_by_operator_at: at })
+    .where('id', '=', id)
+    .where('seen_by_operator_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
@@ -183,14 +236,16 @@ export async function countTasksByStatus(db: Db, since?: string): Promise<Record
 
 /** Creation, first view and acceptance times of tasks created since `since` that were seen or accepted. */
 export async function taskTimings(db: Db, since: string): Promise<Pick<TaskRow, 'created_at' | 'seen_by_operator_at' | 'accepted_at'>[]> {
-  return db
-    .selectFrom('tasks')
-    .select(['created_at', 'seen_by_operator_at', 'accepted_at'])
-    .where('created_at', '>=', since)
-    // Test tasks (issue 19) say nothing about how fast a human answers real work.
-    .where('is_test', '=', 0)
-    .where((eb) => eb.or([eb('seen_by_operator_at', 'is not', null), eb('accepted_at', 'is not', null)]))
-    .execute();
+  return (
+    db
+      .selectFrom('tasks')
+      .select(['created_at', 'seen_by_operator_at', 'accepted_at'])
+      .where('created_at', '>=', since)
+      // Test tasks (issue 19) say nothing about how fast a human answers real work.
+      .where('is_test', '=', 0)
+      .where((eb) => eb.or([eb('seen_by_operator_at', 'is not', null), eb('accepted_at', 'is not', null)]))
+      .execute()
+  );
 }
 
 /** A keyset position in a newest-first list. */
@@ -210,7 +265,8 @@ export async function listTasks(
   const [past, direction] = options.order === 'oldest' ? (['>', 'asc'] as const) : (['<', 'desc'] as const);
   if (statuses !== undefined) query = query.where('status', 'in', statuses);
   if (options.isTest !== undefined) query = query.where('is_test', '=', options.isTest ? 1 : 0);
-  if (after) query = query.where((eb) => eb.or([eb('created_at', past, after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', past, after.id)])]));
+  if (after)
+    query = query.where((eb) => eb.or([eb('created_at', past, after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', past, after.id)])]));
   return query.orderBy('created_at', direction).orderBy('id', direction).limit(options.limit).execute();
 }
 
@@ -269,6 +325,11 @@ export async function finalTasksToErase(db: Db, finalStatuses: readonly string[]
  */
 export async function eraseTaskPrivateFields(db: Db, ids: string[], at: string): Promise<number> {
   if (ids.length === 0) return 0;
-  const result = await db.updateTable('tasks').set({ contact_email: null, callback_url: null, erased_at: at }).where('id', 'in', ids).where('erased_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('tasks')
+    .set({ contact_email: null, callback_url: null, erased_at: at })
+    .where('id', 'in', ids)
+    .where('erased_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

@@ -31,7 +31,13 @@ export async function taskWebhooksGone(db: Db, taskId: string): Promise<boolean>
 }
 
 /** Claims up to `limit` due events for `token` until `lockedUntil`. */
-export async function claimDueWebhooks(store: Pick<Store, 'db' | 'dialect'>, token: string, limit: number, at: string, lockedUntil: string): Promise<WebhookEventRow[]> {
+export async function claimDueWebhooks(
+  store: Pick<Store, 'db' | 'dialect'>,
+  token: string,
+  limit: number,
+  at: string,
+  lockedUntil: string,
+): Promise<WebhookEventRow[]> {
   const lease = { locked_until: lockedUntil, claim_token: token };
   if (store.dialect === 'postgres') {
     return store.db.transaction().execute(async (trx) => {
@@ -111,7 +117,20 @@ export async function insertWebhookAttempt(db: Db, attempt: WebhookAttemptRow): 
   await db.insertInto('webhook_attempts').values(attempt).execute();
 }
 
-const LISTED = ['id', 'task_id', 'event', 'url', 'status', 'attempts', 'next_attempt_at', 'locked_until', 'last_status_code', 'last_error', 'created_at', 'delivered_at'] as const;
+const LISTED = [
+  'id',
+  'task_id',
+  'event',
+  'url',
+  'status',
+  'attempts',
+  'next_attempt_at',
+  'locked_until',
+  'last_status_code',
+  'last_error',
+  'created_at',
+  'delivered_at',
+] as const;
 export type WebhookEventSummary = Pick<WebhookEventRow, (typeof LISTED)[number]>;
 
 /** Events, newest first, of one task or of all; without their bodies. */
@@ -128,7 +147,13 @@ export async function findWebhookEvent(db: Db, id: string): Promise<WebhookEvent
 /** The attempts of the given events, oldest first. */
 export async function listWebhookAttempts(db: Db, eventIds: readonly string[]): Promise<WebhookAttemptRow[]> {
   if (eventIds.length === 0) return [];
-  return db.selectFrom('webhook_attempts').selectAll().where('event_id', 'in', [...eventIds]).orderBy('at').orderBy('attempt').execute();
+  return db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('event_id', 'in', [...eventIds])
+    .orderBy('at')
+    .orderBy('attempt')
+    .execute();
 }
 
 /**
@@ -161,7 +186,13 @@ export async function pendingWebhookSummary(db: Db): Promise<{ depth: number; ol
  * (retention); failed events stay until the operator acts. Returns how many events.
  */
 export async function deleteFinishedWebhooksBefore(db: Db, before: string, limit: number): Promise<number> {
-  const rows = await db.selectFrom('webhook_outbox').select('id').where('status', 'in', ['delivered', 'gone']).where('created_at', '<', before).limit(limit).execute();
+  const rows = await db
+    .selectFrom('webhook_outbox')
+    .select('id')
+    .where('status', 'in', ['delivered', 'gone'])
+    .where('created_at', '<', before)
+    .limit(limit)
+    .execute();
   const ids = rows.map((r) => r.id);
   if (ids.length === 0) return 0;
   await db.deleteFrom('webhook_attempts').where('event_id', 'in', ids).execute();

@@ -1,23 +1,23 @@
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DocsDeps } from '../docs/context.js';
+import { documentSet, readLive } from '../docs/document-set.js';
 import { PRODUCT_NAME, summary } from '../docs/documents.js';
 import { documentById } from '../docs/endpoints.js';
 import { prefersMarkdown } from '../docs/http.js';
-import { documentSet, readLive } from '../docs/document-set.js';
 import { type AppError, isAppError } from '../domain/errors.js';
+import { html, type SafeHtml } from '../domain/html.js';
+import { statusPagePath } from '../domain/urls.js';
 import { callerFrom } from '../http/client.js';
 import { fromFastify } from '../http/errors.js';
-import type { DocsDeps } from '../docs/context.js';
 import { sendMessage } from '../services/messages.js';
 import { checkTaskReceipt } from '../services/receipt-check.js';
 import { getTask, submitTask } from '../services/tasks.js';
-import { html, type SafeHtml } from '../domain/html.js';
-import { statusPagePath } from '../domain/urls.js';
 import { docsIndexBody, docsIndexMarkdown, documentBody, documentMarkdown } from './pages/docs.js';
 import { fieldErrors, formValues, toTaskPayload } from './pages/form.js';
-import { intentOf, messageFieldErrors, messageFormValues, toMessagePayload, type MessageFormState } from './pages/message-form.js';
-import { EMPTY_FORM, formPageBody, homeBody, type FormState } from './pages/home.js';
+import { EMPTY_FORM, type FormState, formPageBody, homeBody } from './pages/home.js';
 import { page, sendMarkdown, sendPage } from './pages/layout.js';
+import { intentOf, type MessageFormState, messageFieldErrors, messageFormValues, toMessagePayload } from './pages/message-form.js';
 import { PAGES_JS } from './pages/script.js';
 import { lookupBody, notFoundBody, notFoundMarkdown, statusBody, statusMarkdown } from './pages/status.js';
 
@@ -30,7 +30,8 @@ import { lookupBody, notFoundBody, notFoundMarkdown, statusBody, statusMarkdown 
 const hidden = { hide: true } as const;
 
 // RFC 8631: how a program that lands on the home page finds the API description.
-const DISCOVERY_LINKS = '</openapi.json>; rel="service-desc"; type="application/json", </api.md>; rel="service-doc"; type="text/markdown", </agent.json>; rel="describedby"; type="application/json"';
+const DISCOVERY_LINKS =
+  '</openapi.json>; rel="service-desc"; type="application/json", </api.md>; rel="service-doc"; type="text/markdown", </agent.json>; rel="describedby"; type="application/json"';
 
 async function renderHome(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   reply.header('Link', DISCOVERY_LINKS);
@@ -71,7 +72,8 @@ function generalMessage(error: AppError): SafeHtml {
 function withDeadlineOffset(payload: Record<string, unknown>, body: unknown): Record<string, unknown> {
   const raw = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).deadline_offset : undefined;
   const deadline = payload.deadline;
-  if (typeof raw !== 'string' || !/^-?\d{1,4}$/.test(raw) || typeof deadline !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(deadline)) return payload;
+  if (typeof raw !== 'string' || !/^-?\d{1,4}$/.test(raw) || typeof deadline !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(deadline))
+    return payload;
   const minutes = Number(raw);
   if (Math.abs(minutes) > 14 * 60) return payload;
   const abs = Math.abs(minutes);
@@ -116,7 +118,11 @@ async function sendTaskMessage(deps: DocsDeps, request: FastifyRequest, reply: F
   try {
     const result = await sendMessage(deps, callerFrom(request, deps, 'web_form'), toMessagePayload(task.task_id, values));
     reply.headers(result.headers);
-    return reply.code(303).header('Location', `/tasks?id=${encodeURIComponent(task.task_id)}&sent=${intentOf(values)}#message`).header('Cache-Control', 'no-store').send();
+    return reply
+      .code(303)
+      .header('Location', `/tasks?id=${encodeURIComponent(task.task_id)}&sent=${intentOf(values)}#message`)
+      .header('Cache-Control', 'no-store')
+      .send();
   } catch (error) {
     if (!isAppError(error)) throw error;
     for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
@@ -142,7 +148,9 @@ async function showTask(deps: DocsDeps, request: FastifyRequest, reply: FastifyR
     if (markdown) return sendMarkdown(reply, 200, statusMarkdown(deps, task), { noStore: true });
     const sent = (request.query as { sent?: unknown }).sent;
     const state: MessageFormState = { values: {}, errors: {}, general: [], sent: sent === 'ask' || sent === 'withdraw' ? sent : undefined };
-    return sendPage(reply, 200, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, state), noindex: true }), { noStore: true });
+    return sendPage(reply, 200, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, state), noindex: true }), {
+      noStore: true,
+    });
   } catch (error) {
     if (!isAppError(error) || error.code !== 'task_not_found') throw error;
     if (markdown) return sendMarkdown(reply, 404, notFoundMarkdown(deps, id), { noStore: true });
@@ -200,7 +208,15 @@ export async function registerPages(app: FastifyInstance, deps: DocsDeps): Promi
       const doc = documentById(id);
       if (!doc) {
         if (prefersMarkdown(request)) return sendMarkdown(reply, 404, docsIndexMarkdown(deps.config.baseUrl));
-        return sendPage(reply, 404, page({ title: 'No such document', section: 'docs', body: html`<p class="alert bad">There is no document called “${id.slice(0, 80)}”.</p>${docsIndexBody()}` }));
+        return sendPage(
+          reply,
+          404,
+          page({
+            title: 'No such document',
+            section: 'docs',
+            body: html`<p class="alert bad">There is no document called “${id.slice(0, 80)}”.</p>${docsIndexBody()}`,
+          }),
+        );
       }
       const set = documentSet(deps);
       if (prefersMarkdown(request)) return sendMarkdown(reply, 200, documentMarkdown(deps, doc, set));

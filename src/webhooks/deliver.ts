@@ -7,7 +7,7 @@ import type { Store } from '../store/db.js';
 import { finishClaim, insertWebhookAttempt, type WebhookEventRow } from '../store/webhooks-repo.js';
 import { postWebhook } from './send.js';
 import { signWebhook } from './sign.js';
-import { TargetRefused, type Target } from './target.js';
+import { type Target, TargetRefused } from './target.js';
 
 /**
  * One delivery of one claimed webhook event: resolve and check the host, sign, POST to the checked

@@ -111,7 +111,10 @@ export async function run(argv: string[], io: Io = nodeIo): Promise<number> {
     if (command === undefined || spec === undefined) throw new UsageError(command === undefined ? 'no command given' : `unknown command ${command}`);
     const stray = Object.keys(values).filter((name) => !(name in GLOBAL) && !spec.options.includes(name));
     if (stray.length > 0) throw new UsageError(`${command} does not take --${stray.join(', --')}`);
-    if (args.length < spec.positionals[0] || args.length > spec.positionals[1]) throw new UsageError(`${command} takes ${spec.positionals[1] === 0 ? 'no arguments' : spec.positionals[0] === spec.positionals[1] ? 'one argument' : 'at most one argument'}`);
+    if (args.length < spec.positionals[0] || args.length > spec.positionals[1])
+      throw new UsageError(
+        `${command} takes ${spec.positionals[1] === 0 ? 'no arguments' : spec.positionals[0] === spec.positionals[1] ? 'one argument' : 'at most one argument'}`,
+      );
     const client = new HumanTaskClient({
       baseUrl: values['base-url'] ?? io.env.HTASK_BASE_URL ?? 'http://localhost:8080',
       ...(values.issuer === undefined ? {} : { issuer: values.issuer }),
@@ -125,7 +128,10 @@ export async function run(argv: string[], io: Io = nodeIo): Promise<number> {
         const input = taskInput(args[0], values, io);
         const key = values['idempotency-key'];
         const submitted = await client.submitTask(input as Parameters<HumanTaskClient['submitTask']>[0], key === undefined ? {} : { idempotencyKey: key });
-        print(submitted, `Submitted ${submitted.task_id} (${submitted.status}).\n  status:          ${submitted.status_url}\n  page:            ${submitted.status_page}\n  idempotency key: ${submitted.idempotency_key}\n${submitted.message}`);
+        print(
+          submitted,
+          `Submitted ${submitted.task_id} (${submitted.status}).\n  status:          ${submitted.status_url}\n  page:            ${submitted.status_page}\n  idempotency key: ${submitted.idempotency_key}\n${submitted.message}`,
+        );
         return EXIT.done;
       }
       case 'status': {

@@ -2,7 +2,7 @@ import type { JSONWebKeySet } from 'jose';
 import { errorFromResponse, HumanTaskError, TaskNotFoundError, WaitTimeoutError } from './errors.js';
 import { anySignal, quotaResetSeconds, retryAfterSeconds, sleep } from './http.js';
 import type { MessageInput, MessageResponse, PublicTask, ServiceEntry, ServicesPage, Submission, SubmissionResponse, TaskInput } from './types.js';
-import { verifyReceipt, verifyWebhook, type HeaderSource, type ReceiptVerdict, type ReceivedFile, type WebhookVerdict } from './verify.js';
+import { type HeaderSource, type ReceiptVerdict, type ReceivedFile, verifyReceipt, verifyWebhook, type WebhookVerdict } from './verify.js';
 
 /**
  * The typed client. Runs on `fetch` alone (Node 20+, Deno, Bun, browsers, edge runtimes), and makes
@@ -140,7 +140,9 @@ export class HumanTaskClient {
    */
   async waitForResult(taskId: string, options: WaitOptions = {}): Promise<PublicTask> {
     const started = Date.now();
-    const deadlines = [options.deadline?.getTime(), options.timeoutMs === undefined ? undefined : started + options.timeoutMs].filter((d): d is number => d !== undefined);
+    const deadlines = [options.deadline?.getTime(), options.timeoutMs === undefined ? undefined : started + options.timeoutMs].filter(
+      (d): d is number => d !== undefined,
+    );
     const deadline = deadlines.length > 0 ? Math.min(...deadlines) : Number.POSITIVE_INFINITY;
     const waitSeconds = Math.min(60, Math.max(1, Math.floor(options.waitSeconds ?? 50)));
     const firstDelay = options.pollIntervalMs ?? 2_000;
@@ -153,7 +155,8 @@ export class HumanTaskClient {
     }
     for (;;) {
       const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new WaitTimeoutError(`Task ${taskId} is still ${last?.status ?? 'unknown'} after ${Math.round((Date.now() - started) / 1000)} s.`, last);
+      if (remaining <= 0)
+        throw new WaitTimeoutError(`Task ${taskId} is still ${last?.status ?? 'unknown'} after ${Math.round((Date.now() - started) / 1000)} s.`, last);
       const hold = Math.min(waitSeconds, Math.floor(remaining / 1000));
       let pause: number;
       try {
@@ -207,7 +210,8 @@ export class HumanTaskClient {
     else task = typeof subject === 'string' ? await this.getTask(subject, { signal: options.signal }) : subject;
     if (task) {
       receipt = task.receipt;
-      if (receipt === undefined) throw new HumanTaskError('unexpected_response', `Task ${task.task_id} is ${task.status}: it has no receipt (receipts are issued on delivery).`);
+      if (receipt === undefined)
+        throw new HumanTaskError('unexpected_response', `Task ${task.task_id} is ${task.status}: it has no receipt (receipts are issued on delivery).`);
     }
     const operatorNotes = options.operatorNotes ?? task?.operator_notes ?? undefined;
     const taskId = options.taskId ?? task?.task_id;
@@ -226,8 +230,14 @@ export class HumanTaskClient {
   }
 
   /** Verifies a webhook request (Standard Webhooks `v1a`) against the service's JWKS. Pass the raw body. */
-  async verifyWebhook(request: { headers: HeaderSource; body: string | Uint8Array }, options: RequestOptions & { now?: number; toleranceSeconds?: number } = {}): Promise<WebhookVerdict> {
-    const opts = { ...(options.now === undefined ? {} : { now: options.now }), ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }) };
+  async verifyWebhook(
+    request: { headers: HeaderSource; body: string | Uint8Array },
+    options: RequestOptions & { now?: number; toleranceSeconds?: number } = {},
+  ): Promise<WebhookVerdict> {
+    const opts = {
+      ...(options.now === undefined ? {} : { now: options.now }),
+      ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }),
+    };
     const verdict = await verifyWebhook(request, { jwks: await this.jwks(options.signal), ...opts });
     if (verdict.failure === 'signature' && !this.fixedJwks) return verifyWebhook(request, { jwks: await this.jwks(options.signal, true), ...opts });
     return verdict;
@@ -239,7 +249,8 @@ export class HumanTaskClient {
     if (!refresh && this.jwksCache && Date.now() - this.jwksCache.at < this.jwksTtlMs) return this.jwksCache.jwks;
     const answer = await this.request('GET', '/.well-known/jwks.json', { signal, idempotent: true });
     const jwks = answer.body as JSONWebKeySet;
-    if (!Array.isArray(jwks?.keys)) throw new HumanTaskError('unexpected_response', 'The service published no key set at /.well-known/jwks.json.', { status: answer.status });
+    if (!Array.isArray(jwks?.keys))
+      throw new HumanTaskError('unexpected_response', 'The service published no key set at /.well-known/jwks.json.', { status: answer.status });
     this.jwksCache = { jwks, at: Date.now() };
     return jwks;
   }
@@ -280,7 +291,14 @@ export class HumanTaskClient {
   private async request(
     method: 'GET' | 'POST',
     path: string,
-    options: { body?: unknown; headers?: Record<string, string>; signal: AbortSignal | undefined; idempotent: boolean; retry?: boolean; timeoutMs?: number | undefined },
+    options: {
+      body?: unknown;
+      headers?: Record<string, string>;
+      signal: AbortSignal | undefined;
+      idempotent: boolean;
+      retry?: boolean;
+      timeoutMs?: number | undefined;
+    },
   ): Promise<Answer> {
     const retries = options.retry === false ? 0 : this.maxRetries;
     for (let attempt = 0; ; attempt += 1) {
@@ -302,7 +320,9 @@ export class HumanTaskClient {
           await sleep(backoff, options.signal);
           continue;
         }
-        throw new HumanTaskError('network_error', `Could not reach ${this.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        throw new HumanTaskError('network_error', `Could not reach ${this.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, {
+          cause: error,
+        });
       }
       const text = await response.text();
       let body: unknown;

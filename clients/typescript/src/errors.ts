@@ -151,5 +151,10 @@ export function errorFromResponse(status: number, body: unknown, retryAfterSecon
 }
 
 function isErrorBody(body: unknown): body is ErrorBody {
-  return typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'string' && typeof (body as { message?: unknown }).message === 'string';
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    typeof (body as { error?: unknown }).error === 'string' &&
+    typeof (body as { message?: unknown }).message === 'string'
+  );
 }

@@ -2,10 +2,19 @@
  * human-task-client: a typed client for the human-in-the-loop task service. ESM, on fetch and
  * WebCrypto, with jose as its only dependency.
  */
-export { HumanTaskClient, type HumanTaskClientOptions, type RequestOptions, type SubmitOptions, type VerifyTaskReceiptOptions, type WaitOptions, type WaitProgress } from './client.js';
+export {
+  HumanTaskClient,
+  type HumanTaskClientOptions,
+  type RequestOptions,
+  type SubmitOptions,
+  type VerifyTaskReceiptOptions,
+  type WaitOptions,
+  type WaitProgress,
+} from './client.js';
 export {
   CapacityReachedError,
   ClientBlockedError,
+  type ClientErrorCode,
   DuplicateTaskError,
   HumanTaskError,
   InternalError,
@@ -23,12 +32,9 @@ export {
   UnsupportedMediaTypeError,
   ValidationFailedError,
   WaitTimeoutError,
-  type ClientErrorCode,
 } from './errors.js';
 export type * from './types.js';
 export {
-  verifyReceipt,
-  verifyWebhook,
   type Check,
   type HeaderSource,
   type ReceiptFailure,
@@ -36,6 +42,8 @@ export {
   type ReceivedFile,
   type VerifyReceiptOptions,
   type VerifyWebhookOptions,
+  verifyReceipt,
+  verifyWebhook,
   type WebhookFailure,
   type WebhookVerdict,
 } from './verify.js';

@@ -82,7 +82,11 @@ export async function verifyReceipt(receipt: string, options: VerifyReceiptOptio
   }
 
   const problems = payloadProblems(payload);
-  checks.push({ name: 'payload', ok: problems.length === 0, detail: problems.length === 0 ? `receipt_version ${payload.receipt_version}` : problems.join('; ') });
+  checks.push({
+    name: 'payload',
+    ok: problems.length === 0,
+    detail: problems.length === 0 ? `receipt_version ${payload.receipt_version}` : problems.join('; '),
+  });
   if (problems.length > 0) return done(kid, payload);
 
   if (options.issuer !== undefined) {
@@ -97,7 +101,11 @@ export async function verifyReceipt(receipt: string, options: VerifyReceiptOptio
   if (options.operatorNotes !== undefined) {
     const actual = await sha256Hex(utf8(options.operatorNotes));
     const ok = actual === payload.deliverable_sha256;
-    checks.push({ name: 'deliverable', ok, detail: ok ? `deliverable sha256 ${actual}` : `deliverable sha256 is ${actual}, the receipt signed ${payload.deliverable_sha256}` });
+    checks.push({
+      name: 'deliverable',
+      ok,
+      detail: ok ? `deliverable sha256 ${actual}` : `deliverable sha256 is ${actual}, the receipt signed ${payload.deliverable_sha256}`,
+    });
   }
   if (options.files !== undefined) checks.push(await attachmentCheck(payload.receipt_version === 2 ? (payload.attachments ?? []) : [], options.files));
   return done(kid, payload);
@@ -107,9 +115,11 @@ function payloadProblems(payload: Receipt): string[] {
   const problems: string[] = [];
   const version: unknown = payload.receipt_version;
   if (version !== 1 && version !== 2) problems.push(`unknown receipt_version ${String(version)}`);
-  if (version === 2 && !(Array.isArray(payload.attachments) && payload.attachments.every(wellFormed))) problems.push('attachments is not a list of {name, media_type, size, sha256}');
+  if (version === 2 && !(Array.isArray(payload.attachments) && payload.attachments.every(wellFormed)))
+    problems.push('attachments is not a list of {name, media_type, size, sha256}');
   if (typeof payload.task_id !== 'string' || payload.sub !== payload.task_id) problems.push('sub and task_id differ');
-  if (typeof payload.deliverable_sha256 !== 'string' || !HEX64.test(payload.deliverable_sha256)) problems.push('deliverable_sha256 is not a SHA-256 hex digest');
+  if (typeof payload.deliverable_sha256 !== 'string' || !HEX64.test(payload.deliverable_sha256))
+    problems.push('deliverable_sha256 is not a SHA-256 hex digest');
   return problems;
 }
 
@@ -135,7 +145,11 @@ async function attachmentCheck(signed: SignedAttachment[], files: ReceivedFile[]
     if (!signed.some((s) => s.sha256 === file.sha256)) problems.push(`${file.name} (sha256 ${file.sha256}) is not covered by the receipt`);
   }
   if (problems.length > 0) return { name: 'attachments', ok: false, detail: problems.join('; ') };
-  return { name: 'attachments', ok: true, detail: signed.length === 0 ? 'the receipt signs no files, and none were given' : `all ${signed.length} file(s) match their signed sha256` };
+  return {
+    name: 'attachments',
+    ok: true,
+    detail: signed.length === 0 ? 'the receipt signs no files, and none were given' : `all ${signed.length} file(s) match their signed sha256`,
+  };
 }
 
 export type WebhookFailure = 'format' | 'timestamp' | 'signature';
@@ -178,11 +192,19 @@ export async function verifyWebhook(request: { headers: HeaderSource; body: stri
   const id = header(request.headers, 'webhook-id');
   const timestamp = header(request.headers, 'webhook-timestamp');
   const signature = header(request.headers, 'webhook-signature');
-  const verdict = (failure: WebhookFailure | null, detail: string, kid: string | null = null, event: WebhookVerdict['event'] = null): WebhookVerdict => ({ valid: failure === null, failure, kid, detail, event });
-  if (!id || !timestamp || !signature || !/^\d+$/.test(timestamp)) return verdict('format', 'webhook-id, webhook-timestamp (Unix seconds) and webhook-signature are required');
+  const verdict = (failure: WebhookFailure | null, detail: string, kid: string | null = null, event: WebhookVerdict['event'] = null): WebhookVerdict => ({
+    valid: failure === null,
+    failure,
+    kid,
+    detail,
+    event,
+  });
+  if (!id || !timestamp || !signature || !/^\d+$/.test(timestamp))
+    return verdict('format', 'webhook-id, webhook-timestamp (Unix seconds) and webhook-signature are required');
   const now = options.now ?? Math.floor(Date.now() / 1000);
   const tolerance = options.toleranceSeconds ?? 300;
-  if (Math.abs(now - Number(timestamp)) > tolerance) return verdict('timestamp', `webhook-timestamp is ${Math.abs(now - Number(timestamp))} s from now (tolerance ${tolerance} s)`);
+  if (Math.abs(now - Number(timestamp)) > tolerance)
+    return verdict('timestamp', `webhook-timestamp is ${Math.abs(now - Number(timestamp))} s from now (tolerance ${tolerance} s)`);
 
   const body = typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body);
   const signed = utf8(`${id}.${timestamp}.${body}`);

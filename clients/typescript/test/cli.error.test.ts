@@ -4,8 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskIn } from '../../../test/operator.support.js';
-import { freePort } from '../../../test/support/net.js';
 import { useTestApp, validTask } from '../../../test/support/app.js';
+import { freePort } from '../../../test/support/net.js';
 import { htask } from './cli.support.js';
 
 /** htask's exit codes: 1 refused or failed, 2 usage, 3 wait timed out, 4 receipt invalid. */
@@ -97,7 +97,18 @@ describe('htask verify offline against the test vectors', () => {
     const files = path.join(dir, 'files');
     mkdirSync(files);
     for (const f of v2?.files ?? []) writeFileSync(path.join(files, f.name), Buffer.from(f.content_base64, 'base64'));
-    const args = ['verify', String(v2?.receipt), '--jwks-file', jwksFile, '--issuer', vectors.issuer, '--files', files, '--base-url', `http://127.0.0.1:${await freePort()}`];
+    const args = [
+      'verify',
+      String(v2?.receipt),
+      '--jwks-file',
+      jwksFile,
+      '--issuer',
+      vectors.issuer,
+      '--files',
+      files,
+      '--base-url',
+      `http://127.0.0.1:${await freePort()}`,
+    ];
     const ok = await htask(args);
     expect(ok.stdout).toContain('✓ attachments');
     expect(ok.code).toBe(0);

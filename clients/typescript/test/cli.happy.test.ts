@@ -11,7 +11,19 @@ describe('htask', () => {
 
   it('submit → operator delivers → wait exits 0 → verify exits 0', async () => {
     const submitted = await htask(
-      ['--json', 'submit', '--task-type', 'real_world_verification', '--description', String(validTask().description), '--location-required', '--location-detail', 'Springfield', '--contact-email', 'agent@mail.example-agent.dev'],
+      [
+        '--json',
+        'submit',
+        '--task-type',
+        'real_world_verification',
+        '--description',
+        String(validTask().description),
+        '--location-required',
+        '--location-detail',
+        'Springfield',
+        '--contact-email',
+        'agent@mail.example-agent.dev',
+      ],
       { baseUrl: t.url },
     );
     expect(submitted.stderr).toBe('');

@@ -1,8 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { submit, taskIn } from '../../../test/operator.support.js';
-import { freePort } from '../../../test/support/net.js';
 import { STORES, useTestApp, validTask } from '../../../test/support/app.js';
-import { DuplicateTaskError, HumanTaskClient, HumanTaskError, MalformedRequestError, RateLimitedError, TaskNotFoundError, ValidationFailedError } from '../src/index.js';
+import { freePort } from '../../../test/support/net.js';
+import {
+  DuplicateTaskError,
+  HumanTaskClient,
+  HumanTaskError,
+  MalformedRequestError,
+  RateLimitedError,
+  TaskNotFoundError,
+  ValidationFailedError,
+} from '../src/index.js';
 
 /** Every refusal of the real app arrives as the typed error named by its contract code. */
 

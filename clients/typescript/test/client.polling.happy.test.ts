@@ -26,7 +26,13 @@ afterEach(async () => {
 });
 
 function task(status: string): Record<string, unknown> {
-  return { task_id: ID, status, eta: status === 'accepted' ? '2030-03-11T12:00:00.000Z' : null, operator_notes: status === 'delivered' ? 'Done.' : null, updated_at: new Date().toISOString() };
+  return {
+    task_id: ID,
+    status,
+    eta: status === 'accepted' ? '2030-03-11T12:00:00.000Z' : null,
+    operator_notes: status === 'delivered' ? 'Done.' : null,
+    updated_at: new Date().toISOString(),
+  };
 }
 
 /** A service answering the n-th request with script(n); records what each request carried. */
@@ -67,7 +73,9 @@ describe('waitForResult pacing', () => {
   });
 
   it('never asks to be held longer than the time left', async () => {
-    const { url, seen } = await scripted((n) => (n === 1 ? { status: 200, headers: { etag: '"v1"' }, body: task('submitted') } : { status: 200, headers: { etag: '"v2"' }, body: task('delivered') }));
+    const { url, seen } = await scripted((n) =>
+      n === 1 ? { status: 200, headers: { etag: '"v1"' }, body: task('submitted') } : { status: 200, headers: { etag: '"v2"' }, body: task('delivered') },
+    );
     await new HumanTaskClient({ baseUrl: url }).waitForResult(ID, { timeoutMs: 20_000, pollIntervalMs: 100 });
     expect(seen[1]?.headers.prefer).toMatch(/^wait=(19|20)$/);
   });
@@ -83,7 +91,9 @@ describe('waitForResult pacing', () => {
 
   it('waits out an exhausted read quota (RateLimit-Remaining: 0, RateLimit-Reset)', async () => {
     const { url, seen } = await scripted((n) =>
-      n === 1 ? { status: 200, headers: { 'ratelimit-remaining': '0', 'ratelimit-reset': '2' }, body: task('accepted') } : { status: 200, body: task('delivered') },
+      n === 1
+        ? { status: 200, headers: { 'ratelimit-remaining': '0', 'ratelimit-reset': '2' }, body: task('accepted') }
+        : { status: 200, body: task('delivered') },
     );
     await new HumanTaskClient({ baseUrl: url }).waitForResult(ID, { timeoutMs: 60_000, pollIntervalMs: 100 });
     expect(Number(seen[1]?.at) - Number(seen[0]?.at)).toBeGreaterThanOrEqual(1_900);
@@ -91,7 +101,13 @@ describe('waitForResult pacing', () => {
 
   it('waits out Retry-After on a 429, then carries on', async () => {
     const { url, seen } = await scripted((n) =>
-      n === 1 ? { status: 429, headers: { 'retry-after': '2' }, body: { error: 'rate_limited', message: 'Slow down.', limit: 'reads_per_minute', retry_after_seconds: 2 } } : { status: 200, body: task('delivered') },
+      n === 1
+        ? {
+            status: 429,
+            headers: { 'retry-after': '2' },
+            body: { error: 'rate_limited', message: 'Slow down.', limit: 'reads_per_minute', retry_after_seconds: 2 },
+          }
+        : { status: 200, body: task('delivered') },
     );
     // maxRetries 0: the wait loop itself must honour the Retry-After.
     const done = await new HumanTaskClient({ baseUrl: url, maxRetries: 0 }).waitForResult(ID, { timeoutMs: 60_000, pollIntervalMs: 100 });
@@ -100,7 +116,11 @@ describe('waitForResult pacing', () => {
   });
 
   it('gives the 429 to the caller at once when its Retry-After outlasts the deadline', async () => {
-    const { url } = await scripted(() => ({ status: 429, headers: { 'retry-after': '3600' }, body: { error: 'rate_limited', message: 'Slow down.', retry_after_seconds: 3600 } }));
+    const { url } = await scripted(() => ({
+      status: 429,
+      headers: { 'retry-after': '3600' },
+      body: { error: 'rate_limited', message: 'Slow down.', retry_after_seconds: 3600 },
+    }));
     const started = Date.now();
     const error = await new HumanTaskClient({ baseUrl: url }).waitForResult(ID, { timeoutMs: 30_000 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimitedError);
@@ -111,7 +131,9 @@ describe('waitForResult pacing', () => {
   it('stops at the deadline with WaitTimeoutError carrying the last state', async () => {
     const { url } = await scripted(() => ({ status: 200, body: task('accepted') }));
     const started = Date.now();
-    const error = await new HumanTaskClient({ baseUrl: url }).waitForResult(ID, { deadline: new Date(Date.now() + 1_500), pollIntervalMs: 200 }).catch((e: unknown) => e);
+    const error = await new HumanTaskClient({ baseUrl: url })
+      .waitForResult(ID, { deadline: new Date(Date.now() + 1_500), pollIntervalMs: 200 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WaitTimeoutError);
     expect((error as WaitTimeoutError<{ status: string }>).task?.status).toBe('accepted');
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
@@ -128,7 +150,9 @@ describe('waitForResult pacing', () => {
   });
 
   it('getTask answers a 304 from its last copy', async () => {
-    const { url, seen } = await scripted((n) => (n === 1 ? { status: 200, headers: { etag: '"v1"' }, body: task('accepted') } : { status: 304, headers: { etag: '"v1"' } }));
+    const { url, seen } = await scripted((n) =>
+      n === 1 ? { status: 200, headers: { etag: '"v1"' }, body: task('accepted') } : { status: 304, headers: { etag: '"v1"' } },
+    );
     const client = new HumanTaskClient({ baseUrl: url });
     const first = await client.getTask(ID);
     const second = await client.getTask(ID);

@@ -42,7 +42,10 @@ describe('unusual answers', () => {
   });
 
   it('a 503 with a short Retry-After is retried; its typed error arrives after the retries', async () => {
-    const { url, count } = await answering(503, JSON.stringify({ error: 'service_unavailable', message: 'Store down.' }), { 'content-type': 'application/json', 'retry-after': '1' });
+    const { url, count } = await answering(503, JSON.stringify({ error: 'service_unavailable', message: 'Store down.' }), {
+      'content-type': 'application/json',
+      'retry-after': '1',
+    });
     const started = Date.now();
     const error = await new HumanTaskClient({ baseUrl: url, maxRetries: 1 }).getTask(ID).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServiceUnavailableError);
@@ -53,7 +56,9 @@ describe('unusual answers', () => {
 
   it('a message is not re-sent after a failure that may have reached the service', async () => {
     const { url, count } = await answering(502, 'Bad gateway');
-    const error = await new HumanTaskClient({ baseUrl: url }).sendMessage({ message: 'Hello there, operator.', reply_to: 'agent@mail.example-agent.dev' }).catch((e: unknown) => e);
+    const error = await new HumanTaskClient({ baseUrl: url })
+      .sendMessage({ message: 'Hello there, operator.', reply_to: 'agent@mail.example-agent.dev' })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'unexpected_response', status: 502 });
     expect(count()).toBe(1);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { patchOk } from '../../../test/operator.support.js';
 import { STORES, useTestApp } from '../../../test/support/app.js';
 import { waitUntil } from '../../../test/support/smtp.js';
-import { WEBHOOK_TEST_ENV, submitWithCallback, useReceiver } from '../../../test/webhooks.support.js';
+import { submitWithCallback, useReceiver, WEBHOOK_TEST_ENV } from '../../../test/webhooks.support.js';
 import { HumanTaskClient } from '../src/index.js';
 
 /** Webhooks the real app sends, verified by the client the way a receiver would. */

@@ -52,7 +52,10 @@ describe('receipt vectors', () => {
 describe('webhook vectors', () => {
   for (const v of vectors.webhooks) {
     it(`${v.name}: ${v.expected.valid ? 'valid' : `invalid (${String(v.expected.failure)})`}`, async () => {
-      const verdict = await verifyWebhook({ headers: v.headers, body: v.body }, { jwks: vectors.jwks, now: vectors.now, toleranceSeconds: vectors.webhook_tolerance_seconds });
+      const verdict = await verifyWebhook(
+        { headers: v.headers, body: v.body },
+        { jwks: vectors.jwks, now: vectors.now, toleranceSeconds: vectors.webhook_tolerance_seconds },
+      );
       expect(verdict.valid).toBe(v.expected.valid);
       expect(verdict.failure).toBe(v.expected.failure);
       if (verdict.valid) expect(verdict.event?.type).toBe('task.delivered');
@@ -61,7 +64,10 @@ describe('webhook vectors', () => {
 
   it('accepts a Headers object and a byte body', async () => {
     const v = vectors.webhooks.find((w) => w.name === 'valid');
-    const verdict = await verifyWebhook({ headers: new Headers(v?.headers), body: new TextEncoder().encode(String(v?.body)) }, { jwks: vectors.jwks, now: vectors.now });
+    const verdict = await verifyWebhook(
+      { headers: new Headers(v?.headers), body: new TextEncoder().encode(String(v?.body)) },
+      { jwks: vectors.jwks, now: vectors.now },
+    );
     expect(verdict.valid).toBe(true);
   });
 

@@ -2,9 +2,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import { BLOCK_KINDS, BlockInputSchema } from '../../domain/admin-schemas.js';
-import { addBlock, listBlocks, removeBlock } from '../../services/blocklist.js';
 import { AppError } from '../../domain/errors.js';
 import { ErrorSchema } from '../../domain/schemas.js';
+import { addBlock, listBlocks, removeBlock } from '../../services/blocklist.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { requireAdmin } from '../admin-auth.js';
 

@@ -15,12 +15,12 @@ import {
   TaskPatchSchema,
 } from '../../domain/admin-schemas.js';
 import { ErrorSchema } from '../../domain/schemas.js';
-import { registerJwksRoute } from './jwks.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { replyToMessage } from '../../services/message-replies.js';
 import { adminStats, listMessages, listQueue, viewTask } from '../../services/operator.js';
 import { patchTask } from '../../services/operator-transitions.js';
 import { requireAdmin } from '../admin-auth.js';
+import { registerJwksRoute } from './jwks.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 const TaskParams = Type.Object({ task_id: Type.String({ maxLength: 200 }) });
@@ -117,7 +117,7 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
       config: { kind: 'admin' },
       schema: {
         operationId: 'adminReplyToMessage',
-        summary: "Answer a message: mailed to its reply_to from MAIL_FROM, threaded under it, and recorded on the task",
+        summary: 'Answer a message: mailed to its reply_to from MAIL_FROM, threaded under it, and recorded on the task',
         tags: ['admin'],
         params: Type.Object({ message_id: Type.String({ maxLength: 200 }) }),
         body: MessageReplyInputSchema,

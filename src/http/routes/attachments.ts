@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { ErrorSchema } from '../../domain/schemas.js';
-import type { ServiceDeps } from '../../services/context.js';
 import { openFile, thumbnail } from '../../services/attachment-files.js';
 import { operatorAttachments, removeAttachment, uploadAttachment } from '../../services/attachments.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { requireAdmin } from '../admin-auth.js';
 import { downloadHeaders, sendStoredFile } from '../file-reply.js';
 import { acceptRawBodies, withUpload } from '../raw-upload.js';

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import type { DocsDeps } from '../../docs/context.js';
-import { buildDocumentSet, documentSet, readLive, type DocumentSet } from '../../docs/document-set.js';
+import { buildDocumentSet, type DocumentSet, documentSet, readLive } from '../../docs/document-set.js';
 import { withLive } from '../../docs/documents.js';
-import { jsonBody, sendBody, type StaticBody } from '../../docs/http.js';
+import { jsonBody, type StaticBody, sendBody } from '../../docs/http.js';
 import { liveFigures } from '../../docs/live.js';
 import { ErrorSchema, ServicesPageSchema } from '../../domain/schemas.js';
 import { listServices } from '../../services/services-catalog.js';
@@ -47,7 +47,12 @@ export async function registerDocuments(app: FastifyInstance, deps: DocsDeps): P
   serveStatic('/.well-known/agent.json', 'getWellKnownAgentManifest', 'Platform manifest and A2A-style agent card (well-known location)', (b) => b.manifest);
   serveStatic('/.well-known/agent-card.json', 'getAgentCard', 'A2A v1 agent card, signed with the receipt key', (b) => b.agentCard);
   serveStatic('/.well-known/services.json', 'getServicesDocument', 'Services catalog', (b) => b.services);
-  serveStatic('/.well-known/oauth-protected-resource', 'getProtectedResourceMetadata', 'OAuth protected-resource metadata (RFC 9728): nothing is token-protected', (b) => b.protectedResource);
+  serveStatic(
+    '/.well-known/oauth-protected-resource',
+    'getProtectedResourceMetadata',
+    'OAuth protected-resource metadata (RFC 9728): nothing is token-protected',
+    (b) => b.protectedResource,
+  );
   serveStatic('/openapi.json', 'getOpenApi', 'This OpenAPI 3.0 document', (b) => b.openapi);
   serveStatic('/llms.txt', 'getLlmsTxt', 'Plain-text guide for language models', (b) => b.llms, 'text/plain');
   serveStatic('/llms-full.txt', 'getLlmsFullTxt', 'llms.txt, the overview and the whole API reference in one file', (b) => b.llmsFull, 'text/plain');

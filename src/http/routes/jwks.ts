@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
-import type { ServiceDeps } from '../../services/context.js';
 import { publicKeys } from '../../receipts/keys.js';
+import type { ServiceDeps } from '../../services/context.js';
 
 const JwkSchema = Type.Object(
   {

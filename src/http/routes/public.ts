@@ -4,17 +4,17 @@ import Type from 'typebox';
 import {
   ErrorSchema,
   HealthSchema,
-  ReadinessSchema,
   MessageResponseSchema,
-  PublicTaskSchema,
-  SubmissionResponseSchema,
   messageInputSchema,
+  PublicTaskSchema,
+  ReadinessSchema,
+  SubmissionResponseSchema,
   taskInputSchema,
 } from '../../domain/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { health } from '../../services/health.js';
-import { readiness } from '../../services/readiness.js';
 import { sendMessage } from '../../services/messages.js';
+import { readiness } from '../../services/readiness.js';
 import { getTask, submitTask } from '../../services/tasks.js';
 import { statusReadCaching } from '../caching.js';
 import { callerFrom } from '../client.js';
@@ -56,7 +56,11 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     },
     async (request, reply) => {
       const result = await submitTask(deps, callerFrom(request, deps), request.body);
-      return reply.code(result.statusCode as 202).headers(result.headers).header('Location', result.location).send(result.body);
+      return reply
+        .code(result.statusCode as 202)
+        .headers(result.headers)
+        .header('Location', result.location)
+        .send(result.body);
     },
   );
 
@@ -78,9 +82,15 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
         params: Type.Object({ task_id: Type.String({ maxLength: 200 }) }),
         headers: Type.Object({
           'if-none-match': Type.Optional(Type.String({ description: 'The ETag of the task you hold: 304 while it is still current.' })),
-          prefer: Type.Optional(Type.String({ description: 'wait=N (RFC 7240), 1-60 seconds, with If-None-Match: hold until the task changes or N seconds pass.' })),
+          prefer: Type.Optional(
+            Type.String({ description: 'wait=N (RFC 7240), 1-60 seconds, with If-None-Match: hold until the task changes or N seconds pass.' }),
+          ),
         }),
-        response: { 200: PublicTaskSchema, 304: Type.Null({ description: 'Not modified: the ETag in If-None-Match is current. No body.' }), ...errors(404, 429) },
+        response: {
+          200: PublicTaskSchema,
+          304: Type.Null({ description: 'Not modified: the ETag in If-None-Match is current. No body.' }),
+          ...errors(404, 429),
+        },
       },
     },
     async (request, reply) => {
@@ -134,7 +144,10 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     },
     async (request, reply) => {
       const result = await sendMessage(deps, callerFrom(request, deps), request.body);
-      return reply.code(result.statusCode as 201).headers(result.headers).send(result.body);
+      return reply
+        .code(result.statusCode as 201)
+        .headers(result.headers)
+        .send(result.body);
     },
   );
 
@@ -162,7 +175,8 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       schema: {
         operationId: 'readiness',
         summary: 'Readiness for orchestrators: store reachable, migrations applied, workers running',
-        description: 'Liveness is GET /api/v1/health. This answers 503 service_unavailable (details name each failing check, Retry-After) until the instance can serve.',
+        description:
+          'Liveness is GET /api/v1/health. This answers 503 service_unavailable (details name each failing check, Retry-After) until the instance can serve.',
         tags: ['meta'],
         response: { 200: ReadinessSchema, 503: ErrorSchema },
       },

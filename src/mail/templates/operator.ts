@@ -1,9 +1,9 @@
-import { parseDateTime, iso } from '../../domain/time.js';
+import { html } from '../../domain/html.js';
+import { iso, parseDateTime } from '../../domain/time.js';
 import type { MessageRow } from '../../store/messages-repo.js';
 import type { TaskRow } from '../../store/tasks-repo.js';
-import { html } from '../../domain/html.js';
 import { headerText } from '../sanitize.js';
-import { documentHtml, fieldsHtml, fieldsText, quoteHtml, type Field, type MailParts } from './layout.js';
+import { documentHtml, type Field, fieldsHtml, fieldsText, type MailParts, quoteHtml } from './layout.js';
 
 /** Mails to OPERATOR_EMAIL. Everything agent-written is escaped in HTML and kept out of headers unsanitized. */
 
@@ -23,7 +23,10 @@ export function taskSubmittedMail(baseUrl: string, task: TaskRow): MailParts {
     { label: 'Task', value: task.id },
     { label: 'Type', value: task.task_type },
     { label: 'Deadline', value: deadlineText(task.deadline) },
-    { label: 'Location', value: task.location_required === 1 ? `required: ${task.location_detail ?? '(no detail given)'}` : (task.location_detail ?? 'not required') },
+    {
+      label: 'Location',
+      value: task.location_required === 1 ? `required: ${task.location_detail ?? '(no detail given)'}` : (task.location_detail ?? 'not required'),
+    },
     { label: 'Output format', value: task.output_format },
     { label: 'Delivery', value: task.delivery === 'status_poll' ? 'status_poll (result in operator_notes)' : 'e-mail to the requester' },
     { label: 'Requester', value: task.requester === '' ? '(not given)' : task.requester },

@@ -1,6 +1,6 @@
-import type { MessageRow } from '../../store/messages-repo.js';
 import { html } from '../../domain/html.js';
-import { documentHtml, quoteHtml, type MailParts } from './layout.js';
+import type { MessageRow } from '../../store/messages-repo.js';
+import { documentHtml, type MailParts, quoteHtml } from './layout.js';
 
 /**
  * The operator's answer to a message, to the message's reply_to. It quotes what was asked and
@@ -31,7 +31,19 @@ export function messageReplyMail(baseUrl: string, message: MessageRow, reply: st
     .split('\n')
     .map((line) => `> ${line}`)
     .join('\n');
-  const text = [reply, '', '-- ', `The operator of ${baseUrl}`, '', `On ${message.created_at} you wrote:`, quoted, '', next, 'Replies to this e-mail are not read.', ''].join('\n');
+  const text = [
+    reply,
+    '',
+    '-- ',
+    `The operator of ${baseUrl}`,
+    '',
+    `On ${message.created_at} you wrote:`,
+    quoted,
+    '',
+    next,
+    'Replies to this e-mail are not read.',
+    '',
+  ].join('\n');
   const body = html`<div style="white-space:pre-wrap">${reply}</div>
 <p style="color:#555">— The operator of ${baseUrl}</p>
 <p style="color:#555;font-size:90%">On ${message.created_at} you wrote:</p>

@@ -1,8 +1,8 @@
-import type { TaskRow } from '../../store/tasks-repo.js';
 import { html, type SafeHtml } from '../../domain/html.js';
 import { statusPageUrl, statusUrl } from '../../domain/urls.js';
+import type { TaskRow } from '../../store/tasks-repo.js';
 import { attachedToMail, deliveredFiles } from '../attachments.js';
-import { documentHtml, fieldsHtml, fieldsText, quoteHtml, type Field, type MailParts } from './layout.js';
+import { documentHtml, type Field, fieldsHtml, fieldsText, type MailParts, quoteHtml } from './layout.js';
 
 /**
  * Mails to the requester's contact_email on acceptance, delivery and rejection. The requester
@@ -77,7 +77,8 @@ function filesSection(task: TaskRow): { text: string[]; html: SafeHtml | '' } {
   return {
     text: [intro, ...files.map((f) => `- ${line(f)}`), ''],
     html: html`<h3>Files</h3><p>${intro}</p><ul>${files.map(
-      (f) => html`<li>${attached ? f.name : html`<a href="${f.url}">${f.name}</a>`} <span style="color:#555">(${f.media_type}, ${f.size} bytes)</span><br><code style="font-size:85%;word-break:break-all">sha256 ${f.sha256}</code></li>`,
+      (f) =>
+        html`<li>${attached ? f.name : html`<a href="${f.url}">${f.name}</a>`} <span style="color:#555">(${f.media_type}, ${f.size} bytes)</span><br><code style="font-size:85%;word-break:break-all">sha256 ${f.sha256}</code></li>`,
     )}</ul>`,
   };
 }
@@ -100,7 +101,9 @@ export function taskDeliveredMail(baseUrl: string, task: TaskRow): MailParts {
     `2. Its payload binds task_id ${task.id}, deliverable_sha256 and the timeline of the task.`,
     '3. deliverable_sha256 is the SHA-256 (hex) of the UTF-8 bytes of the deliverable exactly as returned in operator_notes by the status API.',
     `4. Or, from a checkout of the service's source: npm run verify-receipt -- ${task.id} --base-url ${baseUrl} (checks the signature, the task id and the deliverable in one go).`,
-    ...(files.text.length > 0 ? ['5. Files: the receipt lists each file with its SHA-256; save them into one directory and add --files <that directory> to the command above.'] : []),
+    ...(files.text.length > 0
+      ? ['5. Files: the receipt lists each file with its SHA-256; save them into one directory and add --files <that directory> to the command above.']
+      : []),
   ];
   const foot = footer(baseUrl, task.id);
   const text = [
@@ -175,7 +178,8 @@ export function duplicateNoticeMail(baseUrl: string, taskId: string): MailParts 
     { label: 'Status API', value: u.statusUrl },
   ];
   const foot = footer(baseUrl, taskId);
-  const intro = 'The same task was submitted again for this address, from another client, and was refused as a duplicate. The task already submitted is below: poll it instead of submitting it again. The task id is the key to the task: share it only with whoever should see it.';
+  const intro =
+    'The same task was submitted again for this address, from another client, and was refused as a duplicate. The task already submitted is below: poll it instead of submitting it again. The task id is the key to the task: share it only with whoever should see it.';
   const text = [intro, '', fieldsText(fields), '', 'If you did not submit this task, you can ignore this mail.', '', foot.text, ''].join('\n');
   const body = html`<p>${intro}</p>
 ${fieldsHtml(fields)}

@@ -10,12 +10,7 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('signing_keys').addColumn('active_slot', 'text').execute();
   // Keys created before this migration: the newest unretired one becomes the active key.
-  const newest = await db
-    .selectFrom('signing_keys')
-    .select('kid')
-    .where('retired_at', 'is', null)
-    .orderBy('created_at', 'desc')
-    .executeTakeFirst();
+  const newest = await db.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null).orderBy('created_at', 'desc').executeTakeFirst();
   if (newest) await db.updateTable('signing_keys').set({ active_slot: 'active' }).where('kid', '=', newest.kid).execute();
   await db.schema.createIndex('signing_keys_active_idx').on('signing_keys').column('active_slot').unique().execute();
 }

@@ -1,4 +1,4 @@
-import { PostgresAdapter, type Kysely } from 'kysely';
+import { type Kysely, PostgresAdapter } from 'kysely';
 
 /**
  * Evidence files (contract "Evidence: attachments in deliverables"). Bytes live once per content

@@ -8,7 +8,10 @@ import { isTestTask } from '../../domain/test-task.js';
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('tasks').addColumn('is_test', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('tasks')
+    .addColumn('is_test', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   const rows = (await db.selectFrom('tasks').select(['id', 'description', 'requester']).execute()) as { id: string; description: string; requester: string }[];
   for (const row of rows) {
     if (isTestTask(row)) await db.updateTable('tasks').set({ is_test: 1 }).where('id', '=', row.id).execute();

@@ -4,7 +4,7 @@ import { AppError } from '../../domain/errors.js';
 import { adminKeyMatches, markFailedKeyAttempt } from '../../http/admin-auth.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
-import { HIDDEN, safeNext, text, type ConsoleKit, type Form } from './console-kit.js';
+import { type ConsoleKit, type Form, HIDDEN, safeNext, text } from './console-kit.js';
 import { endSession, readSession, startSession } from './session.js';
 import { loginView } from './views/lists.js';
 

@@ -106,7 +106,12 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
     const status = known?.status ?? (typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 500);
     if (status >= 500) request.log.error({ err: error }, 'console error');
     if (known) for (const [name, value] of Object.entries(known.headers)) reply.header(name, value);
-    const message = known?.code === 'service_unavailable' ? known.message : status >= 500 ? `Something went wrong on our side. Request id: ${request.id}.` : known?.message ?? 'The request could not be handled.';
+    const message =
+      known?.code === 'service_unavailable'
+        ? known.message
+        : status >= 500
+          ? `Something went wrong on our side. Request id: ${request.id}.`
+          : (known?.message ?? 'The request could not be handled.');
     const details = (known?.extras.details as string[] | undefined) ?? [];
     const body = html`${flash('error', message, details)}<p><a href="/operator">← Back to the queue</a></p>`;
     return render(reply, request.operatorSession ?? null, 'none', status === 404 ? 'Not found' : 'Error', body, status);
@@ -122,7 +127,14 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
     if (request.method === 'POST' && !csrfMatches(session, text((request.body ?? {}) as Form, '_csrf'))) {
       request.log.warn('console: POST without a valid CSRF token');
       request.operatorSession = session;
-      return render(reply, session, 'none', 'Form expired', html`${flash('error', 'This form has expired or did not come from the console. Reload the page and try again.')}<p><a href="/operator">← Back to the queue</a></p>`, 403);
+      return render(
+        reply,
+        session,
+        'none',
+        'Form expired',
+        html`${flash('error', 'This form has expired or did not come from the console. Reload the page and try again.')}<p><a href="/operator">← Back to the queue</a></p>`,
+        403,
+      );
     }
     request.operatorSession = session;
     return undefined;

@@ -88,7 +88,8 @@ export function relative(at: string | null, now: Date): string {
   if (Number.isNaN(then)) return at;
   const seconds = Math.round((then - now.getTime()) / 1000);
   const abs = Math.abs(seconds);
-  const unit = abs < 60 ? `${abs} s` : abs < 3600 ? `${Math.floor(abs / 60)} min` : abs < 86_400 ? `${Math.floor(abs / 3600)} h` : `${Math.floor(abs / 86_400)} d`;
+  const unit =
+    abs < 60 ? `${abs} s` : abs < 3600 ? `${Math.floor(abs / 60)} min` : abs < 86_400 ? `${Math.floor(abs / 3600)} h` : `${Math.floor(abs / 86_400)} d`;
   if (abs < 30) return 'just now';
   return seconds < 0 ? `${unit} ago` : `in ${unit}`;
 }

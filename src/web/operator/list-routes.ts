@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isAppError } from '../../domain/errors.js';
 import type { SafeHtml } from '../../domain/html.js';
-import { addBlock, listBlocks, removeBlock, type BlockInput } from '../../services/blocklist.js';
+import { addBlock, type BlockInput, listBlocks, removeBlock } from '../../services/blocklist.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { repliesByMessage } from '../../services/message-replies.js';
 import { adminStats, listMessages, statusesOf } from '../../services/operator.js';
-import { countOutbox, listOutbox, OUTBOX_STATUSES, retryOutbox, type OutboxStatus } from '../../services/outbox-admin.js';
-import { localToIso, text, type ConsoleKit, type Form } from './console-kit.js';
+import { countOutbox, listOutbox, OUTBOX_STATUSES, type OutboxStatus, retryOutbox } from '../../services/outbox-admin.js';
+import { type ConsoleKit, type Form, localToIso, text } from './console-kit.js';
 import { flash } from './layout.js';
-import { blocklistView, messagesView, outboxView, statsView, type BlocklistForm } from './views/lists.js';
+import { type BlocklistForm, blocklistView, messagesView, outboxView, statsView } from './views/lists.js';
 
 /** The console's lists: messages, blocklist, outbox and stats. */
 export function registerListRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
@@ -17,8 +17,17 @@ export function registerListRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     const list = await listMessages(deps, { cursor: text(request.query as Form, 'cursor'), limit: 25 });
     const ids = [...new Set(list.messages.flatMap((m) => m.task_ids))];
     const statuses = await statusesOf(deps, ids);
-    const replies = await repliesByMessage(deps, list.messages.map((m) => m.message_id));
-    return render(reply, session(request), 'messages', 'Messages', messagesView(list, statuses, deps.clock.now(), { session: session(request), replies, notice: kit.doneNotice(request) }));
+    const replies = await repliesByMessage(
+      deps,
+      list.messages.map((m) => m.message_id),
+    );
+    return render(
+      reply,
+      session(request),
+      'messages',
+      'Messages',
+      messagesView(list, statuses, deps.clock.now(), { session: session(request), replies, notice: kit.doneNotice(request) }),
+    );
   });
 
   const showBlocklist = async (request: FastifyRequest, reply: FastifyReply, notice?: SafeHtml, form: BlocklistForm = {}, status = 200) => {
@@ -40,7 +49,13 @@ export function registerListRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     } catch (error) {
       if (!isAppError(error)) throw error;
       const details = (error.extras.details as string[] | undefined) ?? [];
-      return showBlocklist(request, reply, flash('error', error.message, details), { kind: input.kind, value: input.value, reason: reason ?? '' }, error.status);
+      return showBlocklist(
+        request,
+        reply,
+        flash('error', error.message, details),
+        { kind: input.kind, value: input.value, reason: reason ?? '' },
+        error.status,
+      );
     }
     return reply.redirect('/operator/blocklist?done=added', 303);
   });
@@ -54,7 +69,14 @@ export function registerListRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     const raw = text(request.query as Form, 'status') ?? 'all';
     const filter = (OUTBOX_STATUSES as readonly string[]).includes(raw) ? (raw as OutboxStatus) : undefined;
     const [entries, counts] = await Promise.all([listOutbox(deps, filter ? { status: filter, limit: 100 } : { limit: 100 }), countOutbox(deps)]);
-    return render(reply, session(request), 'outbox', 'Outbox', outboxView(entries, counts, filter ?? 'all', session(request), deps.clock.now(), notice), status);
+    return render(
+      reply,
+      session(request),
+      'outbox',
+      'Outbox',
+      outboxView(entries, counts, filter ?? 'all', session(request), deps.clock.now(), notice),
+      status,
+    );
   };
   scope.get('/operator/outbox', guarded, async (request, reply) => {
     return showOutbox(request, reply, kit.doneNotice(request));

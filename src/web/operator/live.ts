@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
-import { liveEvent, unseenTasks } from '../../services/live-console.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { liveEvent, unseenTasks } from '../../services/live-console.js';
 import type { Change } from '../../store/change-feed.js';
 
 /**

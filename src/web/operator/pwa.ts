@@ -73,7 +73,10 @@ export function registerPwaRoutes(scope: FastifyInstance, deps: ServiceDeps, gua
   );
   for (const size of ICON_SIZES) {
     scope.get(`/operator/assets/icon-${size}.png`, open, async (_request, reply) =>
-      reply.header('Cache-Control', 'public, max-age=86400').type('image/png').send(await icon(size)),
+      reply
+        .header('Cache-Control', 'public, max-age=86400')
+        .type('image/png')
+        .send(await icon(size)),
     );
   }
   scope.get('/operator/sw.js', open, async (_request, reply) =>

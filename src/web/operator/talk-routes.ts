@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { TASK_ID_PATTERN } from '../../domain/ids.js';
+import { isAppError } from '../../domain/errors.js';
 import type { SafeHtml } from '../../domain/html.js';
+import { TASK_ID_PATTERN } from '../../domain/ids.js';
 import { blockTaskSender } from '../../services/block-sender.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { replyToMessage } from '../../services/message-replies.js';
-import { isAppError } from '../../domain/errors.js';
-import { notes, text, type ConsoleKit, type Form } from './console-kit.js';
+import { type ConsoleKit, type Form, notes, text } from './console-kit.js';
 import { flash } from './layout.js';
-import type { BlockDraft } from './views/talk.js';
 import { showTaskPage } from './task-routes.js';
+import type { BlockDraft } from './views/talk.js';
 
 /**
  * Talking with the operator, from the task page (contract "Talking with the operator"): a reply to
@@ -32,7 +32,13 @@ export function registerTalkRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
       await replyToMessage(deps, message_id, { message: notes(form, 'message') ?? '' });
     } catch (error) {
       if (!isAppError(error) || !TASK_ID_PATTERN.test(taskId) || error.code === 'not_found') throw error;
-      return refused(request, reply, taskId, flash('error', `The reply was not sent: ${error.message}`, (error.extras.details as string[] | undefined) ?? []), error.status);
+      return refused(
+        request,
+        reply,
+        taskId,
+        flash('error', `The reply was not sent: ${error.message}`, (error.extras.details as string[] | undefined) ?? []),
+        error.status,
+      );
     }
     return reply.redirect(`${back}?done=replied`, 303);
   });
@@ -46,7 +52,10 @@ export function registerTalkRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
       await blockTaskSender(deps, task_id, kind, reason);
     } catch (error) {
       if (!isAppError(error) || error.code === 'task_not_found') throw error;
-      return refused(request, reply, task_id, flash('error', error.message, (error.extras.details as string[] | undefined) ?? []), error.status, { kind, reason });
+      return refused(request, reply, task_id, flash('error', error.message, (error.extras.details as string[] | undefined) ?? []), error.status, {
+        kind,
+        reason,
+      });
     }
     return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=blocked`, 303);
   });

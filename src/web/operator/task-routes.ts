@@ -2,17 +2,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../../domain/errors.js';
 import type { SafeHtml } from '../../domain/html.js';
 import { statusPagePath } from '../../domain/urls.js';
+import { operatorAttachments } from '../../services/attachments.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { countByStatus, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
-import { operatorAttachments } from '../../services/attachments.js';
 import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
 import { listWebhooks, retryWebhook } from '../../services/webhooks.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
-import { localToIso, notes, TASK_ACTIONS, text, type ConsoleKit, type Form, type TaskAction } from './console-kit.js';
+import { type ConsoleKit, type Form, localToIso, notes, TASK_ACTIONS, type TaskAction, text } from './console-kit.js';
 import { flash } from './layout.js';
-import { queueView } from './views/queue.js';
 import { deliverConfirmView } from './views/deliver-confirm.js';
-import { WITHDRAWN_REASON, type BlockDraft } from './views/talk.js';
+import { queueView } from './views/queue.js';
+import { type BlockDraft, WITHDRAWN_REASON } from './views/talk.js';
 import { taskView } from './views/task.js';
 
 export interface TaskPageExtras {
@@ -24,14 +24,32 @@ export interface TaskPageExtras {
 }
 
 /** The task page, with everything its blocks need; also used by talk-routes.ts to show a refusal. */
-export async function showTaskPage(deps: ServiceDeps, kit: ConsoleKit, request: FastifyRequest, reply: FastifyReply, taskId: string, extras: TaskPageExtras = {}): Promise<FastifyReply> {
+export async function showTaskPage(
+  deps: ServiceDeps,
+  kit: ConsoleKit,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  taskId: string,
+  extras: TaskPageExtras = {},
+): Promise<FastifyReply> {
   const task = await viewTask(deps, taskId);
   const files = await operatorAttachments(deps, task.task_id);
   const limits = { maxPerTask: deps.config.attachments.maxPerTask, maxBytes: deps.config.attachments.maxBytes };
   const webhooks = await listWebhooks(deps, { taskId: task.task_id });
   const session = kit.session(request);
   const { notice, draft = {}, status = 200, block } = extras;
-  const body = taskView({ task, session, now: deps.clock.now(), notice, draft, statusPageUrl: statusPagePath(task.task_id), files, limits, webhooks, ...(block ? { block } : {}) });
+  const body = taskView({
+    task,
+    session,
+    now: deps.clock.now(),
+    notice,
+    draft,
+    statusPageUrl: statusPagePath(task.task_id),
+    files,
+    limits,
+    webhooks,
+    ...(block ? { block } : {}),
+  });
   return kit.render(reply, session, 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
 }
 
@@ -51,12 +69,24 @@ export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
       countByStatus(deps),
     ]);
     const mail = await messagesNamingAny(deps, queue.tasks);
-    const view = { order, targetHours: deps.profile.response_target_hours, pushKey: deps.vapid.publicKey, mailFallback: deps.config.operatorEmail !== undefined, test } as const;
+    const view = {
+      order,
+      targetHours: deps.profile.response_target_hours,
+      pushKey: deps.vapid.publicKey,
+      mailFallback: deps.config.operatorEmail !== undefined,
+      test,
+    } as const;
     return render(reply, session(request), 'queue', 'Queue', queueView(queue, filter, counts, mail, deps.clock.now(), view));
   });
 
-  const showTask = (request: FastifyRequest, reply: FastifyReply, taskId: string, notice?: SafeHtml, draft: { notes?: string | undefined; reason?: string | undefined } = {}, status = 200) =>
-    showTaskPage(deps, kit, request, reply, taskId, { notice, draft, status });
+  const showTask = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    taskId: string,
+    notice?: SafeHtml,
+    draft: { notes?: string | undefined; reason?: string | undefined } = {},
+    status = 200,
+  ) => showTaskPage(deps, kit, request, reply, taskId, { notice, draft, status });
 
   scope.get('/operator/tasks/:task_id', guarded, async (request, reply) => {
     const { task_id } = request.params as { task_id: string };
@@ -88,7 +118,8 @@ export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
       const draft = action === 'reject' ? { reason: notes(form, 'operator_notes') } : { notes: notes(form, 'operator_notes') };
       return showTask(request, reply, task_id, flash('error', error.message, details), draft, error.status);
     }
-    const done = action === 'accept' ? 'accepted' : action === 'deliver' ? 'delivered' : action === 'reject' ? 'rejected' : action === 'withdraw' ? 'withdrawn' : action;
+    const done =
+      action === 'accept' ? 'accepted' : action === 'deliver' ? 'delivered' : action === 'reject' ? 'rejected' : action === 'withdraw' ? 'withdrawn' : action;
     return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=${done}`, 303);
   });
 

@@ -2,9 +2,9 @@ import { CLIENT_LIBRARIES, CLIENTS_SUMMARY } from '../../docs/clients.js';
 import type { DocumentSet } from '../../docs/document-set.js';
 import { DOCUMENTS, type DocumentInfo } from '../../docs/endpoints.js';
 import type { LiveFigures } from '../../docs/live.js';
-import { toHtml, toMarkdown, type Block } from '../../domain/markup.js';
-import type { ServiceDeps } from '../../services/context.js';
 import { html, type SafeHtml } from '../../domain/html.js';
+import { type Block, toHtml, toMarkdown } from '../../domain/markup.js';
+import type { ServiceDeps } from '../../services/context.js';
 import { duration } from './format.js';
 
 /** /docs and one page per document: the same documents, for people. */
@@ -20,7 +20,8 @@ export function docsIndexBody(): SafeHtml {
 <p class="lead">Every document is generated from the same profile, catalog, limits and schemas, so they never disagree. Each has a page here for people and a raw form for programs.</p>
 <div class="grid">
 ${DOCUMENTS.map(
-  (d) => html`<div class="card"><h2 class="flush-top"><a href="/docs/${d.id}">${d.title}</a></h2><p class="small">${d.description}</p><p class="small muted">${rawLink(d)}${d.aliases.map((a) => html` · <a href="${a}"><code>${a}</code></a>`)}</p></div>`,
+  (d) =>
+    html`<div class="card"><h2 class="flush-top"><a href="/docs/${d.id}">${d.title}</a></h2><p class="small">${d.description}</p><p class="small muted">${rawLink(d)}${d.aliases.map((a) => html` · <a href="${a}"><code>${a}</code></a>`)}</p></div>`,
 )}
 </div>
 <h2>Client libraries</h2>
@@ -29,10 +30,7 @@ ${DOCUMENTS.map(
 }
 
 export function docsIndexMarkdown(base: string): string {
-  return toMarkdown([
-    { h: 1, text: 'Documents for agents' },
-    { list: DOCUMENTS.map((d) => `[${d.title}](${base}${d.path}): ${d.description}`) },
-  ]);
+  return toMarkdown([{ h: 1, text: 'Documents for agents' }, { list: DOCUMENTS.map((d) => `[${d.title}](${base}${d.path}): ${d.description}`) }]);
 }
 
 /** The page has its own h1; the document's title would repeat it. */
@@ -84,7 +82,9 @@ function openapiPage(openapi: Json): SafeHtml {
   for (const [path, item] of Object.entries((openapi.paths ?? {}) as Record<string, Record<string, Json>>)) {
     for (const [method, op] of Object.entries(item)) {
       const codes = Object.keys((op.responses ?? {}) as Json).join(' ');
-      rows.push(html`<tr><td><code>${method.toUpperCase()}</code></td><td><code>${path}</code></td><td>${String(op.summary ?? '')}${Array.isArray(op.security) && op.security.length > 0 ? ' (operator key)' : ''}</td><td class="small">${codes}</td></tr>`);
+      rows.push(
+        html`<tr><td><code>${method.toUpperCase()}</code></td><td><code>${path}</code></td><td>${String(op.summary ?? '')}${Array.isArray(op.security) && op.security.length > 0 ? ' (operator key)' : ''}</td><td class="small">${codes}</td></tr>`,
+      );
     }
   }
   return html`<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Method</th><th scope="col">Path</th><th scope="col">What</th><th scope="col">Statuses</th></tr></thead><tbody>${rows}</tbody></table></div>`;

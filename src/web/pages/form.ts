@@ -5,7 +5,17 @@
  */
 
 /** The fields the form shows, in order; budget_usd is deprecated and left out. */
-export const FORM_FIELDS = ['task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'delivery', 'contact_email', 'requester'] as const;
+export const FORM_FIELDS = [
+  'task_type',
+  'description',
+  'location_required',
+  'location_detail',
+  'deadline',
+  'output_format',
+  'delivery',
+  'contact_email',
+  'requester',
+] as const;
 export type FormField = (typeof FORM_FIELDS)[number];
 
 /** What the person typed, as text, to put back in the form. */
@@ -58,7 +68,10 @@ export function fieldErrors(details: readonly string[]): { byField: Partial<Reco
   const known = new Set<string>(FORM_FIELDS);
   for (const detail of details) {
     const lead = /^([a-z_]+(?:\s*,\s*[a-z_]+)*)\b/.exec(detail)?.[1] ?? '';
-    const fields = lead.split(',').map((f) => f.trim()).filter((f) => known.has(f)) as FormField[];
+    const fields = lead
+      .split(',')
+      .map((f) => f.trim())
+      .filter((f) => known.has(f)) as FormField[];
     if (fields.length === 0) {
       general.push(detail);
       continue;

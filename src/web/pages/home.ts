@@ -1,10 +1,10 @@
 import { summary } from '../../docs/documents.js';
 import { MCP_TOOLS } from '../../docs/endpoints.js';
 import type { LiveFigures } from '../../docs/live.js';
+import { html, type SafeHtml } from '../../domain/html.js';
 import { OUTPUT_FORMATS } from '../../domain/task.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
-import { html, type SafeHtml } from '../../domain/html.js';
 import { FORM_FIELDS, type FormField, type FormValues } from './form.js';
 import { duration, plural } from './format.js';
 
@@ -61,7 +61,11 @@ function invalid(field: FormField, state: FormState): string {
   return state.errors[field] ? 'true' : 'false';
 }
 
-function textField(field: FormField, state: FormState, options: { type?: string; hint?: string; maxLength?: number; list?: string; autocomplete?: string }): SafeHtml {
+function textField(
+  field: FormField,
+  state: FormState,
+  options: { type?: string; hint?: string; maxLength?: number; list?: string; autocomplete?: string },
+): SafeHtml {
   return html`<div class="field">
 <label for="f-${field}">${LABELS[field]}</label>
 ${options.hint ? html`<span class="hint" id="h-${field}">${options.hint}</span>` : ''}
@@ -167,7 +171,8 @@ ${liveStrip(live)}
 <h2>What the operator can do</h2>
 <div class="grid">
 ${deps.catalog.map(
-  (s) => html`<div class="card"><h3>${s.title}</h3><p class="small">${s.description}</p><p class="small muted">${s.location_required ? 'In person' : 'Remote'} · ${s.estimated_response_time}</p></div>`,
+  (s) =>
+    html`<div class="card"><h3>${s.title}</h3><p class="small">${s.description}</p><p class="small muted">${s.location_required ? 'In person' : 'Remote'} · ${s.estimated_response_time}</p></div>`,
 )}
 </div>
 <h2>Policy</h2>

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { PRODUCT_NAME } from '../../docs/documents.js';
-import { API_VERSION, SERVICE_VERSION } from '../../version.js';
 import { html, raw, type SafeHtml } from '../../domain/html.js';
+import { API_VERSION, SERVICE_VERSION } from '../../version.js';
 import { CONTENT_SECURITY_POLICY, CSS } from './style.js';
 
 export type Section = 'home' | 'status' | 'docs';

@@ -1,6 +1,6 @@
+import { html, type SafeHtml } from '../../domain/html.js';
 import type { PublicTask } from '../../domain/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { html, type SafeHtml } from '../../domain/html.js';
 
 /**
  * The status page's message form (contract "Talking with the operator"): ask about the task or

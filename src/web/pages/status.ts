@@ -1,13 +1,13 @@
-import { toMarkdown, type Block } from '../../domain/markup.js';
+import { html, type SafeHtml } from '../../domain/html.js';
+import { type Block, toMarkdown } from '../../domain/markup.js';
 import type { PublicTask } from '../../domain/schemas.js';
+import { STATUS_LABELS, type TaskStatus } from '../../domain/task.js';
+import { attachmentPath } from '../../domain/urls.js';
+import { receiptIssuer } from '../../receipts/issuer.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
-import { html, type SafeHtml } from '../../domain/html.js';
-import { STATUS_LABELS, type TaskStatus } from '../../domain/task.js';
-import { receiptIssuer } from '../../receipts/issuer.js';
-import { attachmentPath } from '../../domain/urls.js';
 import { timeHtml, when } from './format.js';
-import { EMPTY_MESSAGE_FORM, messageForm, type MessageFormState } from './message-form.js';
+import { EMPTY_MESSAGE_FORM, type MessageFormState, messageForm } from './message-form.js';
 
 /** The status page of a task, and its markdown twin. Every field an agent wrote is escaped. */
 
@@ -204,7 +204,12 @@ export function statusMarkdown(deps: ServiceDeps, task: PublicTask): string {
   if (task.attachments && task.attachments.length > 0) {
     blocks.push(
       { h: 2, text: 'Files' },
-      { table: { head: ['name', 'media_type', 'size', 'sha256', 'url'], rows: task.attachments.map((f) => [f.name, f.media_type, String(f.size), f.sha256, f.url]) } },
+      {
+        table: {
+          head: ['name', 'media_type', 'size', 'sha256', 'url'],
+          rows: task.attachments.map((f) => [f.name, f.media_type, String(f.size), f.sha256, f.url]),
+        },
+      },
     );
   }
   blocks.push({ h: 2, text: 'History' }, { table: { head: ['status', 'at'], rows: task.status_history.map((h) => [h.status, h.at]) } });
@@ -213,7 +218,9 @@ export function statusMarkdown(deps: ServiceDeps, task: PublicTask): string {
     blocks.push(
       { h: 2, text: 'Receipt' },
       ...(foreign !== null ? [{ p: `Issued by another deployment (${foreign}), not by this service: the task was carried over from there.` }] : []),
-      { p: `deliverable_sha256: \`${task.deliverable_sha256 ?? ''}\`; issued ${task.receipt_issued_at ?? ''}. Verify the JWS (EdDSA) against ${base}/.well-known/jwks.json and compare deliverable_sha256 with SHA-256 of operator_notes.` },
+      {
+        p: `deliverable_sha256: \`${task.deliverable_sha256 ?? ''}\`; issued ${task.receipt_issued_at ?? ''}. Verify the JWS (EdDSA) against ${base}/.well-known/jwks.json and compare deliverable_sha256 with SHA-256 of operator_notes.`,
+      },
       { code: task.receipt },
     );
   }

@@ -1,5 +1,5 @@
-import { deliverableSha256 } from '../../../receipts/payload.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
+import { deliverableSha256 } from '../../../receipts/payload.js';
 import { csrfField } from '../layout.js';
 import type { Session } from '../session.js';
 

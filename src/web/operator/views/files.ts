@@ -1,5 +1,5 @@
-import type { OperatorAttachment } from '../../../services/attachments.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
+import type { OperatorAttachment } from '../../../services/attachments.js';
 import { csrfField } from '../layout.js';
 import type { Session } from '../session.js';
 

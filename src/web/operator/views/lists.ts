@@ -1,15 +1,20 @@
+import type { AdminStats, MessageList, MessageReply } from '../../../domain/admin-schemas.js';
+import { html, type SafeHtml } from '../../../domain/html.js';
 import type { BlockEntry } from '../../../services/blocklist.js';
 import { BLOCK_KINDS } from '../../../services/blocklist.js';
-import type { AdminStats, MessageList, MessageReply } from '../../../domain/admin-schemas.js';
 import type { OutboxEntry, OutboxStatus } from '../../../services/outbox-admin.js';
-import { html, type SafeHtml } from '../../../domain/html.js';
-import { csrfField, duration, relative, statusPill, when, WITHDRAWAL } from '../layout.js';
+import { csrfField, duration, relative, statusPill, WITHDRAWAL, when } from '../layout.js';
 import type { Session } from '../session.js';
 import { repliesList, replyForm } from './talk.js';
 
 /** The console's secondary pages: messages, blocklist, outbox, stats. */
 
-export function messagesView(list: MessageList, taskStatuses: Map<string, string>, now: Date, talk?: { session: Session; replies: Map<string, MessageReply[]>; notice?: SafeHtml | undefined }): SafeHtml {
+export function messagesView(
+  list: MessageList,
+  taskStatuses: Map<string, string>,
+  now: Date,
+  talk?: { session: Session; replies: Map<string, MessageReply[]>; notice?: SafeHtml | undefined },
+): SafeHtml {
   const next = list.next_cursor ? `/operator/messages?cursor=${encodeURIComponent(list.next_cursor)}` : null;
   return html`<div class="page-head"><div><h1>Messages</h1><p class="sub">Newest first. Answer with the reply form (mailed to the sender, threaded); a message that names a task is also shown on that task.</p></div></div>
     ${talk?.notice ?? ''}
@@ -88,12 +93,20 @@ const OUTBOX_TABS: [string, string][] = [
   ['sent', 'Sent'],
 ];
 
-export function outboxView(entries: OutboxEntry[], counts: Record<OutboxStatus, number>, filter: string, session: Session, now: Date, notice?: SafeHtml): SafeHtml {
+export function outboxView(
+  entries: OutboxEntry[],
+  counts: Record<OutboxStatus, number>,
+  filter: string,
+  session: Session,
+  now: Date,
+  notice?: SafeHtml,
+): SafeHtml {
   const total = counts.pending + counts.sent + counts.failed;
   return html`<div class="page-head"><div><h1>Outbox</h1><p class="sub">Every mail the service sends, newest first. Failed mails can be queued again.</p></div></div>
     ${notice ?? ''}
     <nav class="tabs" aria-label="Filter by status">${OUTBOX_TABS.map(
-      ([key, label]) => html`<a href="/operator/outbox?status=${key}" ${filter === key ? html`aria-current="page"` : ''}>${label}<span class="n">${key === 'all' ? total : counts[key as OutboxStatus]}</span></a>`,
+      ([key, label]) =>
+        html`<a href="/operator/outbox?status=${key}" ${filter === key ? html`aria-current="page"` : ''}>${label}<span class="n">${key === 'all' ? total : counts[key as OutboxStatus]}</span></a>`,
     )}</nav>
     ${
       entries.length === 0

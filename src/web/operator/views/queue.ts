@@ -81,18 +81,31 @@ function item(task: AdminTask, mail: AdminMessage[], now: Date, options: QueueVi
 
 /** The "Test" badge of a test task (issue 19): queue items and the task page. */
 export function testBadge(task: Pick<AdminTask, 'is_test'>): SafeHtml | '' {
-  return task.is_test ? html`<span class="badge test" title="The word &quot;test&quot; is in the description or requester: left out of the response-time figures">Test</span>` : '';
+  return task.is_test
+    ? html`<span class="badge test" title="The word &quot;test&quot; is in the description or requester: left out of the response-time figures">Test</span>`
+    : '';
 }
 
 /** The test-task filter (issue 19), kept apart from the status tabs: it narrows whichever is open. */
 function testFilter(filter: string, test: string | undefined): SafeHtml {
-  const options: [string | undefined, string][] = [[undefined, 'All tasks'], ['only', 'Test tasks only'], ['exclude', 'Without test tasks']];
+  const options: [string | undefined, string][] = [
+    [undefined, 'All tasks'],
+    ['only', 'Test tasks only'],
+    ['exclude', 'Without test tasks'],
+  ];
   return html`<nav class="tabs test-filter" aria-label="Filter test tasks">
       ${options.map(([key, label]) => html`<a href="/operator?status=${filter}${key ? `&test=${key}` : ''}" ${test === key ? html`aria-current="page"` : ''}>${label}</a>`)}
     </nav>`;
 }
 
-export function queueView(queue: Queue, filter: string, counts: Record<string, number>, mail: Map<string, AdminMessage[]>, now: Date, options: QueueViewOptions = { order: 'oldest', targetHours: 12 }): SafeHtml {
+export function queueView(
+  queue: Queue,
+  filter: string,
+  counts: Record<string, number>,
+  mail: Map<string, AdminMessage[]>,
+  now: Date,
+  options: QueueViewOptions = { order: 'oldest', targetHours: 12 },
+): SafeHtml {
   const count = (key: string): number => {
     if (key === 'all') return Object.values(counts).reduce((a, b) => a + b, 0);
     if (key === 'open') return OPEN_STATUSES.reduce((sum, status) => sum + (counts[status] ?? 0), 0);
@@ -100,7 +113,9 @@ export function queueView(queue: Queue, filter: string, counts: Record<string, n
   };
   const overdue = queue.tasks.filter((t) => isOverdue(t, now) || unseenPastTarget(t, options.targetHours, now)).length;
   const order = options.order;
-  const next = queue.next_cursor ? `/operator?status=${filter}&order=${order}${options.test ? `&test=${options.test}` : ''}&cursor=${encodeURIComponent(queue.next_cursor)}` : null;
+  const next = queue.next_cursor
+    ? `/operator?status=${filter}&order=${order}${options.test ? `&test=${options.test}` : ''}&cursor=${encodeURIComponent(queue.next_cursor)}`
+    : null;
   return html`<div data-live-list><div class="page-head">
       <div><h1>Queue</h1><p class="sub">${order === 'oldest' ? 'Oldest first: the longest wait on top.' : 'Newest first.'} Target: every task seen within ${options.targetHours} h. Open a task to review it; the first view stamps it as seen.</p></div>
       ${overdue > 0 ? html`<span class="badge danger">${overdue} overdue</span>` : ''}

@@ -1,6 +1,6 @@
 import type { AdminMessage, AdminTaskDetail, MessageReply } from '../../../domain/admin-schemas.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
-import { csrfField, relative, when, WITHDRAWAL } from '../layout.js';
+import { csrfField, relative, WITHDRAWAL, when } from '../layout.js';
 import type { Session } from '../session.js';
 
 /**

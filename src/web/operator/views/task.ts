@@ -1,14 +1,14 @@
 import type { AdminTaskDetail } from '../../../domain/admin-schemas.js';
-import type { WebhookEventView } from '../../../services/webhooks.js';
-import { deliverableSha256 } from '../../../receipts/payload.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { canTransition } from '../../../domain/task.js';
-import { csrfField, humanType, statusPill, utcInputValue, when } from '../layout.js';
+import { deliverableSha256 } from '../../../receipts/payload.js';
 import type { OperatorAttachment } from '../../../services/attachments.js';
+import type { WebhookEventView } from '../../../services/webhooks.js';
+import { csrfField, humanType, statusPill, utcInputValue, when } from '../layout.js';
 import type { Session } from '../session.js';
 import { filesView } from './files.js';
 import { isOverdue, testBadge } from './queue.js';
-import { asksWithdrawal, blockSenderForm, conversation, withdrawForm, type BlockDraft } from './talk.js';
+import { asksWithdrawal, type BlockDraft, blockSenderForm, conversation, withdrawForm } from './talk.js';
 
 export interface TaskViewOptions {
   task: AdminTaskDetail;
@@ -59,7 +59,7 @@ function fields(task: AdminTaskDetail, now: Date): SafeHtml {
 /** What the decision needs, right under the description, so a phone shows it before the actions. */
 function keyFacts(task: AdminTaskDetail, now: Date): SafeHtml {
   return html`<dl class="kv key-facts">
-    <dt>Location</dt><dd>${task.location_required ? html`<strong>Required</strong> — ${task.location_detail ?? html`<span class="badge warn">no location given</span>`}` : task.location_detail ?? html`<span class="sub">not required</span>`}</dd>
+    <dt>Location</dt><dd>${task.location_required ? html`<strong>Required</strong> — ${task.location_detail ?? html`<span class="badge warn">no location given</span>`}` : (task.location_detail ?? html`<span class="sub">not required</span>`)}</dd>
     <dt>Deadline</dt><dd>${task.deadline ? when(task.deadline, now) : html`<span class="sub">none</span>`}</dd>
     <dt>Requester</dt><dd>${task.requester || html`<span class="sub">not given</span>`}</dd>
   </dl>`;
@@ -179,7 +179,8 @@ function webhooks(list: WebhookEventView[], session: Session, now: Date): SafeHt
         ${
           w.attempt_log.length > 0
             ? html`<details><summary>Attempts</summary><ol class="timeline">${w.attempt_log.map(
-                (a) => html`<li><span class="mono">${a.status_code === null ? 'no answer' : String(a.status_code)}</span> <span class="sub">${when(a.at, now)} · ${a.duration_ms} ms${a.error ? html` · ${a.error}` : ''}</span></li>`,
+                (a) =>
+                  html`<li><span class="mono">${a.status_code === null ? 'no answer' : String(a.status_code)}</span> <span class="sub">${when(a.at, now)} · ${a.duration_ms} ms${a.error ? html` · ${a.error}` : ''}</span></li>`,
               )}</ol></details>`
             : ''
         }
