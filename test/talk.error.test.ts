@@ -81,8 +81,26 @@ describe.each(STORES)('talking with the operator, refusals, on %s', (store) => {
     ]);
     const notObject = await postJson(`${t.url}/api/v1/admin/messages/msg-x/reply`, '[1]', ADMIN);
     expect(notObject.status).toBe(400);
+    expect(((await notObject.json()) as { details: string[] }).details).toEqual(['body must be a JSON object: {message}']);
     const noKey = await postJson(`${t.url}/api/v1/admin/messages/msg-x/reply`, { message: 'Hi' });
     expect(noKey.status).toBe(401);
+  });
+
+  it('reply bodies: each problem named as the one checker words it', async () => {
+    const detailsOf = async (body: unknown) => {
+      const res = await postJson(`${t.url}/api/v1/admin/messages/msg-x/reply`, body, ADMIN);
+      expect(res.status).toBe(422);
+      return ((await res.json()) as { error: string; details: string[] }).details;
+    };
+    expect(await detailsOf({ message: null })).toEqual(['message is required']);
+    expect(await detailsOf({})).toEqual(['message is required']);
+    expect(await detailsOf({ message: 5 })).toEqual(['message must be a string']);
+    expect(await detailsOf({ message: 'a\u0000b' })).toEqual(['message must not contain NUL characters']);
+    expect(await detailsOf({ message: 'x'.repeat(10001) })).toEqual(['message must be between 1 and 10000 characters']);
+    expect(await detailsOf({ message: ' \r\n ' })).toEqual(['message must be between 1 and 10000 characters']);
+    // CRLF counts as the one LF the mail carries: 5000 line breaks sent as CRLF fit in 10000 characters.
+    const crlf = await postJson(`${t.url}/api/v1/admin/messages/msg-2030-00000000000000000000000000000000/reply`, { message: 'a\r\n'.repeat(5000) }, ADMIN);
+    expect(crlf.status).toBe(404);
   });
 
   it('the console refuses an empty reply and a block by a value the task does not have, saying why', async () => {

@@ -49,6 +49,7 @@ export const MessageReplyInputSchema = Type.Object(
   },
   { additionalProperties: false, description: 'The operator’s reply to a message.' },
 );
+export type MessageReplyInput = Static<typeof MessageReplyInputSchema>;
 
 export const MessageReplySchema = Type.Object(
   {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type MessageReply, REPLY_MAX } from '../domain/admin-schemas.js';
+import { type MessageReply, type MessageReplyInput, MessageReplyInputSchema } from '../domain/admin-schemas.js';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import * as outbox from '../mail/outbox.js';
@@ -7,6 +7,7 @@ import { withTransaction } from '../store/db.js';
 import { insertReply, type MessageReplyRow, repliesTo } from '../store/message-replies-repo.js';
 import { findMessage } from '../store/messages-repo.js';
 import type { ServiceDeps } from './context.js';
+import { schemaChecker } from './validation.js';
 
 /**
  * The operator answers a message (contract "Talking with the operator"): the reply is recorded and
@@ -18,21 +19,27 @@ function toReply(row: MessageReplyRow): MessageReply {
   return { reply_id: row.id, message_id: row.message_id, message: row.body, created_at: row.created_at };
 }
 
-/** `{message}`: every problem at once; unknown fields are errors (an operator's typo must not pass silently). */
+/** `{message}` from its schema; unknown fields are refused (an operator's typo must not pass silently). */
+const checkReply = schemaChecker<MessageReplyInput>(MessageReplyInputSchema, { unknown: 'refuse', notAnObject: 'body must be a JSON object: {message}' });
+
+/**
+ * What the checker sees: line breaks as the mail will carry them (LF, counted so), a blank message
+ * as empty (refused by minLength like an empty one), and null as absent ("message is required").
+ */
+function normalized(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || !('message' in raw)) return raw;
+  const { message, ...rest } = raw;
+  if (message === null) return rest;
+  if (typeof message !== 'string') return raw;
+  const text = message.replace(/\r\n?/g, '\n');
+  return { ...rest, message: text.trim() === '' ? '' : text };
+}
+
+/** Every problem at once, each naming its field (the same checker as every other payload). */
 function parseReply(raw: unknown): string {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new AppError('malformed_request', 'The request body must be a JSON object.', { details: ['body must be a JSON object: {message}'] });
-  }
-  const body = raw as Record<string, unknown>;
-  const details: string[] = [];
-  for (const key of Object.keys(body)) if (key !== 'message') details.push(`${key.slice(0, 64)} is not a field of this request (use message)`);
-  const text = typeof body.message === 'string' ? body.message.replace(/\r\n?/g, '\n') : undefined;
-  if (body.message === undefined || body.message === null) details.push('message is required');
-  else if (text === undefined) details.push('message must be a string');
-  else if (text.trim() === '' || text.length > REPLY_MAX) details.push(`message must be between 1 and ${REPLY_MAX} characters`);
-  else if (text.includes('\u0000')) details.push('message must not contain NUL characters');
-  if (details.length > 0) throw validationFailed(details);
-  return text as string;
+  const { value, fieldErrors } = checkReply(normalized(raw));
+  if (fieldErrors.length > 0) throw validationFailed(fieldErrors);
+  return value.message;
 }
 
 export async function replyToMessage(deps: ServiceDeps, messageId: string, raw: unknown): Promise<MessageReply> {

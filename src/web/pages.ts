@@ -1,5 +1,7 @@
 import formbody from '@fastify/formbody';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import Type, { type Static } from 'typebox';
 import type { DocsDeps } from '../docs/context.js';
 import { documentSet, readLive } from '../docs/document-set.js';
 import { PRODUCT_NAME, summary } from '../docs/documents.js';
@@ -28,6 +30,12 @@ import { lookupBody, notFoundBody, notFoundMarkdown, statusBody, statusMarkdown 
 
 // Pages are for people: they stay out of the OpenAPI document.
 const hidden = { hide: true } as const;
+// Query fields take any value (the handlers keep only strings) and others pass through: a page
+// never refuses a query string.
+const anyValue = Type.Optional(Type.Unknown());
+const TaskQuery = Type.Object({ id: anyValue, sent: anyValue }, { additionalProperties: true });
+const ReceiptQuery = Type.Object({ id: anyValue }, { additionalProperties: true });
+const DocParams = Type.Object({ id: Type.String() });
 
 // RFC 8631: how a program that lands on the home page finds the API description.
 const DISCOVERY_LINKS =
@@ -135,8 +143,7 @@ async function sendTaskMessage(deps: DocsDeps, request: FastifyRequest, reply: F
   }
 }
 
-async function showTask(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const query = request.query as { id?: unknown };
+async function showTask(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply, query: Static<typeof TaskQuery>): Promise<FastifyReply> {
   const id = typeof query.id === 'string' ? query.id.trim() : '';
   const markdown = prefersMarkdown(request);
   if (id === '') {
@@ -146,7 +153,7 @@ async function showTask(deps: DocsDeps, request: FastifyRequest, reply: FastifyR
   try {
     const task = await getTask(deps, id);
     if (markdown) return sendMarkdown(reply, 200, statusMarkdown(deps, task), { noStore: true });
-    const sent = (request.query as { sent?: unknown }).sent;
+    const sent = query.sent;
     const state: MessageFormState = { values: {}, errors: {}, general: [], sent: sent === 'ask' || sent === 'withdraw' ? sent : undefined };
     return sendPage(reply, 200, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, state), noindex: true }), {
       noStore: true,
@@ -159,7 +166,9 @@ async function showTask(deps: DocsDeps, request: FastifyRequest, reply: FastifyR
 }
 
 export async function registerPages(app: FastifyInstance, deps: DocsDeps): Promise<void> {
-  await app.register(async (scope) => {
+  await app.register(async (plain) => {
+    // Typed from the route schemas: handlers read query and params without casts.
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     // Forms are parsed only in this scope: the JSON API keeps answering 415 to them.
     await scope.register(formbody, { bodyLimit: deps.config.limits.maxBodyBytes });
 
@@ -190,21 +199,23 @@ export async function registerPages(app: FastifyInstance, deps: DocsDeps): Promi
     scope.post('/tasks/message', { config: { kind: 'message' }, schema: hidden }, async (request, reply) => sendTaskMessage(deps, request, reply));
 
     // The receipt check for browsers without WebCrypto Ed25519 (and people without JavaScript).
-    scope.get('/tasks/receipt-check', { config: { kind: 'read' }, schema: hidden }, async (request, reply) => {
-      const id = (request.query as { id?: unknown }).id;
+    scope.get('/tasks/receipt-check', { config: { kind: 'read' }, schema: { ...hidden, querystring: ReceiptQuery } }, async (request, reply) => {
+      const { id } = request.query;
       const result = await checkTaskReceipt(deps, typeof id === 'string' ? id.trim() : '');
       return reply.header('Cache-Control', 'no-store').header('Referrer-Policy', 'no-referrer').send(result);
     });
 
-    scope.get('/tasks', { config: { kind: 'read' }, schema: hidden }, async (request, reply) => showTask(deps, request, reply));
+    scope.get('/tasks', { config: { kind: 'read' }, schema: { ...hidden, querystring: TaskQuery } }, async (request, reply) =>
+      showTask(deps, request, reply, request.query),
+    );
 
     scope.get('/docs', { config: { kind: 'read' }, schema: hidden }, async (request, reply) => {
       if (prefersMarkdown(request)) return sendMarkdown(reply, 200, docsIndexMarkdown(deps.config.baseUrl));
       return sendPage(reply, 200, page({ title: 'Documents for agents', section: 'docs', body: docsIndexBody() }));
     });
 
-    scope.get('/docs/:id', { config: { kind: 'read' }, schema: hidden }, async (request, reply) => {
-      const { id } = request.params as { id: string };
+    scope.get('/docs/:id', { config: { kind: 'read' }, schema: { ...hidden, params: DocParams } }, async (request, reply) => {
+      const { id } = request.params;
       const doc = documentById(id);
       if (!doc) {
         if (prefersMarkdown(request)) return sendMarkdown(reply, 404, docsIndexMarkdown(deps.config.baseUrl));

@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type, { type TSchema } from 'typebox';
 import { ErrorSchema } from '../../domain/schemas.js';
@@ -35,7 +36,8 @@ const WebhookEventSchema = Type.Object(
 );
 
 /** The operator's view of webhook deliveries, and the retry. */
-export async function registerWebhookRoutes(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+export async function registerWebhookRoutes(server: FastifyInstance, deps: ServiceDeps): Promise<void> {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const onRequest = requireAdmin(deps);
 
   app.get(
@@ -56,8 +58,8 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ServiceD
       },
     },
     async (request) => {
-      const query = request.query as { task_id?: string; limit?: number };
-      return { webhooks: await listWebhooks(deps, { taskId: query.task_id, limit: query.limit }) };
+      const { task_id, limit } = request.query;
+      return { webhooks: await listWebhooks(deps, { taskId: task_id, limit }) };
     },
   );
 
@@ -75,6 +77,6 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ServiceD
         response: { 200: WebhookEventSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
       },
     },
-    async (request) => retryWebhook(deps, (request.params as { id: string }).id),
+    async (request) => retryWebhook(deps, request.params.id),
   );
 }

@@ -124,7 +124,7 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
         response: { 201: MessageReplySchema, ...errors(400, 401, 404, 413, 415, 422) },
       },
     },
-    async (request, reply) => reply.code(201).send(await replyToMessage(deps, (request.params as { message_id: string }).message_id, request.body)),
+    async (request, reply) => reply.code(201).send(await replyToMessage(deps, request.params.message_id, request.body)),
   );
 
   app.get(

@@ -1,5 +1,6 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { ErrorSchema } from '../../domain/schemas.js';
 import { openFile, thumbnail } from '../../services/attachment-files.js';
 import { operatorAttachments, removeAttachment, uploadAttachment } from '../../services/attachments.js';
@@ -37,14 +38,17 @@ const Binary = { type: 'string', format: 'binary' } as const;
 /** Long enough for a client to keep a delivered file; files never change once delivered. */
 const PUBLIC_CACHE = 'private, max-age=86400, immutable';
 
-export async function registerAttachmentRoutes(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+export async function registerAttachmentRoutes(server: FastifyInstance, deps: ServiceDeps): Promise<void> {
+  // Typed from the route schemas: handlers read params without casts.
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const noStore = async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Cache-Control', 'no-store');
   };
   const onRequest = [requireAdmin(deps), noStore];
 
-  await app.register(async (scope) => {
-    acceptRawBodies(scope);
+  await app.register(async (plain) => {
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+    acceptRawBodies(plain);
     scope.post(
       '/api/v1/admin/tasks/:task_id/attachments',
       {
@@ -66,7 +70,7 @@ export async function registerAttachmentRoutes(app: FastifyInstance, deps: Servi
         },
       },
       async (request, reply) => {
-        const { task_id } = request.params as { task_id: string };
+        const { task_id } = request.params;
         const created = await withUpload(request, reply, (input) => uploadAttachment(deps, task_id, input));
         return reply.code(201).send(created);
       },
@@ -86,10 +90,11 @@ export async function registerAttachmentRoutes(app: FastifyInstance, deps: Servi
         response: { 200: Type.Object({ attachments: Type.Array(OperatorAttachmentSchema) }), ...errors(401, 404) },
       },
     },
-    async (request) => ({ attachments: await operatorAttachments(deps, (request.params as { task_id: string }).task_id) }),
+    async (request) => ({ attachments: await operatorAttachments(deps, request.params.task_id) }),
   );
 
-  app.delete(
+  // Untyped reply (an empty 204); the params are typed by the route's generic instead.
+  server.delete<{ Params: Static<typeof FileParams> }>(
     '/api/v1/admin/tasks/:task_id/attachments/:attachment_id',
     {
       onRequest,
@@ -103,7 +108,7 @@ export async function registerAttachmentRoutes(app: FastifyInstance, deps: Servi
       },
     },
     async (request, reply) => {
-      const { task_id, attachment_id } = request.params as { task_id: string; attachment_id: string };
+      const { task_id, attachment_id } = request.params;
       await removeAttachment(deps, task_id, attachment_id);
       return reply.code(204).send();
     },
@@ -134,13 +139,14 @@ export async function registerAttachmentRoutes(app: FastifyInstance, deps: Servi
       },
     },
     async (request, reply) => {
-      const { task_id, attachment_id } = request.params as { task_id: string; attachment_id: string };
+      const { task_id, attachment_id } = request.params;
       const file = await openFile(deps, task_id, attachment_id, 'public');
       return sendStoredFile(deps, request, reply, file, PUBLIC_CACHE);
     },
   );
 
-  app.get(
+  // Untyped reply (the WebP bytes); the params are typed by the route's generic instead.
+  server.get<{ Params: Static<typeof FileParams> }>(
     '/api/v1/tasks/:task_id/attachments/:attachment_id/thumbnail',
     {
       config: { kind: 'read' },
@@ -156,7 +162,7 @@ export async function registerAttachmentRoutes(app: FastifyInstance, deps: Servi
       },
     },
     async (request, reply) => {
-      const { task_id, attachment_id } = request.params as { task_id: string; attachment_id: string };
+      const { task_id, attachment_id } = request.params;
       const preview = await thumbnail(deps, task_id, attachment_id, 'public');
       downloadHeaders(reply, 'thumbnail.webp', 'image/webp', preview.sha256);
       return reply.header('Cache-Control', PUBLIC_CACHE).send(preview.data);

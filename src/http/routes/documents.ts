@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import type { DocsDeps } from '../../docs/context.js';
@@ -73,7 +74,8 @@ export async function registerDocuments(app: FastifyInstance, deps: DocsDeps): P
   serveLive('/.well-known/capabilities.json', 'getCapabilities', 'Structured capabilities, with live figures', (s) => s.capabilities);
 
   const max = deps.config.limits.servicesPageMax;
-  app.get(
+  // Typed from the schema; with attachValidation the values may still be off, and listServices checks them.
+  app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/api/v1/services',
     {
       config: { kind: 'read' },
@@ -92,8 +94,8 @@ export async function registerDocuments(app: FastifyInstance, deps: DocsDeps): P
       },
     },
     async (request) => {
-      const query = request.query as { limit?: unknown; cursor?: unknown };
-      return listServices(deps, { limit: query.limit, cursor: query.cursor });
+      const { limit, cursor } = request.query;
+      return listServices(deps, { limit, cursor });
     },
   );
 }

@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import {
   ErrorSchema,
   HealthSchema,
@@ -33,6 +33,7 @@ declare module 'fastify' {
   }
 }
 
+const TaskIdParams = Type.Object({ task_id: Type.String({ maxLength: 200 }) });
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 
 /** The public REST core: thin adapters over the service layer. */
@@ -66,7 +67,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
 
   // Registered without the type provider: the handler sends the body it already serialized
   // (a string, hashed for the ETag) and a bodiless 304, which the typed reply would not accept.
-  server.get(
+  server.get<{ Params: Static<typeof TaskIdParams> }>(
     '/api/v1/tasks/:task_id',
     {
       config: { kind: 'read', holdsRequests: true },
@@ -79,7 +80,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
           'Carries a strong ETag. Send it back in If-None-Match to get 304 (no body) while nothing changed; add Prefer: wait=N (1-60 seconds) ' +
           'to hold the request until the task changes (200 with the task) or N seconds pass (304), instead of polling.',
         tags: ['tasks'],
-        params: Type.Object({ task_id: Type.String({ maxLength: 200 }) }),
+        params: TaskIdParams,
         headers: Type.Object({
           'if-none-match': Type.Optional(Type.String({ description: 'The ETag of the task you hold: 304 while it is still current.' })),
           prefer: Type.Optional(
@@ -94,7 +95,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       },
     },
     async (request, reply) => {
-      const { task_id } = request.params as { task_id: string };
+      const { task_id } = request.params;
       const known = request.headers['if-none-match'];
       // A hold is possible only with If-None-Match and a usable Prefer: wait; only then does the
       // read need a mark on the change feed (taken before reading, so no change slips between).

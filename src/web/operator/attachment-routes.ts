@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
+import Type from 'typebox';
 import { AppError, isAppError } from '../../domain/errors.js';
 import { downloadHeaders, sendStoredFile } from '../../http/file-reply.js';
 import { acceptRawBodies, withUpload } from '../../http/raw-upload.js';
@@ -14,46 +16,63 @@ import { csrfMatches, readSession } from './session.js';
  */
 
 const HIDDEN = { hide: true } as const;
+// Any text: the services answer 404 for ids they do not know.
+const TaskParams = Type.Object({ task_id: Type.String() });
+const FileParams = Type.Object({ task_id: Type.String(), attachment_id: Type.String() });
 
-export function registerConsoleAttachmentRoutes(scope: FastifyInstance, deps: ServiceDeps, guarded: { preHandler: preHandlerAsyncHookHandler }): void {
+export function registerConsoleAttachmentRoutes(plain: FastifyInstance, deps: ServiceDeps, guarded: { preHandler: preHandlerAsyncHookHandler }): void {
   const config = { kind: 'admin' as const };
+  // Typed from the route schemas: handlers read params without casts.
+  const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
 
   // Its own scope: every body is a raw file here, and errors are JSON for the script.
-  void scope.register(async (uploads) => {
-    acceptRawBodies(uploads);
+  void plain.register(async (raw) => {
+    acceptRawBodies(raw);
+    const uploads = raw.withTypeProvider<TypeBoxTypeProvider>();
     uploads.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
       const known = isAppError(error) ? error : undefined;
       if (!known) request.log.error({ err: error }, 'console upload failed');
       const failure = known ?? new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`);
       return reply.code(failure.status).type('application/json; charset=utf-8').send(failure.toBody());
     });
-    uploads.post('/operator/tasks/:task_id/attachments', { config, schema: HIDDEN }, async (request, reply) => {
+    uploads.post('/operator/tasks/:task_id/attachments', { config, schema: { ...HIDDEN, params: TaskParams } }, async (request, reply) => {
       const session = await readSession(deps, request);
       if (!session) throw new AppError('unauthorized', 'Sign in to the console again.');
       if (!csrfMatches(session, request.headers['x-csrf-token'])) {
         request.log.warn('console: upload without a valid CSRF token');
         throw new AppError('unauthorized', 'This page has expired or did not come from the console. Reload it and try again.');
       }
-      const { task_id } = request.params as { task_id: string };
+      const { task_id } = request.params;
       return reply.code(201).send(await withUpload(request, reply, (input) => uploadAttachment(deps, task_id, input)));
     });
   });
 
-  scope.post('/operator/tasks/:task_id/attachments/:attachment_id/remove', { ...guarded, config, schema: HIDDEN }, async (request, reply) => {
-    const { task_id, attachment_id } = request.params as { task_id: string; attachment_id: string };
-    await removeAttachment(deps, task_id, attachment_id);
-    return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=file_removed`, 303);
-  });
+  scope.post(
+    '/operator/tasks/:task_id/attachments/:attachment_id/remove',
+    { ...guarded, config, schema: { ...HIDDEN, params: FileParams } },
+    async (request, reply) => {
+      const { task_id, attachment_id } = request.params;
+      await removeAttachment(deps, task_id, attachment_id);
+      return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=file_removed`, 303);
+    },
+  );
 
-  const ids = (request: FastifyRequest) => request.params as { task_id: string; attachment_id: string };
-  scope.get('/operator/tasks/:task_id/attachments/:attachment_id', { ...guarded, config, schema: HIDDEN }, async (request, reply: FastifyReply) => {
-    const { task_id, attachment_id } = ids(request);
-    return sendStoredFile(deps, request, reply, await openFile(deps, task_id, attachment_id, 'operator'), 'private, no-store');
-  });
-  scope.get('/operator/tasks/:task_id/attachments/:attachment_id/thumbnail', { ...guarded, config, schema: HIDDEN }, async (request, reply) => {
-    const { task_id, attachment_id } = ids(request);
-    const preview = await thumbnail(deps, task_id, attachment_id, 'operator');
-    downloadHeaders(reply, 'thumbnail.webp', 'image/webp', preview.sha256);
-    return reply.send(preview.data);
-  });
+  scope.get(
+    '/operator/tasks/:task_id/attachments/:attachment_id',
+    { ...guarded, config, schema: { ...HIDDEN, params: FileParams } },
+    async (request, reply) => {
+      const { task_id, attachment_id } = request.params;
+      return sendStoredFile(deps, request, reply, await openFile(deps, task_id, attachment_id, 'operator'), 'private, no-store');
+    },
+  );
+  scope.get(
+    '/operator/tasks/:task_id/attachments/:attachment_id/thumbnail',
+    { ...guarded, config, schema: { ...HIDDEN, params: FileParams } },
+    async (request, reply) => {
+      const { task_id, attachment_id } = request.params;
+      const preview = await thumbnail(deps, task_id, attachment_id, 'operator');
+      downloadHeaders(reply, 'thumbnail.webp', 'image/webp', preview.sha256);
+      return reply.send(preview.data);
+    },
+  );
 }

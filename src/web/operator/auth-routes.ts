@@ -1,10 +1,12 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import Type from 'typebox';
 import { clientHash } from '../../domain/client.js';
 import { AppError } from '../../domain/errors.js';
 import { adminKeyMatches, markFailedKeyAttempt } from '../../http/admin-auth.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
-import { type ConsoleKit, type Form, HIDDEN, safeNext, text } from './console-kit.js';
+import { type ConsoleKit, type Form, HIDDEN, OPEN_QUERY, QUERY_FIELD, safeNext, text } from './console-kit.js';
 import { endSession, readSession, startSession } from './session.js';
 import { loginView } from './views/lists.js';
 
@@ -18,8 +20,9 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     reply.header('Cache-Control', 'no-cache').type('text/javascript; charset=utf-8').send(CONSOLE_JS),
   );
 
-  scope.get('/operator/login', { config: { kind: 'admin' }, schema: HIDDEN }, async (request, reply) => {
-    const next = safeNext(text(request.query as Form, 'next'));
+  const loginQuery = { ...HIDDEN, querystring: Type.Object({ next: QUERY_FIELD }, OPEN_QUERY) };
+  scope.withTypeProvider<TypeBoxTypeProvider>().get('/operator/login', { config: { kind: 'admin' }, schema: loginQuery }, async (request, reply) => {
+    const next = safeNext(text(request.query, 'next'));
     if (await readSession(deps, request)) return reply.redirect(next, 303);
     return render(reply, null, 'none', 'Sign in', loginView(null, next));
   });

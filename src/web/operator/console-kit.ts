@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import Type from 'typebox';
 import { AppError, isAppError } from '../../domain/errors.js';
 import { html, type SafeHtml } from '../../domain/html.js';
 import { iso, parseDateTime } from '../../domain/time.js';
@@ -44,6 +45,20 @@ export const DONE: Record<string, string> = {
 export const HIDDEN = { hide: true } as const;
 export const TASK_ACTIONS = ['accept', 'deliver', 'reject', 'notes', 'eta', 'withdraw'] as const;
 export type TaskAction = (typeof TASK_ACTIONS)[number];
+
+/** A parsed query string or form body is an object; anything else reads as an empty form. */
+export function isForm(value: unknown): value is Form {
+  return typeof value === 'object' && value !== null;
+}
+
+/**
+ * Console query strings: named fields take any value (`text` keeps only strings, as before) and
+ * other fields pass through, so no query is refused before the session check runs.
+ */
+export const QUERY_FIELD = Type.Optional(Type.Unknown());
+export const OPEN_QUERY = { additionalProperties: true } as const;
+/** Path parameters: any text; the services answer 404 for what they do not know. */
+export const PARAM = Type.String();
 
 export function text(form: Form, name: string): string | undefined {
   const value = form[name];
@@ -145,7 +160,7 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
   };
   const guarded = { preHandler: requireSession, config: { kind: 'admin' as const }, schema: HIDDEN };
   const doneNotice = (request: FastifyRequest): SafeHtml | undefined => {
-    const done = text(request.query as Form, 'done');
+    const done = isForm(request.query) ? text(request.query, 'done') : undefined;
     return done && DONE[done] ? flash('ok', DONE[done]) : undefined;
   };
   return { render, session, guarded, doneNotice };

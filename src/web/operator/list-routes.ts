@@ -1,4 +1,6 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import Type from 'typebox';
 import { isAppError } from '../../domain/errors.js';
 import type { SafeHtml } from '../../domain/html.js';
 import { addBlock, type BlockInput, listBlocks, removeBlock } from '../../services/blocklist.js';
@@ -6,15 +8,19 @@ import type { ServiceDeps } from '../../services/context.js';
 import { repliesByMessage } from '../../services/message-replies.js';
 import { adminStats, listMessages, statusesOf } from '../../services/operator.js';
 import { countOutbox, listOutbox, OUTBOX_STATUSES, type OutboxStatus, retryOutbox } from '../../services/outbox-admin.js';
-import { type ConsoleKit, type Form, localToIso, text } from './console-kit.js';
+import { type ConsoleKit, type Form, HIDDEN, isForm, localToIso, OPEN_QUERY, PARAM, QUERY_FIELD, text } from './console-kit.js';
 import { flash } from './layout.js';
 import { type BlocklistForm, blocklistView, messagesView, outboxView, statsView } from './views/lists.js';
 
 /** The console's lists: messages, blocklist, outbox and stats. */
-export function registerListRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
+export function registerListRoutes(plain: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
   const { render, session, guarded } = kit;
-  scope.get('/operator/messages', guarded, async (request, reply) => {
-    const list = await listMessages(deps, { cursor: text(request.query as Form, 'cursor'), limit: 25 });
+  // Typed from the route schemas: handlers read query and params without casts.
+  const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+  const withId = { ...guarded, schema: { ...HIDDEN, params: Type.Object({ id: PARAM }) } };
+  const messagesQuery = { ...guarded, schema: { ...HIDDEN, querystring: Type.Object({ cursor: QUERY_FIELD }, OPEN_QUERY) } };
+  scope.get('/operator/messages', messagesQuery, async (request, reply) => {
+    const list = await listMessages(deps, { cursor: text(request.query, 'cursor'), limit: 25 });
     const ids = [...new Set(list.messages.flatMap((m) => m.task_ids))];
     const statuses = await statusesOf(deps, ids);
     const replies = await repliesByMessage(
@@ -59,14 +65,14 @@ export function registerListRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     }
     return reply.redirect('/operator/blocklist?done=added', 303);
   });
-  scope.post('/operator/blocklist/:id/remove', guarded, async (request, reply) => {
-    const removed = await removeBlock(deps, (request.params as { id: string }).id);
+  scope.post('/operator/blocklist/:id/remove', withId, async (request, reply) => {
+    const removed = await removeBlock(deps, request.params.id);
     if (!removed) return showBlocklist(request, reply, flash('error', 'That entry is no longer on the blocklist.'), {}, 404);
     return reply.redirect('/operator/blocklist?done=removed', 303);
   });
 
   const showOutbox = async (request: FastifyRequest, reply: FastifyReply, notice?: SafeHtml, status = 200) => {
-    const raw = text(request.query as Form, 'status') ?? 'all';
+    const raw = (isForm(request.query) ? text(request.query, 'status') : undefined) ?? 'all';
     const filter = (OUTBOX_STATUSES as readonly string[]).includes(raw) ? (raw as OutboxStatus) : undefined;
     const [entries, counts] = await Promise.all([listOutbox(deps, filter ? { status: filter, limit: 100 } : { limit: 100 }), countOutbox(deps)]);
     return render(
@@ -81,14 +87,15 @@ export function registerListRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
   scope.get('/operator/outbox', guarded, async (request, reply) => {
     return showOutbox(request, reply, kit.doneNotice(request));
   });
-  scope.post('/operator/outbox/:id/retry', guarded, async (request, reply) => {
-    const retried = await retryOutbox(deps, (request.params as { id: string }).id);
+  scope.post('/operator/outbox/:id/retry', withId, async (request, reply) => {
+    const retried = await retryOutbox(deps, request.params.id);
     if (!retried) return showOutbox(request, reply, flash('error', 'Only a failed mail can be retried; this one is pending, sent or gone.'), 409);
     return reply.redirect('/operator/outbox?status=pending&done=retried', 303);
   });
 
-  scope.get('/operator/stats', guarded, async (request, reply) => {
-    const stats = await adminStats(deps, { days: text(request.query as Form, 'days') });
+  const statsQuery = { ...guarded, schema: { ...HIDDEN, querystring: Type.Object({ days: QUERY_FIELD }, OPEN_QUERY) } };
+  scope.get('/operator/stats', statsQuery, async (request, reply) => {
+    const stats = await adminStats(deps, { days: text(request.query, 'days') });
     return render(reply, session(request), 'stats', 'Stats', statsView(stats, deps.clock.now()));
   });
 }

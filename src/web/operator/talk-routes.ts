@@ -1,11 +1,13 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import Type from 'typebox';
 import { isAppError } from '../../domain/errors.js';
 import type { SafeHtml } from '../../domain/html.js';
 import { TASK_ID_PATTERN } from '../../domain/ids.js';
 import { blockTaskSender } from '../../services/block-sender.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { replyToMessage } from '../../services/message-replies.js';
-import { type ConsoleKit, type Form, notes, text } from './console-kit.js';
+import { type ConsoleKit, type Form, HIDDEN, notes, PARAM, text } from './console-kit.js';
 import { flash } from './layout.js';
 import { showTaskPage } from './task-routes.js';
 import type { BlockDraft } from './views/talk.js';
@@ -15,36 +17,42 @@ import type { BlockDraft } from './views/talk.js';
  * a message (mailed to its reply_to, threaded, recorded) and blocking the task's sender in one
  * action. The withdrawal is a task action (task-routes.ts). Thin adapters over the services.
  */
-export function registerTalkRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
+export function registerTalkRoutes(plain: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
   const { guarded } = kit;
+  // Typed from the route schemas: handlers read params without casts.
+  const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
 
   /** The task page again, with what went wrong and what the operator chose. */
   const refused = (request: FastifyRequest, reply: FastifyReply, taskId: string, notice: SafeHtml, status: number, block?: BlockDraft) =>
     showTaskPage(deps, kit, request, reply, taskId, { notice, status, ...(block ? { block } : {}) });
 
-  scope.post('/operator/messages/:message_id/reply', guarded, async (request, reply) => {
-    const { message_id } = request.params as { message_id: string };
-    const form = (request.body ?? {}) as Form;
-    const taskId = text(form, 'task_id') ?? '';
-    // Back to the task the reply was written on; only a well-formed id, so never off the console.
-    const back = TASK_ID_PATTERN.test(taskId) ? `/operator/tasks/${taskId}` : '/operator/messages';
-    try {
-      await replyToMessage(deps, message_id, { message: notes(form, 'message') ?? '' });
-    } catch (error) {
-      if (!isAppError(error) || !TASK_ID_PATTERN.test(taskId) || error.code === 'not_found') throw error;
-      return refused(
-        request,
-        reply,
-        taskId,
-        flash('error', `The reply was not sent: ${error.message}`, (error.extras.details as string[] | undefined) ?? []),
-        error.status,
-      );
-    }
-    return reply.redirect(`${back}?done=replied`, 303);
-  });
+  scope.post(
+    '/operator/messages/:message_id/reply',
+    { ...guarded, schema: { ...HIDDEN, params: Type.Object({ message_id: PARAM }) } },
+    async (request, reply) => {
+      const { message_id } = request.params;
+      const form = (request.body ?? {}) as Form;
+      const taskId = text(form, 'task_id') ?? '';
+      // Back to the task the reply was written on; only a well-formed id, so never off the console.
+      const back = TASK_ID_PATTERN.test(taskId) ? `/operator/tasks/${taskId}` : '/operator/messages';
+      try {
+        await replyToMessage(deps, message_id, { message: notes(form, 'message') ?? '' });
+      } catch (error) {
+        if (!isAppError(error) || !TASK_ID_PATTERN.test(taskId) || error.code === 'not_found') throw error;
+        return refused(
+          request,
+          reply,
+          taskId,
+          flash('error', `The reply was not sent: ${error.message}`, (error.extras.details as string[] | undefined) ?? []),
+          error.status,
+        );
+      }
+      return reply.redirect(`${back}?done=replied`, 303);
+    },
+  );
 
-  scope.post('/operator/tasks/:task_id/block', guarded, async (request, reply) => {
-    const { task_id } = request.params as { task_id: string };
+  scope.post('/operator/tasks/:task_id/block', { ...guarded, schema: { ...HIDDEN, params: Type.Object({ task_id: PARAM }) } }, async (request, reply) => {
+    const { task_id } = request.params;
     const form = (request.body ?? {}) as Form;
     const kind = text(form, 'kind') ?? '';
     const reason = text(form, 'reason');

@@ -1,4 +1,6 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import Type from 'typebox';
 import { AppError, isAppError } from '../../domain/errors.js';
 import type { SafeHtml } from '../../domain/html.js';
 import { statusPagePath } from '../../domain/urls.js';
@@ -8,7 +10,7 @@ import { countByStatus, listQueue, messagesNamingAny, viewTask } from '../../ser
 import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
 import { listWebhooks, retryWebhook } from '../../services/webhooks.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
-import { type ConsoleKit, type Form, localToIso, notes, TASK_ACTIONS, type TaskAction, text } from './console-kit.js';
+import { type ConsoleKit, type Form, HIDDEN, localToIso, notes, OPEN_QUERY, PARAM, QUERY_FIELD, TASK_ACTIONS, type TaskAction, text } from './console-kit.js';
 import { flash } from './layout.js';
 import { deliverConfirmView } from './views/deliver-confirm.js';
 import { queueView } from './views/queue.js';
@@ -54,11 +56,14 @@ export async function showTaskPage(
 }
 
 /** The console's queue, task page and task actions (accept, deliver, reject, notes, eta, withdraw, webhook retry). */
-export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
+export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
   const { render, session, guarded } = kit;
-  registerConsoleAttachmentRoutes(scope, deps, { preHandler: guarded.preHandler });
-  scope.get('/operator', guarded, async (request, reply) => {
-    const query = request.query as Form;
+  registerConsoleAttachmentRoutes(plain, deps, { preHandler: guarded.preHandler });
+  // Typed from the route schemas: handlers read query and params without casts.
+  const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+  const queueQuery = Type.Object({ status: QUERY_FIELD, order: QUERY_FIELD, test: QUERY_FIELD, cursor: QUERY_FIELD }, OPEN_QUERY);
+  scope.get('/operator', { ...guarded, schema: { ...HIDDEN, querystring: queueQuery } }, async (request, reply) => {
+    const query = request.query;
     const filter = text(query, 'status') ?? 'open';
     // The longest wait on top by default: the response target is about the oldest task.
     const order = text(query, 'order') === 'newest' ? 'newest' : 'oldest';
@@ -88,13 +93,14 @@ export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     status = 200,
   ) => showTaskPage(deps, kit, request, reply, taskId, { notice, draft, status });
 
-  scope.get('/operator/tasks/:task_id', guarded, async (request, reply) => {
-    const { task_id } = request.params as { task_id: string };
+  scope.get('/operator/tasks/:task_id', { ...guarded, schema: { ...HIDDEN, params: Type.Object({ task_id: PARAM }) } }, async (request, reply) => {
+    const { task_id } = request.params;
     return showTask(request, reply, task_id, kit.doneNotice(request));
   });
 
-  scope.post('/operator/tasks/:task_id/:action', guarded, async (request, reply) => {
-    const { task_id, action } = request.params as { task_id: string; action: string };
+  const actionParams = Type.Object({ task_id: PARAM, action: PARAM });
+  scope.post('/operator/tasks/:task_id/:action', { ...guarded, schema: { ...HIDDEN, params: actionParams } }, async (request, reply) => {
+    const { task_id, action } = request.params;
     if (!(TASK_ACTIONS as readonly string[]).includes(action)) throw new AppError('not_found', 'No such action.');
     const form = (request.body ?? {}) as Form;
     const patch = patchFor(action as TaskAction, form);
@@ -124,8 +130,8 @@ export function registerTaskRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
   });
 
   // An undelivered webhook event of the task becomes due now (same use case as the admin API's retry).
-  scope.post('/operator/webhooks/:id/retry', guarded, async (request, reply) => {
-    const event = await retryWebhook(deps, (request.params as { id: string }).id);
+  scope.post('/operator/webhooks/:id/retry', { ...guarded, schema: { ...HIDDEN, params: Type.Object({ id: PARAM }) } }, async (request, reply) => {
+    const event = await retryWebhook(deps, request.params.id);
     return reply.redirect(`/operator/tasks/${encodeURIComponent(event.task_id)}?done=webhook`, 303);
   });
 }
