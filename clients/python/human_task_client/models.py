@@ -99,8 +99,8 @@ MessageInput = TypedDict(
     {
         'message': Required[str],  # Free-form text: a question, scoping, or a withdrawal naming a task_id.
         'reply_to': Required[str],  # A real mailbox (MX-checked): the only way the operator can answer. Never returned.
-        'from': str,  # Agent, company or system identifier.
-        'subject': str,
+        'from': str | None,  # Agent, company or system identifier.
+        'subject': str | None,
     },
     total=False,
 )
@@ -280,19 +280,19 @@ TaskInput = TypedDict(
     {
         'task_type': Required[Literal["real_world_verification", "product_or_app_testing", "human_judgment_and_feedback", "data_collection", "local_physical_task", "ai_output_review", "prompt_and_workflow_testing", "simulation_and_automation_testing", "accessibility_and_usability_check", "custom_human_in_the_loop"]],  # What kind of human work this is.
         'description': Required[str],  # What to do, where, and what success looks like.
-        'location_required': bool,  # Whether the task needs physical presence. Default false.
-        'location_detail': str,  # City, address or area; needed in practice when location_required is true.
-        'deadline': str,  # ISO 8601 date-time, with or without offset (without one it is read as UTC). Must be in the future.
-        'output_format': str,  # Default text_report. Suggested: text_report, text_report_with_photos, structured_json, annotated_screenshots, video, or free text.
-        'budget_usd': float,  # Deprecated; accepted and ignored (the pilot is free).
-        'contact_email': str,  # Where the result is e-mailed. Required unless delivery is status_poll. Must be a real mailbox (MX-checked); never returned.
-        'delivery': Literal["email", "status_poll"],  # email (default) or status_poll (result in operator_notes; 1 such task per client per day).
-        'requester': str,  # Optional self-declared agent, company or system identifier.
-        'callback_url': str,  # Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.
+        'location_required': bool | None,  # Whether the task needs physical presence. Default false.
+        'location_detail': str | None,  # City, address or area; needed in practice when location_required is true.
+        'deadline': str | None,  # ISO 8601 date-time, with or without offset (without one it is read as UTC). Must be in the future.
+        'output_format': str | None,  # Default text_report. Suggested: text_report, text_report_with_photos, structured_json, annotated_screenshots, video, or free text.
+        'budget_usd': float | None,  # Deprecated; accepted and ignored (the pilot is free).
+        'contact_email': str | None,  # Where the result is e-mailed. Required unless delivery is status_poll. Must be a real mailbox (MX-checked); never returned.
+        'delivery': Literal["email", "status_poll"] | None,  # email (default) or status_poll (result in operator_notes; limited per client per day, 1 task with delivery status_poll by default).
+        'requester': str | None,  # Optional self-declared agent, company or system identifier.
+        'callback_url': str | None,  # Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.
     },
     total=False,
 )
-"""TaskInput"""
+"""A task for the human operator. contact_email is required unless delivery is status_poll (then the result appears in operator_notes). Optional fields may be sent as null: null counts as absent."""
 
 
 @dataclass(frozen=True)
