@@ -11,7 +11,8 @@ const TASKS = '3;w=3600, 5;w=86400';
 const READS = '600;w=60';
 
 describe.each(STORES)('rate-limit headers on %s', (store) => {
-  const t = useTestApp({ store, limits: 'production', env: { TRUST_PROXY: '1' } });
+  // Background workers running, so readiness answers 200 like every other public read.
+  const t = useTestApp({ store, limits: 'production', env: { TRUST_PROXY: '1' }, background: true });
 
   it('counts health as a read: all four fields, and the count goes down', async () => {
     const client = { 'x-forwarded-for': '192.0.2.40' };

@@ -169,10 +169,11 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     async () => health(deps),
   );
 
+  // Readiness is a read too, for the same reason: an orchestrator's probe stays far below the limit.
   app.get(
     '/api/v1/health/ready',
     {
-      config: { kind: 'none' },
+      config: { kind: 'read' },
       schema: {
         operationId: 'readiness',
         summary: 'Readiness for orchestrators: store reachable, migrations applied, workers running',
