@@ -6,36 +6,26 @@
  *   - status read: project and a bare node:http server serving the same bytes, alternated
  *     A B A B A B; the median of the three ratios is reported
  *   - durable submissions: three runs, median accepted/s
- *   - held long-polls (SQLite, one instance): wake-up p99 after a change (bench/longpoll.ts)
+ *   - held long-polls (one instance, each store): wake-up p99 after a change (bench/longpoll.ts)
  * Per scenario: p50/p99 latency and the peak RSS of the service processes. Exits 1 below a target:
  *   status read SQLite ≥ 0.6× bare; PostgreSQL one instance ≥ 0.35× bare; submissions SQLite
  *   ≥ 3,000/s; PostgreSQL two instances ≥ 1,500/s; long-poll wake-up p99 ≤ 50 ms; peak RSS ≤ 110 MB.
- * BENCH_SECONDS (default 10) per run; BENCH_ONLY=longpoll runs the long-poll scenario alone.
+ * BENCH_SECONDS (default 10) per run; BENCH_ONLY=read|submit|longpoll runs one scenario;
+ * BENCH_STORES=sqlite|postgres (comma-separated) limits the stores.
  * Traffic goes only to 127.0.0.1 (and to the PostgreSQL server named).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { freePort, waitForServer } from '../test/support/net.js';
-import { startBalancer } from './balancer.js';
 import { benchLongPoll } from './longpoll.js';
+import { ADMIN_KEY, POSTGRES_URL, startSetup } from './service.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const DURATION = Math.max(1, Number(process.env.BENCH_SECONDS ?? 10));
 const WARMUP = Math.min(2, DURATION);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WAITERS = Number(process.env.BENCH_WAITERS ?? 2000);
 const ONLY = process.env.BENCH_ONLY;
-const POSTGRES_URL = [process.env.DATABASE_URL, process.env.TEST_POSTGRES_URL].find((url) => url?.startsWith('postgres'));
-const ADMIN_KEY = 'bench-admin-key-0123456789';
 const RSS_TARGET_MB = 110;
-const NODE_FLAGS = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
-  .split(' ')
-  .filter((word) => word.startsWith('--') && !word.startsWith('--enable-source-maps'));
 
 interface Setup {
   name: string;
@@ -43,11 +33,7 @@ interface Setup {
   instances: number;
   readTarget?: number;
   submitTarget?: number;
-}
-
-function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+  longPoll?: boolean;
 }
 
 function median(values: number[]): number {
@@ -61,75 +47,16 @@ function cannon(opts: autocannon.Options): Promise<autocannon.Result> {
   });
 }
 
-async function startService(env: Record<string, string>, port: number): Promise<ChildProcess> {
-  // The same bundle and flags as `npm start` (npm run bench builds it first).
-  const child = spawn(process.execPath, [...NODE_FLAGS, 'dist/server.mjs'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      ADMIN_KEY,
-      // Limits out of the way: this measures the machinery, not the quotas (every guard still runs).
-      TASK_LIMIT_PER_HOUR: '100000000',
-      TASK_LIMIT_PER_DAY: '100000000',
-      READ_LIMIT_PER_MINUTE: '100000000',
-      DAILY_TASK_CAP: '100000000',
-      DAILY_EMAIL_CAP: '100000000',
-      STATUS_POLL_LIMIT_PER_DAY: '100000000',
-      AUTO_BLOCK_REFUSALS: '100000000',
-      DNS_SERVERS: '127.0.0.1:9',
-      DNS_TIMEOUT_MS: '50',
-      ...env,
-    },
-  });
-  await waitForServer(`http://127.0.0.1:${port}/api/v1/health`);
-  return child;
-}
-
-/** A fresh PostgreSQL database for one setup; dropped afterwards. */
-async function createDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `bench_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
-  };
-}
-
-/** Starts the setup's instances (the first alone, so migrations do not race), measures, stops. */
+/** Starts the setup's instances, measures every scenario, stops. */
 async function runSetup(setup: Setup, failures: string[]): Promise<void> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'hts-bench-'));
-  const database = setup.store === 'postgres' && POSTGRES_URL ? await createDatabase(POSTGRES_URL) : undefined;
-  const env = { DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) };
-  const services: ChildProcess[] = [];
-  let balancer: Awaited<ReturnType<typeof startBalancer>> | undefined;
+  const running = await startSetup({ store: setup.store, instances: setup.instances });
   try {
-    const ports: number[] = [];
-    for (let i = 0; i < setup.instances; i++) {
-      const port = await freePort();
-      services.push(await startService(env, port));
-      ports.push(port);
-    }
-    balancer = setup.instances > 1 ? await startBalancer(ports) : undefined;
-    const base = `http://127.0.0.1:${balancer?.port ?? ports[0]}`;
-    const rss = () => Math.max(...services.map((s) => peakRssMb(s.pid ?? 0)));
-    await statusReads(setup, base, rss, failures);
-    await submissions(setup, base, rss, failures);
-    if (setup.store === 'sqlite') {
-      const longPoll = await benchLongPoll({ base, pid: services[0]?.pid ?? 0, adminKey: ADMIN_KEY, waiters: WAITERS });
+    const { base, rss } = running;
+    if (ONLY === undefined || ONLY === 'read') await statusReads(setup, base, rss, failures);
+    if (ONLY === undefined || ONLY === 'submit') await submissions(setup, base, rss, failures);
+    if (setup.longPoll && (ONLY === undefined || ONLY === 'longpoll')) {
+      const pid = running.services[0]?.process.pid ?? 0;
+      const longPoll = await benchLongPoll({ base, pid, adminKey: ADMIN_KEY, waiters: WAITERS });
       for (const line of longPoll.lines) process.stdout.write(`[${setup.name}] ${line}\n`);
       failures.push(...longPoll.failures.map((f) => `${setup.name}: ${f}`));
     }
@@ -137,13 +64,7 @@ async function runSetup(setup: Setup, failures: string[]): Promise<void> {
     process.stdout.write(`[${setup.name}] peak RSS per service process: ${peak} MB (target ≤ ${RSS_TARGET_MB} MB)\n`);
     if (peak > RSS_TARGET_MB) failures.push(`${setup.name}: peak RSS`);
   } finally {
-    await balancer?.close();
-    for (const service of services) {
-      service.kill('SIGTERM');
-      await new Promise((r) => service.once('exit', r));
-    }
-    await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await running.stop();
   }
 }
 
@@ -248,29 +169,15 @@ async function submissions(setup: Setup, base: string, rss: () => number, failur
 
 async function main(): Promise<void> {
   const failures: string[] = [];
-  if (ONLY === 'longpoll') {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'hts-bench-'));
-    const port = await freePort();
-    const service = await startService({ DATA_DIR: dataDir }, port);
-    try {
-      const result = await benchLongPoll({ base: `http://127.0.0.1:${port}`, pid: service.pid ?? 0, adminKey: ADMIN_KEY, waiters: WAITERS });
-      for (const line of result.lines) process.stdout.write(`${line}\n`);
-      failures.push(...result.failures);
-    } finally {
-      service.kill('SIGTERM');
-      await new Promise((r) => service.once('exit', r));
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+  const setups: Setup[] = [{ name: 'SQLite', store: 'sqlite', instances: 1, readTarget: 0.6, submitTarget: 3000, longPoll: true }];
+  if (POSTGRES_URL) {
+    setups.push({ name: 'PostgreSQL, one instance', store: 'postgres', instances: 1, readTarget: 0.35, longPoll: true });
+    setups.push({ name: 'PostgreSQL, two instances', store: 'postgres', instances: 2, submitTarget: 1500 });
   } else {
-    const setups: Setup[] = [{ name: 'SQLite', store: 'sqlite', instances: 1, readTarget: 0.6, submitTarget: 3000 }];
-    if (POSTGRES_URL) {
-      setups.push({ name: 'PostgreSQL, one instance', store: 'postgres', instances: 1, readTarget: 0.35 });
-      setups.push({ name: 'PostgreSQL, two instances', store: 'postgres', instances: 2, submitTarget: 1500 });
-    } else {
-      process.stdout.write('PostgreSQL skipped: set DATABASE_URL or TEST_POSTGRES_URL to a postgres:// server\n');
-    }
-    for (const setup of setups) await runSetup(setup, failures);
+    process.stdout.write('PostgreSQL skipped: set DATABASE_URL or TEST_POSTGRES_URL to a postgres:// server\n');
   }
+  const stores = process.env.BENCH_STORES?.split(',');
+  for (const setup of setups) if (!stores || stores.includes(setup.store)) await runSetup(setup, failures);
   if (failures.length > 0) {
     process.stdout.write(`missed: ${failures.join(', ')}\n`);
     process.exit(1);

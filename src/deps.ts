@@ -10,10 +10,12 @@ import type { Clock } from './domain/time.js';
 import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
+import { GroupCommit } from './services/group-commit.js';
 import { Metrics } from './services/metrics.js';
 import { loadVapidKeys } from './services/push.js';
 import { WorkerStatus } from './services/readiness.js';
 import { TaskWaits } from './services/task-waits.js';
+import { commitSubmissions } from './services/tasks.js';
 import { createValidators } from './services/validation.js';
 import { createChangeFeed } from './store/change-feed.js';
 import type { Store } from './store/db.js';
@@ -61,7 +63,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   const metrics = new Metrics(store, options.clock);
   metrics.countHeldLongPolls(() => waits.size);
   metrics.addOutbox({ name: 'webhooks', pending: () => pendingWebhookSummary(store.db) });
-  return {
+  const deps: AppDeps = {
     config,
     store,
     clock: options.clock,
@@ -73,7 +75,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     generatedAdminKey: adminKey.generated,
     profile,
     catalog,
-    abuse: createAbuseState(config, store, options.clock, options.log),
+    abuse: createAbuseState(config, store, options.clock, options.log, Buffer.from(secret, 'base64')),
     outboxWake: new OutboxWake(),
     webhookNudge: new Nudge(),
     apiVersions: new ApiVersionRegistry(options.apiVersions),
@@ -84,5 +86,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     taskCache,
     waits,
     vapid: await loadVapidKeys(store.db),
+    submissions: new GroupCommit((submissions) => commitSubmissions(deps, submissions)),
   };
+  return deps;
 }

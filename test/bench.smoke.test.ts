@@ -33,6 +33,7 @@ describe('npm run bench (smoke)', () => {
     }
     if (process.env.TEST_POSTGRES_URL) {
       expect(out).toMatch(/\[PostgreSQL, one instance\] status read: median/);
+      expect(out).toMatch(/\[PostgreSQL, one instance\] long-poll wake-up/);
       expect(out).toMatch(/\[PostgreSQL, two instances\] durable submissions: median/);
     }
   }, 300_000);

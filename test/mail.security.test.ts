@@ -118,7 +118,7 @@ describe.each(STORES)('mail header safety on %s', (store) => {
 
       const row = { ...task!, status: 'accepted', contact_email: address, id: `task-2030-${'b'.repeat(31)}${hostile.indexOf(address)}` };
       await enqueueTaskTransition(t.store.db, t.deps, row);
-      await enqueueTaskSubmitted(t.store.db, t.deps, row);
+      await enqueueTaskSubmitted(t.store.db, t.deps, [row]);
       const rows = await t.store.db.selectFrom('outbox').select(['kind', 'recipient', 'reply_to']).where('task_id', '=', row.id).execute();
       expect(rows).toEqual([{ kind: 'task_submitted', recipient: OPERATOR, reply_to: null }]);
     }

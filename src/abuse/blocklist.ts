@@ -3,7 +3,7 @@ import { BLOCK_KINDS, type BlockKind } from '../domain/admin-schemas.js';
 import { emailDomain } from '../domain/email.js';
 import { AppError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import { hasActiveBlock, insertBlock, matchingBlockKinds } from '../store/blocklist-repo.js';
+import { activeBlocksMatching, type BlockMatch, type BlockRow, hasActiveBlock, insertBlock } from '../store/blocklist-repo.js';
 import type { AbuseDeps } from './context.js';
 
 /**
@@ -50,9 +50,8 @@ export interface BlockSubject {
   requester?: string | undefined;
 }
 
-/** The kind of the first active entry matching the subject, or null. */
-export async function matchBlock(deps: AbuseDeps, subject: BlockSubject): Promise<BlockKind | null> {
-  const now = iso(deps.clock.now());
+/** The subject normalized as entries are stored: e-mail, its domain and each parent, requester. */
+export function blockMatchOf(subject: BlockSubject): BlockMatch {
   const email = subject.email !== undefined ? normalizeEmail(subject.email) : undefined;
   const domain = subject.email !== undefined ? emailDomain(subject.email) : null;
   // The domain and each parent: a block on spam.dev also covers mail.spam.dev.
@@ -62,8 +61,25 @@ export async function matchBlock(deps: AbuseDeps, subject: BlockSubject): Promis
     for (let i = 0; i < labels.length - 1; i++) domains.push(labels.slice(i).join('.'));
   }
   const requester = subject.requester !== undefined && subject.requester.trim() !== '' ? normalizeRequester(subject.requester) : undefined;
-  const kinds = await matchingBlockKinds(deps.store.db, { clientHash: subject.clientHash, email, domains, requester }, now);
-  return BLOCK_KINDS.find((k) => kinds.has(k)) ?? null;
+  return { clientHash: subject.clientHash, email, domains, requester };
+}
+
+/** The kind of the first entry among `active` that matches, in BLOCK_KINDS order, or null. */
+export function blockKindFor(match: BlockMatch, active: Pick<BlockRow, 'kind' | 'value'>[]): BlockKind | null {
+  const hits = (kind: BlockKind, value: string | undefined) => value !== undefined && active.some((row) => row.kind === kind && row.value === value);
+  const matches: Record<BlockKind, boolean> = {
+    ip: hits('ip', match.clientHash),
+    email: hits('email', match.email),
+    domain: match.domains.some((domain) => hits('domain', domain)),
+    requester: hits('requester', match.requester),
+  };
+  return BLOCK_KINDS.find((kind) => matches[kind]) ?? null;
+}
+
+/** The kind of the first active entry matching the subject, or null. */
+export async function matchBlock(deps: AbuseDeps, subject: BlockSubject): Promise<BlockKind | null> {
+  const match = blockMatchOf(subject);
+  return blockKindFor(match, await activeBlocksMatching(deps.store.db, [match], iso(deps.clock.now())));
 }
 
 const BLOCKED_TEXT: Record<BlockKind, string> = {

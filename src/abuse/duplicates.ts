@@ -1,7 +1,6 @@
 import { AppError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import type { Db } from '../store/db.js';
-import { findByDedupeKey } from '../store/tasks-repo.js';
+import type { DedupeMatch } from '../store/tasks-repo.js';
 import type { AbuseDeps, Caller } from './context.js';
 
 /**
@@ -23,16 +22,26 @@ export interface Duplicate {
   contactEmail: string | null;
 }
 
-export async function findDuplicate(db: Db, deps: AbuseDeps, caller: Caller, contactEmail: string | undefined, dedupeKey: string): Promise<Duplicate | null> {
+/** The start of the duplicate window, or null when duplicate detection is off. */
+export function duplicateWindowStart(deps: AbuseDeps, now: Date): string | null {
   const hours = deps.config.limits.duplicateWindowHours;
-  if (hours <= 0) return null;
-  const since = iso(new Date(deps.clock.now().getTime() - hours * 3_600_000));
-  const rows = await findByDedupeKey(db, dedupeKey, since);
-  const email = contactEmail?.toLowerCase();
-  // The caller's own task first: then it may be told the id even if another client's also matches.
-  const own = rows.find((r) => r.client_hash === caller.clientHash);
+  return hours <= 0 ? null : iso(new Date(now.getTime() - hours * 3_600_000));
+}
+
+/**
+ * Among the recent tasks with the submission's dedupe key (newest first), the one it duplicates:
+ * the caller's own task first (then it may be told the id even if another client's also
+ * matches), else one for the same contact e-mail.
+ */
+export function pickDuplicate(
+  candidates: Pick<DedupeMatch, 'id' | 'client_hash' | 'contact_email'>[],
+  caller: Caller,
+  contactEmail: string | undefined,
+): Duplicate | null {
+  const own = candidates.find((r) => r.client_hash === caller.clientHash);
   if (own) return { taskId: own.id, sameClient: true, contactEmail: own.contact_email };
-  const other = email === undefined ? undefined : rows.find((r) => r.contact_email?.toLowerCase() === email);
+  const email = contactEmail?.toLowerCase();
+  const other = email === undefined ? undefined : candidates.find((r) => r.contact_email?.toLowerCase() === email);
   return other ? { taskId: other.id, sameClient: false, contactEmail: other.contact_email } : null;
 }
 

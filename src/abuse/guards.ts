@@ -1,25 +1,28 @@
 import { type AppError, validationFailed } from '../domain/errors.js';
 import type { MessageInput, TaskInput } from '../domain/schemas.js';
 import { consumeCounter, readCounters } from '../store/counters-repo.js';
-import { type Db, lockKeys } from '../store/db.js';
+import type { Db } from '../store/db.js';
 import { noteRefusal } from './auto-block.js';
 import { type BlockSubject, clientBlocked, matchBlock } from './blocklist.js';
 import type { AbuseDeps, Caller } from './context.js';
-import { type Duplicate, duplicateTask, findDuplicate } from './duplicates.js';
+import { type Duplicate, duplicateTask } from './duplicates.js';
 import { REFUSAL_TEXT } from './email.js';
-import { findStoredResponse, type StoredResponse, storeResponse } from './idempotency.js';
+import { findStoredResponse, type StoredResponse } from './idempotency.js';
 import { capacityReached, counterExpiry, counterKey, type Quota, type QuotaSet, rateLimited, rateLimitHeaders, type Standing, windowOf } from './limits.js';
 import { dailyTaskCapKey } from './quotas.js';
 
 export { noteRefusal } from './auto-block.js';
 export type { Duplicate } from './duplicates.js';
 export type { StoredResponse } from './idempotency.js';
+export { type GuardedSubmission, SubmissionGuards, type Verdict } from './submission-guards.js';
 
 /**
  * Abuse control: the guards every submission and message passes, in this order —
- * screen (blocklist, e-mail deliverability) → then, inside the write transaction: lock → idempotent
- * replay → duplicate → quota → write → remember the response. A refusal's transaction rolls back
- * everything it counted; the service then calls noteRefusal (auto-block) outside it.
+ * screen (blocklist, quota, e-mail deliverability: before the transaction, because the MX lookup
+ * cannot wait inside it; a submission with no e-mail needs no screening) → then, inside the write
+ * transaction: lock → blocklist → idempotent replay → quota → duplicate → write → remember the
+ * response (submissions: submission-guards.ts, a batch at a time). A refusal writes nothing; the
+ * service then calls noteRefusal (auto-block) outside the transaction.
  */
 
 export interface Screening {
@@ -85,27 +88,14 @@ async function quotaLeft(deps: AbuseDeps, caller: Caller, set: QuotaSet, quotas:
 }
 
 /**
- * First statement of the submission transaction. On PostgreSQL it takes transaction-scoped
- * advisory locks on this client's Idempotency-Key and on the dedupe key, so a twin request on any
- * instance waits here until this one commits, then sees it. (SQLite runs one transaction at a time.)
- * Always the same order — key, then description — so two submissions cannot deadlock.
+ * Before anything else: the stored response for this client's key and payload, or null; 422 for
+ * another payload (checked again inside the transaction, under the key's lock).
  */
-export async function lockSubmission(db: Db, deps: AbuseDeps, caller: Caller, dedupeKey: string): Promise<void> {
-  const keys = caller.idempotencyKey !== undefined ? [`idem:${caller.clientHash}:${caller.idempotencyKey}`] : [];
-  await lockKeys(db, deps.store.dialect, [...keys, `dup:${dedupeKey}`]);
-}
-
-/** Returns the stored response for this client's key and payload, or null; 422 for another payload. */
 export async function findReplay(db: Db, deps: AbuseDeps, caller: Caller, requestHash: string): Promise<StoredResponse | null> {
   return findStoredResponse(db, deps, caller, requestHash);
 }
 
-/** The same task sent by the same client or for the same contact e-mail within the window, if any. */
-export async function checkDuplicate(db: Db, deps: AbuseDeps, caller: Caller, input: TaskInput, dedupeKey: string): Promise<Duplicate | null> {
-  return findDuplicate(db, deps, caller, input.contact_email, dedupeKey);
-}
-
-/** The 409 duplicate_task for a duplicate found by checkDuplicate. */
+/** The 409 duplicate_task for a duplicate found by the submission guards. */
 export function duplicateRefusal(deps: AbuseDeps, duplicate: Duplicate): AppError {
   return duplicateTask(duplicate, deps.config.limits.duplicateWindowHours);
 }
@@ -123,19 +113,6 @@ async function consume(db: Db, deps: AbuseDeps, caller: Caller, set: QuotaSet, q
   return standings;
 }
 
-/** Inside the write transaction: uses one unit of every quota or throws 429. Returns RateLimit-* headers. */
-export async function consumeTaskQuota(db: Db, deps: AbuseDeps, caller: Caller, input: TaskInput): Promise<Record<string, string>> {
-  const { task, statusPoll } = deps.abuse.policies;
-  const quotas = input.delivery === 'status_poll' ? [...task.quotas, statusPoll] : task.quotas;
-  const standings = await consume(db, deps, caller, task, quotas, 'task submissions');
-  const now = deps.clock.now();
-  const cap = windowOf('day', now);
-  const capUsed = await consumeCounter(db, dailyTaskCapKey(now), deps.config.limits.dailyTaskCap, counterExpiry(cap));
-  if (capUsed === null) throw capacityReached(now, task.policy);
-  // The status_poll quota is refused with its own 429; the headers describe the published policy.
-  return { 'RateLimit-Policy': task.policy, ...rateLimitHeaders(standings.slice(0, task.quotas.length), now) };
-}
-
 /** RateLimit-* headers of the task quotas without using any (for idempotent replays). */
 export async function taskQuotaHeaders(db: Db, deps: AbuseDeps, caller: Caller): Promise<Record<string, string>> {
   const { task } = deps.abuse.policies;
@@ -151,9 +128,4 @@ export async function consumeMessageQuota(db: Db, deps: AbuseDeps, caller: Calle
   const { message } = deps.abuse.policies;
   const standings = await consume(db, deps, caller, message, message.quotas, 'messages');
   return { 'RateLimit-Policy': message.policy, ...rateLimitHeaders(standings, deps.clock.now()) };
-}
-
-/** Inside the write transaction: remembers the response for Idempotency-Key replays. */
-export async function saveReplay(db: Db, deps: AbuseDeps, caller: Caller, requestHash: string, response: StoredResponse): Promise<void> {
-  await storeResponse(db, deps, caller, requestHash, response);
 }

@@ -120,7 +120,10 @@ export class ReadLimiter {
       // In chunks: one statement may bind only so many parameters (SQLite 32 766, PostgreSQL 65 535).
       while (settled < batch.length) {
         const chunk = batch.slice(settled, settled + FLUSH_CHUNK);
-        const totals = await addCounts(this.db, chunk, expires);
+        const totals = await addCounts(
+          this.db,
+          chunk.map((b) => ({ key: b.key, count: b.count, expiresAt: expires })),
+        );
         for (const b of chunk) {
           b.entry.flushing -= b.count;
           b.entry.shared = Math.max(b.entry.shared + b.count, totals.get(b.key) ?? 0);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { clientHash } from '../domain/client.js';
 import type { Clock } from '../domain/time.js';
 import type { Store } from '../store/db.js';
 import { AdminThrottle } from './admin-throttle.js';
@@ -18,10 +19,25 @@ export interface AbuseState {
   reads: ReadLimiter;
   /** Throttle of failed operator-key attempts (admin API and console sign-in). */
   adminThrottle: AdminThrottle;
+  /** The keyed hash of a client address (domain/client.ts), remembered for recent addresses. */
+  clientHash(ip: string): string;
 }
 
-export function createAbuseState(config: Config, store: Pick<Store, 'db'>, clock: Clock, log: Logger): AbuseState {
+/** How many addresses' hashes are remembered (the map is emptied when full). */
+const HASH_CACHE_MAX = 10_000;
+
+export function createAbuseState(config: Config, store: Pick<Store, 'db'>, clock: Clock, log: Logger, secret: Buffer): AbuseState {
+  const hashes = new Map<string, string>();
   return {
+    clientHash: (ip) => {
+      let hash = hashes.get(ip);
+      if (hash === undefined) {
+        if (hashes.size >= HASH_CACHE_MAX) hashes.clear();
+        hash = clientHash(secret, ip);
+        hashes.set(ip, hash);
+      }
+      return hash;
+    },
     policies: policiesFor(config.limits),
     email: new EmailChecker(config, clock),
     reads: new ReadLimiter(store.db, clock, log, config.limits.readsPerMinute),

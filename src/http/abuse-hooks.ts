@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
-import { clientHash } from '../domain/client.js';
 import { AppError } from '../domain/errors.js';
 import type { ServiceDeps } from '../services/context.js';
 
@@ -14,8 +13,6 @@ import type { ServiceDeps } from '../services/context.js';
  * recent addresses are cached.
  */
 
-const HASH_CACHE_MAX = 10_000;
-
 type Hooks = onRequestHookHandler | onRequestHookHandler[] | undefined;
 
 function withHook(existing: Hooks, hook: onRequestHookHandler): onRequestHookHandler[] {
@@ -28,18 +25,8 @@ export async function registerAbuseHooks(app: FastifyInstance, deps: ServiceDeps
   const readLimit = String(reads.limit);
   const behindProxy = deps.config.trustProxy > 0;
 
-  const hashes = new Map<string, string>();
-  const hashOf = (request: FastifyRequest): string => {
-    // Without TRUST_PROXY the client is the socket address; skip request.ip's header parsing.
-    const ip = behindProxy ? request.ip : (request.raw.socket.remoteAddress ?? '');
-    let hash = hashes.get(ip);
-    if (hash === undefined) {
-      if (hashes.size >= HASH_CACHE_MAX) hashes.clear();
-      hash = clientHash(deps.secret, ip);
-      hashes.set(ip, hash);
-    }
-    return hash;
-  };
+  // Without TRUST_PROXY the client is the socket address; skip request.ip's header parsing.
+  const hashOf = (request: FastifyRequest): string => deps.abuse.clientHash(behindProxy ? request.ip : (request.raw.socket.remoteAddress ?? ''));
 
   function readHook(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const verdict = reads.take(hashOf(request));

@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import { clientHash } from '../domain/client.js';
 import { AppError } from '../domain/errors.js';
 import { isIdempotencyKey } from '../domain/ids.js';
 import type { Source } from '../domain/task.js';
@@ -17,5 +16,5 @@ export function callerFrom(request: FastifyRequest, deps: ServiceDeps, source: S
     }
     idempotencyKey = key;
   }
-  return { clientHash: clientHash(deps.secret, request.ip), source, idempotencyKey };
+  return { clientHash: deps.abuse.clientHash(request.ip), source, idempotencyKey };
 }

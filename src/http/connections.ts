@@ -95,7 +95,8 @@ export function installConnectionLimits(app: FastifyInstance, settings: ServerSe
   app.addHook('onRoute', (route) => {
     if (route.config?.holdsRequests !== true) return;
     const lift: onRequestHookHandler = (request, _reply, done) => {
-      request.raw.socket.setTimeout(0);
+      // A GET is held only when it asks to wait (Prefer: wait): a plain read keeps its timeout.
+      if (request.method !== 'GET' || request.headers.prefer !== undefined) request.raw.socket.setTimeout(0);
       done();
     };
     const existing = route.onRequest;

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { ServiceDeps } from '../services/context.js';
 import { isStoreFault } from '../store/faults.js';
 import { requireAdmin } from './admin-auth.js';
@@ -12,11 +12,13 @@ export const UNMATCHED_ROUTE = '<unmatched>';
  */
 export function installMetricsHooks(app: FastifyInstance, deps: Pick<ServiceDeps, 'metrics' | 'adminKeyHash'>): void {
   const { metrics } = deps;
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  // Callback-style: an async hook costs a promise on every request.
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const route = request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE);
     const labels = { method: request.method, route, status: String(reply.statusCode) };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
   app.addHook('onError', async (_request, _reply, error) => {
     if (isStoreFault(error)) metrics.storeErrors.inc();

@@ -1,8 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Insertable } from 'kysely';
 import { iso } from '../domain/time.js';
 import type { Db } from '../store/db.js';
 import type { MessageRow } from '../store/messages-repo.js';
 import { insertOutbox } from '../store/outbox-repo.js';
+import type { OutboxTable } from '../store/schema.js';
 import { type TaskRow, taskSummaries } from '../store/tasks-repo.js';
 import type { MailDeps } from './context.js';
 import { bodyText, headerText, isSafeAddress } from './sanitize.js';
@@ -35,15 +37,15 @@ interface NewMail {
 /** How many named tasks a message mail lists (a message may quote many ids). */
 const LINKED_TASKS_MAX = 10;
 
-async function enqueue(db: Db, deps: MailDeps, mail: NewMail): Promise<void> {
-  const context = { kind: mail.kind, task_id: mail.taskId, message_id: mail.messageId };
+/** The outbox row of a mail, or undefined when its recipient is not a plain address. */
+function outboxRow(deps: MailDeps, mail: NewMail): Insertable<OutboxTable> | undefined {
   if (!isSafeAddress(mail.recipient)) {
     // Only validated, plain addresses become recipients; anything else is a bug or an attack.
-    deps.log.warn(context, 'outbox: recipient is not a plain e-mail address; mail not queued');
-    return;
+    deps.log.warn({ kind: mail.kind, task_id: mail.taskId, message_id: mail.messageId }, 'outbox: recipient is not a plain e-mail address; mail not queued');
+    return undefined;
   }
   const now = iso(deps.clock.now());
-  await insertOutbox(db, {
+  return {
     id: mail.id ?? `mail-${randomBytes(16).toString('hex')}`,
     kind: mail.kind,
     recipient: mail.recipient,
@@ -61,8 +63,15 @@ async function enqueue(db: Db, deps: MailDeps, mail: NewMail): Promise<void> {
     created_at: now,
     sent_at: null,
     in_reply_to: mail.inReplyTo ?? null,
-  });
-  deps.log.debug(context, 'outbox: mail queued');
+  };
+}
+
+/** Writes the mails' rows in the caller's transaction (one statement) and wakes the worker. */
+async function enqueue(db: Db, deps: MailDeps, mails: NewMail[]): Promise<void> {
+  const rows = mails.map((mail) => outboxRow(deps, mail)).filter((row) => row !== undefined);
+  if (rows.length === 0) return;
+  await insertOutbox(db, rows);
+  deps.log.debug({ kinds: [...new Set(rows.map((r) => r.kind))], count: rows.length }, 'outbox: mail queued');
   // The caller's transaction commits right after this returns; the worker waits a moment first.
   deps.outboxWake.wake();
 }
@@ -73,17 +82,21 @@ function onceId(taskId: string, kind: MailKind): string {
 }
 
 /** To OPERATOR_EMAIL: a new task. Reply-To is the requester, so the operator can ask back. */
-export async function enqueueTaskSubmitted(db: Db, deps: MailDeps, task: TaskRow): Promise<void> {
+export async function enqueueTaskSubmitted(db: Db, deps: MailDeps, tasks: TaskRow[]): Promise<void> {
   const operator = deps.config.operatorEmail;
   if (operator === undefined) return;
-  await enqueue(db, deps, {
-    id: onceId(task.id, 'task_submitted'),
-    kind: 'task_submitted',
-    recipient: operator,
-    replyTo: task.contact_email,
-    parts: taskSubmittedMail(deps.config.baseUrl, task),
-    taskId: task.id,
-  });
+  await enqueue(
+    db,
+    deps,
+    tasks.map((task) => ({
+      id: onceId(task.id, 'task_submitted'),
+      kind: 'task_submitted',
+      recipient: operator,
+      replyTo: task.contact_email,
+      parts: taskSubmittedMail(deps.config.baseUrl, task),
+      taskId: task.id,
+    })),
+  );
 }
 
 function namedTaskIds(message: MessageRow): string[] {
@@ -105,14 +118,16 @@ export async function enqueueMessageReceived(db: Db, deps: MailDeps, message: Me
     const task = found.find((t) => t.id === id);
     return task ? { id, task: { task_type: task.task_type, status: task.status } } : { id };
   });
-  await enqueue(db, deps, {
-    kind: 'message_received',
-    recipient: operator,
-    replyTo: message.reply_to,
-    parts: messageReceivedMail(deps.config.baseUrl, message, linked),
-    messageId: message.id,
-    ...(found.length === 1 && found[0] ? { taskId: found[0].id } : {}),
-  });
+  await enqueue(db, deps, [
+    {
+      kind: 'message_received',
+      recipient: operator,
+      replyTo: message.reply_to,
+      parts: messageReceivedMail(deps.config.baseUrl, message, linked),
+      messageId: message.id,
+      ...(found.length === 1 && found[0] ? { taskId: found[0].id } : {}),
+    },
+  ]);
 }
 
 /**
@@ -128,15 +143,17 @@ export function messageThreadId(mailFrom: string, messageId: string): string {
 export async function enqueueMessageReply(db: Db, deps: MailDeps, message: MessageRow, replyId: string, reply: string): Promise<string> {
   const id = `mail-${createHash('sha256').update(`${replyId}\nmessage_reply`).digest('hex').slice(0, 32)}`;
   const ids = namedTaskIds(message);
-  await enqueue(db, deps, {
-    id,
-    kind: 'message_reply',
-    recipient: message.reply_to,
-    parts: messageReplyMail(deps.config.baseUrl, message, reply, ids),
-    messageId: message.id,
-    inReplyTo: messageThreadId(deps.config.mailFrom, message.id),
-    ...(ids.length === 1 && ids[0] ? { taskId: ids[0] } : {}),
-  });
+  await enqueue(db, deps, [
+    {
+      id,
+      kind: 'message_reply',
+      recipient: message.reply_to,
+      parts: messageReplyMail(deps.config.baseUrl, message, reply, ids),
+      messageId: message.id,
+      inReplyTo: messageThreadId(deps.config.mailFrom, message.id),
+      ...(ids.length === 1 && ids[0] ? { taskId: ids[0] } : {}),
+    },
+  ]);
   return id;
 }
 
@@ -154,13 +171,15 @@ export async function enqueueTaskTransition(db: Db, deps: MailDeps, task: TaskRo
   if (task.delivery === 'status_poll' || task.contact_email === null) return;
   const mail = Object.hasOwn(TRANSITION_MAILS, task.status) ? TRANSITION_MAILS[task.status as keyof typeof TRANSITION_MAILS] : undefined;
   if (mail === undefined) return;
-  await enqueue(db, deps, {
-    id: onceId(task.id, mail.kind),
-    kind: mail.kind,
-    recipient: task.contact_email,
-    parts: mail.build(deps.config.baseUrl, task),
-    taskId: task.id,
-  });
+  await enqueue(db, deps, [
+    {
+      id: onceId(task.id, mail.kind),
+      kind: mail.kind,
+      recipient: task.contact_email,
+      parts: mail.build(deps.config.baseUrl, task),
+      taskId: task.id,
+    },
+  ]);
 }
 
 /**
@@ -172,11 +191,13 @@ export async function enqueueTaskTransition(db: Db, deps: MailDeps, task: TaskRo
 export async function enqueueDuplicateNotice(db: Db, deps: MailDeps, duplicate: { taskId: string; contactEmail: string | null }): Promise<void> {
   if (duplicate.contactEmail === null) return;
   const day = iso(deps.clock.now()).slice(0, 10);
-  await enqueue(db, deps, {
-    id: onceId(`${duplicate.taskId}\n${day}`, 'duplicate_notice'),
-    kind: 'duplicate_notice',
-    recipient: duplicate.contactEmail,
-    parts: duplicateNoticeMail(deps.config.baseUrl, duplicate.taskId),
-    taskId: duplicate.taskId,
-  });
+  await enqueue(db, deps, [
+    {
+      id: onceId(`${duplicate.taskId}\n${day}`, 'duplicate_notice'),
+      kind: 'duplicate_notice',
+      recipient: duplicate.contactEmail,
+      parts: duplicateNoticeMail(deps.config.baseUrl, duplicate.taskId),
+      taskId: duplicate.taskId,
+    },
+  ]);
 }

@@ -1,13 +1,16 @@
 import type { AbuseDeps } from '../abuse/context.js';
+import type { Verdict } from '../abuse/submission-guards.js';
 import type { CatalogEntry, Profile } from '../domain/profile.js';
 import type { MailDeps } from '../mail/context.js';
 import type { ChangeFeed } from '../store/change-feed.js';
 import type { PublicTaskCache } from '../store/task-cache.js';
 import type { Nudge } from '../webhooks/nudge.js';
+import type { GroupCommit } from './group-commit.js';
 import type { Metrics } from './metrics.js';
 import type { VapidKeys } from './push.js';
 import type { WorkerStatus } from './readiness.js';
 import type { TaskWaits } from './task-waits.js';
+import type { Submission } from './tasks.js';
 import type { Validators } from './validation.js';
 
 export type { Caller } from '../domain/caller.js';
@@ -41,4 +44,6 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   vapid: VapidKeys;
   /** Wakes this instance's webhook worker when an event is queued (webhooks/nudge.ts). */
   webhookNudge: Nudge;
+  /** Submissions that arrive together, committed together (services/group-commit.ts, services/tasks.ts). */
+  submissions: GroupCommit<Submission, Verdict>;
 }

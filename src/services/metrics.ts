@@ -29,6 +29,8 @@ export class Metrics {
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   /** Store faults (store/faults.ts) seen by requests, readiness checks, retention and scrapes. */
   readonly storeErrors: Counter;
+  /** Submissions committed per transaction (group commit, services/tasks.ts). */
+  readonly submissionBatch: Histogram;
   /**
    * Long-polls currently held open: either read at scrape time from the holder's count
    * (countHeldLongPolls), or incremented on hold and decremented on release by the long-poll code.
@@ -60,6 +62,12 @@ export class Metrics {
       registers,
     });
     this.storeErrors = new Counter({ name: 'hts_store_errors_total', help: 'Errors raised by the store (driver errors, lost connections)', registers });
+    this.submissionBatch = new Histogram({
+      name: 'hts_submission_batch_size',
+      help: 'Submissions committed together in one transaction (group commit)',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers,
+    });
     this.heldLongPolls = new Gauge({ name: 'hts_long_polls_held', help: 'Long-poll requests currently held open', registers });
 
     this.tasks = new Gauge({ name: 'hts_tasks', help: 'Tasks by status', labelNames: ['status'], registers });

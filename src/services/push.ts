@@ -110,6 +110,8 @@ export async function unsubscribePush(deps: ServiceDeps, endpoint: unknown): Pro
 }
 
 const SEND_TIMEOUT_MS = 10_000;
+/** How long the announcer trusts its count of subscriptions (see startPushAnnouncer). */
+const SUBSCRIBERS_TTL_MS = 2000;
 
 /** Posts one notice to every subscription; gone ones (404, 410) are removed. Never throws. */
 export async function pushToOperator(deps: ServiceDeps, notice: PushNotice): Promise<{ sent: number; removed: number; failed: number }> {
@@ -203,10 +205,20 @@ async function noticeFor(deps: ServiceDeps, change: Change): Promise<PushNotice 
  */
 export function startPushAnnouncer(deps: ServiceDeps): () => void {
   let chain = Promise.resolve();
+  // Every instance hears every change: asking the store for the subscription count at each one
+  // would cost a query per change per instance. The count is asked again after a short while, so a
+  // device that subscribes through another instance is announced to within SUBSCRIBERS_TTL_MS.
+  let subscribers: { count: number; until: number } | undefined;
+  const hasSubscribers = async (): Promise<boolean> => {
+    const now = Date.now();
+    if (subscribers === undefined || subscribers.until <= now)
+      subscribers = { count: await countSubscriptions(deps.store.db), until: now + SUBSCRIBERS_TTL_MS };
+    return subscribers.count > 0;
+  };
   return deps.changes.subscribe((change) => {
     chain = chain
       .then(async () => {
-        if ((await countSubscriptions(deps.store.db)) === 0) return;
+        if (!(await hasSubscribers())) return;
         const notice = await noticeFor(deps, change);
         if (notice) await pushToOperator(deps, notice);
       })

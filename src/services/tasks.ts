@@ -10,8 +10,9 @@ import { iso } from '../domain/time.js';
 import { statusPageUrl, statusUrl } from '../domain/urls.js';
 import * as outbox from '../mail/outbox.js';
 import { withTransaction } from '../store/db.js';
-import { findPublicTask, insertTask, type TaskRow } from '../store/tasks-repo.js';
+import { findPublicTask, insertTasks, type TaskRow } from '../store/tasks-repo.js';
 import type { Caller, ServiceDeps } from './context.js';
+import type { Outcome } from './group-commit.js';
 
 export interface SubmitResult {
   statusCode: number;
@@ -39,8 +40,8 @@ export function requestForReceipt(input: TaskInput): string {
 }
 
 /**
- * Submits a task: validate → screen → (transaction: lock, replay, duplicate, quota, task, mail,
- * idempotency record). The same function serves REST, MCP and the web form.
+ * Submits a task: validate → screen → (group commit: lock, blocklist, replay, quota, duplicate,
+ * task, mail, idempotency record). The same function serves REST, MCP and the web form.
  */
 export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown): Promise<SubmitResult> {
   const now = deps.clock.now();
@@ -51,19 +52,36 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
   // request was valid when it was first accepted, even if its deadline has passed since. The
   // payload is compared as sent (canonical JSON), so any change to it is "another payload".
   const requestHash = isJsonObject(raw) ? sha256Hex(canonicalJson(raw)) : '';
-  if (requestHash !== '') {
+  if (requestHash !== '' && caller.idempotencyKey !== undefined) {
     const early = await guards.findReplay(deps.store.db, deps, caller, requestHash);
     if (early) return replayResult(early, await guards.taskQuotaHeaders(deps.store.db, deps, caller));
   }
   const { value: input, warnings } = deps.validators.task(raw, now);
-  const screening = await guards.screenTask(deps, caller, input);
+  // Screening before the transaction is for the MX lookup, which cannot wait inside it; without an
+  // e-mail, the blocklist and the quotas are checked in the transaction only.
+  const screening = input.contact_email === undefined ? { emailUnverified: false } : await guards.screenTask(deps, caller, input);
   const row = buildTaskRow(input, caller, screening, now);
   const body = buildSubmissionResponse(deps.config.baseUrl, row, warnings);
-  const outcome = await commitSubmission(deps, caller, { input, row, body, requestHash });
-  if (outcome.duplicate) throw guards.duplicateRefusal(deps, outcome.duplicate);
-  if (outcome.replay) return replayResult(outcome.replay, outcome.headers);
-  deps.log.info({ task_id: row.id, task_type: row.task_type, source: row.source }, 'task submitted');
-  return { statusCode: 202, location: body.status_url, body, headers: outcome.headers, replayed: false };
+  const verdict = await deps.submissions.submit({
+    caller,
+    input,
+    row,
+    taskId: row.id,
+    dedupeKey: row.dedupe_key,
+    requestHash,
+    response: { statusCode: 202, location: body.status_url, body },
+  });
+  switch (verdict.kind) {
+    case 'refused':
+      throw verdict.error;
+    case 'duplicate':
+      throw guards.duplicateRefusal(deps, verdict.duplicate);
+    case 'replay':
+      return replayResult(verdict.replay, verdict.headers);
+    case 'admitted':
+      deps.log.info({ task_id: row.id, task_type: row.task_type, source: row.source }, 'task submitted');
+      return { statusCode: 202, location: body.status_url, body, headers: verdict.headers, replayed: false };
+  }
 }
 
 /** The stored task of a valid, screened submission. */
@@ -127,48 +145,42 @@ export function buildSubmissionResponse(baseUrl: string, row: TaskRow, warnings:
   return body;
 }
 
-interface Submission {
-  input: TaskInput;
+/** A validated, screened submission waiting for its group commit. */
+export interface Submission extends guards.GuardedSubmission {
   row: TaskRow;
-  body: SubmissionResponse;
-  requestHash: string;
 }
 
 /**
- * The submission's transaction. Replay, duplicate and quota are decided inside it, under the
- * submission's locks, so twin requests racing on several instances cannot both get through; the
- * task, its mail and its idempotency record commit together. A refusal is counted (auto-block)
- * after the rollback.
+ * The group commit of submissions (deps.submissions): one transaction for every submission that
+ * arrived together. The guards decide each in turn as if it had come alone (submission-guards.ts);
+ * the admitted ones' tasks, changes, mails, counters and Idempotency-Key records are written
+ * together, and a duplicate found only by contact e-mail queues the id's mail to that address. A
+ * refusal writes nothing; rate-limit refusals are counted (auto-block) after the commit.
  */
-async function commitSubmission(
-  deps: ServiceDeps,
-  caller: Caller,
-  submission: Submission,
-): Promise<{ headers: Record<string, string>; replay?: guards.StoredResponse; duplicate?: guards.Duplicate }> {
-  const { input, row, body, requestHash } = submission;
-  try {
-    return await withTransaction(deps.store.db, async (trx) => {
-      await guards.lockSubmission(trx, deps, caller, row.dedupe_key);
-      const replay = await guards.findReplay(trx, deps, caller, requestHash);
-      if (replay) return { replay, headers: await guards.taskQuotaHeaders(trx, deps, caller) };
-      const duplicate = await guards.checkDuplicate(trx, deps, caller, input, row.dedupe_key);
-      if (duplicate) {
-        // Another client matched only by contact e-mail: the id goes to that address, by mail
-        // queued in this transaction, which commits (a 409 changes nothing else).
-        if (!duplicate.sameClient) await outbox.enqueueDuplicateNotice(trx, deps, duplicate);
-        return { duplicate, headers: {} };
-      }
-      const quotaHeaders = await guards.consumeTaskQuota(trx, deps, caller, input);
-      await insertTask(trx, row);
-      await deps.changes.publish({ kind: 'task', taskId: row.id }, trx);
-      await outbox.enqueueTaskSubmitted(trx, deps, row);
-      await guards.saveReplay(trx, deps, caller, requestHash, { statusCode: 202, location: body.status_url, body });
-      return { headers: quotaHeaders };
-    });
-  } catch (error) {
-    await guards.noteRefusal(deps, caller, error);
-    throw error;
+export async function commitSubmissions(deps: ServiceDeps, submissions: Submission[]): Promise<Outcome<guards.Verdict>[]> {
+  deps.metrics.submissionBatch.observe(submissions.length);
+  const verdicts = await withTransaction(deps.store.db, async (trx) => {
+    const checks = await guards.SubmissionGuards.load(trx, deps, submissions);
+    const decided = submissions.map((submission) => checks.decide(submission));
+    const admitted = submissions.filter((_, i) => decided[i]?.kind === 'admitted').map((s) => s.row);
+    await checks.save(trx);
+    await insertTasks(trx, admitted);
+    await deps.changes.publishAll(
+      admitted.map((row) => ({ kind: 'task', taskId: row.id })),
+      trx,
+    );
+    await outbox.enqueueTaskSubmitted(trx, deps, admitted);
+    for (const verdict of decided) {
+      // Another client matched only by contact e-mail: the id goes to that address (a 409 changes nothing else).
+      if (verdict.kind === 'duplicate' && !verdict.duplicate.sameClient) await outbox.enqueueDuplicateNotice(trx, deps, verdict.duplicate);
+    }
+    return decided;
+  });
+  for (const [i, verdict] of verdicts.entries()) {
+    const submission = submissions[i];
+    if (verdict.kind === 'refused' && submission) await guards.noteRefusal(deps, submission.caller, verdict.error);
   }
+  return verdicts.map((value) => ({ ok: true, value }));
 }
 
 function replayResult(replay: guards.StoredResponse, headers: Record<string, string>): SubmitResult {

@@ -53,22 +53,23 @@ export async function hasActiveBlock(db: Db, kind: string, value: string, now: s
   return row !== undefined;
 }
 
-/** The kinds of every active entry that matches the subject. */
-export async function matchingBlockKinds(db: Db, subject: BlockMatch, now: string): Promise<Set<string>> {
-  const { email, domains, requester } = subject;
-  const rows = await db
+/** Every active entry that matches any of the subjects (the caller tells which matches which). */
+export async function activeBlocksMatching(db: Db, subjects: BlockMatch[], now: string): Promise<Pick<BlockRow, 'kind' | 'value'>[]> {
+  const values = { ip: new Set<string>(), email: new Set<string>(), domain: new Set<string>(), requester: new Set<string>() };
+  for (const subject of subjects) {
+    values.ip.add(subject.clientHash);
+    if (subject.email !== undefined) values.email.add(subject.email);
+    for (const domain of subject.domains) values.domain.add(domain);
+    if (subject.requester !== undefined) values.requester.add(subject.requester);
+  }
+  const kinds = Object.entries(values).filter(([, set]) => set.size > 0);
+  if (kinds.length === 0) return [];
+  return db
     .selectFrom('blocklist')
-    .select('kind')
+    .select(['kind', 'value'])
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-    .where((eb) => {
-      const matches = [eb.and([eb('kind', '=', 'ip'), eb('value', '=', subject.clientHash)])];
-      if (email !== undefined) matches.push(eb.and([eb('kind', '=', 'email'), eb('value', '=', email)]));
-      if (domains.length > 0) matches.push(eb.and([eb('kind', '=', 'domain'), eb('value', 'in', domains)]));
-      if (requester !== undefined) matches.push(eb.and([eb('kind', '=', 'requester'), eb('value', '=', requester)]));
-      return eb.or(matches);
-    })
+    .where((eb) => eb.or(kinds.map(([kind, set]) => eb.and([eb('kind', '=', kind), eb('value', 'in', [...set])]))))
     .execute();
-  return new Set(rows.map((r) => r.kind));
 }
 
 /** Deletes up to `limit` entries that expired before `before` (automatic blocks pile up under abuse); returns how many. */

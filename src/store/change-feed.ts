@@ -14,6 +14,8 @@ export type Change =
 export interface ChangeFeed {
   /** Inside a transaction on PostgreSQL: NOTIFY, delivered on commit. On SQLite: emitted after the transaction commits (never for a rolled-back one). */
   publish(change: Change, trx?: Db): Promise<void>;
+  /** Several changes of one transaction at once (PostgreSQL: one statement). */
+  publishAll(changes: Change[], trx?: Db): Promise<void>;
   subscribe(listener: (change: Change) => void): () => void;
   /**
    * Told at once, in this process, when a change is published (before its transaction commits):
@@ -82,6 +84,10 @@ class SqliteChangeFeed implements ChangeFeed {
     else emit(this.listeners, change, this.log);
   }
 
+  async publishAll(changes: Change[], trx?: Db): Promise<void> {
+    for (const change of changes) await this.publish(change, trx);
+  }
+
   subscribe(listener: (change: Change) => void): () => void {
     this.listeners.add(listener);
     return () => void this.listeners.delete(listener);
@@ -135,9 +141,18 @@ class PostgresChangeFeed implements ChangeFeed {
   }
 
   async publish(change: Change, trx?: Db): Promise<void> {
-    emit(this.publishListeners, change, this.options.log);
-    const payload = change.kind === 'task' ? { k: 't', t: change.taskId } : { k: 'm', m: change.messageId, t: change.taskId };
-    await sql`select pg_notify(${CHANGE_CHANNEL}, ${JSON.stringify(payload)})`.execute(trx ?? this.options.store.db);
+    await this.publishAll([change], trx);
+  }
+
+  async publishAll(changes: Change[], trx?: Db): Promise<void> {
+    if (changes.length === 0) return;
+    for (const change of changes) emit(this.publishListeners, change, this.options.log);
+    const payloads = changes.map((change) =>
+      JSON.stringify(change.kind === 'task' ? { k: 't', t: change.taskId } : { k: 'm', m: change.messageId, t: change.taskId }),
+    );
+    const db = trx ?? this.options.store.db;
+    if (payloads.length === 1) await sql`select pg_notify(${CHANGE_CHANNEL}, ${payloads[0]})`.execute(db);
+    else await sql`select pg_notify(${CHANGE_CHANNEL}, p) from unnest(${payloads}::text[]) as p`.execute(db);
   }
 
   subscribe(listener: (change: Change) => void): () => void {

@@ -59,13 +59,15 @@ export async function sweepExpiredCounters(db: Db, now: string, limit = 10_000):
 }
 
 /**
- * Adds each count to its key in one upsert (the read limiter's flush) and returns the new totals.
- * Callers chunk large batches: one statement may bind only so many parameters.
+ * Adds each count to its key in one upsert (the read limiter's flush, a batch of submissions) and
+ * returns the new totals. Callers chunk large batches: one statement may bind only so many
+ * parameters.
  */
-export async function addCounts(db: Db, counts: { key: string; count: number }[], expiresAt: string): Promise<Map<string, number>> {
+export async function addCounts(db: Db, counts: { key: string; count: number; expiresAt: string }[]): Promise<Map<string, number>> {
+  if (counts.length === 0) return new Map();
   const rows = await db
     .insertInto('counters')
-    .values(counts.map((c) => ({ key: c.key, count: c.count, expires_at: expiresAt })))
+    .values(counts.map((c) => ({ key: c.key, count: c.count, expires_at: c.expiresAt })))
     .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql<number>`counters.count + excluded.count` }))
     .returning(['key', 'count'])
     .execute();

@@ -75,13 +75,17 @@ export function withTransaction<T>(db: Db, fn: (trx: Transaction<Database>) => P
 }
 
 /**
- * PostgreSQL: takes a transaction-scoped advisory lock per key, in the order given, so a twin
- * transaction on any instance waits here until this one ends. SQLite runs one write transaction at
- * a time, so it needs none.
+ * PostgreSQL: takes a transaction-scoped advisory lock per key, all in one statement, so a twin
+ * transaction on any instance waits here until this one ends. The locks are taken in the order of
+ * their hash, whoever asks, so two transactions locking overlapping keys cannot deadlock. SQLite
+ * runs one write transaction at a time, so it needs none.
  */
 export async function lockKeys(db: Db, dialect: DialectName, keys: string[]): Promise<void> {
-  if (dialect !== 'postgres') return;
-  for (const key of keys) await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(db);
+  if (dialect !== 'postgres' || keys.length === 0) return;
+  // A volatile function in the select list is evaluated after the sort (PostgreSQL 9.6 and later).
+  await sql`select pg_advisory_xact_lock(h) from (select distinct hashtextextended(k, 0) as h from unnest(${[...new Set(keys)]}::text[]) as k) as l order by h`.execute(
+    db,
+  );
 }
 
 /**

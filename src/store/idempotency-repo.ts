@@ -3,7 +3,6 @@ import type { Db } from './db.js';
 import type { IdempotencyKeysTable } from './schema.js';
 
 export type IdempotencyRow = Selectable<IdempotencyKeysTable>;
-export type IdempotencyRecord = Omit<IdempotencyRow, 'client_hash' | 'key'>;
 
 /** The unexpired record of this client's key, if any. */
 export async function findIdempotencyRecord(db: Db, clientHash: string, key: string, now: string) {
@@ -16,18 +15,41 @@ export async function findIdempotencyRecord(db: Db, clientHash: string, key: str
     .executeTakeFirst();
 }
 
+/** The unexpired records of any of these (client, key) pairs. */
+export async function findIdempotencyRecords(db: Db, pairs: { clientHash: string; key: string }[], now: string): Promise<IdempotencyRow[]> {
+  if (pairs.length === 0) return [];
+  return db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where((eb) => eb.or(pairs.map((p) => eb.and([eb('client_hash', '=', p.clientHash), eb('key', '=', p.key)]))))
+    .where('expires_at', '>', now)
+    .execute();
+}
+
 /**
- * Inserts the record, overwriting an expired record of the same key. False when a live record of
- * the key exists (the caller refuses the request).
+ * Inserts the records of a batch, each overwriting an expired record of its key, in one statement
+ * (the caller holds every key's lock, so no live record can be in the way).
  */
-export async function saveIdempotencyRecord(db: Db, clientHash: string, key: string, record: IdempotencyRecord): Promise<boolean> {
-  const saved = await db
+export async function saveIdempotencyRecords(db: Db, rows: IdempotencyRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
     .insertInto('idempotency_keys')
-    .values({ client_hash: clientHash, key, ...record })
-    .onConflict((oc) => oc.columns(['client_hash', 'key']).doUpdateSet(record).where('idempotency_keys.expires_at', '<=', record.created_at))
-    .returning('key')
-    .executeTakeFirst();
-  return saved !== undefined;
+    .values(rows)
+    .onConflict((oc) =>
+      oc
+        .columns(['client_hash', 'key'])
+        .doUpdateSet((eb) => ({
+          request_hash: eb.ref('excluded.request_hash'),
+          status_code: eb.ref('excluded.status_code'),
+          location: eb.ref('excluded.location'),
+          body: eb.ref('excluded.body'),
+          task_id: eb.ref('excluded.task_id'),
+          created_at: eb.ref('excluded.created_at'),
+          expires_at: eb.ref('excluded.expires_at'),
+        }))
+        .where((eb) => eb('idempotency_keys.expires_at', '<=', eb.ref('excluded.created_at'))),
+    )
+    .execute();
 }
 
 /**

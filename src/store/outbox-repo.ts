@@ -27,11 +27,12 @@ const LISTED = [
 ] as const;
 export type ListedOutboxRow = Pick<OutboxRow, (typeof LISTED)[number]>;
 
-/** Queues a mail; a row with the same id already queued wins (mails that must exist at most once). */
-export async function insertOutbox(db: Db, row: Insertable<OutboxTable>): Promise<void> {
+/** Queues mails; a row with the same id already queued wins (mails that must exist at most once). */
+export async function insertOutbox(db: Db, rows: Insertable<OutboxTable> | Insertable<OutboxTable>[]): Promise<void> {
+  if (Array.isArray(rows) && rows.length === 0) return;
   await db
     .insertInto('outbox')
-    .values(row)
+    .values(rows)
     .onConflict((oc) => oc.column('id').doNothing())
     .execute();
 }

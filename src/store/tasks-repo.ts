@@ -84,6 +84,19 @@ export async function insertTask(db: Db, row: TaskRow): Promise<void> {
   await db.executeQuery(insertQuery(db, ...TASK_COLUMNS.map((c) => row[c])));
 }
 
+/** Inserts the tasks of a batch of submissions in one statement (one, through the compiled insert). */
+export async function insertTasks(db: Db, rows: TaskRow[]): Promise<void> {
+  if (rows.length === 1 && rows[0]) return insertTask(db, rows[0]);
+  // Chunked: one statement may bind only so many parameters (SQLite 32 766, PostgreSQL 65 535).
+  const perStatement = Math.floor(30_000 / TASK_COLUMNS.length);
+  for (let i = 0; i < rows.length; i += perStatement) {
+    await db
+      .insertInto('tasks')
+      .values(rows.slice(i, i + perStatement) as Insertable<TasksTable>[])
+      .execute();
+  }
+}
+
 // The status read is the hottest query: compile it once per store and only swap the parameter.
 const compiledFindTask = new WeakMap<Db, CompiledQuery<TaskRow>>();
 
@@ -208,11 +221,15 @@ export async function markSeen(db: Db, id: string, at: string): Promise<boolean>
  * index is selective: identical descriptions are rare); the caller matches the client or e-mail.
  * Given an OR, a planner may otherwise pick the client index and scan every task that client sent.
  */
-export async function findByDedupeKey(db: Db, dedupeKey: string, since: string): Promise<Pick<TaskRow, 'id' | 'client_hash' | 'contact_email'>[]> {
+export type DedupeMatch = Pick<TaskRow, 'id' | 'client_hash' | 'contact_email' | 'dedupe_key'>;
+
+/** Tasks created after `since` with any of these dedupe keys, newest first. */
+export async function findByDedupeKeys(db: Db, dedupeKeys: string[], since: string): Promise<DedupeMatch[]> {
+  if (dedupeKeys.length === 0) return [];
   return db
     .selectFrom('tasks')
-    .select(['id', 'client_hash', 'contact_email'])
-    .where('dedupe_key', '=', dedupeKey)
+    .select(['id', 'client_hash', 'contact_email', 'dedupe_key'])
+    .where('dedupe_key', 'in', [...new Set(dedupeKeys)])
     .where('created_at', '>', since)
     .orderBy('created_at', 'desc')
     .execute();

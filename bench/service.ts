@@ -1,0 +1,128 @@
+/**
+ * Starting the service for the benchmarks and profiles: the same bundle and Node flags as
+ * `npm start`, each instance its own process on loopback, on a fresh SQLite directory or a fresh
+ * PostgreSQL database (dropped afterwards), several instances behind the loopback balancer.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { freePort, waitForServer } from '../test/support/net.js';
+import { startBalancer } from './balancer.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+export const ADMIN_KEY = 'bench-admin-key-0123456789';
+export const POSTGRES_URL = [process.env.DATABASE_URL, process.env.TEST_POSTGRES_URL].find((url) => url?.startsWith('postgres'));
+const NODE_FLAGS = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+  .split(' ')
+  .filter((word) => word.startsWith('--') && !word.startsWith('--enable-source-maps'));
+
+export interface BenchService {
+  process: ChildProcess;
+  port: number;
+}
+
+/** Peak resident memory (VmHWM) of a process, in MB. */
+export function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+async function startService(env: Record<string, string>, extraFlags: string[]): Promise<BenchService> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...extraFlags, 'dist/server.mjs'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      ADMIN_KEY,
+      // Limits out of the way: this measures the machinery, not the quotas (every guard still
+      // runs). All load comes from one address, which the per-address connection cap would refuse.
+      TASK_LIMIT_PER_HOUR: '100000000',
+      TASK_LIMIT_PER_DAY: '100000000',
+      READ_LIMIT_PER_MINUTE: '100000000',
+      DAILY_TASK_CAP: '100000000',
+      DAILY_EMAIL_CAP: '100000000',
+      STATUS_POLL_LIMIT_PER_DAY: '100000000',
+      AUTO_BLOCK_REFUSALS: '100000000',
+      MAX_CONNECTIONS_PER_ADDRESS: '100000',
+      DNS_SERVERS: '127.0.0.1:9',
+      DNS_TIMEOUT_MS: '50',
+      ...env,
+    },
+  });
+  await waitForServer(`http://127.0.0.1:${port}/api/v1/health`);
+  return { process: child, port };
+}
+
+/** A fresh PostgreSQL database; dropped by the returned function. */
+async function createDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `bench_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+export interface SetupOptions {
+  store: 'sqlite' | 'postgres';
+  instances: number;
+  extraFlags?: string[];
+  env?: Record<string, string>;
+}
+
+export interface RunningSetup {
+  services: BenchService[];
+  /** The one instance, or the balancer in front of several. */
+  base: string;
+  /** Peak RSS of the largest service process so far, in MB. */
+  rss(): number;
+  stop(): Promise<void>;
+}
+
+/** Starts the instances (the first alone, so migrations do not race) and the balancer if needed. */
+export async function startSetup(options: SetupOptions): Promise<RunningSetup> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'hts-bench-'));
+  const database = options.store === 'postgres' && POSTGRES_URL ? await createDatabase(POSTGRES_URL) : undefined;
+  const env = { DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}), ...options.env };
+  const services: BenchService[] = [];
+  let balancer: Awaited<ReturnType<typeof startBalancer>> | undefined;
+  const stop = async () => {
+    await balancer?.close();
+    for (const service of services) {
+      service.process.kill('SIGTERM');
+      if (service.process.exitCode === null) await new Promise((r) => service.process.once('exit', r));
+    }
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < options.instances; i++) services.push(await startService(env, options.extraFlags ?? []));
+    balancer = options.instances > 1 ? await startBalancer(services.map((s) => s.port)) : undefined;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    services,
+    base: `http://127.0.0.1:${balancer?.port ?? services[0]?.port}`,
+    rss: () => Math.max(...services.map((s) => peakRssMb(s.process.pid ?? 0))),
+    stop,
+  };
+}

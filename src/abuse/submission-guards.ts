@@ -1,0 +1,189 @@
+import type { AppError } from '../domain/errors.js';
+import type { TaskInput } from '../domain/schemas.js';
+import { iso } from '../domain/time.js';
+import { activeBlocksMatching, type BlockMatch, type BlockRow } from '../store/blocklist-repo.js';
+import { addCounts, readCounters } from '../store/counters-repo.js';
+import { type Db, lockKeys } from '../store/db.js';
+import { findIdempotencyRecords, type IdempotencyRow, saveIdempotencyRecords } from '../store/idempotency-repo.js';
+import { type DedupeMatch, findByDedupeKeys } from '../store/tasks-repo.js';
+import { blockKindFor, blockMatchOf, clientBlocked } from './blocklist.js';
+import type { AbuseDeps, Caller } from './context.js';
+import { type Duplicate, duplicateWindowStart, pickDuplicate } from './duplicates.js';
+import { idempotencyRecord, replayOf, type StoredResponse } from './idempotency.js';
+import { capacityReached, counterExpiry, counterKey, type Quota, rateLimited, rateLimitHeaders, type Window, windowOf } from './limits.js';
+import { dailyTaskCapKey } from './quotas.js';
+
+/**
+ * The guards of task submissions inside the write transaction, for a whole batch of them at once
+ * (group commit: services/tasks.ts commits the submissions that arrive together in one
+ * transaction). Each submission is decided exactly as if it had come alone, in the batch's order,
+ * seeing every earlier one's effect:
+ *
+ *   blocklist (403) → idempotent replay (or 422 for another payload) → quotas and the daily cap
+ *   (429) → duplicate (409) → admitted: one unit of each quota, its Idempotency-Key record.
+ *
+ * `load` reads in five statements what every decision needs, under every key's lock on PostgreSQL
+ * (the Idempotency-Keys, the dedupe keys and the quota counters, so twin batches on other
+ * instances wait until this one commits and then see it; every writer of those counters is a
+ * submission batch, which takes the same locks). `decide` then runs in memory, and `save` writes
+ * the counters and records in two statements.
+ */
+
+export interface GuardedSubmission {
+  caller: Caller;
+  input: TaskInput;
+  /** The id the task gets if admitted (an earlier submission of the batch may be its duplicate). */
+  taskId: string;
+  dedupeKey: string;
+  /** SHA-256 of the canonical request, compared by Idempotency-Key replays. */
+  requestHash: string;
+  /** What a replay of this submission answers. */
+  response: StoredResponse;
+}
+
+export type Verdict =
+  | { kind: 'admitted'; headers: Record<string, string> }
+  | { kind: 'replay'; replay: StoredResponse; headers: Record<string, string> }
+  | { kind: 'duplicate'; duplicate: Duplicate }
+  | { kind: 'refused'; error: AppError };
+
+interface Counted {
+  quota: Quota;
+  window: Window;
+  key: string;
+}
+
+const pairKey = (clientHash: string, key: string) => `${clientHash}\n${key}`;
+
+export class SubmissionGuards {
+  private readonly now: Date;
+  private readonly counts: Map<string, number>;
+  private readonly added = new Map<string, { count: number; expiresAt: string }>();
+  private readonly records: Map<string, Pick<IdempotencyRow, 'request_hash' | 'status_code' | 'location' | 'body'>>;
+  private readonly newRecords: IdempotencyRow[] = [];
+  private readonly recent: Map<string, Pick<DedupeMatch, 'id' | 'client_hash' | 'contact_email'>[]>;
+
+  private constructor(
+    private readonly deps: AbuseDeps,
+    now: Date,
+    private readonly blocks: Pick<BlockRow, 'kind' | 'value'>[],
+    records: IdempotencyRow[],
+    counts: Map<string, number>,
+    recent: DedupeMatch[],
+    private readonly windowStart: string | null,
+  ) {
+    this.now = now;
+    this.counts = counts;
+    this.records = new Map(records.map((r) => [pairKey(r.client_hash, r.key), r]));
+    this.recent = new Map();
+    for (const task of recent) this.recent.set(task.dedupe_key, [...(this.recent.get(task.dedupe_key) ?? []), task]);
+  }
+
+  /** Locks every key of the batch and reads what its decisions need. */
+  static async load(trx: Db, deps: AbuseDeps, submissions: GuardedSubmission[]): Promise<SubmissionGuards> {
+    const now = deps.clock.now();
+    const at = iso(now);
+    const guards = submissions.map((s) => ({ s, counted: SubmissionGuards.counted(deps, s, now) }));
+    const counterKeys = [...new Set([...guards.flatMap((g) => g.counted.map((c) => c.key)), dailyTaskCapKey(now)])];
+    const keyed = submissions.filter((s) => s.caller.idempotencyKey !== undefined);
+    await lockKeys(trx, deps.store.dialect, [
+      ...keyed.map((s) => `idem:${s.caller.clientHash}:${s.caller.idempotencyKey}`),
+      ...submissions.map((s) => `dup:${s.dedupeKey}`),
+      ...counterKeys.map((key) => `counter:${key}`),
+    ]);
+    const windowStart = duplicateWindowStart(deps, now);
+    const blocks = await activeBlocksMatching(trx, submissions.map(SubmissionGuards.blockMatch), at);
+    const records = await findIdempotencyRecords(
+      trx,
+      keyed.map((s) => ({ clientHash: s.caller.clientHash, key: s.caller.idempotencyKey ?? '' })),
+      at,
+    );
+    const counts = await readCounters(trx, counterKeys);
+    const recent = windowStart === null ? [] : await findByDedupeKeys(trx, [...new Set(submissions.map((s) => s.dedupeKey))], windowStart);
+    return new SubmissionGuards(deps, now, blocks, records, counts, recent, windowStart);
+  }
+
+  private static blockMatch(this: void, s: GuardedSubmission): BlockMatch {
+    return blockMatchOf({ clientHash: s.caller.clientHash, email: s.input.contact_email, requester: s.input.requester });
+  }
+
+  /** The quotas a submission uses: the task quotas, and the status_poll quota for that delivery. */
+  private static counted(deps: AbuseDeps, s: GuardedSubmission, now: Date): Counted[] {
+    const { task, statusPoll } = deps.abuse.policies;
+    const quotas = s.input.delivery === 'status_poll' ? [...task.quotas, statusPoll] : task.quotas;
+    return quotas.map((quota) => {
+      const window = windowOf(quota.window, now);
+      return { quota, window, key: counterKey(quota, s.caller.clientHash, window) };
+    });
+  }
+
+  /** Decides one submission, after every earlier one of the batch. */
+  decide(s: GuardedSubmission): Verdict {
+    try {
+      return this.check(s);
+    } catch (error) {
+      return { kind: 'refused', error: error as AppError };
+    }
+  }
+
+  private check(s: GuardedSubmission): Verdict {
+    const blocked = blockKindFor(SubmissionGuards.blockMatch(s), this.blocks);
+    if (blocked) throw clientBlocked(blocked);
+    const { idempotencyKey, clientHash } = s.caller;
+    const record = idempotencyKey === undefined ? undefined : this.records.get(pairKey(clientHash, idempotencyKey));
+    if (record) return { kind: 'replay', replay: replayOf(record, s.requestHash), headers: this.taskQuotaHeaders(s) };
+
+    const { task } = this.deps.abuse.policies;
+    const counted = SubmissionGuards.counted(this.deps, s, this.now);
+    for (const c of counted) {
+      if ((this.counts.get(c.key) ?? 0) < c.quota.limit) continue;
+      const what = c.quota.name === 'status_poll_per_day' ? 'tasks with delivery status_poll' : 'task submissions';
+      throw rateLimited(c.quota, c.window, this.now, task.policy, what);
+    }
+    const capKey = dailyTaskCapKey(this.now);
+    if ((this.counts.get(capKey) ?? 0) >= this.deps.config.limits.dailyTaskCap) throw capacityReached(this.now, task.policy);
+
+    if (this.windowStart !== null) {
+      const duplicate = pickDuplicate(this.recent.get(s.dedupeKey) ?? [], s.caller, s.input.contact_email);
+      if (duplicate) return { kind: 'duplicate', duplicate };
+    }
+
+    for (const c of counted) this.add(c.key, counterExpiry(c.window));
+    this.add(capKey, counterExpiry(windowOf('day', this.now)));
+    // Newest first, as the store returns them: later submissions of the batch see this one.
+    this.recent.set(s.dedupeKey, [
+      { id: s.taskId, client_hash: clientHash, contact_email: s.input.contact_email ?? null },
+      ...(this.recent.get(s.dedupeKey) ?? []),
+    ]);
+    if (idempotencyKey !== undefined) {
+      const row = idempotencyRecord(this.deps, clientHash, idempotencyKey, s.requestHash, s.response, this.now);
+      this.records.set(pairKey(clientHash, idempotencyKey), row);
+      this.newRecords.push(row);
+    }
+    return { kind: 'admitted', headers: this.taskQuotaHeaders(s) };
+  }
+
+  private add(key: string, expiresAt: string): void {
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    this.added.set(key, { count: (this.added.get(key)?.count ?? 0) + 1, expiresAt });
+  }
+
+  /** RateLimit-* of the task quotas (not the status_poll one) as they stand now. */
+  private taskQuotaHeaders(s: GuardedSubmission): Record<string, string> {
+    const { task } = this.deps.abuse.policies;
+    const standings = task.quotas.map((quota) => {
+      const window = windowOf(quota.window, this.now);
+      return { limit: quota.limit, used: this.counts.get(counterKey(quota, s.caller.clientHash, window)) ?? 0, resetsAt: window.resetsAt };
+    });
+    return { 'RateLimit-Policy': task.policy, ...rateLimitHeaders(standings, this.now) };
+  }
+
+  /** Writes what the admitted submissions used: the counters and the Idempotency-Key records. */
+  async save(trx: Db): Promise<void> {
+    await addCounts(
+      trx,
+      [...this.added].map(([key, { count, expiresAt }]) => ({ key, count, expiresAt })),
+    );
+    await saveIdempotencyRecords(trx, this.newRecords);
+  }
+}
