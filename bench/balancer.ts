@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { fileURLToPath } from 'node:url';
 
 /** A loopback TCP balancer: each new connection goes to the next backend port in turn. */
 export async function startBalancer(ports: number[]): Promise<{ port: number; close: () => Promise<void> }> {
@@ -25,4 +26,14 @@ export async function startBalancer(ports: number[]): Promise<{ port: number; cl
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Run as its own process (`node --import tsx bench/balancer.ts <port>…`): prints the balancer's
+ * port on stdout, then serves until killed. The benchmarks run it apart from the load generator,
+ * so that the two do not share one event loop, as a real balancer would not.
+ */
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { port } = await startBalancer(process.argv.slice(2).map(Number));
+  process.stdout.write(`${port}\n`);
 }

@@ -1,5 +1,5 @@
 /**
- * CPU profile of one benchmark scenario (npm run bench:profile -- <read|submit> [sqlite|postgres]):
+ * CPU profile of one benchmark scenario (npm run bench:profile -- <read|submit> [sqlite|postgres] [instances]):
  * starts the service as `npm start` does plus --cpu-prof, drives the scenario with autocannon for
  * BENCH_SECONDS (default 10), stops the service and prints the top frames by self time, grouped
  * by function and by package, with the profile's path (open it in Chrome DevTools or speedscope
@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { ADMIN_KEY, type BenchService, POSTGRES_URL, startSetup } from './service.js';
+import { type BenchService, POSTGRES_URL, startSetup } from './service.js';
 
 interface ProfileNode {
   id: number;
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
   const profileDir = path.resolve(import.meta.dirname, '..', 'bench', 'profiles');
   const setup: { services: BenchService[]; base: string; stop: () => Promise<void> } = await startSetup({
     store,
-    instances: 1,
+    instances: Number(process.argv[4] ?? 1),
     extraFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
   });
   const started = Date.now();
@@ -127,5 +127,4 @@ async function main(): Promise<void> {
   for (const line of summarizeProfile(profile)) process.stdout.write(`${line}\n`);
 }
 
-void ADMIN_KEY;
 await main();

@@ -1,7 +1,9 @@
 /**
  * Starting the service for the benchmarks and profiles: the same bundle and Node flags as
  * `npm start`, each instance its own process on loopback, on a fresh SQLite directory or a fresh
- * PostgreSQL database (dropped afterwards), several instances behind the loopback balancer.
+ * PostgreSQL database (dropped afterwards), several instances behind the loopback balancer
+ * (bench/balancer.ts), which runs as a process of its own: inside the load generator's process
+ * it took the event loop the load generator needs, and the instances were sent half as much.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -10,7 +12,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort, waitForServer } from '../test/support/net.js';
-import { startBalancer } from './balancer.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 export const ADMIN_KEY = 'bench-admin-key-0123456789';
@@ -60,6 +61,19 @@ async function startService(env: Record<string, string>, extraFlags: string[]): 
   return { process: child, port };
 }
 
+/** The loopback balancer in a process of its own; resolves with its port. */
+async function startBalancerProcess(ports: number[]): Promise<{ process: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/balancer.ts'), ...ports.map(String)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout?.once('data', (data: Buffer) => resolve(Number(String(data).trim())));
+    child.once('exit', (code) => reject(new Error(`the balancer exited with ${code}`)));
+  });
+  return { process: child, port };
+}
+
 /** A fresh PostgreSQL database; dropped by the returned function. */
 async function createDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `bench_${randomBytes(6).toString('hex')}`;
@@ -102,9 +116,9 @@ export async function startSetup(options: SetupOptions): Promise<RunningSetup> {
   const database = options.store === 'postgres' && POSTGRES_URL ? await createDatabase(POSTGRES_URL) : undefined;
   const env = { DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}), ...options.env };
   const services: BenchService[] = [];
-  let balancer: Awaited<ReturnType<typeof startBalancer>> | undefined;
+  let balancer: { process: ChildProcess; port: number } | undefined;
   const stop = async () => {
-    await balancer?.close();
+    balancer?.process.kill();
     for (const service of services) {
       service.process.kill('SIGTERM');
       if (service.process.exitCode === null) await new Promise((r) => service.process.once('exit', r));
@@ -114,7 +128,7 @@ export async function startSetup(options: SetupOptions): Promise<RunningSetup> {
   };
   try {
     for (let i = 0; i < options.instances; i++) services.push(await startService(env, options.extraFlags ?? []));
-    balancer = options.instances > 1 ? await startBalancer(services.map((s) => s.port)) : undefined;
+    if (options.instances > 1) balancer = await startBalancerProcess(services.map((s) => s.port));
   } catch (error) {
     await stop();
     throw error;

@@ -22,10 +22,12 @@ import { dailyTaskCapKey } from './quotas.js';
  *   blocklist (403) → idempotent replay (or 422 for another payload) → quotas and the daily cap
  *   (429) → duplicate (409) → admitted: one unit of each quota, its Idempotency-Key record.
  *
- * `load` reads in five statements what every decision needs, under every key's lock on PostgreSQL
- * (the Idempotency-Keys, the dedupe keys and the quota counters, so twin batches on other
- * instances wait until this one commits and then see it; every writer of those counters is a
- * submission batch, which takes the same locks). `decide` then runs in memory, and `save` writes
+ * `load` reads in four statements what every decision needs, under every key's lock on
+ * PostgreSQL (the Idempotency-Keys and dedupe keys, then the quota counters, so twin batches on
+ * other instances wait until this one commits and then see it; every writer of those counters is
+ * a submission batch, which takes the same locks). Deadlock-free: each batch takes its first set
+ * in hash order, then its counters in hash order, and no one holds a counter lock while waiting
+ * for a key lock (the counters' lock is taken last and released only by the commit). `decide` then runs in memory, and `save` writes
  * the counters and records in two statements.
  */
 
@@ -86,10 +88,11 @@ export class SubmissionGuards {
     const guards = submissions.map((s) => ({ s, counted: SubmissionGuards.counted(deps, s, now) }));
     const counterKeys = [...new Set([...guards.flatMap((g) => g.counted.map((c) => c.key)), dailyTaskCapKey(now)])];
     const keyed = submissions.filter((s) => s.caller.idempotencyKey !== undefined);
+    // The keys of these submissions first, then what only they can change is read. The counters,
+    // which every submission shares (the daily cap), are locked last and held the shortest.
     await lockKeys(trx, deps.store.dialect, [
       ...keyed.map((s) => `idem:${s.caller.clientHash}:${s.caller.idempotencyKey}`),
       ...submissions.map((s) => `dup:${s.dedupeKey}`),
-      ...counterKeys.map((key) => `counter:${key}`),
     ]);
     const windowStart = duplicateWindowStart(deps, now);
     const blocks = await activeBlocksMatching(trx, submissions.map(SubmissionGuards.blockMatch), at);
@@ -98,8 +101,13 @@ export class SubmissionGuards {
       keyed.map((s) => ({ clientHash: s.caller.clientHash, key: s.caller.idempotencyKey ?? '' })),
       at,
     );
-    const counts = await readCounters(trx, counterKeys);
     const recent = windowStart === null ? [] : await findByDedupeKeys(trx, [...new Set(submissions.map((s) => s.dedupeKey))], windowStart);
+    await lockKeys(
+      trx,
+      deps.store.dialect,
+      counterKeys.map((key) => `counter:${key}`),
+    );
+    const counts = await readCounters(trx, counterKeys);
     return new SubmissionGuards(deps, now, blocks, records, counts, recent, windowStart);
   }
 
