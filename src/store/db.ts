@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -203,7 +204,7 @@ function boundedPool(pool: pg.Pool, bounds: { timeoutMs: number; unbounded: numb
         if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
         const config: pg.QueryConfig & { query_timeout?: number } = { text: textOrCursor, values: parameters as unknown[] };
         if (bounds.unbounded === 0) config.query_timeout = bounds.timeoutMs;
-        return client.query(config).catch((error: unknown) => {
+        return corked(client, () => client.query(config)).catch((error: unknown) => {
           if (storeFaultReason(error) !== undefined) broken = error instanceof Error ? error : new Error('store fault');
           throw error;
         });
@@ -215,6 +216,23 @@ function boundedPool(pool: pg.Pool, bounds: { timeoutMs: number; unbounded: numb
     },
     end: () => pool.end(),
   };
+}
+
+/**
+ * pg writes each message of a query (Parse, Bind, Describe, Execute, Sync) to the socket apart:
+ * five system calls per query, which on loopback cost more than the query itself. Corked while
+ * the query is handed over (pg sends it synchronously when the client is idle, as it always is
+ * here: Kysely runs one query at a time per connection), they leave in one.
+ */
+function corked<T>(client: pg.PoolClient, send: () => T): T {
+  const stream = (client as unknown as { connection?: { stream?: Pick<Socket, 'cork' | 'uncork'> } }).connection?.stream;
+  if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return send();
+  stream.cork();
+  try {
+    return send();
+  } finally {
+    stream.uncork();
+  }
 }
 
 /** Stands in for ROLLBACK when SQLite has already rolled the transaction back (see withStatementCache). */
