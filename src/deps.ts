@@ -19,10 +19,10 @@ import { commitSubmissions } from './services/tasks.js';
 import { createValidators } from './services/validation.js';
 import { createChangeFeed } from './store/change-feed.js';
 import type { Store } from './store/db.js';
+import { pendingSummary } from './store/leased-queue.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
 import { createPublicTaskCache } from './store/task-cache.js';
 import { findPublicTask } from './store/tasks-repo.js';
-import { pendingWebhookSummary } from './store/webhooks-repo.js';
 import { Nudge } from './webhooks/nudge.js';
 
 /**
@@ -62,7 +62,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   const waits = new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskCache, taskId), log: options.log });
   const metrics = new Metrics(store, options.clock);
   metrics.countHeldLongPolls(() => waits.size);
-  metrics.addOutbox({ name: 'webhooks', pending: () => pendingWebhookSummary(store.db) });
+  metrics.addOutbox({ name: 'webhooks', pending: () => pendingSummary(store.db, 'webhook_outbox') });
   const deps: AppDeps = {
     config,
     store,

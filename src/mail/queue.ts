@@ -1,13 +1,14 @@
 import type { Insertable } from 'kysely';
 import { iso } from '../domain/time.js';
-import { claimDueOutbox, extendOutboxLease, type OutboxRow, replaceClaimedOutbox, updateClaimedOutbox } from '../store/outbox-repo.js';
+import { extendLease as extendQueueLease } from '../store/leased-queue.js';
+import { claimDueOutbox, type OutboxRow, replaceClaimedOutbox, updateClaimedOutbox } from '../store/outbox-repo.js';
 import type { OutboxTable } from '../store/schema.js';
 import type { MailDeps } from './context.js';
 import { NOTIFICATION_KINDS } from './priority.js';
 
 /**
  * The mail worker's view of the outbox: claims under a lease and the outcome of each claimed mail
- * (the queries themselves are in store/outbox-repo.ts). Every write names the claim token, so a
+ * (the queries themselves are in store/outbox-repo.ts and store/leased-queue.ts). Every write names the claim token, so a
  * worker that lost its lease cannot overwrite the new holder's outcome.
  */
 
@@ -15,7 +16,6 @@ export type { OutboxRow } from '../store/outbox-repo.js';
 
 type QueueDeps = Pick<MailDeps, 'store' | 'clock'>;
 
-/** Claims up to `limit` due mails under this worker's token for `leaseMs`. */
 /** Claims up to `limit` due mails under this worker's token for `leaseMs`: requester mail before operator notifications. */
 export async function claimDue(deps: QueueDeps, token: string, limit: number, leaseMs: number, onlyKinds?: readonly string[]): Promise<OutboxRow[]> {
   const now = deps.clock.now();
@@ -25,7 +25,7 @@ export async function claimDue(deps: QueueDeps, token: string, limit: number, le
 
 /** The heartbeat: while a mail is being sent its lease is renewed, so only a dead worker's claim expires. */
 export function extendLease(deps: QueueDeps, row: OutboxRow, token: string, leaseMs: number): Promise<boolean> {
-  return extendOutboxLease(deps.store.db, row.id, token, iso(new Date(deps.clock.now().getTime() + leaseMs)));
+  return extendQueueLease(deps.store.db, 'outbox', row.id, token, iso(new Date(deps.clock.now().getTime() + leaseMs)));
 }
 
 /** Replaces claimed notifications by one digest row, in one transaction (see replaceClaimedOutbox). */

@@ -2,7 +2,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import { ALL_STATUSES, OPEN_STATUSES } from '../domain/task.js';
 import type { Clock } from '../domain/time.js';
 import type { Store } from '../store/db.js';
-import { pendingOutboxSummary } from '../store/outbox-repo.js';
+import { pendingSummary } from '../store/leased-queue.js';
 import { countTasksByStatus, oldestOpenTaskCreatedAt } from '../store/tasks-repo.js';
 
 /** An outbox whose depth and oldest pending row the metrics report (mail today; webhooks when they land). */
@@ -83,7 +83,7 @@ export class Metrics {
       labelNames: ['outbox'],
       registers,
     });
-    this.addOutbox({ name: 'mail', pending: () => pendingOutboxSummary(store.db) });
+    this.addOutbox({ name: 'mail', pending: () => pendingSummary(store.db, 'outbox') });
     // Process metrics: CPU, memory, handles, GC and event loop lag (nodejs_eventloop_lag_*).
     collectDefaultMetrics({ register: this.registry });
   }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { iso } from '../domain/time.js';
-import { claimDueWebhooks, extendWebhookLease, releaseWebhookClaim } from '../store/webhooks-repo.js';
+import { extendLease } from '../store/leased-queue.js';
+import { claimDueWebhooks, releaseWebhookClaim } from '../store/webhooks-repo.js';
 import { type DeliveryContext, deliverOne } from '../webhooks/deliver.js';
 import { createTargetResolver } from '../webhooks/target.js';
 import type { ServiceDeps } from './context.js';
@@ -54,7 +55,7 @@ export function startWebhookWorker(deps: ServiceDeps, options: { lanes?: number;
         wake: deps.webhookNudge,
         heartbeat: {
           everyMs: Math.max(100, Math.floor(leaseMs / 3)),
-          renew: (row) => extendWebhookLease(deps.store.db, row.id, token, iso(new Date(deps.clock.now().getTime() + leaseMs))),
+          renew: (row) => extendLease(deps.store.db, 'webhook_outbox', row.id, token, iso(new Date(deps.clock.now().getTime() + leaseMs))),
         },
       }),
     );

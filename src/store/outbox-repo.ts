@@ -1,5 +1,6 @@
 import { type Insertable, type Selectable, sql } from 'kysely';
 import { type Db, type DialectName, withTransaction } from './db.js';
+import { claimDue } from './leased-queue.js';
 import type { OutboxTable } from './schema.js';
 
 /**
@@ -37,13 +38,7 @@ export async function insertOutbox(db: Db, rows: Insertable<OutboxTable> | Inser
     .execute();
 }
 
-/**
- * Claims up to `limit` rows due at `at`. PostgreSQL: `SELECT … FOR UPDATE SKIP LOCKED` in a
- * transaction, so concurrent workers on several instances take disjoint rows without waiting on each
- * other. SQLite: one `UPDATE … WHERE id IN (SELECT …) RETURNING` statement, which runs as a single
- * write transaction on the store's one connection (and takes SQLite's write lock, so a second
- * process on the same file cannot claim the same rows either).
- */
+/** Claims up to `limit` rows due at `at` (store/leased-queue.ts): `laterKinds` after every other due row. */
 export async function claimDueOutbox(
   store: { db: Db; dialect: DialectName },
   at: string,
@@ -51,60 +46,13 @@ export async function claimDueOutbox(
   limit: number,
   order: ClaimOrder = { laterKinds: [] },
 ): Promise<OutboxRow[]> {
-  const db = store.db;
-  // Rows of `laterKinds` (operator notifications) come after every other due row; then oldest first.
   const later = [...order.laterKinds];
-  const rank = later.length === 0 ? sql<number>`0` : sql<number>`case when kind in (${sql.join(later)}) then 1 else 0 end`;
-  const kinds = order.onlyKinds === undefined ? undefined : [...order.onlyKinds];
-  if (store.dialect === 'postgres') {
-    return withTransaction(db, async (trx) => {
-      const due = await trx
-        .selectFrom('outbox')
-        .select('id')
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', at)
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
-        .$if(kinds !== undefined, (q) => q.where('kind', 'in', kinds ?? []))
-        .orderBy(rank)
-        .orderBy('next_attempt_at')
-        .orderBy('id')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked()
-        .execute();
-      if (due.length === 0) return [];
-      return trx
-        .updateTable('outbox')
-        .set(lease)
-        .where(
-          'id',
-          'in',
-          due.map((r) => r.id),
-        )
-        .returningAll()
-        .execute();
-    });
-  }
-  const rows = await db
-    .updateTable('outbox')
-    .set(lease)
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('outbox')
-        .select('id')
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', at)
-        .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', at)]))
-        .$if(kinds !== undefined, (q) => q.where('kind', 'in', kinds ?? []))
-        .orderBy(rank)
-        .orderBy('next_attempt_at')
-        .orderBy('id')
-        .limit(limit),
-    )
-    .returningAll()
-    .execute();
-  const rankOf = (row: OutboxRow) => (later.includes(row.kind) ? 1 : 0);
-  return rows.sort((a, b) => rankOf(a) - rankOf(b) || a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id));
+  return claimDue(store, 'outbox', at, lease, limit, {
+    ...(later.length > 0
+      ? { rank: { sql: sql<number>`case when kind in (${sql.join(later)}) then 1 else 0 end`, of: (row) => (later.includes(row.kind ?? '') ? 1 : 0) } }
+      : {}),
+    ...(order.onlyKinds !== undefined ? { kinds: order.onlyKinds } : {}),
+  });
 }
 
 /** The claim's priority order and an optional filter by kind. */
@@ -113,18 +61,6 @@ export interface ClaimOrder {
   laterKinds: readonly string[];
   /** Claim only rows of these kinds. */
   onlyKinds?: readonly string[];
-}
-
-/** Renews the lease of a claimed, still pending row (the worker's heartbeat); false when the claim was lost. */
-export async function extendOutboxLease(db: Db, id: string, token: string, lockedUntil: string): Promise<boolean> {
-  const result = await db
-    .updateTable('outbox')
-    .set({ locked_until: lockedUntil })
-    .where('id', '=', id)
-    .where('claim_token', '=', token)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
 }
 
 /**
@@ -193,16 +129,6 @@ export async function requeueFailedOutbox(db: Db, id: string, at: string): Promi
     .where('status', '=', 'failed')
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
-}
-
-/** Pending rows and the creation time of the oldest one (the metrics' outbox depth and age). */
-export async function pendingOutboxSummary(db: Db): Promise<{ depth: number; oldest: string | null }> {
-  const row = await db
-    .selectFrom('outbox')
-    .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min<string | null>('created_at').as('oldest')])
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return { depth: Number(row?.depth ?? 0), oldest: row?.oldest ?? null };
 }
 
 /** Deletes up to `limit` sent rows sent before `before` (failed rows stay until the operator acts); returns how many. */

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Db, Store } from './db.js';
+import { claimDue } from './leased-queue.js';
 import type { WebhookAttemptsTable, WebhookOutboxTable } from './schema.js';
 
 /**
@@ -30,7 +31,7 @@ export async function taskWebhooksGone(db: Db, taskId: string): Promise<boolean>
   return row !== undefined;
 }
 
-/** Claims up to `limit` due events for `token` until `lockedUntil`. */
+/** Claims up to `limit` due events for `token` until `lockedUntil` (store/leased-queue.ts). */
 export async function claimDueWebhooks(
   store: Pick<Store, 'db' | 'dialect'>,
   token: string,
@@ -38,50 +39,7 @@ export async function claimDueWebhooks(
   at: string,
   lockedUntil: string,
 ): Promise<WebhookEventRow[]> {
-  const lease = { locked_until: lockedUntil, claim_token: token };
-  if (store.dialect === 'postgres') {
-    return store.db.transaction().execute(async (trx) => {
-      const due = await trx
-        .selectFrom('webhook_outbox')
-        .select('id')
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', at)
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
-        .orderBy('next_attempt_at')
-        .orderBy('id')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked()
-        .execute();
-      if (due.length === 0) return [];
-      return trx
-        .updateTable('webhook_outbox')
-        .set(lease)
-        .where(
-          'id',
-          'in',
-          due.map((r) => r.id),
-        )
-        .returningAll()
-        .execute();
-    });
-  }
-  return store.db
-    .updateTable('webhook_outbox')
-    .set(lease)
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('webhook_outbox')
-        .select('id')
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', at)
-        .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', at)]))
-        .orderBy('next_attempt_at')
-        .orderBy('id')
-        .limit(limit),
-    )
-    .returningAll()
-    .execute();
+  return claimDue(store, 'webhook_outbox', at, { locked_until: lockedUntil, claim_token: token }, limit);
 }
 
 /** Records the outcome of a claimed event and drops the claim; false when the claim was lost. */
@@ -89,18 +47,6 @@ export async function finishClaim(db: Db, id: string, token: string, changes: Pa
   const result = await db
     .updateTable('webhook_outbox')
     .set({ ...changes, locked_until: null, claim_token: null })
-    .where('id', '=', id)
-    .where('claim_token', '=', token)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
-}
-
-/** Renews the lease of a claimed, still pending event (the scheduler's heartbeat); false when the claim was lost. */
-export async function extendWebhookLease(db: Db, id: string, token: string, lockedUntil: string): Promise<boolean> {
-  const result = await db
-    .updateTable('webhook_outbox')
-    .set({ locked_until: lockedUntil })
     .where('id', '=', id)
     .where('claim_token', '=', token)
     .where('status', '=', 'pending')
@@ -169,16 +115,6 @@ export async function requeueWebhookEvent(db: Db, id: string, at: string): Promi
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
-}
-
-/** Pending events and the creation time of the oldest one (the metrics' webhook outbox depth and age). */
-export async function pendingWebhookSummary(db: Db): Promise<{ depth: number; oldest: string | null }> {
-  const row = await db
-    .selectFrom('webhook_outbox')
-    .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min<string | null>('created_at').as('oldest')])
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return { depth: Number(row?.depth ?? 0), oldest: row?.oldest ?? null };
 }
 
 /**

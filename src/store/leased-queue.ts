@@ -1,0 +1,85 @@
+import { type Expression, type Selectable, sql } from 'kysely';
+import { type Db, type DialectName, withTransaction } from './db.js';
+import type { Database } from './schema.js';
+
+/**
+ * The one claim mechanism of the two outboxes, mail (`outbox`) and webhooks (`webhook_outbox`):
+ * a worker claims due rows under a lease (`locked_until`) and a token; every later write names
+ * the token, so a worker that lost its lease (it stalled past `locked_until` and another worker
+ * took the row) cannot overwrite the new holder's outcome. PostgreSQL claims with
+ * `SELECT … FOR UPDATE SKIP LOCKED` in a transaction, so workers on several instances take
+ * disjoint rows without waiting on each other; SQLite with one `UPDATE … WHERE id IN (SELECT …)
+ * RETURNING` statement, a single write transaction that also keeps a second process on the same
+ * file from claiming the same rows.
+ */
+
+export type QueueTable = 'outbox' | 'webhook_outbox';
+
+export interface ClaimOptions {
+  /** Claimed first: rows ranked 0 before rows ranked 1 (as SQL, and the same rule for sorting). */
+  rank?: { sql: Expression<number>; of: (row: { kind?: string }) => number };
+  /** Only rows of these kinds (mail). */
+  kinds?: readonly string[];
+}
+
+/** Claims up to `limit` rows due at `at` under `lease`: by rank, then oldest due, then id. */
+export async function claimDue<T extends QueueTable>(
+  store: { db: Db; dialect: DialectName },
+  table: T,
+  at: string,
+  lease: { locked_until: string; claim_token: string },
+  limit: number,
+  options: ClaimOptions = {},
+): Promise<Selectable<Database[T]>[]> {
+  // Both tables have the queue's columns; the builder is typed on one of them.
+  const name = table as 'outbox';
+  const rank = options.rank?.sql;
+  const kinds = options.kinds === undefined ? undefined : [...options.kinds];
+  const due = (db: Db) =>
+    db
+      .selectFrom(name)
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', at)
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+      .$if(kinds !== undefined, (q) => q.where('kind', 'in', kinds ?? []))
+      .$if(rank !== undefined, (q) => q.orderBy(rank as Expression<number>))
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(limit);
+  if (store.dialect === 'postgres') {
+    return withTransaction(store.db, async (trx) => {
+      const ids = (await due(trx).forUpdate().skipLocked().execute()).map((r) => r.id);
+      if (ids.length === 0) return [];
+      return (await trx.updateTable(name).set(lease).where('id', 'in', ids).returningAll().execute()) as Selectable<Database[T]>[];
+    });
+  }
+  const rows = await store.db.updateTable(name).set(lease).where('id', 'in', due(store.db)).returningAll().execute();
+  // RETURNING gives no order: sort as claimed.
+  const rankOf = options.rank?.of ?? (() => 0);
+  return rows.sort((a, b) => rankOf(a) - rankOf(b) || a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id)) as Selectable<
+    Database[T]
+  >[];
+}
+
+/** Renews the lease of a claimed, still pending row (the worker's heartbeat); false when the claim was lost. */
+export async function extendLease(db: Db, table: QueueTable, id: string, token: string, lockedUntil: string): Promise<boolean> {
+  const result = await db
+    .updateTable(table as 'outbox')
+    .set({ locked_until: lockedUntil })
+    .where('id', '=', id)
+    .where('claim_token', '=', token)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Pending rows and the creation time of the oldest one (the metrics' outbox depth and age). */
+export async function pendingSummary(db: Db, table: QueueTable): Promise<{ depth: number; oldest: string | null }> {
+  const row = await db
+    .selectFrom(table as 'outbox')
+    .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min<string | null>('created_at').as('oldest')])
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return { depth: Number(row?.depth ?? 0), oldest: row?.oldest ?? null };
+}
