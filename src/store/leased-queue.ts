@@ -1,4 +1,4 @@
-import { type Expression, type Selectable, sql } from 'kysely';
+import type { Expression, Selectable } from 'kysely';
 import { type Db, type DialectName, withTransaction } from './db.js';
 import type { Database } from './schema.js';
 
