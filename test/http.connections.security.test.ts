@@ -145,8 +145,9 @@ describe('long-polls (route config holdsRequests: true)', () => {
     await app.listen({ port: 0, host: '127.0.0.1' });
     const port = (app.server.address() as { port: number }).port;
     try {
+      // A GET is held when it asks to wait (Prefer: wait), as status reads do.
       const poll = await open(port);
-      poll.socket.write(request('/poll', 'Connection: close\r\n'));
+      poll.socket.write(request('/poll', 'Prefer: wait=2\r\nConnection: close\r\n'));
       const slow = await open(port);
       slow.socket.write(request('/slow', 'Connection: close\r\n'));
       const third = await open(port);
