@@ -43,7 +43,11 @@ describe.runIf(STORES.includes('postgres'))('status read cache across PostgreSQL
     await expect.poll(async () => (await readTask(a, id)).status === 200 && a.deps.taskCache.get(id) !== undefined).toBe(true);
     for (const status of ['accepted', 'delivered'] as const) {
       const body = status === 'delivered' ? { status, operator_notes: 'Done: the shop opens at 8.' } : { status };
+      const cached = a.deps.taskCache.get(id);
       await patchOk(b, id, body);
+      // B answers on commit; its notification reaches A a moment later (on loopback, well under
+      // a millisecond; later on a loaded machine). From then on, A's next read is the new task.
+      await expect.poll(() => a.deps.taskCache.get(id) !== cached || cached === undefined).toBe(true);
       const read = await readTask(a, id);
       expect(read.status).toBe(200);
       expect(JSON.parse(read.text).status).toBe(status);
