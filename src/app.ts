@@ -19,6 +19,7 @@ import { registerWebhookRoutes } from './http/routes/admin-webhooks.js';
 import { registerAttachmentRoutes } from './http/routes/attachments.js';
 import { registerDocuments } from './http/routes/documents.js';
 import { registerPublicRoutes } from './http/routes/public.js';
+import { lazySerializers } from './http/serializer.js';
 import { validatorCompiler } from './http/validator.js';
 import { registerMcp } from './mcp/routes.js';
 import { registerOperatorConsole } from './web/operator.js';
@@ -65,6 +66,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: clientErrorHandler(early),
     forceCloseConnections: 'idle',
     logController: new LogController({ disableRequestLogging: quietRequestLog(deps.adminKeyHash) }),
+    // Response serializers are compiled on first use (http/serializer.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
     ...serverTimeoutOptions(deps.config.server),
   });
   app.setValidatorCompiler(validatorCompiler);

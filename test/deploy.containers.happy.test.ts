@@ -129,7 +129,11 @@ describe('Dockerfile (hadolint-style rules)', () => {
     const healthcheck = runtime.find((l) => l.startsWith('HEALTHCHECK')) ?? '';
     expect(healthcheck).toContain('CMD ["node"');
     expect(healthcheck).toContain('/api/v1/health');
-    expect(runtime.find((l) => l.startsWith('CMD '))).toBe('CMD ["node", "--enable-source-maps", "--max-semi-space-size=4", "dist/server.mjs"]');
+    // The image runs the bundle with exactly npm start's Node flags (memory tuning included).
+    const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start;
+    const flags = start.split(' ').filter((word) => word.startsWith('--'));
+    expect(flags).toContain('--enable-source-maps');
+    expect(runtime.find((l) => l.startsWith('CMD '))).toBe(`CMD [${['node', ...flags, 'dist/server.mjs'].map((word) => JSON.stringify(word)).join(', ')}]`);
     expect(runtime).toContain('EXPOSE 8080');
   });
 

@@ -9,6 +9,6 @@ import type { ApiVersionRegistry } from './versions.js';
  */
 export interface DocsDeps extends ServiceDeps {
   apiVersions: ApiVersionRegistry;
-  /** Filled when the app is ready (the OpenAPI document needs every route). */
+  /** Given its builder when the app is ready (the OpenAPI document needs every route); generated on first use. */
   documents: DocumentRegistry;
 }

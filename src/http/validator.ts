@@ -11,8 +11,13 @@ ajv.addFormat('date-time', true).addFormat('email', true);
 
 const passThrough = (data: unknown) => ({ value: data });
 
+/** Each schema is compiled by its route's first request, not at start (most routes are rarely used). */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   if (httpPart === 'body') return passThrough;
-  const validate: ValidateFunction = ajv.compile(schema as object);
-  return (data: unknown) => (validate(data) ? { value: data } : { error: Object.assign(new Error('invalid parameters'), { validation: validate.errors }) });
+  let compiled: ValidateFunction | undefined;
+  return (data: unknown) => {
+    compiled ??= ajv.compile(schema as object);
+    const validate = compiled;
+    return validate(data) ? { value: data } : { error: Object.assign(new Error('invalid parameters'), { validation: validate.errors }) };
+  };
 };

@@ -1,15 +1,64 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { Config } from '../config.js';
 import type { MailAttachment } from './attachments.js';
 
-// Given `{ url }`, nodemailer builds its options from the URL alone and drops every other key
-// (pool, timeouts), so the URL is parsed with nodemailer's own parser and the keys added to it.
-// The module is CommonJS without typings; load it the CommonJS way, typed by hand.
-const { parseConnectionUrl } = createRequire(import.meta.url)('nodemailer/lib/shared') as { parseConnectionUrl: (url: string) => Record<string, unknown> };
+interface Nodemailer {
+  createTransport: typeof import('nodemailer').createTransport;
+  parseConnectionUrl: (url: string) => Record<string, unknown>;
+}
+
+let loading: Promise<Nodemailer> | undefined;
+
+/**
+ * nodemailer is loaded with the first mail, not at start: an instance that sends none (no
+ * OPERATOR_EMAIL, agents without contact_email) never pays its memory. A failed load is tried
+ * again by the next send (the worker retries the mail).
+ */
+function loadNodemailer(): Promise<Nodemailer> {
+  if (!loading) {
+    const attempt = import('nodemailer').then(({ default: nodemailer }) => {
+      // Given `{ url }`, nodemailer builds its options from the URL alone and drops every other key
+      // (pool, timeouts), so the URL is parsed with nodemailer's own parser and the keys added to it.
+      // The module is CommonJS without typings; load it the CommonJS way, typed by hand.
+      const { parseConnectionUrl } = createRequire(import.meta.url)('nodemailer/lib/shared') as Pick<Nodemailer, 'parseConnectionUrl'>;
+      return { createTransport: nodemailer.createTransport.bind(nodemailer), parseConnectionUrl };
+    });
+    loading = attempt;
+    attempt.catch(() => {
+      if (loading === attempt) loading = undefined;
+    });
+  }
+  return loading;
+}
+
+/** One transporter per transport, created on first use; a failed creation is tried again. */
+function lazyTransporter(create: (mailer: Nodemailer) => Transporter): { get: () => Promise<Transporter>; close: () => void } {
+  let transporter: Promise<Transporter> | undefined;
+  return {
+    get: () => {
+      if (!transporter) {
+        const attempt = loadNodemailer().then(create);
+        transporter = attempt;
+        attempt.catch(() => {
+          if (transporter === attempt) transporter = undefined;
+        });
+      }
+      return transporter;
+    },
+    close: () => {
+      const current = transporter;
+      transporter = undefined;
+      current?.then(
+        (t) => t.close(),
+        () => undefined,
+      );
+    },
+  };
+}
 
 /** A mail ready to leave: addresses already validated, subject already one safe line. */
 export interface OutgoingMail {
@@ -72,7 +121,6 @@ function message(mail: OutgoingMail) {
  */
 function smtpTransport(smtpUrl: string, connections: number): MailTransport {
   const options = {
-    ...parseConnectionUrl(smtpUrl),
     pool: true,
     maxConnections: connections,
     maxMessages: 100,
@@ -85,24 +133,26 @@ function smtpTransport(smtpUrl: string, connections: number): MailTransport {
     disableFileAccess: true,
     disableUrlAccess: true,
   };
-  const transporter = nodemailer.createTransport(options as SMTPPool.Options);
+  const transporter = lazyTransporter(({ createTransport, parseConnectionUrl }) =>
+    createTransport({ ...parseConnectionUrl(smtpUrl), ...options } as SMTPPool.Options),
+  );
   return {
     name: 'smtp',
     async send(mail) {
-      await transporter.sendMail(message(mail));
+      await (await transporter.get()).sendMail(message(mail));
     },
-    close: () => transporter.close(),
+    close: transporter.close,
   };
 }
 
 /** Without SMTP_URL: the full MIME message as `<DATA_DIR>/outbox/<created>_<kind>_<id>.eml`. */
 function emlTransport(dataDir: string): MailTransport {
   const directory = path.join(dataDir, 'outbox');
-  const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  const transporter = lazyTransporter(({ createTransport }) => createTransport({ streamTransport: true, buffer: true, newline: 'unix' }));
   return {
     name: 'eml',
     async send(mail) {
-      const info = await transporter.sendMail(message(mail));
+      const info = await (await transporter.get()).sendMail(message(mail));
       await mkdir(directory, { recursive: true });
       const name = `${mail.createdAt.replace(/[:.]/g, '-')}_${mail.kind}_${mail.id}.eml`;
       const file = path.join(directory, name);
@@ -110,7 +160,7 @@ function emlTransport(dataDir: string): MailTransport {
       await writeFile(`${file}.tmp`, info.message as Buffer);
       await rename(`${file}.tmp`, file);
     },
-    close: () => undefined,
+    close: transporter.close,
   };
 }
 

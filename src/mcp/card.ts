@@ -1,8 +1,9 @@
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import Type, { type Static } from 'typebox';
 import type { ServiceDeps } from '../services/context.js';
 import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
 import { SERVICE_NAME } from '../version.js';
+import type { McpTypes } from './sdk.js';
 
 /**
  * The server card: what a client needs to connect without reading anything else. Field names
@@ -57,7 +58,8 @@ export const ServerCardSchema = Type.Object(
 );
 export type ServerCard = Static<typeof ServerCardSchema>;
 
-export function serverCard(deps: ServiceDeps, tools: Tool[]): ServerCard {
+/** The protocol versions come from the SDK (`mcp`), so the card says what the server negotiates. */
+export function serverCard(deps: ServiceDeps, tools: Tool[], mcp: Pick<McpTypes, 'LATEST_PROTOCOL_VERSION' | 'SUPPORTED_PROTOCOL_VERSIONS'>): ServerCard {
   const base = deps.config.baseUrl;
   return {
     $schema: SERVER_CARD_SCHEMA,
@@ -67,8 +69,8 @@ export function serverCard(deps: ServiceDeps, tools: Tool[]): ServerCard {
     description:
       'Tools for AI agents to hand real-world, perception and judgment tasks to a human operator who reviews every task, performs the accepted ones ' +
       'and delivers the results with a signed receipt. Submission is asynchronous: submit, keep the task_id, and wait for the result (see waiting) instead of polling. Free during the pilot.',
-    protocolVersion: LATEST_PROTOCOL_VERSION,
-    remotes: [{ type: 'streamable-http', url: `${base}/mcp`, supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS] }],
+    protocolVersion: mcp.LATEST_PROTOCOL_VERSION,
+    remotes: [{ type: 'streamable-http', url: `${base}/mcp`, supportedProtocolVersions: [...mcp.SUPPORTED_PROTOCOL_VERSIONS] }],
     authentication: { required: false, note: 'No authentication, accounts or tokens; per-client rate limits apply instead.' },
     capabilities: { tools: { listChanged: false }, tasks: { requests: { tools: { call: {} } }, cancel: {} } },
     waiting:

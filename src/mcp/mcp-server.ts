@@ -1,13 +1,5 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  type CreateTaskResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, CreateTaskResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyRequest } from 'fastify';
 import { AppError, isAppError, validationFailed } from '../domain/errors.js';
 import { isIdempotencyKey } from '../domain/ids.js';
@@ -21,6 +13,7 @@ import { SERVICE_NAME } from '../version.js';
 import { SERVER_TITLE } from './card.js';
 import { humanServices } from './catalog-info.js';
 import { refusal, success } from './results.js';
+import type { McpSdk } from './sdk.js';
 import { createdTask, refusalError, registerTaskHandlers, TASK_TOOL, TASKS_CAPABILITY } from './tasks.js';
 import { serverInstructions, type ToolName } from './tools.js';
 
@@ -88,13 +81,15 @@ function handlers(deps: ServiceDeps, request: FastifyRequest): Record<ToolName, 
   };
 }
 
-export function createMcpServer(deps: ServiceDeps, tools: Tool[], request: FastifyRequest): Server {
-  const server = new Server(
+/** `sdk` is the loaded MCP SDK (sdk.ts): the server is built only once a request needs it. */
+export function createMcpServer(sdk: McpSdk, deps: ServiceDeps, tools: Tool[], request: FastifyRequest): Server {
+  const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = sdk.types;
+  const server = new sdk.Server(
     { name: SERVICE_NAME, title: SERVER_TITLE, version: deps.version },
     { capabilities: { tools: { listChanged: false }, tasks: TASKS_CAPABILITY }, instructions: serverInstructions(deps) },
   );
   const byName = handlers(deps, request);
-  registerTaskHandlers(server, deps);
+  registerTaskHandlers(sdk.types, server, deps);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 
@@ -114,7 +109,7 @@ export function createMcpServer(deps: ServiceDeps, tools: Tool[], request: Fasti
       const body = await handler(call.params.arguments ?? {}, extra.signal);
       request.log.info({ tool: name, task: asTask }, 'mcp tool call');
       // A task-augmented submission answers with the MCP task, which is the service task.
-      if (asTask) return await createdTask(deps, (body as { task_id: string }).task_id);
+      if (asTask) return await createdTask(sdk.types, deps, (body as { task_id: string }).task_id);
       return success(body);
     } catch (error) {
       if (error instanceof McpError) throw error;
@@ -125,7 +120,7 @@ export function createMcpServer(deps: ServiceDeps, tools: Tool[], request: Fasti
       if (!isAppError(error) || refused.status >= 500) request.log.error({ err: error, tool: name }, 'mcp tool call failed');
       else request.log.info({ tool: name, error: refused.code }, 'mcp tool call refused');
       // A task-augmented call has no room for a refusal result: it becomes a JSON-RPC error.
-      if (asTask) throw refusalError(name, refused);
+      if (asTask) throw refusalError(sdk.types, name, refused);
       return refusal(name, refused);
     }
   });

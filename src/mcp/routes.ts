@@ -1,13 +1,13 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { AppError } from '../domain/errors.js';
 import { ErrorSchema } from '../domain/schemas.js';
 import type { ServiceDeps } from '../services/context.js';
 import { asStoreUnavailable } from '../store/faults.js';
-import { ServerCardSchema, serverCard } from './card.js';
+import { type ServerCard, ServerCardSchema, serverCard } from './card.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpServer } from './mcp-server.js';
+import { loadMcpSdk, loadMcpTypes } from './sdk.js';
 import { buildTools } from './tools.js';
 
 /**
@@ -40,8 +40,10 @@ async function handleMcp(deps: ServiceDeps, tools: ReturnType<typeof buildTools>
   if (request.headers['content-type'] === undefined) {
     throw new AppError('invalid_json', 'The request body is empty: send a JSON-RPC 2.0 message as JSON.');
   }
-  const server = createMcpServer(deps, tools, request);
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  // The SDK is loaded by the first MCP request (sdk.ts); a failure to load is a 500 like any other.
+  const sdk = await loadMcpSdk();
+  const server = createMcpServer(sdk, deps, tools, request);
+  const transport = new sdk.StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   carryHeaders(reply);
   reply.hijack();
   // One server and transport per request: release both when the response is done or aborted.
@@ -66,7 +68,12 @@ async function handleMcp(deps: ServiceDeps, tools: ReturnType<typeof buildTools>
 
 export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
   const tools = buildTools(deps);
-  const card = serverCard(deps, tools);
+  // Built on the first request for it: the protocol versions it lists come from the SDK, loaded then.
+  let card: ServerCard | undefined;
+  const cardOf = async (): Promise<ServerCard> => {
+    card ??= serverCard(deps, tools, await loadMcpTypes());
+    return card;
+  };
   const guard = hostGuard(deps.config.baseUrl);
 
   app.post(
@@ -123,14 +130,14 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
     config: { kind: 'read' as const },
     schema: { operationId, summary, tags: ['mcp'], response: { 200: ServerCardSchema }, ...(hide ? { hide } : {}) },
   });
-  app.get('/.well-known/mcp', cardRoute('mcpServerCard', 'MCP server card: how to connect to the tool server'), async () => card);
-  app.get('/mcp/server-card', cardRoute('mcpServerCardAlias', 'MCP server card (same as /.well-known/mcp)'), async () => card);
+  app.get('/.well-known/mcp', cardRoute('mcpServerCard', 'MCP server card: how to connect to the tool server'), cardOf);
+  app.get('/mcp/server-card', cardRoute('mcpServerCardAlias', 'MCP server card (same as /.well-known/mcp)'), cardOf);
   app.get(
     '/.well-known/mcp/server-card',
     cardRoute('mcpServerCardWellKnown', 'MCP server card at the server-card extension path (same as /.well-known/mcp)'),
-    async () => card,
+    cardOf,
   );
-  app.get('/.well-known/mcp.json', cardRoute('mcpServerCardJson', 'MCP server card (same as /.well-known/mcp)'), async () => card);
+  app.get('/.well-known/mcp.json', cardRoute('mcpServerCardJson', 'MCP server card (same as /.well-known/mcp)'), cardOf);
   // The path early adopters of the proposal probe; same card, kept out of the OpenAPI listing.
-  app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardLegacy', 'MCP server card (same as /.well-known/mcp)', true), async () => card);
+  app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardLegacy', 'MCP server card (same as /.well-known/mcp)', true), cardOf);
 }

@@ -1,16 +1,5 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  type CallToolResult,
-  CancelTaskRequestSchema,
-  type CreateTaskResult,
-  ErrorCode,
-  GetTaskPayloadRequestSchema,
-  GetTaskRequestSchema,
-  McpError,
-  type Task as McpTask,
-  RELATED_TASK_META_KEY,
-  type ServerCapabilities,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, CreateTaskResult, McpError, Task as McpTask, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { type AppError, isAppError } from '../domain/errors.js';
 import type { PublicTask } from '../domain/schemas.js';
 import { isFinal } from '../domain/task.js';
@@ -18,6 +7,7 @@ import type { ServiceDeps } from '../services/context.js';
 import { awaitFinalTask } from '../services/task-watch.js';
 import { getTask } from '../services/tasks.js';
 import { hintFor, success } from './results.js';
+import type { McpTypes } from './sdk.js';
 
 /**
  * MCP Tasks (protocol revision 2025-11-25, the SDK's experimental tasks support), stateless: the
@@ -79,7 +69,7 @@ export function mcpTaskOf(task: Task, now: Date): McpTask {
 }
 
 /** The final tool result: the task as structuredContent; a rejection is a result with isError. */
-export function finalResult(task: Task): CallToolResult {
+export function finalResult(mcp: McpTypes, task: Task): CallToolResult {
   const result = success(task);
   if (task.status === 'rejected') {
     result.isError = true;
@@ -88,18 +78,20 @@ export function finalResult(task: Task): CallToolResult {
       text: `Hint: the human operator rejected this task (reason in operator_notes: ${(task.operator_notes ?? 'none given').slice(0, 500)}). Do not resubmit it unchanged; change what the reason names, or ask with message_human_operator.`,
     });
   }
-  result._meta = { [RELATED_TASK_META_KEY]: { taskId: task.task_id } };
+  result._meta = { [mcp.RELATED_TASK_META_KEY]: { taskId: task.task_id } };
   return result;
 }
 
 /** A refusal where the protocol has no room for a result (a task-augmented call): a JSON-RPC error carrying the REST error body. */
-export function refusalError(tool: string, error: AppError): McpError {
+export function refusalError(mcp: McpTypes, tool: string, error: AppError): McpError {
   const body = error.toBody();
+  const { ErrorCode, McpError } = mcp;
   return new McpError(error.status >= 500 ? ErrorCode.InternalError : ErrorCode.InvalidParams, `${body.message} Hint: ${hintFor(tool, body)}`, body);
 }
 
 /** The service task behind an MCP task id; unknown ids are the protocol's "task not found". */
-async function serviceTask(deps: ServiceDeps, taskId: string): Promise<Task> {
+async function serviceTask(mcp: McpTypes, deps: ServiceDeps, taskId: string): Promise<Task> {
+  const { ErrorCode, McpError } = mcp;
   try {
     return await getTask(deps, taskId);
   } catch (error) {
@@ -109,26 +101,27 @@ async function serviceTask(deps: ServiceDeps, taskId: string): Promise<Task> {
 }
 
 /** The task a task-augmented submit_human_task call created, as its CreateTaskResult. */
-export async function createdTask(deps: ServiceDeps, taskId: string): Promise<CreateTaskResult> {
-  return { task: mcpTaskOf(await serviceTask(deps, taskId), deps.clock.now()) };
+export async function createdTask(mcp: McpTypes, deps: ServiceDeps, taskId: string): Promise<CreateTaskResult> {
+  return { task: mcpTaskOf(await serviceTask(mcp, deps, taskId), deps.clock.now()) };
 }
 
-export function registerTaskHandlers(server: Server, deps: ServiceDeps): void {
-  server.setRequestHandler(GetTaskRequestSchema, async (request) => mcpTaskOf(await serviceTask(deps, request.params.taskId), deps.clock.now()));
+export function registerTaskHandlers(mcp: McpTypes, server: Server, deps: ServiceDeps): void {
+  const { CancelTaskRequestSchema, ErrorCode, GetTaskPayloadRequestSchema, GetTaskRequestSchema, McpError } = mcp;
+  server.setRequestHandler(GetTaskRequestSchema, async (request) => mcpTaskOf(await serviceTask(mcp, deps, request.params.taskId), deps.clock.now()));
 
   // Blocks until the task is final, as the protocol asks; held on the change feed, not by polling.
   server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
-    await serviceTask(deps, request.params.taskId);
+    await serviceTask(mcp, deps, request.params.taskId);
     try {
-      return finalResult(await awaitFinalTask(deps, request.params.taskId, extra.signal));
+      return finalResult(mcp, await awaitFinalTask(deps, request.params.taskId, extra.signal));
     } catch (error) {
-      if (isAppError(error)) throw refusalError('tasks/result', error);
+      if (isAppError(error)) throw refusalError(mcp, 'tasks/result', error);
       throw error;
     }
   });
 
   server.setRequestHandler(CancelTaskRequestSchema, async (request) => {
-    const task = await serviceTask(deps, request.params.taskId);
+    const task = await serviceTask(mcp, deps, request.params.taskId);
     if (isFinal(task.status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: completed (${task.status}).`);
     throw new McpError(
       ErrorCode.InvalidRequest,

@@ -1,12 +1,13 @@
-import sharp from 'sharp';
 import type { ImageType } from '../domain/attachments.js';
 import { AppError, validationFailed } from '../domain/errors.js';
+import { loadSharp } from './sharp.js';
 
 /**
  * Photos, through sharp (libvips): metadata stripped unless kept, and a small preview. sharp needs
  * the whole image in memory once (the upload is never buffered twice). Orientation is applied to
  * the pixels before the EXIF tag goes, so a phone photo stays upright; the colour profile (no
  * privacy in it) is kept; re-encoding uses high quality so a photo is not visibly degraded.
+ * sharp itself is loaded with the first image (see sharp.ts).
  */
 
 export interface ProcessedImage {
@@ -34,6 +35,7 @@ function undecodable(type: string): AppError {
 }
 
 async function thumbnailOf(input: Buffer): Promise<Buffer | undefined> {
+  const sharp = await loadSharp();
   try {
     return await sharp(input, OPTIONS)
       .rotate()
@@ -47,6 +49,7 @@ async function thumbnailOf(input: Buffer): Promise<Buffer | undefined> {
 
 async function stripped(input: Buffer, type: ImageType): Promise<Buffer> {
   // sharp writes no metadata unless asked to: EXIF, XMP, IPTC, GPS and maker notes all go.
+  const sharp = await loadSharp();
   const image = sharp(input, OPTIONS).rotate().keepIccProfile();
   switch (type) {
     case 'image/jpeg':
@@ -68,6 +71,8 @@ async function stripped(input: Buffer, type: ImageType): Promise<Buffer> {
 export async function processImage(input: Buffer, type: ImageType, keepMetadata: boolean): Promise<ProcessedImage> {
   if (keepMetadata) return { data: input, thumbnail: await thumbnailOf(input) };
   let data: Buffer;
+  // Loaded before the attempt: a library that cannot load is a fault of the server, not of the image.
+  await loadSharp();
   try {
     data = await stripped(input, type);
   } catch {

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { createECDH, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import webpush from 'web-push';
+import type WebPush from 'web-push';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import type { Change } from '../store/change-feed.js';
@@ -41,10 +41,36 @@ export interface PushNotice {
   tag: string;
 }
 
+/**
+ * A VAPID key pair exactly as web-push's generateVAPIDKeys makes one (P-256; base64url; the public
+ * key uncompressed, 65 bytes; the private key 32 bytes), made with node:crypto so that starting
+ * never loads web-push.
+ */
+function generateVapidKeys(): VapidKeys {
+  const curve = createECDH('prime256v1');
+  curve.generateKeys();
+  const pad = (key: Buffer, length: number) => (key.length < length ? Buffer.concat([Buffer.alloc(length - key.length), key]) : key);
+  return { publicKey: pad(curve.getPublicKey(), 65).toString('base64url'), privateKey: pad(curve.getPrivateKey(), 32).toString('base64url') };
+}
+
 /** The VAPID key pair: generated on first start, kept in the store, the same on every instance. */
 export async function loadVapidKeys(db: Db): Promise<VapidKeys> {
-  const stored = await getOrCreateSetting(db, 'vapid_keys', () => JSON.stringify(webpush.generateVAPIDKeys()));
+  const stored = await getOrCreateSetting(db, 'vapid_keys', () => JSON.stringify(generateVapidKeys()));
   return JSON.parse(stored) as VapidKeys;
+}
+
+let webPush: Promise<typeof WebPush> | undefined;
+
+/** web-push (and its ASN.1 and big-number libraries) is loaded with the first notice, not at start. */
+function loadWebPush(): Promise<typeof WebPush> {
+  if (!webPush) {
+    const attempt = import('web-push').then((module) => module.default);
+    webPush = attempt;
+    attempt.catch(() => {
+      if (webPush === attempt) webPush = undefined;
+    });
+  }
+  return webPush;
 }
 
 const ENDPOINT_MAX = 2000;
@@ -117,6 +143,15 @@ const SUBSCRIBERS_TTL_MS = 2000;
 export async function pushToOperator(deps: ServiceDeps, notice: PushNotice): Promise<{ sent: number; removed: number; failed: number }> {
   const result = { sent: 0, removed: 0, failed: 0 };
   const subscriptions = await listSubscriptions(deps.store.db);
+  if (subscriptions.length === 0) return result;
+  let webpush: typeof WebPush;
+  try {
+    webpush = await loadWebPush();
+  } catch (error) {
+    deps.log.warn({ err: error }, 'push: web-push could not be loaded; notification not delivered');
+    result.failed = subscriptions.length;
+    return result;
+  }
   const vapid = { subject: deps.config.push.subject, ...deps.vapid };
   const payload = JSON.stringify(notice);
   await Promise.all(

@@ -106,19 +106,15 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       if (noneMatch(known, etag)) {
         if (wait > 0) {
           reply.header('Preference-Applied', `wait=${wait}`);
-          // A client that goes away releases its place at once.
-          const gone = new AbortController();
-          const release = () => gone.abort();
-          reply.raw.once('close', release);
           const result = await deps.waits.wait({
             taskId: task_id,
             current: task,
             since,
             stillCurrent: (latest) => noneMatch(known, representationOf(reply, latest).etag),
             timeoutMs: wait * 1000,
-            signal: gone.signal,
+            // A client that goes away releases its place at once.
+            closes: reply.raw,
           });
-          reply.raw.off('close', release);
           // Deleted while held (retention): answered as any unknown id.
           if (result.changed && result.task === undefined) task = await getTask(deps, task_id);
           else task = result.task ?? task;

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
-import sharp from 'sharp';
 import type { ServiceDeps } from '../../services/context.js';
 import { subscribePush, unsubscribePush } from '../../services/push.js';
+import { loadSharp } from '../../services/sharp.js';
 
 /**
  * The console as an installable app (contract "Operator alerts"): a web app manifest, icons drawn
@@ -59,8 +59,13 @@ const icons = new Map<number, Promise<Buffer>>();
 function icon(size: number): Promise<Buffer> {
   let png = icons.get(size);
   if (!png) {
-    png = sharp(Buffer.from(ICON_SVG)).resize(size, size).png().toBuffer();
+    const rendering = loadSharp().then((sharp) => sharp(Buffer.from(ICON_SVG)).resize(size, size).png().toBuffer());
+    png = rendering;
     icons.set(size, png);
+    // A failed rendering is not kept: the next request tries again.
+    rendering.catch(() => {
+      if (icons.get(size) === rendering) icons.delete(size);
+    });
   }
   return png;
 }
