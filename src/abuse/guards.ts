@@ -8,7 +8,19 @@ import type { AbuseDeps, Caller } from './context.js';
 import { type Duplicate, duplicateTask } from './duplicates.js';
 import { REFUSAL_TEXT } from './email.js';
 import { findStoredResponse, type StoredResponse } from './idempotency.js';
-import { capacityReached, counterExpiry, counterKey, type Quota, type QuotaSet, rateLimited, rateLimitHeaders, type Standing, windowOf } from './limits.js';
+import {
+  capacityReached,
+  counterExpiry,
+  counterKey,
+  type Quota,
+  type QuotaSet,
+  quotaHeaders,
+  rateLimited,
+  rateLimitHeaders,
+  type Standing,
+  taskQuotas,
+  windowOf,
+} from './limits.js';
 import { dailyTaskCapKey } from './quotas.js';
 
 export { noteRefusal } from './auto-block.js';
@@ -50,10 +62,9 @@ async function screen(deps: AbuseDeps, subject: BlockSubject, field: string, ema
 }
 
 export async function screenTask(deps: AbuseDeps, caller: Caller, input: TaskInput): Promise<Screening> {
-  const { task, statusPoll } = deps.abuse.policies;
-  const quotas = input.delivery === 'status_poll' ? [...task.quotas, statusPoll] : task.quotas;
+  const { task } = deps.abuse.policies;
   const precheck = async () => {
-    await quotaLeft(deps, caller, task, quotas, 'task submissions');
+    await quotaLeft(deps, caller, task, taskQuotas(deps.abuse.policies, input.delivery), 'task submissions');
     const now = deps.clock.now();
     const capUsed = (await readCounters(deps.store.db, [dailyTaskCapKey(now)])).get(dailyTaskCapKey(now)) ?? 0;
     if (capUsed >= deps.config.limits.dailyTaskCap) throw capacityReached(now, task.policy);
@@ -81,7 +92,7 @@ async function quotaLeft(deps: AbuseDeps, caller: Caller, set: QuotaSet, quotas:
   const counts = await readCounters(deps.store.db, keys);
   for (const [i, quota] of quotas.entries()) {
     if ((counts.get(keys[i]!) ?? 0) < quota.limit) continue;
-    const refusal = rateLimited(quota, windows[i]!, now, set.policy, quota.name === 'status_poll_per_day' ? 'tasks with delivery status_poll' : what);
+    const refusal = rateLimited(quota, windows[i]!, now, set.policy, what);
     await noteRefusal(deps, caller, refusal);
     throw refusal;
   }
@@ -107,7 +118,7 @@ async function consume(db: Db, deps: AbuseDeps, caller: Caller, set: QuotaSet, q
   for (const quota of quotas) {
     const window = windowOf(quota.window, now);
     const used = await consumeCounter(db, counterKey(quota, caller.clientHash, window), quota.limit, counterExpiry(window));
-    if (used === null) throw rateLimited(quota, window, now, set.policy, quota.name === 'status_poll_per_day' ? 'tasks with delivery status_poll' : what);
+    if (used === null) throw rateLimited(quota, window, now, set.policy, what);
     standings.push({ limit: quota.limit, used, resetsAt: window.resetsAt });
   }
   return standings;
@@ -117,11 +128,11 @@ async function consume(db: Db, deps: AbuseDeps, caller: Caller, set: QuotaSet, q
 export async function taskQuotaHeaders(db: Db, deps: AbuseDeps, caller: Caller): Promise<Record<string, string>> {
   const { task } = deps.abuse.policies;
   const now = deps.clock.now();
-  const windows = task.quotas.map((q) => windowOf(q.window, now));
-  const keys = task.quotas.map((q, i) => counterKey(q, caller.clientHash, windows[i]!));
-  const counts = await readCounters(db, keys);
-  const standings = task.quotas.map((q, i) => ({ limit: q.limit, used: counts.get(keys[i]!) ?? 0, resetsAt: windows[i]!.resetsAt }));
-  return { 'RateLimit-Policy': task.policy, ...rateLimitHeaders(standings, now) };
+  const counts = await readCounters(
+    db,
+    task.quotas.map((q) => counterKey(q, caller.clientHash, windowOf(q.window, now))),
+  );
+  return quotaHeaders(task, caller.clientHash, now, (key) => counts.get(key) ?? 0);
 }
 
 export async function consumeMessageQuota(db: Db, deps: AbuseDeps, caller: Caller): Promise<Record<string, string>> {

@@ -44,6 +44,8 @@ export interface Quota {
   limit: number;
   /** Counter key prefix; the client hash and window id are appended. */
   prefix: string;
+  /** What a refusal says is limited, when not the quota set's own noun (`tasks with delivery status_poll`). */
+  noun?: string;
 }
 
 export interface QuotaSet {
@@ -76,8 +78,13 @@ export function policiesFor(limits: Limits): Policies {
       { name: 'messages_per_day', window: 'day', limit: limits.messagesPerDay, prefix: 'messages:d' },
     ]),
     read: quotaSet([{ name: 'reads_per_minute', window: 'minute', limit: limits.readsPerMinute, prefix: 'reads:m' }]),
-    statusPoll: { name: 'status_poll_per_day', window: 'day', limit: limits.statusPollPerDay, prefix: 'poll:d' },
+    statusPoll: { name: 'status_poll_per_day', window: 'day', limit: limits.statusPollPerDay, prefix: 'poll:d', noun: 'tasks with delivery status_poll' },
   };
+}
+
+/** The quotas a task submission uses: the task quotas, and the status_poll quota for that delivery. */
+export function taskQuotas(policies: Policies, delivery: string | undefined): Quota[] {
+  return delivery === 'status_poll' ? [...policies.task.quotas, policies.statusPoll] : policies.task.quotas;
 }
 
 export function counterKey(quota: Quota, clientHash: string, window: Window): string {
@@ -113,10 +120,20 @@ export function rateLimitHeaders(standings: Standing[], now: Date): Record<strin
 }
 
 /** 429 `rate_limited` naming the quota, with Retry-After until its window resets. */
+/** `RateLimit-Policy` and the tightest quota's standing for a client, given each counter's use. */
+export function quotaHeaders(set: QuotaSet, clientHash: string, now: Date, used: (key: string) => number): Record<string, string> {
+  const standings = set.quotas.map((quota) => {
+    const window = windowOf(quota.window, now);
+    return { limit: quota.limit, used: used(counterKey(quota, clientHash, window)), resetsAt: window.resetsAt };
+  });
+  return { 'RateLimit-Policy': set.policy, ...rateLimitHeaders(standings, now) };
+}
+
 export function rateLimited(quota: Quota, window: Window, now: Date, policy: string, what: string): AppError {
   const retry = secondsUntil(window.resetsAt, now);
   // "1 task with delivery status_poll", "3 tasks": the noun agrees with the number.
-  const noun = quota.limit === 1 ? what.replace(/^(\w+?)s\b/, '$1') : what;
+  const plural = quota.noun ?? what;
+  const noun = quota.limit === 1 ? plural.replace(/^(\w+?)s\b/, '$1') : plural;
   return new AppError(
     'rate_limited',
     `Limit reached: ${quota.limit} ${noun} per ${quota.window === 'day' ? 'day (UTC)' : quota.window} per client. Retry after ${retry} seconds.`,

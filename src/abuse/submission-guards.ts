@@ -10,7 +10,7 @@ import { blockKindFor, blockMatchOf, clientBlocked } from './blocklist.js';
 import type { AbuseDeps, Caller } from './context.js';
 import { type Duplicate, duplicateWindowStart, pickDuplicate } from './duplicates.js';
 import { idempotencyRecord, replayOf, type StoredResponse } from './idempotency.js';
-import { capacityReached, counterExpiry, counterKey, type Quota, rateLimited, rateLimitHeaders, type Window, windowOf } from './limits.js';
+import { capacityReached, counterExpiry, counterKey, type Quota, quotaHeaders, rateLimited, taskQuotas, type Window, windowOf } from './limits.js';
 import { dailyTaskCapKey } from './quotas.js';
 
 /**
@@ -58,26 +58,23 @@ interface Counted {
 const pairKey = (clientHash: string, key: string) => `${clientHash}\n${key}`;
 
 export class SubmissionGuards {
-  private readonly now: Date;
-  private readonly counts: Map<string, number>;
   private readonly added = new Map<string, { count: number; expiresAt: string }>();
   private readonly records: Map<string, Pick<IdempotencyRow, 'request_hash' | 'status_code' | 'location' | 'body'>>;
   private readonly newRecords: IdempotencyRow[] = [];
-  private readonly recent: Map<string, Pick<DedupeMatch, 'id' | 'client_hash' | 'contact_email'>[]>;
+  private readonly recent = new Map<string, Pick<DedupeMatch, 'id' | 'client_hash' | 'contact_email'>[]>();
 
   private constructor(
     private readonly deps: AbuseDeps,
-    now: Date,
+    private readonly now: Date,
+    /** The quota counters each submission uses, worked out once by load. */
+    private readonly quotasOf: Map<GuardedSubmission, Counted[]>,
     private readonly blocks: Pick<BlockRow, 'kind' | 'value'>[],
     records: IdempotencyRow[],
-    counts: Map<string, number>,
+    private readonly counts: Map<string, number>,
     recent: DedupeMatch[],
     private readonly windowStart: string | null,
   ) {
-    this.now = now;
-    this.counts = counts;
     this.records = new Map(records.map((r) => [pairKey(r.client_hash, r.key), r]));
-    this.recent = new Map();
     for (const task of recent) this.recent.set(task.dedupe_key, [...(this.recent.get(task.dedupe_key) ?? []), task]);
   }
 
@@ -85,8 +82,8 @@ export class SubmissionGuards {
   static async load(trx: Db, deps: AbuseDeps, submissions: GuardedSubmission[]): Promise<SubmissionGuards> {
     const now = deps.clock.now();
     const at = iso(now);
-    const guards = submissions.map((s) => ({ s, counted: SubmissionGuards.counted(deps, s, now) }));
-    const counterKeys = [...new Set([...guards.flatMap((g) => g.counted.map((c) => c.key)), dailyTaskCapKey(now)])];
+    const quotasOf = new Map(submissions.map((s) => [s, SubmissionGuards.counted(deps, s, now)]));
+    const counterKeys = [...new Set([...[...quotasOf.values()].flat().map((c) => c.key), dailyTaskCapKey(now)])];
     const keyed = submissions.filter((s) => s.caller.idempotencyKey !== undefined);
     // The keys of these submissions first, then what only they can change is read. The counters,
     // which every submission shares (the daily cap), are locked last and held the shortest.
@@ -108,18 +105,16 @@ export class SubmissionGuards {
       counterKeys.map((key) => `counter:${key}`),
     );
     const counts = await readCounters(trx, counterKeys);
-    return new SubmissionGuards(deps, now, blocks, records, counts, recent, windowStart);
+    return new SubmissionGuards(deps, now, quotasOf, blocks, records, counts, recent, windowStart);
   }
 
   private static blockMatch(this: void, s: GuardedSubmission): BlockMatch {
     return blockMatchOf({ clientHash: s.caller.clientHash, email: s.input.contact_email, requester: s.input.requester });
   }
 
-  /** The quotas a submission uses: the task quotas, and the status_poll quota for that delivery. */
+  /** The counters of the quotas a submission uses (limits.taskQuotas). */
   private static counted(deps: AbuseDeps, s: GuardedSubmission, now: Date): Counted[] {
-    const { task, statusPoll } = deps.abuse.policies;
-    const quotas = s.input.delivery === 'status_poll' ? [...task.quotas, statusPoll] : task.quotas;
-    return quotas.map((quota) => {
+    return taskQuotas(deps.abuse.policies, s.input.delivery).map((quota) => {
       const window = windowOf(quota.window, now);
       return { quota, window, key: counterKey(quota, s.caller.clientHash, window) };
     });
@@ -142,11 +137,10 @@ export class SubmissionGuards {
     if (record) return { kind: 'replay', replay: replayOf(record, s.requestHash), headers: this.taskQuotaHeaders(s) };
 
     const { task } = this.deps.abuse.policies;
-    const counted = SubmissionGuards.counted(this.deps, s, this.now);
+    const counted = this.quotasOf.get(s) ?? SubmissionGuards.counted(this.deps, s, this.now);
     for (const c of counted) {
       if ((this.counts.get(c.key) ?? 0) < c.quota.limit) continue;
-      const what = c.quota.name === 'status_poll_per_day' ? 'tasks with delivery status_poll' : 'task submissions';
-      throw rateLimited(c.quota, c.window, this.now, task.policy, what);
+      throw rateLimited(c.quota, c.window, this.now, task.policy, 'task submissions');
     }
     const capKey = dailyTaskCapKey(this.now);
     if ((this.counts.get(capKey) ?? 0) >= this.deps.config.limits.dailyTaskCap) throw capacityReached(this.now, task.policy);
@@ -178,12 +172,7 @@ export class SubmissionGuards {
 
   /** RateLimit-* of the task quotas (not the status_poll one) as they stand now. */
   private taskQuotaHeaders(s: GuardedSubmission): Record<string, string> {
-    const { task } = this.deps.abuse.policies;
-    const standings = task.quotas.map((quota) => {
-      const window = windowOf(quota.window, this.now);
-      return { limit: quota.limit, used: this.counts.get(counterKey(quota, s.caller.clientHash, window)) ?? 0, resetsAt: window.resetsAt };
-    });
-    return { 'RateLimit-Policy': task.policy, ...rateLimitHeaders(standings, this.now) };
+    return quotaHeaders(this.deps.abuse.policies.task, s.caller.clientHash, this.now, (key) => this.counts.get(key) ?? 0);
   }
 
   /** Writes what the admitted submissions used: the counters and the Idempotency-Key records. */
