@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { Config } from '../config.js';
+import { loadOnce } from '../domain/load-once.js';
 import type { MailAttachment } from './attachments.js';
 
 interface Nodemailer {
@@ -11,29 +12,20 @@ interface Nodemailer {
   parseConnectionUrl: (url: string) => Record<string, unknown>;
 }
 
-let loading: Promise<Nodemailer> | undefined;
-
 /**
  * nodemailer is loaded with the first mail, not at start: an instance that sends none (no
  * OPERATOR_EMAIL, agents without contact_email) never pays its memory. A failed load is tried
  * again by the next send (the worker retries the mail).
  */
-function loadNodemailer(): Promise<Nodemailer> {
-  if (!loading) {
-    const attempt = import('nodemailer').then(({ default: nodemailer }) => {
-      // Given `{ url }`, nodemailer builds its options from the URL alone and drops every other key
-      // (pool, timeouts), so the URL is parsed with nodemailer's own parser and the keys added to it.
-      // The module is CommonJS without typings; load it the CommonJS way, typed by hand.
-      const { parseConnectionUrl } = createRequire(import.meta.url)('nodemailer/lib/shared') as Pick<Nodemailer, 'parseConnectionUrl'>;
-      return { createTransport: nodemailer.createTransport.bind(nodemailer), parseConnectionUrl };
-    });
-    loading = attempt;
-    attempt.catch(() => {
-      if (loading === attempt) loading = undefined;
-    });
-  }
-  return loading;
-}
+const loadNodemailer: () => Promise<Nodemailer> = loadOnce(() =>
+  import('nodemailer').then(({ default: nodemailer }) => {
+    // Given `{ url }`, nodemailer builds its options from the URL alone and drops every other key
+    // (pool, timeouts), so the URL is parsed with nodemailer's own parser and the keys added to it.
+    // The module is CommonJS without typings; load it the CommonJS way, typed by hand.
+    const { parseConnectionUrl } = createRequire(import.meta.url)('nodemailer/lib/shared') as Pick<Nodemailer, 'parseConnectionUrl'>;
+    return { createTransport: nodemailer.createTransport.bind(nodemailer), parseConnectionUrl };
+  }),
+);
 
 /** One transporter per transport, created on first use; a failed creation is tried again. */
 function lazyTransporter(create: (mailer: Nodemailer) => Transporter): { get: () => Promise<Transporter>; close: () => void } {

@@ -1,6 +1,7 @@
 import type * as ServerModule from '@modelcontextprotocol/sdk/server/index.js';
 import type * as TransportModule from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type * as TypesModule from '@modelcontextprotocol/sdk/types.js';
+import { loadOnce } from '../domain/load-once.js';
 
 /**
  * The MCP SDK is loaded on first use (the first MCP request or server card), not at start: its
@@ -17,26 +18,11 @@ export interface McpSdk {
   types: McpTypes;
 }
 
-/** Shares one load between concurrent callers; a failed load is tried again by the next call. */
-function once<T>(load: () => Promise<T>): () => Promise<T> {
-  let loading: Promise<T> | undefined;
-  return () => {
-    if (!loading) {
-      const attempt = load();
-      loading = attempt;
-      attempt.catch(() => {
-        if (loading === attempt) loading = undefined;
-      });
-    }
-    return loading;
-  };
-}
-
 /** Protocol constants and schemas only (the server card needs no more). */
-export const loadMcpTypes = once(() => import('@modelcontextprotocol/sdk/types.js'));
+export const loadMcpTypes = loadOnce(() => import('@modelcontextprotocol/sdk/types.js'));
 
 /** The server, the streamable HTTP transport and the protocol types. */
-export const loadMcpSdk = once(async (): Promise<McpSdk> => {
+export const loadMcpSdk = loadOnce(async (): Promise<McpSdk> => {
   const [server, transport, types] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),

@@ -2,6 +2,7 @@ import { createECDH, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type WebPush from 'web-push';
 import { AppError, validationFailed } from '../domain/errors.js';
+import { loadOnce } from '../domain/load-once.js';
 import { iso } from '../domain/time.js';
 import type { Change } from '../store/change-feed.js';
 import type { Db } from '../store/db.js';
@@ -59,19 +60,8 @@ export async function loadVapidKeys(db: Db): Promise<VapidKeys> {
   return JSON.parse(stored) as VapidKeys;
 }
 
-let webPush: Promise<typeof WebPush> | undefined;
-
 /** web-push (and its ASN.1 and big-number libraries) is loaded with the first notice, not at start. */
-function loadWebPush(): Promise<typeof WebPush> {
-  if (!webPush) {
-    const attempt = import('web-push').then((module) => module.default);
-    webPush = attempt;
-    attempt.catch(() => {
-      if (webPush === attempt) webPush = undefined;
-    });
-  }
-  return webPush;
-}
+const loadWebPush: () => Promise<typeof WebPush> = loadOnce(() => import('web-push').then((module) => module.default));
 
 const ENDPOINT_MAX = 2000;
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
