@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { padded } from './batches.js';
 import type { Db } from './db.js';
 import { withTransaction } from './db.js';
 import type { BlocklistTable } from './schema.js';
@@ -53,7 +54,12 @@ export async function hasActiveBlock(db: Db, kind: string, value: string, now: s
   return row !== undefined;
 }
 
-/** Every active entry that matches any of the subjects (the caller tells which matches which). */
+/**
+ * Every active entry that matches any of the subjects (the caller tells which matches which).
+ * One statement whose text depends only on how many distinct values there are, padded
+ * (batches.ts): every kind with every value, through the (kind, value) index; the pairs that match
+ * no subject are dropped here.
+ */
 export async function activeBlocksMatching(db: Db, subjects: BlockMatch[], now: string): Promise<Pick<BlockRow, 'kind' | 'value'>[]> {
   const values = { ip: new Set<string>(), email: new Set<string>(), domain: new Set<string>(), requester: new Set<string>() };
   for (const subject of subjects) {
@@ -62,14 +68,16 @@ export async function activeBlocksMatching(db: Db, subjects: BlockMatch[], now: 
     for (const domain of subject.domains) values.domain.add(domain);
     if (subject.requester !== undefined) values.requester.add(subject.requester);
   }
-  const kinds = Object.entries(values).filter(([, set]) => set.size > 0);
-  if (kinds.length === 0) return [];
-  return db
+  const all = new Set(Object.values(values).flatMap((set) => [...set]));
+  if (all.size === 0) return [];
+  const rows = await db
     .selectFrom('blocklist')
     .select(['kind', 'value'])
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-    .where((eb) => eb.or(kinds.map(([kind, set]) => eb.and([eb('kind', '=', kind), eb('value', 'in', [...set])]))))
+    .where('kind', 'in', Object.keys(values))
+    .where('value', 'in', padded([...all]))
     .execute();
+  return rows.filter((row) => values[row.kind as keyof typeof values]?.has(row.value) === true);
 }
 
 /** Deletes up to `limit` entries that expired before `before` (automatic blocks pile up under abuse); returns how many. */

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
-import pg from 'pg';
+import type { Client } from 'pg';
 import type { Logger } from 'pino';
 import type { Db, Store } from './db.js';
+import { loadPg } from './pg.js';
 
 /**
  * What changed, told to every instance: long-polls wake on it, the live console and read caches
@@ -126,7 +127,7 @@ class PostgresChangeFeed implements ChangeFeed {
   private readonly listeners = new Set<(change: Change) => void>();
   private readonly reconnectListeners = new Set<() => void>();
   private readonly publishListeners = new Set<(change: Change) => void>();
-  private client: pg.Client | undefined;
+  private client: Client | undefined;
   private started = false;
   private closed = false;
   private failures = 0;
@@ -177,6 +178,16 @@ class PostgresChangeFeed implements ChangeFeed {
   private async connect(): Promise<void> {
     this.retry = undefined;
     if (this.closed) return;
+    let pg: Awaited<ReturnType<typeof loadPg>>;
+    try {
+      pg = await loadPg();
+    } catch (error) {
+      this.options.log.error({ err: error }, 'change feed: could not load the PostgreSQL driver');
+      this.retry = setTimeout(() => void this.connect(), RECONNECT_MAX_MS);
+      this.retry.unref();
+      return;
+    }
+    if (this.closed) return;
     const client = new pg.Client({
       connectionString: this.options.databaseUrl,
       connectionTimeoutMillis: 5000,
@@ -221,7 +232,7 @@ class PostgresChangeFeed implements ChangeFeed {
   }
 
   /** The connection broke (or could not be opened): drop it and try again after a backoff. */
-  private lost(client: pg.Client, error?: unknown): void {
+  private lost(client: Client, error?: unknown): void {
     if (this.client !== client) return;
     this.client = undefined;
     this.isConnected = false;

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { padded, writeChunks } from './batches.js';
 import type { Db } from './db.js';
 import { reusableQuery } from './prepared.js';
 
@@ -45,7 +46,7 @@ export async function incrementCounter(db: Db, key: string, expiresAt: string, b
 
 export async function readCounters(db: Db, keys: string[]): Promise<Map<string, number>> {
   if (keys.length === 0) return new Map();
-  const rows = await db.selectFrom('counters').select(['key', 'count']).where('key', 'in', keys).execute();
+  const rows = await db.selectFrom('counters').select(['key', 'count']).where('key', 'in', padded(keys)).execute();
   return new Map(rows.map((r) => [r.key, Number(r.count)]));
 }
 
@@ -59,22 +60,25 @@ export async function sweepExpiredCounters(db: Db, now: string, limit = 10_000):
 }
 
 /**
- * Adds each count to its key in one upsert (the read limiter's flush, a batch of submissions) and
- * returns the new totals. Callers chunk large batches: one statement may bind only so many
- * parameters.
+ * Adds each count to its key (the read limiter's flush, a batch of submissions) and returns the
+ * new totals: one upsert, or on SQLite one per chunk of a few fixed sizes (batches.ts). The keys
+ * must be distinct.
  */
 export async function addCounts(db: Db, counts: { key: string; count: number; expiresAt: string }[]): Promise<Map<string, number>> {
-  if (counts.length === 0) return new Map();
-  const rows = await db
-    .insertInto('counters')
-    .values(counts.map((c) => ({ key: c.key, count: c.count, expires_at: c.expiresAt })))
-    .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql<number>`counters.count + excluded.count` }))
-    .returning(['key', 'count'])
-    .execute();
-  return new Map(rows.map((r) => [r.key, Number(r.count)]));
+  const totals = new Map<string, number>();
+  for (const chunk of writeChunks(db, counts, 3)) {
+    const rows = await db
+      .insertInto('counters')
+      .values(chunk.map((c) => ({ key: c.key, count: c.count, expires_at: c.expiresAt })))
+      .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql<number>`counters.count + excluded.count` }))
+      .returning(['key', 'count'])
+      .execute();
+    for (const row of rows) totals.set(row.key, Number(row.count));
+  }
+  return totals;
 }
 
 export async function deleteCounters(db: Db, keys: string[]): Promise<void> {
   if (keys.length === 0) return;
-  await db.deleteFrom('counters').where('key', 'in', keys).execute();
+  await db.deleteFrom('counters').where('key', 'in', padded(keys)).execute();
 }

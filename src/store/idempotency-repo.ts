@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { padded, writeChunks } from './batches.js';
 import type { Db } from './db.js';
 import type { IdempotencyKeysTable } from './schema.js';
 
@@ -21,17 +22,21 @@ export async function findIdempotencyRecords(db: Db, pairs: { clientHash: string
   return db
     .selectFrom('idempotency_keys')
     .selectAll()
-    .where((eb) => eb.or(pairs.map((p) => eb.and([eb('client_hash', '=', p.clientHash), eb('key', '=', p.key)]))))
+    .where((eb) => eb.or(padded(pairs).map((p) => eb.and([eb('client_hash', '=', p.clientHash), eb('key', '=', p.key)]))))
     .where('expires_at', '>', now)
     .execute();
 }
 
 /**
  * Inserts the records of a batch, each overwriting an expired record of its key, in one statement
- * (the caller holds every key's lock, so no live record can be in the way).
+ * (on SQLite one per chunk, batches.ts; the caller holds every key's lock, so no live record can
+ * be in the way).
  */
 export async function saveIdempotencyRecords(db: Db, rows: IdempotencyRow[]): Promise<void> {
-  if (rows.length === 0) return;
+  for (const chunk of writeChunks(db, rows, 9)) await saveChunk(db, chunk);
+}
+
+async function saveChunk(db: Db, rows: IdempotencyRow[]): Promise<void> {
   await db
     .insertInto('idempotency_keys')
     .values(rows)

@@ -1,4 +1,5 @@
 import { type Insertable, type Selectable, sql } from 'kysely';
+import { writeChunks } from './batches.js';
 import { type Db, type DialectName, withTransaction } from './db.js';
 import { claimDue } from './leased-queue.js';
 import type { OutboxTable } from './schema.js';
@@ -28,14 +29,21 @@ const LISTED = [
 ] as const;
 export type ListedOutboxRow = Pick<OutboxRow, (typeof LISTED)[number]>;
 
-/** Queues mails; a row with the same id already queued wins (mails that must exist at most once). */
+/** The columns of the outbox table (the parameters a row binds at most). */
+const OUTBOX_COLUMNS = 18;
+
+/**
+ * Queues mails; a row with the same id already queued wins (mails that must exist at most once).
+ * One statement, or on SQLite one per chunk of a few fixed sizes (batches.ts).
+ */
 export async function insertOutbox(db: Db, rows: Insertable<OutboxTable> | Insertable<OutboxTable>[]): Promise<void> {
-  if (Array.isArray(rows) && rows.length === 0) return;
-  await db
-    .insertInto('outbox')
-    .values(rows)
-    .onConflict((oc) => oc.column('id').doNothing())
-    .execute();
+  for (const chunk of writeChunks(db, Array.isArray(rows) ? rows : [rows], OUTBOX_COLUMNS)) {
+    await db
+      .insertInto('outbox')
+      .values(chunk)
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  }
 }
 
 /** Claims up to `limit` rows due at `at` (store/leased-queue.ts): `laterKinds` after every other due row. */

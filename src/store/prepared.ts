@@ -15,7 +15,8 @@ export function reusableQuery<A extends unknown[], R>(build: (db: Db, ...args: A
     let entry = compiled.get(adapter);
     if (!entry) {
       const query = build(db, ...placeholders).compile();
-      const slots = query.parameters.map((value) => placeholders.indexOf(value));
+      const index = new Map<unknown, number>(placeholders.map((value, i) => [value, i]));
+      const slots = query.parameters.map((value) => index.get(value) ?? -1);
       if (slots.includes(-1)) throw new Error('reusableQuery: every parameter must come from a placeholder');
       entry = { query, slots };
       compiled.set(adapter, entry);

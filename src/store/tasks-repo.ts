@@ -1,6 +1,7 @@
 import type { CompiledQuery, Insertable, Selectable } from 'kysely';
 import type { PublicAttachment, PublicTask } from '../domain/schemas.js';
 import type { Source, StatusEntry, TaskStatus, TaskType } from '../domain/task.js';
+import { isSqlite, padded, writeChunks } from './batches.js';
 import type { Db, Store } from './db.js';
 import { reusableQuery } from './prepared.js';
 import type { TasksTable } from './schema.js';
@@ -74,26 +75,46 @@ const TASK_COLUMNS = [
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
 
-// Submitting inserts one task per request with always the same columns: compile that once.
-const insertQuery = reusableQuery(
-  (db: Db, ...values: unknown[]) => db.insertInto('tasks').values(Object.fromEntries(TASK_COLUMNS.map((c, i) => [c, values[i]])) as Insertable<TasksTable>),
-  ...TASK_COLUMNS.map((c): unknown => `\u0000${c}`),
-);
+/**
+ * The insert of `count` tasks, always with the same columns, compiled once per row count (and
+ * dialect): only the counts batches.ts cuts a batch into on SQLite (powers of two up to 64), and
+ * one row on both stores.
+ */
+const insertQueries = new Map<number, (db: Db, ...values: unknown[]) => CompiledQuery>();
 
-export async function insertTask(db: Db, row: TaskRow): Promise<void> {
-  await db.executeQuery(insertQuery(db, ...TASK_COLUMNS.map((c) => row[c])));
+function insertQuery(count: number): (db: Db, ...values: unknown[]) => CompiledQuery {
+  let query = insertQueries.get(count);
+  if (!query) {
+    const width = TASK_COLUMNS.length;
+    const row = (values: unknown[], r: number) => Object.fromEntries(TASK_COLUMNS.map((c, i) => [c, values[r * width + i]])) as Insertable<TasksTable>;
+    query = reusableQuery(
+      (db: Db, ...values: unknown[]) => db.insertInto('tasks').values(Array.from({ length: count }, (_, r) => row(values, r))),
+      ...Array.from({ length: count }, (_, r) => TASK_COLUMNS.map((c): unknown => `\u0000${r}:${c}`)).flat(),
+    );
+    insertQueries.set(count, query);
+  }
+  return query;
 }
 
-/** Inserts the tasks of a batch of submissions in one statement (one, through the compiled insert). */
+export async function insertTask(db: Db, row: TaskRow): Promise<void> {
+  await db.executeQuery(insertQuery(1)(db, ...TASK_COLUMNS.map((c) => row[c])));
+}
+
+/**
+ * Inserts the tasks of a batch of submissions: on PostgreSQL in one statement, on SQLite in one
+ * per chunk (batches.ts), each through its compiled insert.
+ */
 export async function insertTasks(db: Db, rows: TaskRow[]): Promise<void> {
-  if (rows.length === 1 && rows[0]) return insertTask(db, rows[0]);
-  // Chunked: one statement may bind only so many parameters (SQLite 32 766, PostgreSQL 65 535).
-  const perStatement = Math.floor(30_000 / TASK_COLUMNS.length);
-  for (let i = 0; i < rows.length; i += perStatement) {
-    await db
-      .insertInto('tasks')
-      .values(rows.slice(i, i + perStatement) as Insertable<TasksTable>[])
-      .execute();
+  const compiled = isSqlite(db);
+  for (const chunk of writeChunks(db, rows, TASK_COLUMNS.length)) {
+    if (compiled || chunk.length === 1) {
+      await db.executeQuery(insertQuery(chunk.length)(db, ...chunk.flatMap((row) => TASK_COLUMNS.map((c) => row[c]))));
+    } else {
+      await db
+        .insertInto('tasks')
+        .values(chunk as Insertable<TasksTable>[])
+        .execute();
+    }
   }
 }
 
@@ -147,6 +168,15 @@ export async function findPublicTask(store: Store, cache: PublicTaskCache, id: s
     for (let i = 0; i < PUBLIC_COLUMNS.length; i++) row[PUBLIC_COLUMNS[i] as string] = values[i];
     return toPublicTask(row as PublicTaskRow);
   });
+}
+
+/**
+ * The public task if the read cache holds a current copy, without waiting or querying: for the
+ * status read's fast lane (http/fast-reads.ts). Nothing while SQLite's one connection is inside
+ * a transaction, as findPublicTask.
+ */
+export function cachedPublicTask(store: Store, cache: PublicTaskCache, id: string): Readonly<PublicTask> | undefined {
+  return store.sqlite?.inTransaction ? undefined : cache.get(id);
 }
 
 /**
@@ -229,7 +259,7 @@ export async function findByDedupeKeys(db: Db, dedupeKeys: string[], since: stri
   return db
     .selectFrom('tasks')
     .select(['id', 'client_hash', 'contact_email', 'dedupe_key'])
-    .where('dedupe_key', 'in', [...new Set(dedupeKeys)])
+    .where('dedupe_key', 'in', padded([...new Set(dedupeKeys)]))
     .where('created_at', '>', since)
     .orderBy('created_at', 'desc')
     .execute();
