@@ -1,16 +1,19 @@
 import cors from '@fastify/cors';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { AppDeps } from './deps.js';
 import { registerOpenApi } from './docs/openapi.js';
-import { registerAbuseHooks } from './http/abuse-hooks.js';
+import { abuseSteps } from './http/abuse-hooks.js';
 import { quietRequestLog } from './http/admin-auth.js';
-import { installResponseHeaders } from './http/caching.js';
+import { responseHygiene } from './http/caching.js';
+import { trustsProxyHops } from './http/client.js';
 import { installConnectionLimits, serverTimeoutOptions } from './http/connections.js';
 import { installErrorHandler } from './http/errors.js';
+import { installFastReads } from './http/fast-reads.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
-import { installRequestGuards, requestIdFor } from './http/guards.js';
+import { installBodyGuards, requestGuards, requestIdFor } from './http/guards.js';
 import { installMetricsHooks, registerMetricsRoute } from './http/metrics.js';
 import { installNotFound } from './http/not-found.js';
+import { installPipeline, type RequestStep } from './http/pipeline.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerBlocklistRoutes } from './http/routes/admin-blocklist.js';
 import { registerImportRoutes } from './http/routes/admin-import.js';
@@ -21,6 +24,7 @@ import { registerDocuments } from './http/routes/documents.js';
 import { registerPublicRoutes } from './http/routes/public.js';
 import { lazySerializers } from './http/serializer.js';
 import { validatorCompiler } from './http/validator.js';
+import { requestLoggerFactory } from './logger.js';
 import { registerMcp } from './mcp/routes.js';
 import { registerOperatorConsole } from './web/operator.js';
 import { notFoundPage, registerPages } from './web/pages.js';
@@ -52,9 +56,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Typed as the default instance: the pino logger is passed in, the server is plain HTTP/1.1.
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
+    childLoggerFactory: requestLoggerFactory as NonNullable<FastifyServerOptions['childLoggerFactory']>,
     bodyLimit: deps.config.limits.maxBodyBytes,
     // TRUST_PROXY=N: the client is the address N hops back in X-Forwarded-For.
-    trustProxy: (_address: string, hop: number) => hop < deps.config.trustProxy,
+    trustProxy: trustsProxyHops(deps.config.trustProxy),
     // A caller's X-Request-Id is kept when it is a plain token, so it can quote it back; anything
     // else (long, or with characters a log or header should not carry) gets a fresh UUID.
     requestIdHeader: false,
@@ -75,36 +80,56 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   installErrorHandler(app, deps.store.faults);
   installNotFound(app, deps, notFoundPage);
-  installMetricsHooks(app, deps);
+  const countResponse = installMetricsHooks(app, deps);
 
-  await app.register(cors, {
-    origin: '*',
-    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: [
-      'Content-Type',
-      'Idempotency-Key',
-      'Authorization',
-      'Accept',
-      'Mcp-Session-Id',
-      'Mcp-Protocol-Version',
-      'Last-Event-ID',
-      'X-Request-Id',
-      'If-None-Match',
-      'Prefer',
-      'Range',
-      'If-Range',
-      'Content-Disposition',
-    ],
-    exposedHeaders: [...EXPOSED_HEADERS, ...FILE_HEADERS],
-    maxAge: 86400,
-    strictPreflight: false,
+  // CORS (any origin, no credentials): a simple request only needs two fixed headers, set by a
+  // step of the pipeline. Preflights are answered by @fastify/cors, registered in a scope of its
+  // own that holds only its catch-all OPTIONS route, so its per-request hook (a copy of its
+  // options, the origin resolved anew, the lists joined again) runs on preflights alone.
+  const exposed = [...EXPOSED_HEADERS, ...FILE_HEADERS].join(', ');
+  const corsHeaders: RequestStep = (_request, reply) => {
+    reply.header('access-control-allow-origin', '*');
+    reply.header('access-control-expose-headers', exposed);
+    return undefined;
+  };
+  // Every request's checks and headers, in this order, as one hook per phase (http/pipeline.ts).
+  const connections = installConnectionLimits(app, deps.config.server, deps.config.trustProxy === 0);
+  const abuse = abuseSteps(app, deps);
+  const guards = requestGuards(app);
+  // Repeated status reads of an unchanged task are answered before the framework (http/fast-reads.ts).
+  const recordRead = installFastReads(app, deps, { countResponse, isOverCap: connections.isOverCap, draining: guards.draining });
+  installPipeline(app, {
+    request: [corsHeaders, guards.step, connections.refuse, abuse.request, connections.lift],
+    response: [responseHygiene, abuse.response, recordRead],
   });
-  installRequestGuards(app);
-  installResponseHeaders(app);
-  installConnectionLimits(app, deps.config.server, deps.config.trustProxy === 0);
+  installBodyGuards(app);
+  // After the pipeline, so preflights go through it too.
+  await app.register(async (preflights) => {
+    await preflights.register(cors, {
+      origin: '*',
+      methods: 'GET, HEAD, POST, PATCH, DELETE, OPTIONS',
+      allowedHeaders: [
+        'Content-Type',
+        'Idempotency-Key',
+        'Authorization',
+        'Accept',
+        'Mcp-Session-Id',
+        'Mcp-Protocol-Version',
+        'Last-Event-ID',
+        'X-Request-Id',
+        'If-None-Match',
+        'Prefer',
+        'Range',
+        'If-Range',
+        'Content-Disposition',
+      ].join(', '),
+      exposedHeaders: exposed,
+      maxAge: 86400,
+      strictPreflight: false,
+    });
+  });
 
   await registerOpenApi(app, deps);
-  registerAbuseHooks(app, deps);
   registerPublicRoutes(app, deps);
   await registerAdminRoutes(app, deps);
   await registerAttachmentRoutes(app, deps);

@@ -10,3 +10,73 @@ export function createLogger(level: string): Logger {
     },
   });
 }
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type LogMethod = (...args: unknown[]) => void;
+
+/**
+ * The per-request logger Fastify hands every request (its childLoggerFactory), made on first use:
+ * pino builds a child's bindings (serialized, through the redaction) when it is created, which
+ * cost a few microseconds on every request although most requests log nothing at the configured
+ * level. A call at a disabled level stays a no-op and builds nothing.
+ */
+class RequestLogger {
+  private made: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Record<string, unknown>,
+    private readonly options: Record<string, unknown>,
+  ) {}
+
+  private real(): Logger {
+    this.made ??= this.parent.child(this.bindings, this.options);
+    return this.made;
+  }
+
+  get level(): string {
+    return this.made?.level ?? (this.options.level as string | undefined) ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.real().level = level;
+  }
+
+  private log(level: Level, args: unknown[]): void {
+    if (this.made === undefined && this.options.level === undefined && !this.parent.isLevelEnabled(level)) return;
+    (this.real()[level] as LogMethod)(...args);
+  }
+
+  fatal(...args: unknown[]): void {
+    this.log('fatal', args);
+  }
+  error(...args: unknown[]): void {
+    this.log('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.log('warn', args);
+  }
+  info(...args: unknown[]): void {
+    this.log('info', args);
+  }
+  debug(...args: unknown[]): void {
+    this.log('debug', args);
+  }
+  trace(...args: unknown[]): void {
+    this.log('trace', args);
+  }
+  silent(): void {}
+
+  isLevelEnabled(level: string): boolean {
+    return this.made?.isLevelEnabled(level) ?? (this.options.level === undefined ? this.parent.isLevelEnabled(level) : this.real().isLevelEnabled(level));
+  }
+
+  child(bindings: Record<string, unknown>, options?: Record<string, unknown>): Logger {
+    return this.real().child(bindings, options);
+  }
+}
+
+/** Fastify's childLoggerFactory: the request's logger, built only when something is logged. */
+export function requestLoggerFactory(logger: object, bindings: object, options: object): object {
+  return new RequestLogger(logger as Logger, bindings as Record<string, unknown>, options as Record<string, unknown>);
+}

@@ -3,6 +3,7 @@ import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { installConnectionLimits, serverTimeoutOptions } from '../src/http/connections.js';
+import { installPipeline } from '../src/http/pipeline.js';
 import { startTestApp, type TestApp } from './support/app.js';
 
 /**
@@ -132,7 +133,8 @@ describe('long-polls (route config holdsRequests: true)', () => {
   it('are exempt from the idle timeout but count against the caps', async () => {
     const config = loadConfig({ IDLE_TIMEOUT_MS: '500', MAX_CONNECTIONS: '2', MAX_CONNECTIONS_PER_ADDRESS: '2' });
     const app = Fastify({ ...serverTimeoutOptions(config.server) });
-    installConnectionLimits(app, config.server, true);
+    const limits = installConnectionLimits(app, config.server, true);
+    installPipeline(app, { request: [limits.refuse, limits.lift], response: [] });
     const hold = (ms: number) => new Promise((r) => setTimeout(r, ms));
     app.get('/poll', { config: { holdsRequests: true } }, async () => {
       await hold(1500);

@@ -119,7 +119,6 @@ export function rateLimitHeaders(standings: Standing[], now: Date): Record<strin
   };
 }
 
-/** 429 `rate_limited` naming the quota, with Retry-After until its window resets. */
 /** `RateLimit-Policy` and the tightest quota's standing for a client, given each counter's use. */
 export function quotaHeaders(set: QuotaSet, clientHash: string, now: Date, used: (key: string) => number): Record<string, string> {
   const standings = set.quotas.map((quota) => {
@@ -129,6 +128,7 @@ export function quotaHeaders(set: QuotaSet, clientHash: string, now: Date, used:
   return { 'RateLimit-Policy': set.policy, ...rateLimitHeaders(standings, now) };
 }
 
+/** 429 `rate_limited` naming the quota, with Retry-After until its window resets. */
 export function rateLimited(quota: Quota, window: Window, now: Date, policy: string, what: string): AppError {
   const retry = secondsUntil(window.resetsAt, now);
   // "1 task with delivery status_poll", "3 tasks": the noun agrees with the number.

@@ -1,78 +1,75 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import type { ServiceDeps } from '../services/context.js';
+import { clientAddressOf } from './client.js';
+import type { RequestStep, ResponseStep } from './pipeline.js';
 
 /**
- * The HTTP side of abuse control, global because app.ts calls this on the root instance:
+ * The HTTP side of abuse control, as steps of the request pipeline (pipeline.ts):
  * - reads (route `config.kind === 'read'`) count against READ_LIMIT_PER_MINUTE in memory (see
  *   reads.ts) and carry RateLimit-Limit/Remaining/Reset;
  * - every response carries RateLimit-Policy: the submission policy on task and message routes,
- *   the read policy on everything else (reads, documents, admin, 404s, preflights, early errors).
- * This runs on every request, so the route kind is resolved once, when the route is registered
- * (a per-route hook, no per-request lookup), header values are precomputed, and client hashes of
- * recent addresses are cached.
+ *   the operator-key throttle's on admin routes, the read policy on everything else (reads,
+ *   documents, 404s, preflights, early errors).
+ * The policy is set when the request arrives, before the route's own hooks, so a 401 or a parse
+ * error still carries it. This runs on every request: header values are precomputed, and client
+ * hashes of recent addresses are cached.
  */
-
-type Hooks = onRequestHookHandler | onRequestHookHandler[] | undefined;
-
-function withHook(existing: Hooks, hook: onRequestHookHandler): onRequestHookHandler[] {
-  return existing === undefined ? [hook] : Array.isArray(existing) ? [hook, ...existing] : [hook, existing];
-}
-
-export async function registerAbuseHooks(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
+export function abuseSteps(app: FastifyInstance, deps: ServiceDeps): { request: RequestStep; response: ResponseStep } {
   const { policies, reads } = deps.abuse;
   const readPolicy = policies.read.policy;
   const readLimit = String(reads.limit);
-  const behindProxy = deps.config.trustProxy > 0;
+  const taskPolicy = policies.task.policy;
+  const messagePolicy = policies.message.policy;
+  // The admin API and console enforce the failed-key-attempt limit, not the read limit: advertise that.
+  const adminPolicy = deps.abuse.adminThrottle.policy;
 
-  // Without TRUST_PROXY the client is the socket address; skip request.ip's header parsing.
-  const hashOf = (request: FastifyRequest): string => deps.abuse.clientHash(behindProxy ? request.ip : (request.raw.socket.remoteAddress ?? ''));
+  const addressOf = clientAddressOf(deps.config.trustProxy);
+  const hashOf = (request: FastifyRequest): string => deps.abuse.clientHash(addressOf(request.raw));
 
-  function readHook(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  function countRead(request: FastifyRequest, reply: FastifyReply): AppError | undefined {
     const verdict = reads.take(hashOf(request));
     if (verdict.remaining < 0) {
       const retry = String(verdict.resetSeconds);
-      done(
-        new AppError(
-          'rate_limited',
-          `Limit reached: ${readLimit} reads per minute per client. Retry after ${retry} seconds.`,
-          { limit: 'reads_per_minute', retry_after_seconds: verdict.resetSeconds },
-          { 'Retry-After': retry, 'RateLimit-Policy': readPolicy, 'RateLimit-Limit': readLimit, 'RateLimit-Remaining': '0', 'RateLimit-Reset': retry },
-        ),
+      return new AppError(
+        'rate_limited',
+        `Limit reached: ${readLimit} reads per minute per client. Retry after ${retry} seconds.`,
+        { limit: 'reads_per_minute', retry_after_seconds: verdict.resetSeconds },
+        { 'Retry-After': retry, 'RateLimit-Policy': readPolicy, 'RateLimit-Limit': readLimit, 'RateLimit-Remaining': '0', 'RateLimit-Reset': retry },
       );
-      return;
     }
-    reply.header('RateLimit-Policy', readPolicy);
-    reply.header('RateLimit-Limit', readLimit);
-    reply.header('RateLimit-Remaining', String(verdict.remaining));
-    reply.header('RateLimit-Reset', String(verdict.resetSeconds));
-    done();
+    reply.header('ratelimit-policy', readPolicy);
+    reply.header('ratelimit-limit', readLimit);
+    reply.header('ratelimit-remaining', String(verdict.remaining));
+    reply.header('ratelimit-reset', String(verdict.resetSeconds));
+    return undefined;
   }
-
-  const policyHook = (policy: string): onRequestHookHandler =>
-    function setPolicy(_request, reply, done) {
-      reply.header('RateLimit-Policy', policy);
-      done();
-    };
-  const taskHook = policyHook(policies.task.policy);
-  const messageHook = policyHook(policies.message.policy);
-  // The admin API and console enforce the failed-key-attempt limit, not the read limit: advertise that.
-  const adminHook = policyHook(deps.abuse.adminThrottle.policy);
-
-  // Runs first among the route's own hooks, so a 401 or a parse error still carries the policy.
-  app.addHook('onRoute', (route) => {
-    const kind = route.config?.kind;
-    const hook = kind === 'read' ? readHook : kind === 'task' ? taskHook : kind === 'message' ? messageHook : kind === 'admin' ? adminHook : undefined;
-    if (hook) route.onRequest = withHook(route.onRequest as Hooks, hook);
-  });
-
-  // Everything else — documents, admin, 404s, CORS preflights — gets the read policy.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (!reply.hasHeader('ratelimit-policy')) reply.header('RateLimit-Policy', readPolicy);
-    done(null, payload);
-  });
 
   app.addHook('onClose', async () => {
     await reads.stop();
   });
+
+  return {
+    request: (request, reply, route) => {
+      switch (route.kind) {
+        case 'read':
+          return countRead(request, reply);
+        case 'task':
+          reply.header('ratelimit-policy', taskPolicy);
+          return undefined;
+        case 'message':
+          reply.header('ratelimit-policy', messagePolicy);
+          return undefined;
+        case 'admin':
+          reply.header('ratelimit-policy', adminPolicy);
+          return undefined;
+        default:
+          return undefined;
+      }
+    },
+    // Everything else — documents, 404s, CORS preflights, errors before routing — gets the read policy.
+    response: (_request, reply) => {
+      if (!reply.hasHeader('ratelimit-policy')) reply.header('ratelimit-policy', readPolicy);
+    },
+  };
 }

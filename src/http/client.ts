@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import { isIdempotencyKey } from '../domain/ids.js';
@@ -17,4 +19,20 @@ export function callerFrom(request: FastifyRequest, deps: ServiceDeps, source: S
     idempotencyKey = key;
   }
   return { clientHash: deps.abuse.clientHash(request.ip), source, idempotencyKey };
+}
+
+/** TRUST_PROXY=N: the client is the address N hops back in X-Forwarded-For (Fastify's trustProxy). */
+export function trustsProxyHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
+}
+
+/**
+ * The client's address from the raw request, as Fastify's `request.ip` gives it (the same
+ * library and trust function), for code that runs without a Fastify request or on every request:
+ * without TRUST_PROXY the socket's address, without parsing X-Forwarded-For.
+ */
+export function clientAddressOf(hops: number): (request: IncomingMessage) => string {
+  if (hops === 0) return (request) => request.socket.remoteAddress ?? '';
+  const trust = trustsProxyHops(hops);
+  return (request) => proxyAddr(request, trust);
 }

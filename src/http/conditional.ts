@@ -33,6 +33,11 @@ export function representationOf(reply: FastifyReply, value: object): Representa
   return found;
 }
 
+/** The representation already made of a value, if any (nothing is serialized). */
+export function madeRepresentation(value: object): Representation | undefined {
+  return representations.get(value);
+}
+
 /**
  * If-None-Match (RFC 9110 13.1.2): `*`, or a list of entity tags compared weakly (a `W/` prefix
  * is ignored), as GET requires.

@@ -1,7 +1,8 @@
 import type { Socket } from 'node:net';
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ServerSettings } from '../config.js';
 import { AppError } from '../domain/errors.js';
+import type { RequestStep } from './pipeline.js';
 
 /**
  * Connection handling: slow or silent clients and floods of sockets cannot hold the service.
@@ -52,7 +53,16 @@ export function serverTimeoutOptions(settings: ServerSettings) {
   };
 }
 
-export function installConnectionLimits(app: FastifyInstance, settings: ServerSettings, perAddress: boolean): void {
+/**
+ * Counts connections on the server and returns the two steps of the request pipeline
+ * (pipeline.ts) that act on them: `refuse` answers a connection over a cap, `lift` lifts the idle
+ * timeout of a request that is held on purpose; and `isOverCap` for the status read's fast lane.
+ */
+export function installConnectionLimits(
+  app: FastifyInstance,
+  settings: ServerSettings,
+  perAddress: boolean,
+): { refuse: RequestStep; lift: RequestStep; isOverCap: (socket: Socket) => boolean } {
   const server = app.server;
   const byAddress = new Map<string, number>();
   const overCap = new WeakSet<Socket>();
@@ -76,30 +86,23 @@ export function installConnectionLimits(app: FastifyInstance, settings: ServerSe
     }
   });
 
-  const refuse: onRequestHookHandler = (request, reply, done) => {
-    if (!overCap.has(request.raw.socket)) return done();
-    reply.header('Connection', 'close');
+  const refuse: RequestStep = (request, reply) => {
+    if (!overCap.has(request.raw.socket)) return undefined;
+    reply.header('connection', 'close');
     request.log.warn({ open }, 'connection refused: too many open connections');
-    return done(
-      new AppError(
-        'service_unavailable',
-        `Too many open connections${perAddress ? ' from this address or in total' : ''}; close idle connections and retry after ${RETRY_AFTER_SECONDS} seconds.`,
-        { retry_after_seconds: RETRY_AFTER_SECONDS },
-        { 'Retry-After': String(RETRY_AFTER_SECONDS) },
-      ),
+    return new AppError(
+      'service_unavailable',
+      `Too many open connections${perAddress ? ' from this address or in total' : ''}; close idle connections and retry after ${RETRY_AFTER_SECONDS} seconds.`,
+      { retry_after_seconds: RETRY_AFTER_SECONDS },
+      { 'Retry-After': String(RETRY_AFTER_SECONDS) },
     );
   };
-  app.addHook('onRequest', refuse);
 
-  // A held long-poll is silent by design: lift the idle timeout while it is held.
-  app.addHook('onRoute', (route) => {
-    if (route.config?.holdsRequests !== true) return;
-    const lift: onRequestHookHandler = (request, _reply, done) => {
-      // A GET is held only when it asks to wait (Prefer: wait): a plain read keeps its timeout.
-      if (request.method !== 'GET' || request.headers.prefer !== undefined) request.raw.socket.setTimeout(0);
-      done();
-    };
-    const existing = route.onRequest;
-    route.onRequest = existing === undefined ? [lift] : Array.isArray(existing) ? [lift, ...existing] : [lift, existing];
-  });
+  // A held long-poll is silent by design: lift the idle timeout while it is held. A GET is held
+  // only when it asks to wait (Prefer: wait): a plain read keeps its timeout.
+  const lift: RequestStep = (request, _reply, route) => {
+    if (route.holdsRequests === true && (request.method !== 'GET' || request.headers.prefer !== undefined)) request.raw.socket.setTimeout(0);
+    return undefined;
+  };
+  return { refuse, lift, isOverCap: (socket) => overCap.has(socket) };
 }

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
 import { bodyGuardError } from '../domain/body-guard.js';
 import { AppError } from '../domain/errors.js';
+import type { RequestStep } from './pipeline.js';
 
 /**
  * Checks every request gets before any route: its id, a NUL byte in the URL, and (on every route
- * that takes a body) the body guards. Hooks that run on every request
- * are callback-style: an async hook costs a promise per request.
+ * that takes a body) the body guards.
  */
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -20,44 +20,48 @@ export function requestIdFor(request: { headers: FastifyRequest['headers'] }): s
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-export function installRequestGuards(app: FastifyInstance): void {
+/**
+ * The guards every request gets when it arrives, a step of the request pipeline (pipeline.ts):
+ * its id echoed, a 503 while draining, a NUL byte in the URL, a body in a charset other than UTF-8.
+ * `draining` tells whether the server is closing (the status read's fast lane then stands aside).
+ */
+export function requestGuards(app: FastifyInstance): { step: RequestStep; draining: () => boolean } {
   // Echo the request id so a client can quote it; the log carries the same id. A NUL byte in the
   // URL is never meaningful, and PostgreSQL cannot even compare text holding one: refuse it here.
-  // (Hooks on every request are callback-style: an async hook costs a promise per request.)
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
     done();
   });
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('X-Request-Id', request.id);
+  const step: RequestStep = (request, reply) => {
+    reply.header('x-request-id', request.id);
     if (closing) {
       // Draining for shutdown: send the client elsewhere (a load balancer retries another instance).
-      reply.header('Connection', 'close');
-      done(new AppError('service_unavailable', 'The service is restarting; try again shortly.', {}, { 'Retry-After': '5' }));
-      return;
+      reply.header('connection', 'close');
+      return new AppError('service_unavailable', 'The service is restarting; try again shortly.', {}, { 'Retry-After': '5' });
     }
     if (request.url.includes('%00')) {
-      done(new AppError('malformed_request', 'The URL contains a NUL character.', { details: ['the path and query must not contain %00'] }));
-      return;
+      return new AppError('malformed_request', 'The URL contains a NUL character.', { details: ['the path and query must not contain %00'] });
     }
     // Bodies are read as UTF-8: one declared in another charset would be silently misread. Refuse it.
     const type = request.headers['content-type'];
     const charset = type === undefined || !TEXT_BODY.test(type) ? null : CHARSET.exec(type);
     if (charset?.[1] !== undefined && !/^utf-?8$/i.test(charset[1])) {
-      done(
-        new AppError('unsupported_media_type', 'Send the body as UTF-8 (charset=utf-8 or no charset).', {
-          details: [`charset ${charset[1].slice(0, 40)} is not accepted`],
-        }),
-      );
-      return;
+      return new AppError('unsupported_media_type', 'Send the body as UTF-8 (charset=utf-8 or no charset).', {
+        details: [`charset ${charset[1].slice(0, 40)} is not accepted`],
+      });
     }
-    done();
-  });
+    return undefined;
+  };
+  return { step, draining: () => closing };
+}
 
-  // The body guards (domain/body-guard.ts: nesting, numbers JSON cannot hold, NUL, unpaired
-  // surrogates) run on every route that takes a body, whatever the door — the API, MCP, the web
-  // form and the console — before the route or any schema sees it.
+/**
+ * The body guards (domain/body-guard.ts: nesting, numbers JSON cannot hold, NUL, unpaired
+ * surrogates) run on every route that takes a body, whatever the door — the API, MCP, the web
+ * form and the console — before the route or any schema sees it.
+ */
+export function installBodyGuards(app: FastifyInstance): void {
   const checkBody: preValidationHookHandler = (request, _reply, done) => {
     const refusal = bodyGuardError(request.body);
     return refusal ? done(refusal) : done();

@@ -10,7 +10,7 @@ import { iso } from '../domain/time.js';
 import { statusPageUrl, statusUrl } from '../domain/urls.js';
 import * as outbox from '../mail/outbox.js';
 import { withTransaction } from '../store/db.js';
-import { findPublicTask, insertTasks, type TaskRow } from '../store/tasks-repo.js';
+import { cachedPublicTask, findPublicTask, insertTasks, type TaskRow } from '../store/tasks-repo.js';
 import type { Caller, ServiceDeps } from './context.js';
 import type { Outcome } from './group-commit.js';
 
@@ -189,6 +189,11 @@ function replayResult(replay: guards.StoredResponse, headers: Record<string, str
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** getTask's answer when the read cache already holds it (no query, no wait); otherwise undefined. */
+export function cachedTask(deps: ServiceDeps, taskId: string): Readonly<PublicTask> | undefined {
+  return ANY_TASK_ID_PATTERN.test(taskId) ? cachedPublicTask(deps.store, deps.taskCache, taskId) : undefined;
 }
 
 /** The task as anyone holding its id may read it. Shared and frozen: do not modify it. */

@@ -16,7 +16,6 @@ import { health } from '../../services/health.js';
 import { sendMessage } from '../../services/messages.js';
 import { readiness } from '../../services/readiness.js';
 import { getTask, submitTask } from '../../services/tasks.js';
-import { statusReadCaching } from '../caching.js';
 import { callerFrom } from '../client.js';
 import { noneMatch, preferredWait, representationOf } from '../conditional.js';
 
@@ -32,6 +31,9 @@ declare module 'fastify' {
     holdsRequests?: boolean;
   }
 }
+
+/** The status read's route (also answered by the fast lane, http/fast-reads.ts). */
+export const STATUS_ROUTE = '/api/v1/tasks/:task_id';
 
 const TaskIdParams = Type.Object({ task_id: Type.String({ maxLength: 200 }) });
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
@@ -68,11 +70,9 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
   // Registered without the type provider: the handler sends the body it already serialized
   // (a string, hashed for the ETag) and a bodiless 304, which the typed reply would not accept.
   server.get<{ Params: Static<typeof TaskIdParams> }>(
-    '/api/v1/tasks/:task_id',
+    STATUS_ROUTE,
     {
       config: { kind: 'read', holdsRequests: true },
-      // Cache-Control: private, no-cache (the id is an access token); the ETag is the handler's own.
-      onSend: statusReadCaching,
       schema: {
         operationId: 'getTask',
         summary: 'Get a task and its status',
@@ -120,9 +120,11 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
           else task = result.task ?? task;
           ({ body, etag } = representationOf(reply, task));
         }
-        if (noneMatch(known, etag)) return reply.code(304).header('ETag', etag).send();
+        if (noneMatch(known, etag)) return reply.code(304).header('etag', etag).send();
       }
-      return reply.header('ETag', etag).type('application/json; charset=utf-8').send(body);
+      // private, no-cache: the id is an access token (no shared cache may keep the task), and the
+      // poller revalidates cheaply with the ETag.
+      return reply.header('etag', etag).header('cache-control', 'private, no-cache').type('application/json; charset=utf-8').send(body);
     },
   );
 

@@ -1,0 +1,162 @@
+import { request as httpRequest } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { patchOk, submit } from './operator.support.js';
+import { STORES, type TestApp, useTestApp, writeTask } from './support/app.js';
+
+/**
+ * The status read's fast lane (src/http/fast-reads.ts): a repeated read of an unchanged task is
+ * answered before the framework, with the framework's own headers and bytes. Which of the two
+ * answered shows in the order of the headers: the lane writes the per-request ones
+ * (X-Request-Id, RateLimit-Remaining, RateLimit-Reset) after the recorded ones, the framework
+ * writes X-Request-Id before the ETag.
+ */
+
+interface RawRead {
+  status: number;
+  /** Header names (lower case) in the order they were sent, with their values. */
+  headers: [string, string][];
+  body: string;
+}
+
+function rawRead(t: TestApp, taskId: string, headers: Record<string, string> = {}): Promise<RawRead> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${t.url}/api/v1/tasks/${taskId}`, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const pairs: [string, string][] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([(res.rawHeaders[i] ?? '').toLowerCase(), res.rawHeaders[i + 1] ?? '']);
+        resolve({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks).toString('utf8') });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const header = (read: RawRead, name: string) => read.headers.find(([n]) => n === name)?.[1];
+const position = (read: RawRead, name: string) => read.headers.findIndex(([n]) => n === name);
+/** True when the fast lane answered (see above). */
+const byLane = (read: RawRead) => position(read, 'x-request-id') > position(read, 'etag');
+/** The headers that are the same for every answer to the same read. */
+const PER_REQUEST = new Set(['x-request-id', 'ratelimit-remaining', 'ratelimit-reset', 'date']);
+const fixed = (read: RawRead) => Object.fromEntries(read.headers.filter(([name]) => !PER_REQUEST.has(name)).sort(([a], [b]) => a.localeCompare(b)));
+
+/** Reads until the lane answers (the task is in the read cache and a read was recorded). */
+async function laneRead(t: TestApp, taskId: string, headers: Record<string, string> = {}): Promise<RawRead> {
+  let read = await rawRead(t, taskId, headers);
+  for (let i = 0; i < 50 && !byLane(read); i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    read = await rawRead(t, taskId, headers);
+  }
+  return read;
+}
+
+describe.each(STORES)('status read fast lane (%s)', (store) => {
+  const t = useTestApp({ store });
+
+  it("answers a repeated read with the framework's headers and bytes, 200 and 304 alike", async () => {
+    const id = await submit(t);
+    const lane = await laneRead(t, id);
+    expect(byLane(lane)).toBe(true);
+    // A read asking to wait (even 0 s) always goes to the framework.
+    const framework = await rawRead(t, id, { prefer: 'wait=0' });
+    expect(byLane(framework)).toBe(false);
+    expect(lane.status).toBe(200);
+    expect(lane.body).toBe(framework.body);
+    expect(fixed(lane)).toEqual(fixed(framework));
+    expect(JSON.parse(lane.body).task_id).toBe(id);
+    expect(header(lane, 'cache-control')).toBe('private, no-cache');
+    expect(header(lane, 'access-control-allow-origin')).toBe('*');
+    // The per-request headers are made anew: a fresh id, and the read counted.
+    expect(header(lane, 'x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(header(lane, 'x-request-id')).not.toBe(header(framework, 'x-request-id'));
+    expect(Number(header(lane, 'ratelimit-remaining'))).toBeGreaterThan(Number(header(framework, 'ratelimit-remaining')));
+
+    const etag = header(lane, 'etag') ?? '';
+    const notModified = await laneRead(t, id, { 'if-none-match': etag });
+    expect(byLane(notModified)).toBe(true);
+    const notModifiedFramework = await rawRead(t, id, { 'if-none-match': etag, prefer: 'wait=0' });
+    expect(notModified.status).toBe(304);
+    expect(notModified.body).toBe('');
+    expect(fixed(notModified)).toEqual(fixed(notModifiedFramework));
+  });
+
+  it('shows a change on the very next read, whichever way the task changed', async () => {
+    const id = await submit(t);
+    const before = await laneRead(t, id);
+    expect(byLane(before)).toBe(true);
+    await patchOk(t, id, { status: 'accepted' });
+    const afterPatch = await rawRead(t, id);
+    expect(JSON.parse(afterPatch.body).status).toBe('accepted');
+    expect(header(afterPatch, 'etag')).not.toBe(header(before, 'etag'));
+    // The old ETag no longer matches: 200 with the new task, not a 304.
+    expect((await rawRead(t, id, { 'if-none-match': header(before, 'etag') ?? '' })).status).toBe(200);
+
+    expect(byLane(await laneRead(t, id))).toBe(true);
+    await writeTask(t, id, { operator_notes: 'Written straight to the store.' });
+    expect(JSON.parse((await rawRead(t, id)).body).operator_notes).toBe('Written straight to the store.');
+  });
+
+  it("echoes the caller's request id", async () => {
+    const id = await submit(t);
+    await laneRead(t, id);
+    const read = await rawRead(t, id, { 'x-request-id': 'agent-trace.42' });
+    expect(byLane(read)).toBe(true);
+    expect(header(read, 'x-request-id')).toBe('agent-trace.42');
+    const odd = await rawRead(t, id, { 'x-request-id': 'no spaces allowed' });
+    expect(header(odd, 'x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('leaves other URLs to the framework: a query string, a trailing slash, HEAD', async () => {
+    const id = await submit(t);
+    await laneRead(t, id);
+    for (const suffix of ['?x=1', '/']) {
+      const read = await rawRead(t, `${id}${suffix}`);
+      expect(read.status).toBe(200);
+      expect(byLane(read)).toBe(false);
+    }
+    const head = await fetch(`${t.url}/api/v1/tasks/${id}`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('etag')).toBeTruthy();
+  });
+});
+
+describe.each(STORES)('status read fast lane under the read limit (%s)', (store) => {
+  const t = useTestApp({ store, env: { READ_LIMIT_PER_MINUTE: '4' } });
+
+  it('counts every read it answers, and the read over the limit is refused with 429', async () => {
+    const id = await submit(t);
+    const first = await rawRead(t, id);
+    const second = await rawRead(t, id);
+    const third = await rawRead(t, id);
+    expect(byLane(third)).toBe(true);
+    expect([first, second, third].map((r) => header(r, 'ratelimit-remaining'))).toEqual(['3', '2', '1']);
+    expect(header(await rawRead(t, id), 'ratelimit-remaining')).toBe('0');
+    const refused = await rawRead(t, id);
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body).error).toBe('rate_limited');
+    expect(header(refused, 'retry-after')).toMatch(/^\d+$/);
+  });
+});
+
+describe.each(STORES)('status read fast lane behind a proxy (%s)', (store) => {
+  const t = useTestApp({ store, env: { READ_LIMIT_PER_MINUTE: '3', TRUST_PROXY: '1' } });
+
+  it('counts each client by its forwarded address, as the framework does', async () => {
+    const id = await submit(t);
+    const alice = { 'x-forwarded-for': '198.51.100.7' };
+    const bob = { 'x-forwarded-for': '198.51.100.8' };
+    const first = await rawRead(t, id, alice);
+    const second = await rawRead(t, id, alice);
+    expect(byLane(second)).toBe(true);
+    expect([first, second].map((r) => header(r, 'ratelimit-remaining'))).toEqual(['2', '1']);
+    // Another client behind the same proxy has a count of its own, through the lane too.
+    const other = await rawRead(t, id, bob);
+    expect(byLane(other)).toBe(true);
+    expect(header(other, 'ratelimit-remaining')).toBe('2');
+    expect(header(await rawRead(t, id, alice), 'ratelimit-remaining')).toBe('0');
+    expect((await rawRead(t, id, alice)).status).toBe(429);
+    expect((await rawRead(t, id, bob)).status).toBe(200);
+  });
+});
