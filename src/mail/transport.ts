@@ -27,27 +27,25 @@ const loadNodemailer: () => Promise<Nodemailer> = loadOnce(() =>
   }),
 );
 
-/** One transporter per transport, created on first use; a failed creation is tried again. */
+/**
+ * One transporter per transport, created on first use (loadOnce: a failed creation is tried again
+ * by the next send). Closing closes it if it was ever asked for, and never creates one.
+ */
 function lazyTransporter(create: (mailer: Nodemailer) => Transporter): { get: () => Promise<Transporter>; close: () => void } {
-  let transporter: Promise<Transporter> | undefined;
+  const load = loadOnce(() => loadNodemailer().then(create));
+  let asked = false;
   return {
     get: () => {
-      if (!transporter) {
-        const attempt = loadNodemailer().then(create);
-        transporter = attempt;
-        attempt.catch(() => {
-          if (transporter === attempt) transporter = undefined;
-        });
-      }
-      return transporter;
+      asked = true;
+      return load();
     },
     close: () => {
-      const current = transporter;
-      transporter = undefined;
-      current?.then(
-        (t) => t.close(),
-        () => undefined,
-      );
+      if (asked) {
+        load().then(
+          (transporter) => transporter.close(),
+          () => undefined,
+        );
+      }
     },
   };
 }
