@@ -31,9 +31,10 @@ export function peakRssMb(pid: number): number {
   return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
 }
 
-async function startService(env: Record<string, string>, extraFlags: string[]): Promise<BenchService> {
+async function startService(env: Record<string, string>, extraFlags: string[], wrapper: string[]): Promise<BenchService> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...extraFlags, 'dist/server.mjs'], {
+  const [command, ...wrapperArgs] = [...wrapper, process.execPath];
+  const child = spawn(command ?? process.execPath, [...wrapperArgs, ...NODE_FLAGS, ...extraFlags, 'dist/server.mjs'], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
@@ -57,7 +58,8 @@ async function startService(env: Record<string, string>, extraFlags: string[]): 
       ...env,
     },
   });
-  await waitForServer(`http://127.0.0.1:${port}/api/v1/health`);
+  // Under a wrapper such as valgrind the service starts tens of times slower.
+  await waitForServer(`http://127.0.0.1:${port}/api/v1/health`, wrapper.length > 0 ? 300_000 : 30_000);
   return { process: child, port };
 }
 
@@ -99,6 +101,8 @@ export interface SetupOptions {
   instances: number;
   extraFlags?: string[];
   env?: Record<string, string>;
+  /** A command the service runs under (e.g. valgrind and its options), before `node`. */
+  wrapper?: string[];
 }
 
 export interface RunningSetup {
@@ -127,7 +131,7 @@ export async function startSetup(options: SetupOptions): Promise<RunningSetup> {
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < options.instances; i++) services.push(await startService(env, options.extraFlags ?? []));
+    for (let i = 0; i < options.instances; i++) services.push(await startService(env, options.extraFlags ?? [], options.wrapper ?? []));
     if (options.instances > 1) balancer = await startBalancerProcess(services.map((s) => s.port));
   } catch (error) {
     await stop();
