@@ -7,11 +7,12 @@ import { adminKeyMatches, markFailedKeyAttempt } from '../../http/admin-auth.js'
 import type { ServiceDeps } from '../../services/context.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { type ConsoleKit, type Form, HIDDEN, OPEN_QUERY, QUERY_FIELD, safeNext, text } from './console-kit.js';
+import type { LiveStreams } from './live.js';
 import { endSession, readSession, startSession } from './session.js';
 import { loginView } from './views/lists.js';
 
-/** The console's assets, sign-in and sign-out. */
-export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
+/** The console's assets, sign-in and sign-out (which also ends the session's live event streams). */
+export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit, live: LiveStreams): void {
   const { render, session, guarded } = kit;
   scope.get('/operator/assets/console.css', { config: { kind: 'none' }, schema: HIDDEN }, async (_request, reply) =>
     reply.header('Cache-Control', 'no-cache').type('text/css; charset=utf-8').send(CONSOLE_CSS),
@@ -45,7 +46,9 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
   });
 
   scope.post('/operator/logout', guarded, async (request, reply) => {
-    await endSession(deps, reply, session(request));
+    const ended = session(request);
+    await endSession(deps, reply, ended);
+    live.endSession(ended.sid);
     return reply.redirect('/operator/login', 303);
   });
 }

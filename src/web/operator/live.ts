@@ -1,7 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceDeps } from '../../services/context.js';
 import { liveEvent, unseenTasks } from '../../services/live-console.js';
 import type { Change } from '../../store/change-feed.js';
+import type { ConsoleKit } from './console-kit.js';
+import { readSession } from './session.js';
 
 /**
  * GET /operator/events: server-sent events for open console pages, authenticated by the session
@@ -9,17 +11,28 @@ import type { Change } from '../../store/change-feed.js';
  * feed), `resync` after the PostgreSQL LISTEN connection came back (changes may have been missed),
  * and a comment every HEARTBEAT_MS so proxies keep the stream open. The console's script updates
  * the queue and the title; without it the pages work with reload.
+ *
+ * A stream lives no longer than its session: signing out ends the session's streams on this
+ * instance at once, and every stream checks its session again before each event and each
+ * heartbeat, so a sign-out on another instance (or the session's expiry) ends it before it
+ * carries anything more.
  */
 
 const HEARTBEAT_MS = 25_000;
 
-export function registerLiveRoute(scope: FastifyInstance, deps: ServiceDeps, guarded: RouteShorthandOptions): void {
+/** The open event streams, so that signing out can end its session's streams. */
+export interface LiveStreams {
+  endSession(sid: string): void;
+}
+
+export function registerLiveRoute(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): LiveStreams {
   // Open streams never go idle, so closing the app ends them first (or close would wait forever).
-  const streams = new Set<() => void>();
+  const streams = new Map<() => void, string>();
   scope.addHook('preClose', async () => {
-    for (const close of [...streams]) close();
+    for (const close of [...streams.keys()]) close();
   });
-  scope.get('/operator/events', guarded, async (request: FastifyRequest, reply: FastifyReply) => {
+  scope.get('/operator/events', kit.guarded, async (request: FastifyRequest, reply: FastifyReply) => {
+    const { sid } = kit.session(request);
     const initial = await unseenTasks(deps);
     reply.hijack();
     const res = reply.raw;
@@ -38,16 +51,21 @@ export function registerLiveRoute(scope: FastifyInstance, deps: ServiceDeps, gua
     res.write('retry: 3000\n\n');
     send('hello', { unseen_tasks: initial });
 
-    // Events go out in order, one store read each; a failed read is logged, the stream stays.
+    // Events go out in order, each after the session was found still signed in; a failed read is
+    // logged, the stream stays.
     let queue = Promise.resolve();
-    const onChange = (change: Change) => {
+    const whileSignedIn = (step: () => Promise<void> | void) => {
       queue = queue
-        .then(async () => send('change', await liveEvent(deps, change)))
+        .then(async () => {
+          if (!open) return;
+          if (!(await readSession(deps, request))) return close();
+          await step();
+        })
         .catch((error: unknown) => request.log.warn({ err: error }, 'live console: could not read the change'));
     };
-    const stopChanges = deps.changes.subscribe(onChange);
-    const stopReconnect = deps.changes.onReconnect(() => send('resync', {}));
-    const heartbeat = setInterval(() => open && res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    const stopChanges = deps.changes.subscribe((change: Change) => whileSignedIn(async () => send('change', await liveEvent(deps, change))));
+    const stopReconnect = deps.changes.onReconnect(() => whileSignedIn(() => send('resync', {})));
+    const heartbeat = setInterval(() => whileSignedIn(() => void res.write(': keep-alive\n\n')), HEARTBEAT_MS);
     const close = () => {
       if (!open) return;
       open = false;
@@ -57,7 +75,12 @@ export function registerLiveRoute(scope: FastifyInstance, deps: ServiceDeps, gua
       streams.delete(close);
       res.end();
     };
-    streams.add(close);
+    streams.set(close, sid);
     request.raw.on('close', close);
   });
+  return {
+    endSession: (sid) => {
+      for (const [close, owner] of [...streams]) if (owner === sid) close();
+    },
+  };
 }

@@ -18,11 +18,11 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
   await app.register(async (scope) => {
     await scope.register(formbody);
     const kit = consoleKit(scope, deps);
-    registerAuthRoutes(scope, deps, kit);
+    const live = registerLiveRoute(scope, deps, kit);
+    registerAuthRoutes(scope, deps, kit, live);
     registerTaskRoutes(scope, deps, kit);
     registerListRoutes(scope, deps, kit);
     registerTalkRoutes(scope, deps, kit);
-    registerLiveRoute(scope, deps, kit.guarded);
     registerPwaRoutes(scope, deps, kit.guarded);
   });
 }
