@@ -66,21 +66,37 @@ describe.each(STORES)('push subscriptions, refusals, on %s', (store) => {
     const sub = push.subscription('dev');
     const res = await subscribe(t, cookie, { ...sub, keys: { p256dh: 'short', auth: 'x' }, _csrf: csrf });
     expect(res.status).toBe(422);
-    const text = await res.text();
-    expect(text).toContain('endpoint must be an https: URL of a push service');
-    expect(text).toContain('keys.p256dh must be');
-    expect(text).toContain('keys.auth must be');
+    // The console script sent JSON, so the refusal is the API's JSON error, not an HTML page.
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = (await res.json()) as { error: string; details: string[] };
+    expect(body.error).toBe('validation_failed');
+    const details = body.details.join('\n');
+    expect(details).toContain('endpoint must be an https: URL of a push service');
+    expect(details).toContain('keys.p256dh must be');
+    expect(details).toContain('keys.auth must be');
     expect((await subscribe(t, cookie, { _csrf: csrf })).status).toBe(422);
+    const broken = await fetch(`${t.url}/operator/push/subscriptions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie },
+      body: '{"endpoint": ',
+    });
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: string }).error).toBe('invalid_json');
     const rows = await t.store.db.selectFrom('push_subscriptions').selectAll().execute();
     expect(rows).toHaveLength(0);
   });
 
   it('needs the console session and its CSRF token', async () => {
     const sub = push.subscription('anon');
+    // Refused in JSON: a redirect to the sign-in page would be followed by fetch() and look like success.
     const anonymous = await subscribe(t, '', { ...sub });
-    expect(anonymous.status).toBe(303);
+    expect(anonymous.status).toBe(401);
+    expect(((await anonymous.json()) as { error: string }).error).toBe('unauthorized');
     const forged = await subscribe(t, cookie, { ...sub, _csrf: 'forged' });
-    expect(forged.status).toBe(403);
+    expect(forged.status).toBe(401);
+    expect(((await forged.json()) as { message: string }).message).toMatch(/did not come from the console/);
+    const rows = await t.store.db.selectFrom('push_subscriptions').selectAll().where('endpoint', '=', sub.endpoint).execute();
+    expect(rows).toHaveLength(0);
   });
 
   it('a push service that fails or hangs never blocks or fails the change that caused it', async () => {

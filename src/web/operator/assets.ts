@@ -302,7 +302,13 @@ export const CONSOLE_JS = String.raw`
             body: JSON.stringify({ endpoint: json.endpoint, keys: json.keys, _csrf: csrfInput ? csrfInput.value : '' })
           });
         })
-        .then(function (response) { say(response.ok ? 'Notifications are on for this device.' : 'The console refused the subscription (' + response.status + ').'); })
+        .then(function (response) {
+          if (response.ok) return say('Notifications are on for this device.');
+          return response.json().then(
+            function (body) { say('The console refused the subscription: ' + body.message); },
+            function () { say('The console refused the subscription (' + response.status + ').'); }
+          );
+        })
         .catch(function (error) { say(error && error.message ? error.message : 'Could not enable notifications.'); });
     });
   }

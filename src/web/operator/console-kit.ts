@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { AppError, isAppError } from '../../domain/errors.js';
 import { html, type SafeHtml } from '../../domain/html.js';
 import { iso, parseDateTime } from '../../domain/time.js';
+import { fromFastify, sendError } from '../../http/errors.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { unseenTasks } from '../../services/live-console.js';
 import { countByStatus } from '../../services/operator.js';
@@ -16,6 +17,11 @@ import { csrfMatches, readSession, type Session } from './session.js';
  */
 
 export type Form = Record<string, unknown>;
+
+/** The console script's own requests (push subscriptions) send JSON and are answered in JSON. */
+function sentJson(request: FastifyRequest): boolean {
+  return (request.headers['content-type'] ?? '').startsWith('application/json');
+}
 declare module 'fastify' {
   interface FastifyRequest {
     operatorSession?: Session;
@@ -116,10 +122,19 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
       .send(page({ title, section, session, body, ...(openCount !== undefined ? { openCount } : {}), ...(unseen !== undefined ? { unseen } : {}) }));
   };
 
-  scope.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
+  scope.setErrorHandler(async (error: FastifyError, request, reply) => {
     const known = isAppError(error) ? error : asStoreUnavailable(deps.store.faults, error);
     const status = known?.status ?? (typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 500);
     if (status >= 500) request.log.error({ err: error }, 'console error');
+    if (sentJson(request)) {
+      const answer =
+        known ??
+        fromFastify(error) ??
+        (status < 500
+          ? new AppError('malformed_request', 'The request could not be understood.', { details: [] })
+          : new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`));
+      return sendError(reply, answer);
+    }
     if (known) for (const [name, value] of Object.entries(known.headers)) reply.header(name, value);
     const message =
       known?.code === 'service_unavailable'
@@ -132,15 +147,21 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
     return render(reply, request.operatorSession ?? null, 'none', status === 404 ? 'Not found' : 'Error', body, status);
   });
 
-  /** Signed-in operators only; POSTs must also carry the session's CSRF token. */
+  /**
+   * Signed-in operators only; POSTs must also carry the session's CSRF token. The console script's
+   * JSON requests are refused in JSON (401), not redirected to a page fetch() would follow.
+   */
   const requireSession = async (request: FastifyRequest, reply: FastifyReply) => {
     const session = await readSession(deps, request);
+    if (!session && sentJson(request)) return sendError(reply, new AppError('unauthorized', 'Sign in to the console first.'));
     if (!session) {
       const next = request.method === 'GET' ? request.url : '/operator';
       return reply.redirect(`/operator/login?next=${encodeURIComponent(safeNext(next))}`, 303);
     }
     if (request.method === 'POST' && !csrfMatches(session, text((request.body ?? {}) as Form, '_csrf'))) {
       request.log.warn('console: POST without a valid CSRF token');
+      if (sentJson(request))
+        return sendError(reply, new AppError('unauthorized', 'This request did not come from the console. Reload the page and try again.'));
       request.operatorSession = session;
       return render(
         reply,
