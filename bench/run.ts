@@ -11,7 +11,8 @@
  *   status read SQLite ≥ 0.6× bare; PostgreSQL one instance ≥ 0.35× bare; submissions SQLite
  *   ≥ 3,000/s; PostgreSQL two instances ≥ 1,500/s; long-poll wake-up p99 ≤ 50 ms; peak RSS ≤ 110 MB.
  * BENCH_SECONDS (default 10) per run; BENCH_ONLY=read|submit|longpoll runs one scenario;
- * BENCH_STORES=sqlite|postgres (comma-separated) limits the stores.
+ * BENCH_STORES=sqlite|postgres (comma-separated) limits the stores; BENCH_LOG_LEVEL (default warn)
+ * is the services' LOG_LEVEL (info adds the two request log lines to every request).
  * Traffic goes only to 127.0.0.1 (and to the PostgreSQL server named).
  */
 import { spawn } from 'node:child_process';

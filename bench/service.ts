@@ -41,7 +41,8 @@ async function startService(env: Record<string, string>, extraFlags: string[], w
       PATH: process.env.PATH ?? '',
       PORT: String(port),
       HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
+      // warn: no per-request lines (at info each request writes two, to stdout, ignored here).
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
       ADMIN_KEY,
       // Limits out of the way: this measures the machinery, not the quotas (every guard still
       // runs). All load comes from one address, which the per-address connection cap would refuse.

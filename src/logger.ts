@@ -1,14 +1,18 @@
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 
-/** Structured logs. Credentials and contact details are redacted wherever they might appear. */
-export function createLogger(level: string): Logger {
-  return pino({
+/**
+ * Structured logs (to stdout, or to `destination`). Credentials and contact details are redacted
+ * wherever they might appear.
+ */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = {
     level,
     redact: {
       paths: ['req.headers.authorization', 'req.headers.cookie', 'contact_email', 'reply_to', '*.contact_email', '*.reply_to', 'headers.authorization'],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

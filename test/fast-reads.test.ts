@@ -160,3 +160,52 @@ describe.each(STORES)('status read fast lane behind a proxy (%s)', (store) => {
     expect((await rawRead(t, id, bob)).status).toBe(200);
   });
 });
+
+/** Log lines written to memory, parsed. */
+function logSink(): { stream: { write(line: string): void }; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  return { stream: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }, lines };
+}
+
+/** The two request lines of one request, without what differs per request. */
+function requestLines(lines: Record<string, unknown>[], requestId: string): Record<string, unknown>[] {
+  return lines
+    .filter((line) => line.reqId === requestId && (line.msg === 'incoming request' || line.msg === 'request completed'))
+    .map(({ time: _time, reqId: _reqId, responseTime, req, ...rest }) => ({
+      ...rest,
+      ...(req ? { req: { ...(req as Record<string, unknown>), remotePort: typeof (req as Record<string, unknown>).remotePort } } : {}),
+      ...(responseTime !== undefined ? { responseTime: typeof responseTime } : {}),
+    }));
+}
+
+describe.each(STORES)('status read fast lane at log level info (%s)', (store) => {
+  const sink = logSink();
+  const t = useTestApp({ store, env: { LOG_LEVEL: 'info', TRUST_PROXY: '1' }, logTo: sink.stream });
+
+  it("answers at info too, and logs each read with the framework's two lines and their fields", async () => {
+    const id = await submit(t);
+    const client = { 'x-forwarded-for': '198.51.100.23', 'x-forwarded-host': 'tasks.example-service.dev' };
+    const lane = await laneRead(t, id, client);
+    expect(byLane(lane)).toBe(true);
+    const framework = await rawRead(t, id, { ...client, prefer: 'wait=0' });
+    expect(byLane(framework)).toBe(false);
+
+    const laneLines = requestLines(sink.lines, header(lane, 'x-request-id') ?? '');
+    const frameworkLines = requestLines(sink.lines, header(framework, 'x-request-id') ?? '');
+    expect(laneLines.map((line) => line.msg)).toEqual(['incoming request', 'request completed']);
+    expect(laneLines[0]?.req).toEqual({
+      method: 'GET',
+      url: `/api/v1/tasks/${id}`,
+      host: 'tasks.example-service.dev',
+      remoteAddress: '198.51.100.23',
+      remotePort: 'number',
+    });
+    expect(laneLines[1]).toMatchObject({ res: { statusCode: 200 }, responseTime: 'number' });
+    // Field for field what the framework logs for the same read (the Prefer header is not logged).
+    expect(laneLines).toEqual(frameworkLines);
+
+    const notModified = await laneRead(t, id, { ...client, 'if-none-match': header(lane, 'etag') ?? '' });
+    expect(byLane(notModified)).toBe(true);
+    expect(requestLines(sink.lines, header(notModified, 'x-request-id') ?? '')[1]).toMatchObject({ res: { statusCode: 304 } });
+  });
+});

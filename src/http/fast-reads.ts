@@ -32,9 +32,9 @@ import { STATUS_ROUTE } from './routes/public.js';
  *   twice, which changes nothing: it is over the limit either way).
  * - What differs per request is made anew: the request id (guards.ts requestIdFor), the read
  *   limit's remaining count and reset (the same limiter, counting the read), Date.
- * - The request is counted in the same metrics series. At log level info or below the lane is
- *   off: the framework writes a log line for every request there, and this lane writes none.
- * `test/fast-reads.test.ts` compares the lane's answers with the framework's, header by header.
+ * - The request is counted in the same metrics series and, at log level info or below, logged
+ *   with the framework's two lines ("incoming request", "request completed") and their fields.
+ * `test/fast-reads.test.ts` compares the lane's answers and log lines with the framework's.
  */
 
 const PREFIX = STATUS_ROUTE.slice(0, STATUS_ROUTE.indexOf(':'));
@@ -75,12 +75,12 @@ export function installFastReads(app: FastifyInstance, deps: ServiceDeps, option
   const entries = new Map<string, Entry>();
   const { reads, clientHash } = deps.abuse;
   const addressOf = clientAddressOf(deps.config.trustProxy);
-  // At info or below the framework logs every request; this lane would not.
-  const enabled = !deps.log.isLevelEnabled('info');
+  const logRequests = deps.log.isLevelEnabled('info');
+  const hostOf = requestHostOf(deps.config.trustProxy);
 
   const record: ResponseStep = (request, reply) => {
     const status = reply.statusCode;
-    if (!enabled || (status !== 200 && status !== 304) || request.method !== 'GET' || request.headers.prefer !== undefined) return;
+    if ((status !== 200 && status !== 304) || request.method !== 'GET' || request.headers.prefer !== undefined) return;
     const url = request.url;
     if (!url.startsWith(PREFIX) || request.routeOptions.url !== STATUS_ROUTE) return;
     const id = url.slice(PREFIX.length);
@@ -120,14 +120,22 @@ export function installFastReads(app: FastifyInstance, deps: ServiceDeps, option
     const recorded = noneMatch(asked['if-none-match'], entry.etag) ? entry.notModified : entry.ok;
     if (recorded === undefined) return false;
     const started = performance.now();
-    const verdict = reads.take(clientHash(addressOf(request)));
+    const address = addressOf(request);
+    const verdict = reads.take(clientHash(address));
     if (verdict.remaining < 0) return false;
     const status = recorded.body === undefined ? 304 : 200;
+    const requestId = requestIdFor(request);
+    if (logRequests) {
+      const req = { method: 'GET', url, host: hostOf(request), remoteAddress: address, remotePort: request.socket.remotePort };
+      deps.log.info({ reqId: requestId, req }, 'incoming request');
+    }
     const headers = recorded.headers.slice();
-    headers.push('x-request-id', requestIdFor(request), 'ratelimit-remaining', String(verdict.remaining), 'ratelimit-reset', String(verdict.resetSeconds));
+    headers.push('x-request-id', requestId, 'ratelimit-remaining', String(verdict.remaining), 'ratelimit-reset', String(verdict.resetSeconds));
     response.writeHead(status, headers);
     response.end(recorded.body);
-    countResponse('GET', STATUS_ROUTE, status, (performance.now() - started) / 1000);
+    const elapsed = performance.now() - started;
+    countResponse('GET', STATUS_ROUTE, status, elapsed / 1000);
+    if (logRequests) deps.log.info({ reqId: requestId, res: { statusCode: status }, responseTime: elapsed }, 'request completed');
     return true;
   };
 
@@ -140,4 +148,16 @@ export function installFastReads(app: FastifyInstance, deps: ServiceDeps, option
     });
   }
   return record;
+}
+
+/**
+ * The host Fastify's request log line names (its `request.host`): behind a trusted proxy the last
+ * X-Forwarded-Host, otherwise the Host header.
+ */
+function requestHostOf(hops: number): (request: IncomingMessage) => string {
+  return (request) => {
+    const forwarded = hops > 0 ? request.headers['x-forwarded-host'] : undefined;
+    if (typeof forwarded === 'string') return forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
+    return request.headers.host ?? '';
+  };
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { type Background, startBackground } from '../../src/background.js';
@@ -69,6 +70,8 @@ export interface TestAppOptions {
   limits?: 'relaxed' | 'production';
   /** API versions served beside v1 (built into the app's version registry). */
   apiVersions?: ApiVersion[];
+  /** Where the app's log lines go (at env LOG_LEVEL); stdout when not given. */
+  logTo?: DestinationStream;
 }
 
 /** Limits lifted for suites that are not testing them. */
@@ -121,7 +124,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const store = openStore(config.databaseUrl, { timeoutMs: config.storeTimeoutMs });
   await migrate(store);
   const clock = options.clock ?? shared?.clock ?? new TestClock();
-  const deps = await initDeps(config, store, { clock, log: createLogger(config.logLevel), version: SERVICE_VERSION, apiVersions: options.apiVersions ?? [] });
+  const deps = await initDeps(config, store, {
+    clock,
+    log: createLogger(config.logLevel, options.logTo),
+    version: SERVICE_VERSION,
+    apiVersions: options.apiVersions ?? [],
+  });
   const app = await buildApp(deps);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
