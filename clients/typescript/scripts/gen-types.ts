@@ -20,6 +20,7 @@ import {
   PublicAttachmentSchema,
   PublicTaskSchema,
   ServicesPageSchema,
+  StatusSchema,
   SubmissionResponseSchema,
   taskInputSchema,
   WebhookEventSchema,
@@ -37,6 +38,7 @@ function namedSchemas(): [string, object][] {
   return [
     ['TaskInput', taskInputSchema(limits)],
     ['SubmissionResponse', SubmissionResponseSchema],
+    ['TaskStatus', StatusSchema],
     ['PublicTask', PublicTaskSchema],
     ['PublicAttachment', PublicAttachmentSchema],
     ['MessageInput', messageInputSchema(limits)],

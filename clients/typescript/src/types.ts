@@ -14,15 +14,13 @@ import type {
   ServicesPage,
   SubmissionResponse,
   TaskInput,
+  TaskStatus,
 } from './api-types.js';
 
-export type { ErrorBody, ErrorCode, MessageInput, MessageResponse, PublicTask, ServicesPage, SubmissionResponse, TaskInput };
+export type { ErrorBody, ErrorCode, MessageInput, MessageResponse, PublicTask, ServicesPage, SubmissionResponse, TaskInput, TaskStatus };
 
 /** One entry of GET /api/v1/services. */
 export type ServiceEntry = ServicesPage['services'][number];
-
-/** A task status (the retired under_review and in_progress only appear in old histories). */
-export type TaskStatus = PublicTask['status'];
 
 /** An attachment as a version-2 receipt signs it (contract, "Evidence: attachments in deliverables"). */
 export type SignedAttachment = ReceiptAttachment;
