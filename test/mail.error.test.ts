@@ -277,6 +277,9 @@ describe.each(STORES)('the daily e-mail cap on %s', (store) => {
     const bundled = await submit(t);
     const digest = await smtp.waitFor(1, (m) => /^Digest/.test(m.subject));
     expect(digest[0]?.text).toContain(bundled);
+    // It has no Reply-To, and says so: a bundled message's sender is not reached by replying.
+    expect(digest[0]?.replyTo).toBeUndefined();
+    expect(digest[0]?.text).toContain('Replying to this digest reaches no sender');
     const id = await submit(t);
     const row = await waitForRow(t, id, (r) => r.next_attempt_at === '2030-03-11T00:00:00.000Z', 'postponed to midnight');
     expect(row).toMatchObject({ status: 'pending', attempts: 0, claim_token: null });

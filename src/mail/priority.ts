@@ -52,7 +52,10 @@ export interface DigestItem {
 /** One mail to the operator standing in for several notifications. */
 export function digestMail(baseUrl: string, items: DigestItem[]): MailParts {
   const subject = `Digest: ${items.length} notifications while the daily e-mail cap is nearly used up`;
-  const intro = `The daily e-mail cap is nearly used up, so ${items.length} notifications are bundled here; mail to requesters keeps the rest of the cap. Everything is also in the console: ${baseUrl}/operator`;
+  // A bundled message's own mail had Reply-To its sender; this one cannot have one for each.
+  const intro =
+    `The daily e-mail cap is nearly used up, so ${items.length} notifications are bundled here; mail to requesters keeps the rest of the cap. ` +
+    `Everything is also in the console: ${baseUrl}/operator. Replying to this digest reaches no sender: answer a message from the console (${baseUrl}/operator/messages) or write to the address under its "Reply to".`;
   const text = [intro, '', ...items.flatMap((item, i) => [`${i + 1}. ${headerText(item.subject)} (${item.created_at})`, item.text.slice(0, 2000), ''])].join(
     '\n',
   );
