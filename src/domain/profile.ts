@@ -1,6 +1,9 @@
 import Type, { type Static } from 'typebox';
 import { TASK_TYPES } from './task.js';
 
+/** The task types, one schema for the catalog, requests and answers alike (schemas.ts). */
+export const TaskTypeSchema = Type.Enum([...TASK_TYPES], { description: 'What kind of human work this is.' });
+
 /**
  * The deployment profile (who the operator is, where and when they work, what they will not do)
  * and the services catalog. Both live in config files the operator edits — defaults ship in
@@ -29,7 +32,7 @@ export type Profile = Static<typeof ProfileSchema>;
 
 export const CatalogEntrySchema = Type.Object({
   service_id: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' }),
-  task_type: Type.Enum([...TASK_TYPES]),
+  task_type: TaskTypeSchema,
   title: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.String({ minLength: 1, maxLength: 2000 }),
   example_request: Type.Record(Type.String(), Type.Unknown(), { description: 'A task request body that would be accepted.' }),

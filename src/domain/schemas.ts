@@ -1,8 +1,8 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import type { Limits } from '../config.js';
 import { CALLBACK_URL_MAX_CHARS } from './callback-url.js';
-import { CatalogEntrySchema } from './profile.js';
-import { ALL_STATUSES, DELIVERY_MODES, SOURCES, TASK_TYPES } from './task.js';
+import { CatalogEntrySchema, TaskTypeSchema } from './profile.js';
+import { ALL_STATUSES, DELIVERY_MODES, SOURCES } from './task.js';
 
 /**
  * One schema source per payload. These drive validation (services/validation.ts), the response
@@ -15,7 +15,7 @@ const DateTime = (description: string) => Type.String({ format: 'date-time', des
 export function taskInputSchema(limits: Limits) {
   return Type.Object(
     {
-      task_type: Type.Enum([...TASK_TYPES], { description: 'What kind of human work this is.' }),
+      task_type: TaskTypeSchema,
       description: Type.String({
         minLength: limits.descriptionMin,
         maxLength: limits.descriptionMax,
@@ -109,7 +109,7 @@ export const PublicTaskSchema = Type.Object(
   {
     task_id: Type.String({ description: 'task-<year>-<32 hex>; unguessable; acts as the access token.' }),
     status: StatusSchema,
-    task_type: Type.Enum([...TASK_TYPES]),
+    task_type: TaskTypeSchema,
     description: Type.String(),
     location_required: Type.Boolean(),
     location_detail: Nullable(Type.String()),

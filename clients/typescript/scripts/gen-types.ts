@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { compile, type JSONSchema } from 'json-schema-to-typescript';
 import { loadConfig } from '../../../src/config.js';
 import { ERROR_STATUS } from '../../../src/domain/errors.js';
-import { CatalogEntrySchema } from '../../../src/domain/profile.js';
+import { CatalogEntrySchema, TaskTypeSchema } from '../../../src/domain/profile.js';
 import {
   ErrorSchema,
   MessageResponseSchema,
@@ -38,6 +38,7 @@ function namedSchemas(): [string, object][] {
   return [
     ['TaskInput', taskInputSchema(limits)],
     ['SubmissionResponse', SubmissionResponseSchema],
+    ['TaskType', TaskTypeSchema],
     ['TaskStatus', StatusSchema],
     ['PublicTask', PublicTaskSchema],
     ['PublicAttachment', PublicAttachmentSchema],

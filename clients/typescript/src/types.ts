@@ -15,9 +15,10 @@ import type {
   SubmissionResponse,
   TaskInput,
   TaskStatus,
+  TaskType,
 } from './api-types.js';
 
-export type { ErrorBody, ErrorCode, MessageInput, MessageResponse, PublicTask, ServicesPage, SubmissionResponse, TaskInput, TaskStatus };
+export type { ErrorBody, ErrorCode, MessageInput, MessageResponse, PublicTask, ServicesPage, SubmissionResponse, TaskInput, TaskStatus, TaskType };
 
 /** One entry of GET /api/v1/services. */
 export type ServiceEntry = ServicesPage['services'][number];
