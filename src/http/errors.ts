@@ -29,19 +29,25 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
     .send(error.toBody() satisfies ErrorBody);
 }
 
+/**
+ * The contract's error for any failure a request ran into (logged when it is the service's
+ * fault): the app's error handler answers with it, and so does the console for its JSON requests.
+ */
+export function contractError(error: FastifyError, request: FastifyRequest, faults: Pick<StoreFaults, 'record'>): AppError {
+  // A store that stops answering is a 503 with Retry-After, never a 500 naming internals.
+  const known = error instanceof AppError ? error : (fromFastify(error) ?? asStoreUnavailable(faults, error));
+  if (known) {
+    if (known.status >= 500) request.log.error({ err: error }, known.message);
+    return known;
+  }
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    request.log.info({ err: error }, 'client error');
+    return new AppError('malformed_request', 'The request could not be understood.', { details: [] });
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`);
+}
+
 export function installErrorHandler(app: FastifyInstance, faults: Pick<StoreFaults, 'record'>): void {
-  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    // A store that stops answering is a 503 with Retry-After, never a 500 naming internals.
-    const known = error instanceof AppError ? error : (fromFastify(error) ?? asStoreUnavailable(faults, error));
-    if (known) {
-      if (known.status >= 500) request.log.error({ err: error }, known.message);
-      return sendError(reply, known);
-    }
-    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      request.log.info({ err: error }, 'client error');
-      return sendError(reply, new AppError('malformed_request', 'The request could not be understood.', { details: [] }));
-    }
-    request.log.error({ err: error }, 'unhandled error');
-    return sendError(reply, new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`));
-  });
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => sendError(reply, contractError(error, request, faults)));
 }

@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { AppError, isAppError } from '../../domain/errors.js';
 import { html, type SafeHtml } from '../../domain/html.js';
 import { iso, parseDateTime } from '../../domain/time.js';
-import { fromFastify, sendError } from '../../http/errors.js';
+import { contractError, sendError } from '../../http/errors.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { unseenTasks } from '../../services/live-console.js';
 import { countByStatus } from '../../services/operator.js';
@@ -123,18 +123,11 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
   };
 
   scope.setErrorHandler(async (error: FastifyError, request, reply) => {
+    // The console script's JSON requests are answered as the API answers them.
+    if (sentJson(request)) return sendError(reply, contractError(error, request, deps.store.faults));
     const known = isAppError(error) ? error : asStoreUnavailable(deps.store.faults, error);
     const status = known?.status ?? (typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 500);
     if (status >= 500) request.log.error({ err: error }, 'console error');
-    if (sentJson(request)) {
-      const answer =
-        known ??
-        fromFastify(error) ??
-        (status < 500
-          ? new AppError('malformed_request', 'The request could not be understood.', { details: [] })
-          : new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`));
-      return sendError(reply, answer);
-    }
     if (known) for (const [name, value] of Object.entries(known.headers)) reply.header(name, value);
     const message =
       known?.code === 'service_unavailable'
