@@ -27,7 +27,7 @@ const IPV4_RESERVED: readonly [string, number][] = [
   ['240.0.0.0', 4], // reserved, and the broadcast address
 ];
 
-function ipv4ToNumber(address: string): number {
+export function ipv4ToNumber(address: string): number {
   return address.split('.').reduce((n, part) => n * 256 + Number(part), 0);
 }
 
@@ -39,7 +39,7 @@ function isPublicIPv4(address: string): boolean {
 }
 
 /** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part is converted). */
-function ipv6Groups(address: string): number[] | null {
+export function ipv6Groups(address: string): number[] | null {
   let text = address.toLowerCase();
   const zone = text.indexOf('%');
   if (zone >= 0) text = text.slice(0, zone);
@@ -60,7 +60,7 @@ function ipv6Groups(address: string): number[] | null {
   return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
 }
 
-function embeddedIPv4(high: number, low: number): string {
+export function embeddedIPv4(high: number, low: number): string {
   return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
 }
 

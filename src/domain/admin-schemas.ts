@@ -31,6 +31,7 @@ export const AdminTaskSchema = Type.Object(
     request_sha256: Type.String({
       description: 'SHA-256 of the RFC 8785 canonical JSON of the request less contact_email and callback_url; signed into the receipt.',
     }),
+    assignee: Nullable(Type.String({ description: 'The operator_id the task is assigned to; null when unassigned. Operator only.' })),
   },
   { description: 'A task as the operator sees it.' },
 );
@@ -105,8 +106,15 @@ export const QueueQuerySchema = Type.Object({
       description: 'One status, or open (submitted + accepted, and the retired under_review and in_progress of imported tasks).',
     }),
   ),
-  order: Type.Optional(Type.Enum(['newest', 'oldest'], { description: 'newest first (default) or oldest first (the longest wait on top).' })),
+  order: Type.Optional(
+    Type.Enum(['newest', 'oldest', 'due'], {
+      description: 'newest first (default), oldest first (the longest wait on top), or due first (the earlier of deadline and response target).',
+    }),
+  ),
   test: Type.Optional(Type.Enum(['only', 'exclude'], { description: 'only: test tasks alone; exclude: without test tasks. Default: both.' })),
+  assignee: Type.Optional(
+    Type.String({ maxLength: 200, description: 'An operator_id: the tasks assigned to them; none: the unassigned tasks. Default: all.' }),
+  ),
   limit: Type.Optional(Limit),
   cursor: Type.Optional(Cursor),
 });
@@ -128,6 +136,14 @@ export const TaskPatchSchema = Type.Object(
         }),
       ),
     ),
+    result: Type.Optional(
+      Type.Unknown({
+        description:
+          'With status "delivered" on a task that has a response_schema (and only then): the structured answer, valid against that schema. ' +
+          'It replaces operator_notes, which become its RFC 8785 canonical JSON.',
+      }),
+    ),
+    assignee: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'The operator_id to assign the task to, or null to unassign it.' }))),
   },
   { additionalProperties: false, description: 'A status change and/or edits by the operator.' },
 );

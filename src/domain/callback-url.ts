@@ -10,6 +10,9 @@ import { ipLiteral, isLocalhostName, isPublicAddress } from './addresses.js';
 
 export const CALLBACK_URL_MAX_CHARS = 2000;
 
+/** Said with a refusal a developer meets on their own machine (a receiver on localhost, plain http). */
+const PRIVATE_HINT = '; a deployment for local development can allow it with WEBHOOK_ALLOW_PRIVATE=true';
+
 /** The detail of a refusal (after the field name), or null when the URL is acceptable. */
 export function callbackUrlProblem(raw: string, allowPrivate: boolean): string | null {
   let url: URL;
@@ -19,13 +22,15 @@ export function callbackUrlProblem(raw: string, allowPrivate: boolean): string |
     return 'must be an absolute URL, e.g. https://agent.example.com/hooks/tasks';
   }
   const schemes = allowPrivate ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) return allowPrivate ? 'must be an http:// or https:// URL' : 'must be an https:// URL';
+  const literal = url.hostname === '' ? null : ipLiteral(url.hostname);
+  const local = (literal !== null && !isPublicAddress(literal)) || isLocalhostName(url.hostname);
+  if (!schemes.includes(url.protocol)) {
+    if (allowPrivate) return 'must be an http:// or https:// URL';
+    return `must be an https:// URL${url.protocol === 'http:' && local ? PRIVATE_HINT : ''}`;
+  }
   if (url.hostname === '') return 'must be an absolute URL with a host';
   if (url.username !== '' || url.password !== '') return 'must not contain a user name or password';
   if (allowPrivate) return null;
-  const literal = ipLiteral(url.hostname);
-  if ((literal !== null && !isPublicAddress(literal)) || isLocalhostName(url.hostname)) {
-    return 'must not point at a loopback, private, link-local or otherwise reserved address';
-  }
+  if (local) return `must not point at a loopback, private, link-local or otherwise reserved address${PRIVATE_HINT}`;
   return null;
 }

@@ -20,13 +20,31 @@ export const TASK_ID_PATTERN = /^task-\d{4}-[0-9a-f]{32}$/;
 
 /**
  * Any task id this service may hold: its own, or one imported from another deployment
- * (`<prefix>-<year>-<hex>`, issue 19). Lookups accept these; new tasks always get TASK_ID_PATTERN.
+ * (`<prefix>-<year>-<hex>`, issue 19; the prefix in any case, as the reference deployment's
+ * `HFAI-2026-<16 hex>`, issue 29). Lookups accept these, exactly as stored; new tasks always get
+ * TASK_ID_PATTERN.
  */
-export const ANY_TASK_ID_PATTERN = /^[a-z][a-z0-9]{0,31}-\d{4}-[0-9a-f]{8,64}$/;
+export const ANY_TASK_ID_PATTERN = /^[A-Za-z][A-Za-z0-9]{0,31}-\d{4}-[0-9a-f]{8,64}$/;
 
-/** Finds the task ids a message mentions (for withdrawals and questions about a task). */
-export function taskIdsIn(text: string): string[] {
-  return [...new Set(text.match(/task-\d{4}-[0-9a-f]{32}/g) ?? [])];
+/** Something in a message's text that may name a task, in any case. */
+const MENTION = /\b[A-Za-z][A-Za-z0-9]{0,31}-\d{4}-[0-9a-fA-F]{8,64}\b/g;
+/** At most this many names of each kind are linked per message. */
+const MAX_MENTIONS = 20;
+
+/**
+ * The task ids a message names, in any case (for withdrawals and questions about a task): `own`
+ * are the service's own ids (lower case, as stored); `folded` the other names, case-folded, which
+ * link to a task only if an imported id folds to the same (imported-ids-repo.ts).
+ */
+export function taskIdMentions(text: string): { own: string[]; folded: string[] } {
+  const own = new Set<string>();
+  const folded = new Set<string>();
+  for (const [mention] of text.matchAll(MENTION)) {
+    const lower = mention.toLowerCase();
+    if (TASK_ID_PATTERN.test(lower)) own.add(lower);
+    else folded.add(lower);
+  }
+  return { own: [...own].slice(0, MAX_MENTIONS), folded: [...folded].slice(0, MAX_MENTIONS) };
 }
 
 /** An Idempotency-Key (header or MCP argument): 1 to 255 visible ASCII characters. */

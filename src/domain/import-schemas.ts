@@ -25,7 +25,10 @@ export function importRecordSchema(limits: Limits) {
   const request = taskInputSchema(limits).properties;
   return Type.Object(
     {
-      task_id: Type.String({ pattern: ANY_TASK_ID_PATTERN.source, description: 'Kept as given: <prefix>-<year>-<hex>, e.g. task-2025-…' }),
+      task_id: Type.String({
+        pattern: ANY_TASK_ID_PATTERN.source,
+        description: 'Kept exactly as given: <prefix>-<year>-<hex>, the prefix in any case, e.g. task-2025-… or HFAI-2026-…',
+      }),
       status: Type.Enum([...ALL_STATUSES], { description: 'Any of the six, the retired under_review and in_progress included.' }),
       task_type: request.task_type,
       description: Type.String({ minLength: 1, maxLength: limits.descriptionMax }),

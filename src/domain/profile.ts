@@ -39,6 +39,11 @@ export const CatalogEntrySchema = Type.Object({
   output_formats: Type.Array(Type.String({ maxLength: 200 }), { minItems: 1 }),
   location_required: Type.Boolean(),
   estimated_response_time: Type.String({ maxLength: 200, description: 'Free text, e.g. "review within 12 hours; delivery 1-3 days".' }),
+  example_response_schema: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description: 'A response_schema that suits this service: send it with a task to get the answer back as JSON valid against it (result).',
+    }),
+  ),
 });
 export type CatalogEntry = Static<typeof CatalogEntrySchema>;
 export const CatalogSchema = Type.Array(CatalogEntrySchema, { minItems: 1 });

@@ -2,13 +2,27 @@ import Type, { type Static, type TSchema } from 'typebox';
 import type { Limits } from '../config.js';
 import { CALLBACK_URL_MAX_CHARS } from './callback-url.js';
 import { CatalogEntrySchema, TaskTypeSchema } from './profile.js';
+import { QuestionSchema } from './questions.js';
+import { RESPONSE_SCHEMA_FORMATS, RESPONSE_SCHEMA_KEYWORDS, RESPONSE_SCHEMA_MAX_BYTES, RESPONSE_SCHEMA_MAX_DEPTH } from './response-schema.js';
 import { ALL_STATUSES, DELIVERY_MODES, SOURCES } from './task.js';
+import { ONE_LINE_PATTERN } from './text.js';
 
 /**
  * One schema source per payload. These drive validation (services/validation.ts), the response
  * serializers, the OpenAPI document and the MCP tool schemas. Input schemas depend on the running
  * limits, so they are built from the config once at start.
  */
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** A JSON object of any shape (a response schema, a structured result). */
+const AnyObject = (description: string) => Type.Record(Type.String(), Type.Unknown(), { description });
+
+const ResponseSchemaField = AnyObject(
+  'Optional JSON Schema (draft 2020-12) of the JSON answer you want back; the operator fills a form made from it and the result is validated against it. ' +
+    `Top level "type": "object"; at most ${RESPONSE_SCHEMA_MAX_BYTES / 1024} KB, ${RESPONSE_SCHEMA_MAX_DEPTH} levels; keywords: ${RESPONSE_SCHEMA_KEYWORDS.join(', ')} ` +
+    `(format: ${RESPONSE_SCHEMA_FORMATS.join(', ')}; $ref to "#/$defs/..." only, no cycles). With it, output_format defaults to structured_json.`,
+);
 
 const DateTime = (description: string) => Type.String({ format: 'date-time', description });
 
@@ -23,7 +37,11 @@ export function taskInputSchema(limits: Limits) {
       }),
       location_required: Type.Optional(Type.Boolean({ description: 'Whether the task needs physical presence. Default false.' })),
       location_detail: Type.Optional(
-        Type.String({ maxLength: limits.locationDetailMax, description: 'City, address or area; needed in practice when location_required is true.' }),
+        Type.String({
+          maxLength: limits.locationDetailMax,
+          pattern: ONE_LINE_PATTERN,
+          description: 'City, address or area, on one line; needed in practice when location_required is true.',
+        }),
       ),
       deadline: Type.Optional(
         Type.String({ description: 'ISO 8601 date-time, with or without offset (without one it is read as UTC). Must be in the future.' }),
@@ -31,6 +49,7 @@ export function taskInputSchema(limits: Limits) {
       output_format: Type.Optional(
         Type.String({
           maxLength: limits.shortTextMax,
+          pattern: ONE_LINE_PATTERN,
           description: 'Default text_report. Suggested: text_report, text_report_with_photos, structured_json, annotated_screenshots, video, or free text.',
         }),
       ),
@@ -49,7 +68,9 @@ export function taskInputSchema(limits: Limits) {
           description: 'email (default) or status_poll (result in operator_notes; limited per client per day, 1 task with delivery status_poll by default).',
         }),
       ),
-      requester: Type.Optional(Type.String({ maxLength: limits.shortTextMax, description: 'Optional self-declared agent, company or system identifier.' })),
+      requester: Type.Optional(
+        Type.String({ maxLength: limits.shortTextMax, pattern: ONE_LINE_PATTERN, description: 'Optional self-declared agent, company or system identifier.' }),
+      ),
       callback_url: Type.Optional(
         Type.String({
           maxLength: CALLBACK_URL_MAX_CHARS,
@@ -59,6 +80,7 @@ export function taskInputSchema(limits: Limits) {
             'when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.',
         }),
       ),
+      response_schema: Type.Optional(ResponseSchemaField),
     },
     { description: 'A task request.' },
   );
@@ -78,8 +100,15 @@ export function messageInputSchema(limits: Limits) {
         maxLength: 254,
         description: 'A real mailbox (MX-checked): the only way the operator can answer. Never returned.',
       }),
-      from: Type.Optional(Type.String({ maxLength: limits.shortTextMax, description: 'Agent, company or system identifier.' })),
-      subject: Type.Optional(Type.String({ maxLength: limits.shortTextMax })),
+      from: Type.Optional(Type.String({ maxLength: limits.shortTextMax, pattern: ONE_LINE_PATTERN, description: 'Agent, company or system identifier.' })),
+      subject: Type.Optional(Type.String({ maxLength: limits.shortTextMax, pattern: ONE_LINE_PATTERN })),
+      task_id: Type.Optional(
+        Type.String({
+          maxLength: 200,
+          description:
+            'The task this message is about (an existing task_id): the operator sees the message on that task. Ids named in the text are linked too.',
+        }),
+      ),
     },
     { description: 'A message to the operator.' },
   );
@@ -89,8 +118,6 @@ export type MessageInput = Static<ReturnType<typeof messageInputSchema>>;
 export const StatusSchema = Type.Enum([...ALL_STATUSES], {
   description: 'under_review and in_progress are retired: never emitted, only kept in old histories.',
 });
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const PublicAttachmentSchema = Type.Object(
   {
@@ -139,6 +166,21 @@ export const PublicTaskSchema = Type.Object(
           'Files delivered with the result, present once delivered (an empty array when none). Each sha256 is signed into the receipt (receipt_version 2).',
       }),
     ),
+    response_schema: Nullable(AnyObject('The response_schema of the request, as given; null when none.')),
+    result: Nullable(
+      AnyObject(
+        'The structured answer, valid against response_schema, once delivered; null before and for tasks without a schema. ' +
+          'operator_notes holds its RFC 8785 canonical JSON, which deliverable_sha256 and the receipt bind.',
+      ),
+    ),
+    questions: Type.Array(QuestionSchema, {
+      description: "The operator's questions about the task, oldest first, each with its answer once given ([] when none).",
+    }),
+    awaiting_answer: Type.Boolean({
+      description:
+        'true while a question of the operator awaits your answer: answer it with POST /api/v1/tasks/{task_id}/questions/{question_id}/answer {answer} ' +
+        '(MCP: answer_operator_question); the work waits for it.',
+    }),
   },
   { description: 'A task as stored. The contact e-mail is never part of it.' },
 );
@@ -147,7 +189,10 @@ export type PublicTask = Static<typeof PublicTaskSchema>;
 /** The body of every webhook POST (contract "Webhooks"). */
 export const WebhookEventSchema = Type.Object(
   {
-    type: Type.Enum(['task.accepted', 'task.delivered', 'task.rejected'], { description: 'What happened.' }),
+    type: Type.Enum(['task.accepted', 'task.delivered', 'task.rejected', 'task.question', 'task.deadline_passed'], {
+      description:
+        'What happened: a status change, a question of the operator (task.question), or the deadline of an accepted task passed (task.deadline_passed).',
+    }),
     timestamp: DateTime('When it happened.'),
     data: PublicTaskSchema,
   },
@@ -171,6 +216,10 @@ export const MessageResponseSchema = Type.Object({
   message_id: Type.String({ description: 'msg-<year>-<32 hex>' }),
   created_at: Type.String({ format: 'date-time' }),
   message: Type.String({ description: 'Confirmation text.' }),
+  thread_token: Type.String({
+    description:
+      'mt_<43 base64url>, shown once: GET /api/v1/messages/{message_id} with Authorization: Bearer <thread_token> lists the operator’s replies (for agents without a mailbox).',
+  }),
   warnings: Warnings,
 });
 export type MessageResponse = Static<typeof MessageResponseSchema>;

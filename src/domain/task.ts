@@ -1,3 +1,5 @@
+import { comparisonKey } from './text.js';
+
 /** The task lifecycle of service-spec.md "States and transitions": pure rules, no I/O. */
 
 export const TASK_TYPES = [
@@ -60,7 +62,7 @@ export interface StatusEntry {
   at: string;
 }
 
-/** Trimmed, whitespace collapsed, case folded: the description key of duplicate detection. */
+/** The description key of duplicate detection: the text's comparison form (domain/text.ts). */
 export function normalizeDescription(description: string): string {
-  return description.trim().replace(/\s+/g, ' ').toLowerCase();
+  return comparisonKey(description);
 }

@@ -9,6 +9,8 @@ export type BlockRow = Selectable<BlocklistTable>;
 /** What a submission or message is matched against, already normalized by the caller. */
 export interface BlockMatch {
   clientHash: string;
+  /** Hashes of the client's enclosing networks (an ip block may name a network). */
+  networkHashes?: readonly string[] | undefined;
   email?: string | undefined;
   /** The e-mail's domain and each parent domain. */
   domains: string[];
@@ -64,6 +66,7 @@ export async function activeBlocksMatching(db: Db, subjects: BlockMatch[], now: 
   const values = { ip: new Set<string>(), email: new Set<string>(), domain: new Set<string>(), requester: new Set<string>() };
   for (const subject of subjects) {
     values.ip.add(subject.clientHash);
+    for (const network of subject.networkHashes ?? []) values.ip.add(network);
     if (subject.email !== undefined) values.email.add(subject.email);
     for (const domain of subject.domains) values.domain.add(domain);
     if (subject.requester !== undefined) values.requester.add(subject.requester);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
   Kysely,
+  type KyselyConfig,
   Migrator,
   PostgresDialect,
   type PostgresPool,
@@ -60,6 +61,11 @@ export interface StoreOptions {
    * answering turns into a 503 within seconds instead of a hang.
    */
   timeoutMs?: number;
+  /**
+   * Told of every statement run through Kysely, with its parameters (tests that EXPLAIN what
+   * the pages run: test/scale.plans.happy.test.ts). Unset in production: no log hook at all.
+   */
+  onQuery?: (query: { sql: string; parameters: readonly unknown[] }) => void;
 }
 
 const DEFAULT_TIMEOUT_MS = 3000;
@@ -143,7 +149,10 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     database.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
     const taskChanges = { count: 0 };
     const transactionEnd = new Set<(committed: boolean) => void>();
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database, taskChanges, transactionEnd) }) });
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: withStatementCache(database, taskChanges, transactionEnd) }),
+      ...queryLog(options),
+    });
     return {
       db,
       dialect: 'sqlite',
@@ -181,7 +190,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     pool.on('error', (error) => faults.record(storeFaultReason(error) ?? 'connection lost'));
     return boundedPool(pool, bounds);
   };
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: makePool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: makePool }), ...queryLog(options) });
   return {
     db,
     dialect: 'postgres',
@@ -192,6 +201,17 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     probeWrite: (at) => probeWrite(db, at),
     unbounded,
     close: () => db.destroy(),
+  };
+}
+
+/** Kysely's log hook when a caller asked to see every statement (StoreOptions.onQuery). */
+function queryLog(options: StoreOptions): Pick<KyselyConfig, 'log'> {
+  const { onQuery } = options;
+  if (!onQuery) return {};
+  return {
+    log: (event) => {
+      if (event.level === 'query') onQuery({ sql: event.query.sql, parameters: event.query.parameters });
+    },
   };
 }
 

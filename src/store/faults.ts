@@ -37,24 +37,33 @@ export function storeFaultReason(error: unknown): string | undefined {
   return cause !== undefined && cause !== error ? storeFaultReason(cause) : undefined;
 }
 
+/**
+ * How long a fault keeps the health record failing even after a probe succeeded: on a full disk
+ * the probe's one-row rewrite can still fit (SQLite reuses its WAL pages) while every submission
+ * is refused, so readiness would tell a balancer to send writes to an instance refusing them all.
+ * Short, so a store that really came back is healthy again within seconds.
+ */
+const FAULT_OUTLIVES_PROBE_MS = 3000;
+
 /** What the store remembers of recent faults, for the health record. */
 export class StoreFaults {
-  private last: { reason: string; at: number } | undefined;
+  private last: { reason: string; at: number; probedSince: boolean } | undefined;
   /** The health record's last write probe (services/health.ts), reused for a couple of seconds. */
   lastProbe: { at: number; failure: string | undefined } | undefined;
 
   record(reason: string, at = Date.now()): void {
-    this.last = { reason, at };
+    this.last = { reason, at, probedSince: false };
   }
 
-  /** A probe wrote successfully after the fault: the store works again. */
+  /** A probe wrote successfully after the fault: the store works again (see FAULT_OUTLIVES_PROBE_MS). */
   clear(before = Date.now()): void {
-    if (this.last && this.last.at <= before) this.last = undefined;
+    if (this.last && this.last.at <= before) this.last.probedSince = true;
   }
 
-  /** The reason of a fault seen in the last 15 s, if any. */
+  /** The reason of a fault seen in the last 15 s (3 s once a probe succeeded after it), if any. */
   recent(now = Date.now()): string | undefined {
-    return this.last && now - this.last.at < FAULT_MEMORY_MS ? this.last.reason : undefined;
+    if (!this.last) return undefined;
+    return now - this.last.at < (this.last.probedSince ? FAULT_OUTLIVES_PROBE_MS : FAULT_MEMORY_MS) ? this.last.reason : undefined;
   }
 }
 

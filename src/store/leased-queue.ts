@@ -47,15 +47,15 @@ export async function claimDue<T extends QueueTable>(
       .orderBy('next_attempt_at')
       .orderBy('id')
       .limit(limit);
-  if (store.dialect === 'postgres') {
-    return withTransaction(store.db, async (trx) => {
-      const ids = (await due(trx).forUpdate().skipLocked().execute()).map((r) => r.id);
-      if (ids.length === 0) return [];
-      return (await trx.updateTable(name).set(lease).where('id', 'in', ids).returningAll().execute()) as Selectable<Database[T]>[];
-    });
-  }
-  const rows = await store.db.updateTable(name).set(lease).where('id', 'in', due(store.db)).returningAll().execute();
-  // RETURNING gives no order: sort as claimed.
+  const rows =
+    store.dialect === 'postgres'
+      ? await withTransaction(store.db, async (trx) => {
+          const ids = (await due(trx).forUpdate().skipLocked().execute()).map((r) => r.id);
+          if (ids.length === 0) return [];
+          return trx.updateTable(name).set(lease).where('id', 'in', ids).returningAll().execute();
+        })
+      : await store.db.updateTable(name).set(lease).where('id', 'in', due(store.db)).returningAll().execute();
+  // RETURNING gives no order (on either store): sort as claimed.
   const rankOf = options.rank?.of ?? (() => 0);
   return rows.sort((a, b) => rankOf(a) - rankOf(b) || a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id)) as Selectable<
     Database[T]
@@ -64,14 +64,24 @@ export async function claimDue<T extends QueueTable>(
 
 /** Renews the lease of a claimed, still pending row (the worker's heartbeat); false when the claim was lost. */
 export async function extendLease(db: Db, table: QueueTable, id: string, token: string, lockedUntil: string): Promise<boolean> {
-  const result = await db
+  return (await extendLeases(db, table, [id], token, lockedUntil)).has(id);
+}
+
+/**
+ * Renews the leases of several claimed, still pending rows in one statement (claimed rows not
+ * started yet); returns the ids whose claim still held.
+ */
+export async function extendLeases(db: Db, table: QueueTable, ids: string[], token: string, lockedUntil: string): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
     .updateTable(table as 'outbox')
     .set({ locked_until: lockedUntil })
-    .where('id', '=', id)
+    .where('id', 'in', ids)
     .where('claim_token', '=', token)
     .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+    .returning('id')
+    .execute();
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Pending rows and the creation time of the oldest one (the metrics' outbox depth and age). */

@@ -1,46 +1,54 @@
 import type { Insertable, Selectable } from 'kysely';
-import type { Db } from './db.js';
+import { padded } from './batches.js';
+import { type Db, withTransaction } from './db.js';
 import type { MessagesTable } from './schema.js';
 import type { PagePosition } from './tasks-repo.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 
+/**
+ * Stores a message and, in the same transaction, one `message_tasks` row per task it names
+ * (migration 150), so the tasks' pages find it by index.
+ */
 export async function insertMessage(db: Db, row: Insertable<MessagesTable>): Promise<void> {
-  await db.insertInto('messages').values(row).execute();
+  await withTransaction(db, async (trx) => {
+    await trx.insertInto('messages').values(row).execute();
+    const named = [...new Set(JSON.parse(row.task_ids) as string[])];
+    if (named.length > 0)
+      await trx
+        .insertInto('message_tasks')
+        .values(named.map((task_id) => ({ task_id, message_id: row.id, created_at: row.created_at })))
+        .execute();
+  });
 }
 
-/** Messages that name a task id, newest first (at most 100). */
+/** Messages that name a task id, newest first (at most 100): a walk of message_tasks' key. */
 export async function messagesNamingTask(db: Db, taskId: string): Promise<MessageRow[]> {
-  // Callers pass only well-formed task ids ([a-z0-9-]), so the id can sit in a LIKE pattern unescaped.
-  return db
-    .selectFrom('messages')
-    .selectAll()
-    .where('task_ids', 'like', `%"${taskId}"%`)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(100)
-    .execute();
+  return messagesNamingTasks(db, [taskId], 100);
 }
 
-/** Messages newest first, strictly after `after`; at most `limit` rows. */
-export async function listMessageRows(db: Db, options: { after?: PagePosition | undefined; limit: number }): Promise<MessageRow[]> {
-  let query = db.selectFrom('messages').selectAll();
-  const { after } = options;
-  if (after)
-    query = query.where((eb) => eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]));
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
-}
-
-/** Messages sent since `since` that name at least one task, newest first; at most `limit` rows. */
-export async function recentMessagesNamingTasks(db: Db, since: string, limit: number): Promise<MessageRow[]> {
-  return db
-    .selectFrom('messages')
-    .selectAll()
-    .where('created_at', '>=', since)
-    .where('task_ids', '!=', '[]')
+/** Messages naming any of `taskIds` (a page of the queue), newest first; at most `limit`. */
+export async function messagesNamingTasks(db: Db, taskIds: string[], limit: number): Promise<MessageRow[]> {
+  if (taskIds.length === 0) return [];
+  const links = await db
+    .selectFrom('message_tasks')
+    .select('message_id')
+    .where('task_id', 'in', padded([...new Set(taskIds)]))
     .orderBy('created_at', 'desc')
     .limit(limit)
     .execute();
+  const ids = [...new Set(links.map((l) => l.message_id))];
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('messages').selectAll().where('id', 'in', ids).execute();
+  return rows.sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1));
+}
+
+/** Messages newest first, strictly after `after`; at most `limit` rows (one walk of messages_created_idx). */
+export async function listMessageRows(db: Db, options: { after?: PagePosition | undefined; limit: number }): Promise<MessageRow[]> {
+  let query = db.selectFrom('messages').selectAll();
+  const { after } = options;
+  if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
 }
 
 /** Erases the text and addresses of up to `limit` messages received before `before`; returns how many. */

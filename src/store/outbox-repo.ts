@@ -107,6 +107,29 @@ export async function updateClaimedOutbox(db: Db, id: string, token: string, cha
   return Number(result.numUpdatedRows) > 0;
 }
 
+/** Ids per statement when marking many rows at once (well under every store's parameter limit). */
+const MARK_CHUNK = 500;
+
+/**
+ * Marks claimed, still pending rows sent at `at` and releases their leases, in one statement per
+ * 500 rows; returns the ids it marked (a row missing from it had lost its claim).
+ */
+export async function markClaimedOutboxSent(db: Db, ids: string[], token: string, at: string): Promise<Set<string>> {
+  const marked = new Set<string>();
+  for (let i = 0; i < ids.length; i += MARK_CHUNK) {
+    const rows = await db
+      .updateTable('outbox')
+      .set((eb) => ({ status: 'sent', sent_at: at, attempts: eb('attempts', '+', 1), last_error: null, locked_until: null, claim_token: null }))
+      .where('id', 'in', ids.slice(i, i + MARK_CHUNK))
+      .where('claim_token', '=', token)
+      .where('status', '=', 'pending')
+      .returning('id')
+      .execute();
+    for (const row of rows) marked.add(row.id);
+  }
+  return marked;
+}
+
 /** Rows newest first, optionally of one status. */
 export async function listOutboxRows(db: Db, options: { status?: string | undefined; limit: number }): Promise<ListedOutboxRow[]> {
   let query = db.selectFrom('outbox').select(LISTED).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit);

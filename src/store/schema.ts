@@ -47,6 +47,16 @@ export interface TasksTable {
   erased_at: string | null;
   /** 1 when the description or requester carries the word "test" (migration 110, issue 19). */
   is_test: number;
+  /** The request's response_schema as JSON text (migration 120, issue 24); NULL when none. */
+  response_schema: string | null;
+  /** JSON array of the operator's questions with their answers (migration 130); NULL when none. */
+  questions: string | null;
+  /** The deadline as a UTC instant, for the deadline sweep (migration 130); NULL without one, and on imported tasks. */
+  deadline_at: string | null;
+  /** When the sweep announced that the deadline of this accepted task passed (migration 130): once per task. */
+  deadline_passed_at: string | null;
+  /** The earlier of deadline and response target, fixed at submission (migration 130): the console queue's order. */
+  due_at: string | null;
 }
 
 export interface MessagesTable {
@@ -62,6 +72,8 @@ export interface MessagesTable {
   created_at: string;
   /** When retention erased the text and addresses (migration 100). */
   erased_at: string | null;
+  /** SHA-256 (hex) of the thread token that reads the operator's replies (migration 130). */
+  thread_token_hash: string | null;
 }
 
 /** Fixed-window counters for rate limits, daily caps and refusal counts. */
@@ -227,9 +239,102 @@ export interface WebhookAttemptsTable {
   duration_ms: number;
 }
 
+/**
+ * Task counts kept in the transaction of each change (migration 150), per status within a scope:
+ * `all`, a creation day `YYYY-MM-DD`, or `unseen`. See task-counts-repo.ts.
+ */
+export interface TaskCountsTable {
+  scope: string;
+  status: string;
+  count: number;
+}
+
+/** Which message names which task (migration 150): the task page's messages by index. */
+export interface MessageTasksTable {
+  task_id: string;
+  message_id: string;
+  /** The message's created_at, so a task's messages come newest first from the key itself. */
+  created_at: string;
+}
+
 export interface SettingsTable {
   key: string;
   value: string;
+}
+
+/** A team of operators (migration 140, docs/team.md). */
+export interface OperatorsTable {
+  id: string;
+  name: string;
+  /** Lower case. */
+  email: string;
+  role: string;
+  disabled: number;
+  on_duty: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OperatorKeysTable {
+  id: string;
+  operator_id: string;
+  /** SHA-256 hex of the key; the key itself is shown once and never stored. */
+  key_hash: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface OperatorInvitesTable {
+  /** SHA-256 hex of the invite token. */
+  token_hash: string;
+  operator_id: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface OperatorPasskeysTable {
+  /** base64url. */
+  credential_id: string;
+  operator_id: string;
+  /** base64url of the COSE public key. */
+  public_key: string;
+  counter: number;
+  /** JSON array of transports. */
+  transports: string;
+  created_at: string;
+}
+
+export interface WebauthnChallengesTable {
+  id: string;
+  challenge: string;
+  expires_at: string;
+}
+
+/** Append-only: rows are inserted in the transaction of the action they record, never updated or deleted. */
+export interface AuditLogTable {
+  id: string;
+  at: string;
+  /** An operator_id, or "owner" (ADMIN_KEY), or "anonymous" for a failed sign-in naming nobody. */
+  actor: string;
+  action: string;
+  task_id: string | null;
+  /** JSON object. */
+  details: string;
+}
+
+/** Failed sign-ins per client address hash or per operator, in one-minute windows, shared by every instance. */
+export interface SigninFailuresTable {
+  key: string;
+  window_start: string;
+  count: number;
+}
+
+/** Who a task is assigned to: one row per assigned task (none when unassigned). */
+export interface TaskAssignmentsTable {
+  task_id: string;
+  operator_id: string;
+  assigned_at: string;
 }
 
 export interface Database {
@@ -251,6 +356,23 @@ export interface Database {
   attachments: AttachmentsTable;
   webhook_outbox: WebhookOutboxTable;
   webhook_attempts: WebhookAttemptsTable;
+  task_counts: TaskCountsTable;
+  message_tasks: MessageTasksTable;
+  imported_task_ids: ImportedTaskIdsTable;
+  operators: OperatorsTable;
+  operator_keys: OperatorKeysTable;
+  operator_invites: OperatorInvitesTable;
+  operator_passkeys: OperatorPasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
+  audit_log: AuditLogTable;
+  signin_failures: SigninFailuresTable;
+  task_assignments: TaskAssignmentsTable;
+}
+
+/** Imported task ids by case-folded form (migration 180), for linking messages that name them. */
+export interface ImportedTaskIdsTable {
+  folded_id: string;
+  task_id: string;
 }
 
 // Generated is re-exported for migrations that add auto columns later.

@@ -1,11 +1,13 @@
-import type { CompiledQuery, Insertable, Selectable } from 'kysely';
+import { type CompiledQuery, type ExpressionBuilder, type Insertable, type Selectable, sql } from 'kysely';
+import { isAwaitingAnswer, parseQuestions } from '../domain/questions.js';
 import type { PublicAttachment, PublicTask } from '../domain/schemas.js';
-import type { Source, StatusEntry, TaskStatus, TaskType } from '../domain/task.js';
+import { ALL_STATUSES, type Source, type StatusEntry, type TaskStatus, type TaskType } from '../domain/task.js';
 import { isSqlite, padded, writeChunks } from './batches.js';
-import type { Db, Store } from './db.js';
+import { type Db, type Store, withTransaction } from './db.js';
 import { reusableQuery } from './prepared.js';
-import type { TasksTable } from './schema.js';
+import type { Database, TasksTable } from './schema.js';
 import type { PublicTaskCache } from './task-cache.js';
+import { addTaskCounts, type CountKey, countChange, countTask, dayCounts, dayOf, statusCounts, unseenCount } from './task-counts-repo.js';
 
 export type TaskRow = Selectable<TasksTable>;
 
@@ -32,6 +34,8 @@ const PUBLIC_COLUMNS = [
   'deliverable_sha256',
   'receipt_issued_at',
   'attachments',
+  'response_schema',
+  'questions',
 ] as const satisfies readonly (keyof TaskRow)[];
 export type PublicTaskRow = Pick<TaskRow, (typeof PUBLIC_COLUMNS)[number]>;
 
@@ -71,6 +75,11 @@ const TASK_COLUMNS = [
   'attachments',
   'erased_at',
   'is_test',
+  'response_schema',
+  'questions',
+  'deadline_at',
+  'deadline_passed_at',
+  'due_at',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
@@ -96,8 +105,12 @@ function insertQuery(count: number): (db: Db, ...values: unknown[]) => CompiledQ
   return query;
 }
 
+/** Inserts one task (an import) and counts it, in one transaction. */
 export async function insertTask(db: Db, row: TaskRow): Promise<void> {
-  await db.executeQuery(insertQuery(1)(db, ...TASK_COLUMNS.map((c) => row[c])));
+  await withTransaction(db, async (trx) => {
+    await trx.executeQuery(insertQuery(1)(trx, ...TASK_COLUMNS.map((c) => row[c])));
+    await addTaskCounts(trx, countTask(new Map(), row, 1));
+  });
 }
 
 /**
@@ -106,16 +119,22 @@ export async function insertTask(db: Db, row: TaskRow): Promise<void> {
  */
 export async function insertTasks(db: Db, rows: TaskRow[]): Promise<void> {
   const compiled = isSqlite(db);
-  for (const chunk of writeChunks(db, rows, TASK_COLUMNS.length)) {
-    if (compiled || chunk.length === 1) {
-      await db.executeQuery(insertQuery(chunk.length)(db, ...chunk.flatMap((row) => TASK_COLUMNS.map((c) => row[c]))));
-    } else {
-      await db
-        .insertInto('tasks')
-        .values(chunk as Insertable<TasksTable>[])
-        .execute();
+  await withTransaction(db, async (trx) => {
+    for (const chunk of writeChunks(trx, rows, TASK_COLUMNS.length)) {
+      if (compiled || chunk.length === 1) {
+        await trx.executeQuery(insertQuery(chunk.length)(trx, ...chunk.flatMap((row) => TASK_COLUMNS.map((c) => row[c]))));
+      } else {
+        await trx
+          .insertInto('tasks')
+          .values(chunk as Insertable<TasksTable>[])
+          .execute();
+      }
     }
-  }
+    // The batch's counts in one statement (a few rows: the day and the statuses it touches).
+    const counts = new Map<CountKey, number>();
+    for (const row of rows) countTask(counts, row, 1);
+    await addTaskCounts(trx, counts);
+  });
 }
 
 // The status read is the hottest query: compile it once per store and only swap the parameter.
@@ -187,8 +206,15 @@ export async function lockTask(db: Db, dialect: 'sqlite' | 'postgres', id: strin
   if (dialect === 'postgres') await db.selectFrom('tasks').select('id').where('id', '=', id).forUpdate().execute();
 }
 
+/** Any change to a task (tests, tools); its counts follow, in the same transaction. */
 export async function updateTask(db: Db, id: string, changes: Partial<TasksTable>): Promise<void> {
-  await db.updateTable('tasks').set(changes).where('id', '=', id).execute();
+  await withTransaction(db, async (trx) => {
+    let query = trx.selectFrom('tasks').select(['status', 'created_at', 'seen_by_operator_at']).where('id', '=', id);
+    if (!isSqlite(trx)) query = query.forUpdate();
+    const before = await query.executeTakeFirst();
+    await trx.updateTable('tasks').set(changes).where('id', '=', id).execute();
+    if (before) await addTaskCounts(trx, countChange(before, { ...before, ...changes }));
+  });
 }
 
 export function statusHistory(row: Pick<TaskRow, 'status_history'>): StatusEntry[] {
@@ -197,6 +223,7 @@ export function statusHistory(row: Pick<TaskRow, 'status_history'>): StatusEntry
 
 /** The task as the public status endpoint returns it: never the contact e-mail or the client. */
 export function toPublicTask(row: PublicTaskRow): PublicTask {
+  const questions = parseQuestions(row.questions);
   const task: PublicTask = {
     task_id: row.id,
     status: row.status as TaskStatus,
@@ -215,6 +242,10 @@ export function toPublicTask(row: PublicTaskRow): PublicTask {
     operator_notes: row.operator_notes,
     seen_by_operator_at: row.seen_by_operator_at,
     eta: row.eta,
+    response_schema: row.response_schema === null ? null : (JSON.parse(row.response_schema) as Record<string, unknown>),
+    result: structuredResult(row),
+    questions,
+    awaiting_answer: isAwaitingAnswer(questions),
   };
   if (row.receipt !== null) {
     task.receipt = row.receipt;
@@ -227,23 +258,70 @@ export function toPublicTask(row: PublicTaskRow): PublicTask {
 }
 
 /**
+ * The delivered answer of a task with a response schema: its operator_notes are the canonical JSON
+ * of the result (services/operator-transitions.ts). Null before delivery, without a schema, and
+ * once retention has erased the notes.
+ */
+function structuredResult(row: Pick<TaskRow, 'status' | 'response_schema' | 'operator_notes'>): Record<string, unknown> | null {
+  if (row.status !== 'delivered' || row.response_schema === null || row.operator_notes === null) return null;
+  try {
+    const parsed: unknown = JSON.parse(row.operator_notes);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Updates a task only while it still has `fromStatus` (the operator's PATCH): two racing operators
  * cannot both move it. False when the status changed meanwhile.
  */
 export async function updateTaskIfStatus(db: Db, id: string, fromStatus: string, changes: Partial<TasksTable>): Promise<boolean> {
-  const result = await db.updateTable('tasks').set(changes).where('id', '=', id).where('status', '=', fromStatus).executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  return withTransaction(db, async (trx) => {
+    // Whether this change is the first view decides the unseen count: stamped first, on its own,
+    // so the row says exactly whether it was unseen (and on PostgreSQL is locked from here on).
+    const stamping = changes.seen_by_operator_at !== undefined && changes.seen_by_operator_at !== null;
+    const firstView =
+      stamping &&
+      Number(
+        (
+          await trx
+            .updateTable('tasks')
+            .set({ seen_by_operator_at: changes.seen_by_operator_at ?? null })
+            .where('id', '=', id)
+            .where('status', '=', fromStatus)
+            .where('seen_by_operator_at', 'is', null)
+            .executeTakeFirst()
+        ).numUpdatedRows,
+      ) > 0;
+    const after = await trx
+      .updateTable('tasks')
+      .set(changes)
+      .where('id', '=', id)
+      .where('status', '=', fromStatus)
+      .returning(['status', 'created_at', 'seen_by_operator_at'])
+      .executeTakeFirst();
+    if (!after) return false;
+    const before = { status: fromStatus, created_at: after.created_at, seen_by_operator_at: firstView ? null : after.seen_by_operator_at };
+    await addTaskCounts(trx, countChange(before, after));
+    return true;
+  });
 }
 
 /** Stamps the operator's first view unless already stamped; true when this call stamped it. */
 export async function markSeen(db: Db, id: string, at: string): Promise<boolean> {
-  const result = await db
-    .updateTable('tasks')
-    .set({ seen_by_operator_at: at })
-    .where('id', '=', id)
-    .where('seen_by_operator_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  return withTransaction(db, async (trx) => {
+    const row = await trx
+      .updateTable('tasks')
+      .set({ seen_by_operator_at: at })
+      .where('id', '=', id)
+      .where('seen_by_operator_at', 'is', null)
+      .returning(['status', 'created_at'])
+      .executeTakeFirst();
+    if (!row) return false;
+    await addTaskCounts(trx, countChange({ ...row, seen_by_operator_at: null }, { ...row, seen_by_operator_at: at }));
+    return true;
+  });
 }
 
 /**
@@ -271,28 +349,49 @@ export async function taskSummaries(db: Db, ids: string[]): Promise<Pick<TaskRow
   return db.selectFrom('tasks').select(['id', 'task_type', 'status']).where('id', 'in', ids).execute();
 }
 
-/** How many tasks are in each status, over all time or over tasks created since `since`. */
+/**
+ * How many tasks are in each status, over all time or over tasks created since `since`: from the
+ * kept counts (task-counts-repo.ts), whole days from one row per day and status, and the window's
+ * first, partial day counted from the creation index (one day of tasks at most).
+ */
 export async function countTasksByStatus(db: Db, since?: string): Promise<Record<string, number>> {
-  let query = db.selectFrom('tasks').select((eb) => ['status', eb.fn.countAll<number>().as('n')]);
-  if (since !== undefined) query = query.where('created_at', '>=', since);
-  const rows = await query.groupBy('status').execute();
-  const counts: Record<string, number> = {};
-  for (const row of rows) counts[row.status] = Number(row.n);
+  if (since === undefined) return statusCounts(db);
+  const firstDay = dayOf(since);
+  const nextDay = new Date(Date.parse(`${firstDay}T00:00:00.000Z`) + 86_400_000).toISOString();
+  const partial = await db
+    .selectFrom('tasks')
+    .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+    .where('created_at', '>=', since)
+    .where('created_at', '<', nextDay)
+    .groupBy('status')
+    .execute();
+  const counts = await dayCounts(db, dayOf(nextDay), '9999-12-31');
+  for (const row of partial) counts[row.status] = (counts[row.status] ?? 0) + Number(row.n);
   return counts;
 }
 
-/** Creation, first view and acceptance times of tasks created since `since` that were seen or accepted. */
-export async function taskTimings(db: Db, since: string): Promise<Pick<TaskRow, 'created_at' | 'seen_by_operator_at' | 'accepted_at'>[]> {
-  return (
-    db
-      .selectFrom('tasks')
-      .select(['created_at', 'seen_by_operator_at', 'accepted_at'])
-      .where('created_at', '>=', since)
-      // Test tasks (issue 19) say nothing about how fast a human answers real work.
-      .where('is_test', '=', 0)
-      .where((eb) => eb.or([eb('seen_by_operator_at', 'is not', null), eb('accepted_at', 'is not', null)]))
-      .execute()
-  );
+/**
+ * The response-time figures' sample (issue 28): the most recent tasks created since `since`, at
+ * most `limit` of them, newest first, so the figures cost the same at any size of history. Test
+ * tasks are dropped here, after the limit, so the read is one bounded walk of the creation index.
+ */
+export const RECENT_SAMPLE = 1000;
+
+export async function taskTimings(
+  db: Db,
+  since: string,
+  limit = RECENT_SAMPLE,
+): Promise<Pick<TaskRow, 'created_at' | 'seen_by_operator_at' | 'accepted_at'>[]> {
+  const rows = await db
+    .selectFrom('tasks')
+    .select(['created_at', 'seen_by_operator_at', 'accepted_at', 'is_test'])
+    .where('created_at', '>=', since)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  // Test tasks (issue 19) say nothing about how fast a human answers real work.
+  return rows.filter((r) => r.is_test === 0 && (r.seen_by_operator_at !== null || r.accepted_at !== null));
 }
 
 /** A keyset position in a newest-first list. */
@@ -301,36 +400,79 @@ export interface PagePosition {
   id: string;
 }
 
-/** Tasks newest first, optionally of some statuses, strictly after `after`; at most `limit` rows. */
+/**
+ * Tasks newest first, optionally of some statuses, strictly after `after`; at most `limit` rows.
+ * Each status (and test filter) is one walk down an index ending in (created_at, id) that stops
+ * after `limit` rows (tasks_queue_idx, tasks_test_queue_idx, tasks_created_idx); several are
+ * merged here, so a page never sorts every matching task.
+ */
 export async function listTasks(
   db: Db,
-  options: { statuses?: string[] | undefined; isTest?: boolean | undefined; after?: PagePosition | undefined; limit: number; order?: 'newest' | 'oldest' },
+  options: {
+    statuses?: string[] | undefined;
+    isTest?: boolean | undefined;
+    after?: PagePosition | undefined;
+    limit: number;
+    order?: 'newest' | 'oldest' | 'due';
+    /** An operator_id: their tasks; null: the unassigned ones (task_assignments, migration 140). */
+    assignee?: string | null;
+  },
 ): Promise<TaskRow[]> {
-  let query = db.selectFrom('tasks').selectAll();
-  const { statuses, after } = options;
+  const { after, isTest, limit, assignee } = options;
+  const assigned = (eb: ExpressionBuilder<Database, 'tasks'>) =>
+    eb.selectFrom('task_assignments').select('task_id').whereRef('task_assignments.task_id', '=', 'tasks.id');
+  if (options.order === 'due') {
+    // Due first (issue 25): by due_at, then id. The position's created_at slot carries due_at here.
+    let query = db.selectFrom('tasks').selectAll();
+    if (options.statuses !== undefined) query = query.where('status', 'in', options.statuses);
+    if (isTest !== undefined) query = query.where('is_test', '=', isTest ? 1 : 0);
+    if (assignee === null) query = query.where((eb) => eb.not(eb.exists(assigned(eb))));
+    else if (assignee !== undefined) query = query.where((eb) => eb.exists(assigned(eb).where('task_assignments.operator_id', '=', assignee)));
+    if (after)
+      query = query.where((eb) => eb.or([eb('due_at', '>', after.created_at), eb.and([eb('due_at', '=', after.created_at), eb('id', '>', after.id)])]));
+    return query.orderBy('due_at', 'asc').orderBy('id', 'asc').limit(limit).execute();
+  }
   // Newest first by default; oldest first is the console's queue (the longest wait on top).
   const [past, direction] = options.order === 'oldest' ? (['>', 'asc'] as const) : (['<', 'desc'] as const);
-  if (statuses !== undefined) query = query.where('status', 'in', statuses);
-  if (options.isTest !== undefined) query = query.where('is_test', '=', options.isTest ? 1 : 0);
-  if (after)
-    query = query.where((eb) => eb.or([eb('created_at', past, after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', past, after.id)])]));
-  return query.orderBy('created_at', direction).orderBy('id', direction).limit(options.limit).execute();
+  const statuses: (string | undefined)[] = options.statuses ?? (isTest === undefined ? [undefined] : [...ALL_STATUSES]);
+  const parts = await Promise.all(
+    statuses.map((status) => {
+      let query = db.selectFrom('tasks').selectAll();
+      if (isTest !== undefined) query = query.where('is_test', '=', isTest ? 1 : 0);
+      if (status !== undefined) query = query.where('status', '=', status);
+      if (assignee === null) query = query.where((eb) => eb.not(eb.exists(assigned(eb))));
+      else if (assignee !== undefined) query = query.where((eb) => eb.exists(assigned(eb).where('task_assignments.operator_id', '=', assignee)));
+      if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), past, eb.tuple(after.created_at, after.id)));
+      return query.orderBy('created_at', direction).orderBy('id', direction).limit(limit).execute();
+    }),
+  );
+  if (parts.length === 1) return parts[0] ?? [];
+  const sign = direction === 'asc' ? 1 : -1;
+  const key = (row: TaskRow) => `${row.created_at}\u0000${row.id}`;
+  return parts
+    .flat()
+    .sort((a, b) => (key(a) < key(b) ? -sign : key(a) > key(b) ? sign : 0))
+    .slice(0, limit);
 }
 
-/** When each task created since `since` was created and first seen (the response-target figure). */
-export async function firstViewTimes(db: Db, since: string): Promise<Pick<TaskRow, 'created_at' | 'seen_by_operator_at'>[]> {
-  return db.selectFrom('tasks').select(['created_at', 'seen_by_operator_at']).where('created_at', '>=', since).execute();
-}
-
-/** Tasks waiting that the operator has not opened yet (the console's title count). */
-export async function countUnseen(db: Db): Promise<number> {
-  const row = await db
+/**
+ * When each of the most recent tasks created since `since` was created and first seen (the
+ * response-target figure): at most `limit`, newest first, as taskTimings.
+ */
+export async function firstViewTimes(db: Db, since: string, limit = RECENT_SAMPLE): Promise<Pick<TaskRow, 'created_at' | 'seen_by_operator_at'>[]> {
+  return db
     .selectFrom('tasks')
-    .select(db.fn.countAll<number>().as('n'))
-    .where('status', '=', 'submitted')
-    .where('seen_by_operator_at', 'is', null)
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
+    .select(['created_at', 'seen_by_operator_at'])
+    .where('created_at', '>=', since)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** Submitted tasks the operator has not opened yet (the console's title count), from the kept counts. */
+export async function countUnseen(db: Db): Promise<number> {
+  return unseenCount(db);
 }
 
 /** Whether a task with this id is stored (the import skips those). */
@@ -339,28 +481,38 @@ export async function taskExists(db: Db, id: string): Promise<boolean> {
   return row !== undefined;
 }
 
-/** Creation time of the oldest task still waiting on the operator (the metrics' queue age), or null. */
+/**
+ * Creation time of the oldest task still waiting on the operator (the metrics' queue age), or
+ * null: the first entry of each open status in tasks_queue_idx.
+ */
 export async function oldestOpenTaskCreatedAt(db: Db, openStatuses: readonly string[]): Promise<string | null> {
-  const row = await db
-    .selectFrom('tasks')
-    .select((eb) => eb.fn.min<string | null>('created_at').as('oldest'))
-    .where('status', 'in', [...openStatuses])
-    .executeTakeFirst();
-  return row?.oldest ?? null;
+  const firsts = await Promise.all(
+    openStatuses.map((status) => db.selectFrom('tasks').select('created_at').where('status', '=', status).orderBy('created_at').limit(1).executeTakeFirst()),
+  );
+  const oldest = firsts.map((row) => row?.created_at).filter((at): at is string => at !== undefined);
+  return oldest.length === 0 ? null : oldest.reduce((min, at) => (at < min ? at : min));
 }
 
 /**
- * Ids of up to `limit` tasks in a final status since before `before` (delivered_at or rejected_at)
- * whose private fields retention has not erased yet, oldest first.
+ * When a final task became final, null while it is open: the expression of the partial index
+ * tasks_erase_due_idx (migration 150), written exactly as there, since a planner uses an
+ * expression index only for the same expression.
  */
-export async function finalTasksToErase(db: Db, finalStatuses: readonly string[], before: string, limit: number): Promise<string[]> {
+const FINAL_SINCE = sql<string>`case when status in ('delivered', 'rejected') then coalesce(delivered_at, rejected_at, updated_at) end`;
+
+/**
+ * Ids of up to `limit` tasks in a final status since before `before` (delivered_at or rejected_at)
+ * whose private fields retention has not erased yet, longest final first: one walk of
+ * tasks_erase_due_idx, which holds only tasks not yet erased, so a batch costs the same however
+ * many tasks are stored. The final statuses are those of FINAL_SINCE (domain FINAL_STATUSES).
+ */
+export async function finalTasksToErase(db: Db, before: string, limit: number): Promise<string[]> {
   const rows = await db
     .selectFrom('tasks')
     .select('id')
     .where('erased_at', 'is', null)
-    .where('status', 'in', [...finalStatuses])
-    .where((eb) => eb(eb.fn.coalesce('delivered_at', 'rejected_at', 'updated_at'), '<', before))
-    .orderBy('created_at')
+    .where(FINAL_SINCE, '<', before)
+    .orderBy(FINAL_SINCE)
     .limit(limit)
     .execute();
   return rows.map((r) => r.id);
@@ -379,4 +531,34 @@ export async function eraseTaskPrivateFields(db: Db, ids: string[], at: string):
     .where('erased_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/**
+ * Open tasks whose deadline instant is at or before `now` and not handled yet (the deadline sweep,
+ * issue 25), earliest deadline first; `statuses` is submitted and accepted, or accepted alone when
+ * automatic rejection is off. Served by the partial index of migration 130, which holds only such rows.
+ */
+export async function tasksPastDeadline(db: Db, now: string, statuses: readonly string[], limit: number): Promise<TaskRow[]> {
+  return db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('deadline_at', 'is not', null)
+    .where('deadline_passed_at', 'is', null)
+    .where('status', 'in', [...statuses])
+    .where('deadline_at', '<=', now)
+    .orderBy('deadline_at')
+    .limit(limit)
+    .execute();
+}
+
+/** Marks an accepted task's passed deadline as announced; true only for the call that marked it (once per task). */
+export async function markDeadlinePassed(db: Db, id: string, at: string): Promise<boolean> {
+  const result = await db
+    .updateTable('tasks')
+    .set({ deadline_passed_at: at })
+    .where('id', '=', id)
+    .where('status', '=', 'accepted')
+    .where('deadline_passed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }

@@ -11,6 +11,11 @@ import * as m081 from './081_push.js';
 import * as m090 from './090_store_probe.js';
 import * as m100 from './100_retention.js';
 import * as m110 from './110_test_tasks.js';
+import * as m120 from './120_response_schemas.js';
+import * as m130 from './130_questions_deadlines.js';
+import * as m140 from './140_team.js';
+import * as m150 from './150_history_costs.js';
+import * as m180 from './180_imported_ids.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +31,9 @@ export const migrations: Record<string, Migration> = {
   '090_store_probe': m090,
   '100_retention': m100,
   '110_test_tasks': m110,
+  '120_response_schemas': m120,
+  '130_questions_deadlines': m130,
+  '140_team': m140,
+  '150_history_costs': m150,
+  '180_imported_ids': m180,
 };
