@@ -1,5 +1,7 @@
 import type { AdminThrottleSettings } from '../config.js';
 import { AppError } from '../domain/errors.js';
+import { iso } from '../domain/time.js';
+import { countFailure } from '../store/signin-failures-repo.js';
 import { noteRefusal } from './auto-block.js';
 import { clientBlocked, matchBlock } from './blocklist.js';
 import type { AbuseDeps, Caller } from './context.js';
@@ -18,7 +20,9 @@ import type { AbuseDeps, Caller } from './context.js';
  *   403 `client_blocked`, after the same delay.
  * - One warn line per client and minute (and one when the global limit trips), not one per attempt.
  *
- * Counted per instance, in one-minute windows (several instances each allow the limit).
+ * Per client and per operator (a passkey sign-in names one), the counts live in the store
+ * (signin_failures, one atomic upsert per failure), so several instances together allow the limit
+ * once; the in-memory count stands in while the store is down. The global limit is per instance.
  */
 
 const WINDOW_MS = 60_000;
@@ -45,12 +49,20 @@ export class AdminThrottle {
    * Records a failed attempt and answers it: the given 401 while under the limits, else (after the
    * delay) 429, or 403 for a blocked client. Always returns the error to throw; never throws itself.
    */
-  async failed(deps: AbuseDeps, caller: Caller, log: { warn(details: object, message: string): void }, unauthorized: AppError): Promise<AppError> {
+  async failed(
+    deps: AbuseDeps,
+    caller: Caller,
+    log: { warn(details: object, message: string): void },
+    unauthorized: AppError,
+    operatorId?: string,
+  ): Promise<AppError> {
     const now = Date.now();
     const client = this.count(this.clients.get(caller.clientHash), now);
     if (!this.clients.has(caller.clientHash) && this.clients.size >= MAX_TRACKED) this.clients.clear();
     this.clients.set(caller.clientHash, client);
     this.global = this.count(this.global, now);
+    const shared = await sharedCounts(deps, caller.clientHash, operatorId, now);
+    client.count = Math.max(client.count, shared.client);
 
     if (client.count === 1)
       log.warn({ client: caller.clientHash.slice(0, 12) }, 'operator key: failed attempt (further failures from this client are summarized each minute)');
@@ -78,7 +90,7 @@ export class AdminThrottle {
     } catch {
       // The store is down: the throttle still answers from memory.
     }
-    const over = client.count > this.settings.perClientPerMinute || globalOver;
+    const over = client.count > this.settings.perClientPerMinute || shared.operator > this.settings.perClientPerMinute || globalOver;
     if (!over && !blocked) return unauthorized;
     if (this.settings.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.settings.delayMs));
     return blocked ?? limited;
@@ -87,5 +99,18 @@ export class AdminThrottle {
   private count(window: Window | undefined, now: number): Window {
     if (!window || now - window.start >= WINDOW_MS) return { start: now, count: 1 };
     return { start: window.start, count: window.count + 1 };
+  }
+}
+
+/** The store's counts of this window (the minute of `now`), for the client and the operator named. */
+async function sharedCounts(deps: AbuseDeps, clientHash: string, operatorId: string | undefined, now: number): Promise<{ client: number; operator: number }> {
+  const window = iso(new Date(now - (now % WINDOW_MS)));
+  try {
+    const client = await countFailure(deps.store.db, `client:${clientHash}`, window);
+    const operator = operatorId ? await countFailure(deps.store.db, `operator:${operatorId}`, window) : 0;
+    return { client, operator };
+  } catch {
+    // The store is down: the in-memory count answers alone.
+    return { client: 0, operator: 0 };
   }
 }

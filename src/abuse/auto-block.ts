@@ -8,8 +8,10 @@ import { windowOf } from './limits.js';
  * Auto-block: a client refused with 429 `rate_limited` on submissions or messages
  * AUTO_BLOCK_REFUSALS times within 24 hours is blocked for AUTO_BLOCK_HOURS (a blocklist row with
  * source `auto` and an expiry). Refusals are counted in clock-hour buckets and summed over the last
- * 24, a rolling day. Only limit refusals count: a 422 or a 409 is an agent fixing its request or
- * retrying, not hammering; a 429 `capacity_reached` is the service's limit, not the client's.
+ * 24, a rolling day. Limit refusals count, and so do e-mail addresses on domains that do not
+ * exist (each cost a DNS look-up, and a flood of them relays a random-subdomain attack); any other
+ * 422 or a 409 is an agent fixing its request or retrying, not hammering; a 429
+ * `capacity_reached` is the service's limit, not the client's.
  */
 
 const HOUR_MS = 3_600_000;
@@ -20,7 +22,11 @@ function refusalKey(clientHash: string, hourId: string): string {
 
 /** Called after a refused submission's transaction has rolled back, so the count survives it. */
 export async function noteRefusal(deps: AbuseDeps, caller: Caller, error: unknown): Promise<void> {
-  if (!(error instanceof AppError) || error.code !== 'rate_limited') return;
+  if (error instanceof AppError && error.code === 'rate_limited') await countRefusal(deps, caller);
+}
+
+/** Counts one refusal toward auto-block, and blocks the client when it reaches the limit. */
+export async function countRefusal(deps: AbuseDeps, caller: Caller): Promise<void> {
   try {
     const now = deps.clock.now();
     const db = deps.store.db;

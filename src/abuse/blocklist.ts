@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { BLOCK_KINDS, type BlockKind } from '../domain/admin-schemas.js';
 import { emailDomain } from '../domain/email.js';
 import { AppError } from '../domain/errors.js';
+import { comparisonKey } from '../domain/text.js';
 import { iso } from '../domain/time.js';
 import { activeBlocksMatching, type BlockMatch, type BlockRow, hasActiveBlock, insertBlock } from '../store/blocklist-repo.js';
 import type { AbuseDeps } from './context.js';
@@ -16,15 +17,28 @@ import type { AbuseDeps } from './context.js';
 export { BLOCK_KINDS, type BlockKind } from '../domain/admin-schemas.js';
 export type BlockSource = 'admin' | 'auto';
 
-/** Requesters compare trimmed, whitespace collapsed and case folded. */
+/** Requesters compare in the comparison form of agent text (NFKC, invisible characters removed, …). */
 export function normalizeRequester(value: string): string {
-  return value.trim().replace(/\s+/g, ' ').toLowerCase();
+  return comparisonKey(value);
 }
 
-/** Addresses compare with the domain in ASCII and everything lower-cased. */
+/** Providers whose mailboxes ignore dots in the local part (`b.a.d@gmail.com` is `bad@gmail.com`). */
+const DOTLESS_DOMAINS = new Set(['gmail.com', 'googlemail.com']);
+
+/**
+ * Addresses compare by mailbox: the domain in ASCII, everything lower-cased, a sub-address
+ * (`bad+tag@`, RFC 5233) dropped, and dots ignored where the provider ignores them (Gmail). So a
+ * block of `bad@mailbox.org` also matches `bad+tag@mailbox.org`, and a block of `bad@gmail.com`
+ * matches `b.a.d@gmail.com`; elsewhere dots name other mailboxes (use a domain block for those).
+ */
 export function normalizeEmail(address: string): string {
   const at = address.lastIndexOf('@');
-  return `${address.slice(0, at)}@${emailDomain(address) ?? address.slice(at + 1).toLowerCase()}`.toLowerCase();
+  const domain = emailDomain(address) ?? address.slice(at + 1).toLowerCase();
+  let local = address.slice(0, at).toLowerCase();
+  const plus = local.indexOf('+');
+  if (plus > 0) local = local.slice(0, plus);
+  if (DOTLESS_DOMAINS.has(domain)) local = local.replace(/\./g, '');
+  return `${local}@${domain}`;
 }
 
 /** Auto-block: the client hash itself (no address to hash), unless an active entry exists. */
@@ -46,6 +60,7 @@ export async function blockClient(deps: AbuseDeps, hash: string, reason: string,
 /** What a submission or message is checked against. */
 export interface BlockSubject {
   clientHash: string;
+  networkHashes?: readonly string[] | undefined;
   email?: string | undefined;
   requester?: string | undefined;
 }
@@ -60,15 +75,16 @@ export function blockMatchOf(subject: BlockSubject): BlockMatch {
     const labels = domain.split('.');
     for (let i = 0; i < labels.length - 1; i++) domains.push(labels.slice(i).join('.'));
   }
-  const requester = subject.requester !== undefined && subject.requester.trim() !== '' ? normalizeRequester(subject.requester) : undefined;
-  return { clientHash: subject.clientHash, email, domains, requester };
+  const normalized = subject.requester === undefined ? '' : normalizeRequester(subject.requester);
+  const requester = normalized !== '' ? normalized : undefined;
+  return { clientHash: subject.clientHash, networkHashes: subject.networkHashes, email, domains, requester };
 }
 
 /** The kind of the first entry among `active` that matches, in BLOCK_KINDS order, or null. */
 export function blockKindFor(match: BlockMatch, active: Pick<BlockRow, 'kind' | 'value'>[]): BlockKind | null {
   const hits = (kind: BlockKind, value: string | undefined) => value !== undefined && active.some((row) => row.kind === kind && row.value === value);
   const matches: Record<BlockKind, boolean> = {
-    ip: hits('ip', match.clientHash),
+    ip: hits('ip', match.clientHash) || (match.networkHashes ?? []).some((network) => hits('ip', network)),
     email: hits('email', match.email),
     domain: match.domains.some((domain) => hits('domain', domain)),
     requester: hits('requester', match.requester),

@@ -46,28 +46,49 @@ export class EmailChecker {
     if (config.dnsServers.length > 0) this.resolver.setServers(config.dnsServers);
   }
 
-  async check(address: string): Promise<Deliverability> {
+  /**
+   * `beforeLookup` runs only when a DNS query is about to be sent (not cached, not already under
+   * way for another request) and may throw to refuse it: the caller's look-up budget.
+   */
+  async check(address: string, beforeLookup?: () => Promise<void>): Promise<Deliverability> {
     const domain = domainPart(address);
     if (domain === null) return 'invalid';
     if (isPlaceholderDomain(domain)) return 'placeholder';
     if (!isHostname(domain)) return 'invalid';
-    return this.lookup(domain);
+    return this.lookup(domain, beforeLookup);
   }
 
-  private async lookup(domain: string): Promise<DnsVerdict> {
-    const now = this.clock.now().getTime();
-    const cached = this.cache.get(domain);
-    if (cached && cached.expires > now) return cached.verdict;
-    let pending = this.inFlight.get(domain);
-    if (!pending) {
-      pending = this.resolve(domain).finally(() => this.inFlight.delete(domain));
-      this.inFlight.set(domain, pending);
+  /**
+   * The cached verdict, else the query under way for the domain (joined: it costs the joiner
+   * nothing), else a new query, started under `beforeLookup`. The in-flight entry is set before
+   * `beforeLookup` is awaited, so concurrent requests for one domain wait for one gate and one
+   * query; if that gate refuses its own request, each waiting request tries its own.
+   */
+  private async lookup(domain: string, beforeLookup: (() => Promise<void>) | undefined): Promise<DnsVerdict> {
+    for (;;) {
+      const now = this.clock.now().getTime();
+      const cached = this.cache.get(domain);
+      if (cached && cached.expires > now) return cached.verdict;
+      const shared = this.inFlight.get(domain);
+      if (shared) {
+        const verdict = await shared.then(
+          (v) => v,
+          () => undefined,
+        );
+        if (verdict !== undefined) return verdict;
+        continue;
+      }
+      const own = (async () => {
+        await beforeLookup?.();
+        const verdict = await this.resolve(domain);
+        if (this.cache.size >= CACHE_MAX) this.cache.clear();
+        const ttl = verdict === 'ok' ? OK_TTL_MS : verdict === 'unverified' ? UNVERIFIED_TTL_MS : REFUSED_TTL_MS;
+        this.cache.set(domain, { verdict, expires: this.clock.now().getTime() + ttl });
+        return verdict;
+      })().finally(() => this.inFlight.delete(domain));
+      this.inFlight.set(domain, own);
+      return own;
     }
-    const verdict = await pending;
-    if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    const ttl = verdict === 'ok' ? OK_TTL_MS : verdict === 'unverified' ? UNVERIFIED_TTL_MS : REFUSED_TTL_MS;
-    this.cache.set(domain, { verdict, expires: now + ttl });
-    return verdict;
   }
 
   private async resolve(domain: string): Promise<DnsVerdict> {

@@ -1,8 +1,8 @@
 import { type AppError, validationFailed } from '../domain/errors.js';
 import type { MessageInput, TaskInput } from '../domain/schemas.js';
-import { consumeCounter, readCounters } from '../store/counters-repo.js';
-import type { Db } from '../store/db.js';
-import { noteRefusal } from './auto-block.js';
+import { addCounts, consumeCounter, readCounters } from '../store/counters-repo.js';
+import { type Db, lockKeys, withTransaction } from '../store/db.js';
+import { countRefusal, noteRefusal } from './auto-block.js';
 import { type BlockSubject, clientBlocked, matchBlock } from './blocklist.js';
 import type { AbuseDeps, Caller } from './context.js';
 import { type Duplicate, duplicateTask } from './duplicates.js';
@@ -22,66 +22,129 @@ import {
   windowOf,
 } from './limits.js';
 import { dailyTaskCapKey } from './quotas.js';
+import type { ReservedUnit } from './submission-guards.js';
 
 export { noteRefusal } from './auto-block.js';
 export type { Duplicate } from './duplicates.js';
 export type { StoredResponse } from './idempotency.js';
-export { type GuardedSubmission, SubmissionGuards, type Verdict } from './submission-guards.js';
+export { type GuardedSubmission, type ReservedUnit, SubmissionGuards, type Verdict } from './submission-guards.js';
 
 /**
  * Abuse control: the guards every submission and message passes, in this order —
- * screen (blocklist, quota, e-mail deliverability: before the transaction, because the MX lookup
- * cannot wait inside it; a submission with no e-mail needs no screening) → then, inside the write
- * transaction: lock → blocklist → idempotent replay → quota → duplicate → write → remember the
- * response (submissions: submission-guards.ts, a batch at a time). A refusal writes nothing; the
- * service then calls noteRefusal (auto-block) outside the transaction.
+ * screen (blocklist, the quota read, then the e-mail deliverability: before the transaction,
+ * because the MX lookup cannot wait inside it; a submission with no e-mail needs no screening) →
+ * then, inside the write transaction: lock → idempotent replay → blocklist → quota (already held
+ * when the screening's look-up took it) → duplicate → write → remember the response (submissions:
+ * submission-guards.ts, a batch at a time). A refusal writes nothing and gives back the units a
+ * screening took; the service then calls noteRefusal (auto-block) outside the transaction.
  */
+
+/** Quota units taken for one request before its DNS query; given back if it does not go through. */
+export interface Reservation {
+  /** The counters that hold one unit each for this request. */
+  counters: readonly ReservedUnit[];
+  /** RateLimit-* headers of the request's quota set with this unit taken. */
+  headers: Record<string, string>;
+  /** Gives the units back (a refusal after the reservation, or a failed write). Never throws. */
+  release(): Promise<void>;
+}
 
 export interface Screening {
   /** The resolver could not answer: accepted, but flagged for the operator. */
   emailUnverified: boolean;
+  /** The request's per-client quota units, when its look-up took them (a DNS query was sent). */
+  reservation?: Reservation | undefined;
 }
 
 /**
- * Blocklist, then the cheap quota check, then (only then) the MX lookup: a client already over its
- * limits or a full daily cap cannot make the service query DNS. The quota is only read here; it
- * is taken for real inside the write transaction.
+ * Blocklist, then the cheap quota read (a client already over its limits or a full daily cap
+ * cannot make the service query DNS), then the MX lookup. When the look-up must send a DNS query
+ * (not cached, not already under way), the request first takes its quota units for real and one
+ * unit of the client's look-up budget: a burst of requests on uncached domains causes at most as
+ * many queries as the quota has units left. A request refused after that (undeliverable address,
+ * over the budget) gives its units back, so a 422 still uses no quota. An address on a domain
+ * that does not exist counts toward auto-block like a 429.
  */
-async function screen(deps: AbuseDeps, subject: BlockSubject, field: string, email: string | undefined, precheck: () => Promise<void>): Promise<Screening> {
+async function screen(
+  deps: AbuseDeps,
+  caller: Caller,
+  subject: BlockSubject,
+  field: string,
+  email: string,
+  precheck: () => Promise<void>,
+  reserve: () => Promise<Reservation>,
+  policy: string,
+): Promise<Screening> {
   const blocked = await matchBlock(deps, subject);
   if (blocked) throw clientBlocked(blocked);
   await precheck();
-  if (email === undefined) return { emailUnverified: false };
-  const verdict = await deps.abuse.email.check(email);
-  if (verdict === 'ok') return { emailUnverified: false };
+  let reservation: Reservation | undefined;
+  const beforeQuery = async () => {
+    const taken = await reserve();
+    try {
+      await takeLookup(deps, caller, policy);
+    } catch (error) {
+      await taken.release();
+      throw error;
+    }
+    reservation = taken;
+  };
+  let verdict: Awaited<ReturnType<typeof deps.abuse.email.check>>;
+  try {
+    verdict = await deps.abuse.email.check(email, beforeQuery);
+  } catch (error) {
+    await noteRefusal(deps, caller, error);
+    throw error;
+  }
+  if (verdict === 'ok') return { emailUnverified: false, reservation };
   if (verdict === 'unverified') {
     deps.log.warn({ field }, 'e-mail domain could not be verified (resolver did not answer); accepted and flagged');
-    return { emailUnverified: true };
+    return { emailUnverified: true, reservation };
   }
+  await reservation?.release();
+  if (verdict === 'no_such_domain') await countRefusal(deps, caller);
   throw validationFailed([`${field} ${REFUSAL_TEXT[verdict]}`], 'The e-mail address cannot receive mail; see details.');
 }
 
-export async function screenTask(deps: AbuseDeps, caller: Caller, input: TaskInput): Promise<Screening> {
+/** One unit of the client's e-mail look-up budget, shared by every instance; 429 when spent. */
+async function takeLookup(deps: AbuseDeps, caller: Caller, policy: string): Promise<void> {
+  const quota = deps.abuse.policies.emailLookup;
+  const now = deps.clock.now();
+  const window = windowOf(quota.window, now);
+  const used = await consumeCounter(deps.store.db, counterKey(quota, caller.clientHash, window), quota.limit, counterExpiry(window));
+  if (used === null) throw rateLimited(quota, window, now, policy, 'e-mail domain look-ups');
+}
+
+export async function screenTask(deps: AbuseDeps, caller: Caller, input: TaskInput, email: string): Promise<Screening> {
   const { task } = deps.abuse.policies;
+  const quotas = taskQuotas(deps.abuse.policies, input.delivery);
   const precheck = async () => {
-    await quotaLeft(deps, caller, task, taskQuotas(deps.abuse.policies, input.delivery), 'task submissions');
+    await quotaLeft(deps, caller, task, quotas, 'task submissions');
+    // The daily cap is only read here: it is taken inside the write transaction.
     const now = deps.clock.now();
     const capUsed = (await readCounters(deps.store.db, [dailyTaskCapKey(now)])).get(dailyTaskCapKey(now)) ?? 0;
     if (capUsed >= deps.config.limits.dailyTaskCap) throw capacityReached(now, task.policy);
   };
-  return screen(
-    deps,
-    { clientHash: caller.clientHash, email: input.contact_email, requester: input.requester },
-    'contact_email',
-    input.contact_email,
-    precheck,
-  );
+  const reserve = () => reserveQuota(deps, caller, task, quotas, 'task submissions');
+  const subject = { clientHash: caller.clientHash, networkHashes: caller.networkHashes, email, requester: input.requester };
+  return screen(deps, caller, subject, 'contact_email', email, precheck, reserve, task.policy);
 }
 
 export async function screenMessage(deps: AbuseDeps, caller: Caller, input: MessageInput): Promise<Screening> {
   const { message } = deps.abuse.policies;
   const precheck = () => quotaLeft(deps, caller, message, message.quotas, 'messages');
-  return screen(deps, { clientHash: caller.clientHash, email: input.reply_to, requester: input.from }, 'reply_to', input.reply_to, precheck);
+  const reserve = () => reserveQuota(deps, caller, message, message.quotas, 'messages');
+  const subject = { clientHash: caller.clientHash, networkHashes: caller.networkHashes, email: input.reply_to, requester: input.from };
+  return screen(deps, caller, subject, 'reply_to', input.reply_to, precheck, reserve, message.policy);
+}
+
+/** A message with no mailbox of its own (a withdrawal request): blocklist and message quota only. */
+export async function screenMailboxlessMessage(deps: AbuseDeps, caller: Caller): Promise<void> {
+  const { message } = deps.abuse.policies;
+  // No address to check, so no DNS look-up: the blocklist (every spelling of the client), then the quota.
+  const blocked = await matchBlock(deps, { clientHash: caller.clientHash, networkHashes: caller.networkHashes });
+  if (blocked) throw clientBlocked(blocked);
+  await quotaLeft(deps, caller, message, message.quotas, 'messages');
 }
 
 /** Read-only: 429 when a quota is already used up (counted toward auto-block like any 429). */
@@ -96,6 +159,46 @@ async function quotaLeft(deps: AbuseDeps, caller: Caller, set: QuotaSet, quotas:
     await noteRefusal(deps, caller, refusal);
     throw refusal;
   }
+}
+
+/**
+ * Takes one unit of each quota, all or none, under the counters' locks (the locks the submission
+ * batches take, so a batch on another instance never counts past a unit taken here). A refusal
+ * (429) counts toward auto-block. If the process stops before the unit is given back or used,
+ * the client has one unit less in that window: the error is on the side of the limit.
+ */
+async function reserveQuota(deps: AbuseDeps, caller: Caller, set: QuotaSet, quotas: Quota[], what: string): Promise<Reservation> {
+  const now = deps.clock.now();
+  const counters = quotas.map((quota) => {
+    const window = windowOf(quota.window, now);
+    return { key: counterKey(quota, caller.clientHash, window), expiresAt: counterExpiry(window) };
+  });
+  // A 429 here is counted toward auto-block by the screening, once.
+  const standings = await withTransaction(deps.store.db, async (trx) => {
+    await lockKeys(
+      trx,
+      deps.store.dialect,
+      counters.map((c) => `counter:${c.key}`),
+    );
+    return consume(trx, deps, caller, set, quotas, what);
+  });
+  let released = false;
+  return {
+    counters,
+    headers: { 'RateLimit-Policy': set.policy, ...rateLimitHeaders(standings.slice(0, set.quotas.length), now) },
+    release: async () => {
+      if (released) return;
+      released = true;
+      try {
+        await addCounts(
+          deps.store.db,
+          counters.map((c) => ({ ...c, count: -1 })),
+        );
+      } catch (failure) {
+        deps.log.error({ err: failure }, 'could not give back reserved quota units');
+      }
+    },
+  };
 }
 
 /**
@@ -135,6 +238,7 @@ export async function taskQuotaHeaders(db: Db, deps: AbuseDeps, caller: Caller):
   return quotaHeaders(task, caller.clientHash, now, (key) => counts.get(key) ?? 0);
 }
 
+/** Takes one unit of each message quota inside the message's transaction (no unit was reserved). */
 export async function consumeMessageQuota(db: Db, deps: AbuseDeps, caller: Caller): Promise<Record<string, string>> {
   const { message } = deps.abuse.policies;
   const standings = await consume(db, deps, caller, message, message.quotas, 'messages');

@@ -65,6 +65,8 @@ export interface Policies {
   read: QuotaSet;
   /** `status_poll` deliveries: counted on top of the task quotas. */
   statusPoll: Quota;
+  /** E-mail domain look-ups a client causes (cache misses of the MX check), taken before each. */
+  emailLookup: Quota;
 }
 
 export function policiesFor(limits: Limits): Policies {
@@ -79,6 +81,7 @@ export function policiesFor(limits: Limits): Policies {
     ]),
     read: quotaSet([{ name: 'reads_per_minute', window: 'minute', limit: limits.readsPerMinute, prefix: 'reads:m' }]),
     statusPoll: { name: 'status_poll_per_day', window: 'day', limit: limits.statusPollPerDay, prefix: 'poll:d', noun: 'tasks with delivery status_poll' },
+    emailLookup: { name: 'email_lookups_per_minute', window: 'minute', limit: limits.emailLookupsPerMinute, prefix: 'dns:m', noun: 'e-mail domain look-ups' },
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { clientHash } from '../domain/client.js';
+import { clientHash, clientKeys, keyHash } from '../domain/client.js';
 import type { Clock } from '../domain/time.js';
 import type { Store } from '../store/db.js';
 import { AdminThrottle } from './admin-throttle.js';
@@ -21,6 +21,8 @@ export interface AbuseState {
   adminThrottle: AdminThrottle;
   /** The keyed hash of a client address (domain/client.ts), remembered for recent addresses. */
   clientHash(ip: string): string;
+  /** Keyed hashes of the networks enclosing the client that a block may name (not cached: submissions only). */
+  networkHashes(ip: string): string[];
 }
 
 /** How many addresses' hashes are remembered (the map is emptied when full). */
@@ -38,6 +40,10 @@ export function createAbuseState(config: Config, store: Pick<Store, 'db'>, clock
       }
       return hash;
     },
+    networkHashes: (ip) =>
+      clientKeys(ip)
+        .slice(1)
+        .map((key) => keyHash(secret, key)),
     policies: policiesFor(config.limits),
     email: new EmailChecker(config, clock),
     reads: new ReadLimiter(store.db, clock, log, config.limits.readsPerMinute),

@@ -19,7 +19,7 @@ import { dailyTaskCapKey } from './quotas.js';
  * transaction). Each submission is decided exactly as if it had come alone, in the batch's order,
  * seeing every earlier one's effect:
  *
- *   blocklist (403) → idempotent replay (or 422 for another payload) → quotas and the daily cap
+ *   idempotent replay (or 422 for another payload) → blocklist (403) → quotas and the daily cap
  *   (429) → duplicate (409) → admitted: one unit of each quota, its Idempotency-Key record.
  *
  * `load` reads in four statements what every decision needs, under every key's lock on
@@ -41,6 +41,17 @@ export interface GuardedSubmission {
   requestHash: string;
   /** What a replay of this submission answers. */
   response: StoredResponse;
+  /**
+   * The per-client quota units taken before its MX look-up (guards.ts screenTask): it is not
+   * checked against its quotas again, and gives these back here unless it is admitted.
+   */
+  reserved?: readonly ReservedUnit[] | undefined;
+}
+
+/** One unit of a counter taken ahead of the transaction. */
+export interface ReservedUnit {
+  key: string;
+  expiresAt: string;
 }
 
 export type Verdict =
@@ -109,7 +120,8 @@ export class SubmissionGuards {
   }
 
   private static blockMatch(this: void, s: GuardedSubmission): BlockMatch {
-    return blockMatchOf({ clientHash: s.caller.clientHash, email: s.input.contact_email, requester: s.input.requester });
+    const { clientHash, networkHashes } = s.caller;
+    return blockMatchOf({ clientHash, networkHashes, email: s.input.contact_email, requester: s.input.requester });
   }
 
   /** The counters of the quotas a submission uses (limits.taskQuotas). */
@@ -122,24 +134,30 @@ export class SubmissionGuards {
 
   /** Decides one submission, after every earlier one of the batch. */
   decide(s: GuardedSubmission): Verdict {
+    let verdict: Verdict;
     try {
-      return this.check(s);
+      verdict = this.check(s);
     } catch (error) {
-      return { kind: 'refused', error: error as AppError };
+      verdict = { kind: 'refused', error: error as AppError };
     }
+    // Units taken for a submission that is not admitted go back, in the same transaction.
+    if (verdict.kind !== 'admitted') for (const unit of s.reserved ?? []) this.add(unit.key, unit.expiresAt, -1);
+    return verdict;
   }
 
   private check(s: GuardedSubmission): Verdict {
-    const blocked = blockKindFor(SubmissionGuards.blockMatch(s), this.blocks);
-    if (blocked) throw clientBlocked(blocked);
+    // A replay first, as the look-up before validation does: it creates nothing, and a blocked
+    // client may still read the tasks it sent (docs/abuse-control.md, Decisions).
     const { idempotencyKey, clientHash } = s.caller;
     const record = idempotencyKey === undefined ? undefined : this.records.get(pairKey(clientHash, idempotencyKey));
     if (record) return { kind: 'replay', replay: replayOf(record, s.requestHash), headers: this.taskQuotaHeaders(s) };
+    const blocked = blockKindFor(SubmissionGuards.blockMatch(s), this.blocks);
+    if (blocked) throw clientBlocked(blocked);
 
     const { task } = this.deps.abuse.policies;
     const counted = this.quotasOf.get(s) ?? SubmissionGuards.counted(this.deps, s, this.now);
     for (const c of counted) {
-      if ((this.counts.get(c.key) ?? 0) < c.quota.limit) continue;
+      if (s.reserved !== undefined || (this.counts.get(c.key) ?? 0) < c.quota.limit) continue;
       throw rateLimited(c.quota, c.window, this.now, task.policy, 'task submissions');
     }
     const capKey = dailyTaskCapKey(this.now);
@@ -150,7 +168,7 @@ export class SubmissionGuards {
       if (duplicate) return { kind: 'duplicate', duplicate };
     }
 
-    for (const c of counted) this.add(c.key, counterExpiry(c.window));
+    if (s.reserved === undefined) for (const c of counted) this.add(c.key, counterExpiry(c.window));
     this.add(capKey, counterExpiry(windowOf('day', this.now)));
     // Newest first, as the store returns them: later submissions of the batch see this one.
     this.recent.set(s.dedupeKey, [
@@ -165,9 +183,9 @@ export class SubmissionGuards {
     return { kind: 'admitted', headers: this.taskQuotaHeaders(s) };
   }
 
-  private add(key: string, expiresAt: string): void {
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
-    this.added.set(key, { count: (this.added.get(key)?.count ?? 0) + 1, expiresAt });
+  private add(key: string, expiresAt: string, by = 1): void {
+    this.counts.set(key, (this.counts.get(key) ?? 0) + by);
+    this.added.set(key, { count: (this.added.get(key)?.count ?? 0) + by, expiresAt });
   }
 
   /** RateLimit-* of the task quotas (not the status_poll one) as they stand now. */

@@ -9,7 +9,7 @@ import { loadMailAttachments } from './attachments.js';
 import type { MailDeps } from './context.js';
 import { describeSendError, isPermanentRejection, logSafeError, responseCodeOf } from './errors.js';
 import { DIGEST_KIND, digestMail, isNotification, NOTIFICATION_KINDS, notificationShare, notificationVerdict } from './priority.js';
-import { bundleIntoDigest, claimDue, markFailed, markSent, type OutboxRow, postpone, scheduleRetry } from './queue.js';
+import { bundleIntoDigest, claimDue, markFailed, type OutboxRow, postpone, type SentMarks, scheduleRetry } from './queue.js';
 import { headerText, isSafeAddress, maskAddress } from './sanitize.js';
 import type { MailTransport } from './transport.js';
 
@@ -33,13 +33,17 @@ export interface DeliveryContext {
   capWarnedDay?: string;
   /** The claim lease, for the notifications a digest claims. */
   leaseMs: number;
+  /** Where sent mails are marked, in batches. */
+  sent: SentMarks;
+  /** Takes the mails of these kinds this worker claimed but has not started (a digest bundles them too). */
+  takeClaimed(kinds: readonly string[]): OutboxRow[];
 }
 
 /** Notifications bundled into one digest at most. */
 const DIGEST_MAX = 200;
 
 export async function deliverOne(ctx: DeliveryContext, row: OutboxRow): Promise<void> {
-  const { deps, log, transport, token } = ctx;
+  const { deps, log, transport } = ctx;
   const context = { outbox_id: row.id, kind: row.kind, to: maskAddress(row.recipient), attempt: Number(row.attempts) + 1 };
   const takenAt = deps.clock.now();
   if (!(await takeCapUnit(ctx, row, takenAt, context))) return;
@@ -65,8 +69,15 @@ export async function deliverOne(ctx: DeliveryContext, row: OutboxRow): Promise<
     await recordFailure(ctx, row, error, context);
     return;
   }
-  if (await markSent(deps, row, token)) log.info({ ...context, via: transport.name }, 'outbox: mail sent');
-  else log.warn(context, 'outbox: mail sent after this worker lost its claim; it may go out twice');
+  // Not awaited: the slot goes on to its next mail while this one's mark waits for its batch (the
+  // row stays claimed under its lease until then; the worker drains the marks when it stops).
+  void ctx.sent.mark(row).then(
+    (marked) => {
+      if (marked) log.info({ ...context, via: transport.name }, 'outbox: mail sent');
+      else log.warn(context, 'outbox: mail sent after this worker lost its claim; it may go out twice');
+    },
+    (error: unknown) => log.warn({ ...context, err: error }, 'outbox: mail sent but not marked; it goes out again when its claim runs out'),
+  );
 }
 
 /**
@@ -99,14 +110,10 @@ async function takeCapUnit(ctx: DeliveryContext, row: OutboxRow, takenAt: Date, 
 /** Bundles this notification and every other due one into one digest mail to the operator. */
 async function digest(ctx: DeliveryContext, row: OutboxRow, context: Record<string, unknown>): Promise<void> {
   const { deps, log, token } = ctx;
-  const others = await claimDue(
-    deps,
-    token,
-    DIGEST_MAX,
-    ctx.leaseMs,
-    NOTIFICATION_KINDS.filter((kind) => kind !== DIGEST_KIND),
-  );
-  const rows = [row, ...others];
+  const kinds = NOTIFICATION_KINDS.filter((kind) => kind !== DIGEST_KIND);
+  const mine = ctx.takeClaimed(kinds).slice(0, DIGEST_MAX - 1);
+  const others = mine.length < DIGEST_MAX - 1 ? await claimDue(deps, token, DIGEST_MAX - 1 - mine.length, ctx.leaseMs, kinds) : [];
+  const rows = [row, ...mine, ...others];
   const parts = digestMail(
     deps.config.baseUrl,
     rows.map((r) => ({ subject: r.subject, text: r.text_body, created_at: r.created_at })),

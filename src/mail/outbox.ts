@@ -1,8 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Insertable } from 'kysely';
+import type { Question } from '../domain/questions.js';
 import { iso } from '../domain/time.js';
+import { assigneeOf } from '../store/assignments-repo.js';
 import type { Db } from '../store/db.js';
 import type { MessageRow } from '../store/messages-repo.js';
+import { findOperator, onDutyOperators } from '../store/operators-repo.js';
 import { insertOutbox } from '../store/outbox-repo.js';
 import type { OutboxTable } from '../store/schema.js';
 import { type TaskRow, taskSummaries } from '../store/tasks-repo.js';
@@ -10,6 +13,7 @@ import type { MailDeps } from './context.js';
 import { bodyText, headerText, isSafeAddress } from './sanitize.js';
 import type { MailParts } from './templates/layout.js';
 import { type LinkedTask, messageReceivedMail, taskSubmittedMail } from './templates/operator.js';
+import { deadlinePassedMail, questionAnsweredMail, questionAskedMail } from './templates/questions.js';
 import { messageReplyMail } from './templates/reply.js';
 import { duplicateNoticeMail, taskAcceptedMail, taskDeliveredMail, taskRejectedMail } from './templates/requester.js';
 
@@ -19,7 +23,17 @@ import { duplicateNoticeMail, taskAcceptedMail, taskDeliveredMail, taskRejectedM
  * them later, from any instance.
  */
 
-export type MailKind = 'task_submitted' | 'message_received' | 'message_reply' | 'task_accepted' | 'task_delivered' | 'task_rejected' | 'duplicate_notice';
+export type MailKind =
+  | 'task_submitted'
+  | 'message_received'
+  | 'message_reply'
+  | 'task_accepted'
+  | 'task_delivered'
+  | 'task_rejected'
+  | 'duplicate_notice'
+  | 'task_question'
+  | 'question_answered'
+  | 'deadline_passed';
 
 interface NewMail {
   /** Set for mails that must exist at most once (one acceptance mail per task, …). */
@@ -81,21 +95,38 @@ function onceId(taskId: string, kind: MailKind): string {
   return `mail-${createHash('sha256').update(`${taskId}\n${kind}`).digest('hex').slice(0, 32)}`;
 }
 
-/** To OPERATOR_EMAIL: a new task. Reply-To is the requester, so the operator can ask back. */
+/**
+ * Who an alert goes to (contract "A team of operators"): the task's assignee when it has one, else
+ * every operator on duty, else OPERATOR_EMAIL (the fallback, and the only recipient without a team).
+ * Each recipient has a key for the mail's once-only id (none for OPERATOR_EMAIL, as before teams).
+ */
+async function alertRecipients(db: Db, deps: MailDeps, taskId: string | undefined): Promise<{ email: string; key: string | undefined }[]> {
+  const assignee = taskId ? await assigneeOf(db, taskId) : null;
+  const holder = assignee ? await findOperator(db, assignee) : undefined;
+  if (holder && holder.disabled === 0) return [{ email: holder.email, key: holder.id }];
+  const onDuty = await onDutyOperators(db);
+  if (onDuty.length > 0) return onDuty.map((op) => ({ email: op.email, key: op.id }));
+  return deps.config.operatorEmail === undefined ? [] : [{ email: deps.config.operatorEmail, key: undefined }];
+}
+
+/** To whoever is alerted (alertRecipients): a new task. Reply-To is the requester, so the operator can ask back. */
 export async function enqueueTaskSubmitted(db: Db, deps: MailDeps, tasks: TaskRow[]): Promise<void> {
-  const operator = deps.config.operatorEmail;
-  if (operator === undefined) return;
+  // A new task has no assignee yet: every operator on duty, or OPERATOR_EMAIL.
+  const recipients = await alertRecipients(db, deps, undefined);
+  if (recipients.length === 0) return;
   await enqueue(
     db,
     deps,
-    tasks.map((task) => ({
-      id: onceId(task.id, 'task_submitted'),
-      kind: 'task_submitted',
-      recipient: operator,
-      replyTo: task.contact_email,
-      parts: taskSubmittedMail(deps.config.baseUrl, task),
-      taskId: task.id,
-    })),
+    tasks.flatMap((task) =>
+      recipients.map((to) => ({
+        id: onceId(to.key ? `${task.id}\n${to.key}` : task.id, 'task_submitted'),
+        kind: 'task_submitted' as const,
+        recipient: to.email,
+        replyTo: task.contact_email,
+        parts: taskSubmittedMail(deps.config.baseUrl, task),
+        taskId: task.id,
+      })),
+    ),
   );
 }
 
@@ -110,24 +141,27 @@ function namedTaskIds(message: MessageRow): string[] {
 
 /** To OPERATOR_EMAIL: a new message, Reply-To the sender, with the tasks it names. */
 export async function enqueueMessageReceived(db: Db, deps: MailDeps, message: MessageRow): Promise<void> {
-  const operator = deps.config.operatorEmail;
-  if (operator === undefined) return;
   const ids = namedTaskIds(message);
+  // A message naming one task goes to that task's assignee, if it has one.
+  const recipients = await alertRecipients(db, deps, ids.length === 1 ? ids[0] : undefined);
+  if (recipients.length === 0) return;
   const found = await taskSummaries(db, ids);
   const linked: LinkedTask[] = ids.map((id) => {
     const task = found.find((t) => t.id === id);
     return task ? { id, task: { task_type: task.task_type, status: task.status } } : { id };
   });
-  await enqueue(db, deps, [
-    {
-      kind: 'message_received',
-      recipient: operator,
+  await enqueue(
+    db,
+    deps,
+    recipients.map((to) => ({
+      kind: 'message_received' as const,
+      recipient: to.email,
       replyTo: message.reply_to,
       parts: messageReceivedMail(deps.config.baseUrl, message, linked),
       messageId: message.id,
       ...(found.length === 1 && found[0] ? { taskId: found[0].id } : {}),
-    },
-  ]);
+    })),
+  );
 }
 
 /**
@@ -200,4 +234,35 @@ export async function enqueueDuplicateNotice(db: Db, deps: MailDeps, duplicate: 
       taskId: duplicate.taskId,
     },
   ]);
+}
+
+/** To the requester of an `email` task: the operator asked a question (once per question). */
+export async function enqueueQuestionAsked(db: Db, deps: MailDeps, task: TaskRow, question: Question): Promise<void> {
+  if (task.delivery !== 'email' || task.contact_email === null) return;
+  await enqueue(db, deps, [
+    {
+      id: onceId(question.question_id, 'task_question'),
+      kind: 'task_question',
+      recipient: task.contact_email,
+      parts: questionAskedMail(deps.config.baseUrl, task, question),
+      taskId: task.id,
+    },
+  ]);
+}
+
+/** To OPERATOR_EMAIL about a task, once per `onceKey` (the push notice's fallback). */
+async function enqueueOperatorNotice(db: Db, deps: MailDeps, task: TaskRow, kind: MailKind, onceKey: string, parts: MailParts): Promise<void> {
+  const operator = deps.config.operatorEmail;
+  if (operator === undefined) return;
+  await enqueue(db, deps, [{ id: onceId(onceKey, kind), kind, recipient: operator, parts, taskId: task.id }]);
+}
+
+/** To OPERATOR_EMAIL: the requester answered a question. */
+export async function enqueueQuestionAnswered(db: Db, deps: MailDeps, task: TaskRow, question: Question): Promise<void> {
+  await enqueueOperatorNotice(db, deps, task, 'question_answered', question.question_id, questionAnsweredMail(deps.config.baseUrl, task, question));
+}
+
+/** To OPERATOR_EMAIL: an accepted task's deadline passed undelivered (once per task). */
+export async function enqueueDeadlinePassed(db: Db, deps: MailDeps, task: TaskRow): Promise<void> {
+  await enqueueOperatorNotice(db, deps, task, 'deadline_passed', task.id, deadlinePassedMail(deps.config.baseUrl, task));
 }

@@ -16,7 +16,7 @@ import { documentHtml, type MailParts, quoteHtml } from './templates/layout.js';
  */
 
 export const DIGEST_KIND = 'operator_digest';
-export const NOTIFICATION_KINDS: readonly string[] = ['task_submitted', 'message_received', DIGEST_KIND];
+export const NOTIFICATION_KINDS: readonly string[] = ['task_submitted', 'message_received', DIGEST_KIND, 'question_answered', 'deadline_passed'];
 
 export function isNotification(kind: string): boolean {
   return NOTIFICATION_KINDS.includes(kind);

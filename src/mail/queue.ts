@@ -1,7 +1,7 @@
 import type { Insertable } from 'kysely';
 import { iso } from '../domain/time.js';
-import { extendLease as extendQueueLease } from '../store/leased-queue.js';
-import { claimDueOutbox, type OutboxRow, replaceClaimedOutbox, updateClaimedOutbox } from '../store/outbox-repo.js';
+import { extendLease as extendQueueLease, extendLeases as extendQueueLeases } from '../store/leased-queue.js';
+import { claimDueOutbox, markClaimedOutboxSent, type OutboxRow, replaceClaimedOutbox, updateClaimedOutbox } from '../store/outbox-repo.js';
 import type { OutboxTable } from '../store/schema.js';
 import type { MailDeps } from './context.js';
 import { NOTIFICATION_KINDS } from './priority.js';
@@ -28,6 +28,17 @@ export function extendLease(deps: QueueDeps, row: OutboxRow, token: string, leas
   return extendQueueLease(deps.store.db, 'outbox', row.id, token, iso(new Date(deps.clock.now().getTime() + leaseMs)));
 }
 
+/** Renews the claims of mails claimed but not started yet, in one statement; the ids still held. */
+export function extendLeases(deps: QueueDeps, rows: OutboxRow[], token: string, leaseMs: number): Promise<Set<string>> {
+  return extendQueueLeases(
+    deps.store.db,
+    'outbox',
+    rows.map((r) => r.id),
+    token,
+    iso(new Date(deps.clock.now().getTime() + leaseMs)),
+  );
+}
+
 /** Replaces claimed notifications by one digest row, in one transaction (see replaceClaimedOutbox). */
 export function bundleIntoDigest(deps: QueueDeps, token: string, rows: OutboxRow[], digest: Insertable<OutboxTable>): Promise<void> {
   return replaceClaimedOutbox(
@@ -44,8 +55,67 @@ function update(deps: QueueDeps, row: OutboxRow, token: string, changes: Partial
   return updateClaimedOutbox(deps.store.db, row.id, token, changes);
 }
 
-export function markSent(deps: QueueDeps, row: OutboxRow, token: string): Promise<boolean> {
-  return update(deps, row, token, { status: 'sent', sent_at: iso(deps.clock.now()), attempts: Number(row.attempts) + 1, last_error: null });
+/**
+ * How long a sent mail waits for others to share its mark, and how many share one at most. Nothing
+ * waits on the mark (the sending slot goes on), so the window costs no throughput; it bounds what a
+ * crash could send twice, as the claim's lease did before.
+ */
+const MARK_DELAY_MS = 50;
+const MARK_BATCH = 256;
+
+/**
+ * Marks sent mails in batches: the mails sent within a few milliseconds, and those sent while a
+ * batch is being written, are marked together in one statement (a store write per mail was a
+ * commit per mail, an fsync each on SQLite). Each caller learns whether its mail's claim held.
+ */
+export class SentMarks {
+  private waiting: { id: string; done: (marked: boolean) => void; failed: (error: unknown) => void }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+
+  constructor(
+    private readonly deps: QueueDeps,
+    private readonly token: string,
+  ) {}
+
+  mark(row: OutboxRow): Promise<boolean> {
+    return new Promise((done, failed) => {
+      this.waiting.push({ id: row.id, done, failed });
+      if (this.waiting.length >= MARK_BATCH) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), MARK_DELAY_MS);
+    });
+  }
+
+  /** Writes what waits now; resolves when every mark asked for so far is written. */
+  async drain(): Promise<void> {
+    this.flush();
+    await this.writing;
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.writing ??= this.write();
+  }
+
+  private async write(): Promise<void> {
+    while (this.waiting.length > 0) {
+      const batch = this.waiting;
+      this.waiting = [];
+      try {
+        const marked = await markClaimedOutboxSent(
+          this.deps.store.db,
+          batch.map((b) => b.id),
+          this.token,
+          iso(this.deps.clock.now()),
+        );
+        for (const b of batch) b.done(marked.has(b.id));
+      } catch (error) {
+        for (const b of batch) b.failed(error);
+      }
+    }
+    this.writing = undefined;
+  }
 }
 
 export function scheduleRetry(deps: QueueDeps, row: OutboxRow, token: string, error: string, dueAt: Date): Promise<boolean> {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
+import { sameIssuer } from './issuer.js';
 import { deliverableSha256, type ReceiptAttachment, type ReceiptPayload } from './payload.js';
 
 /**
@@ -91,7 +92,7 @@ export async function verifyReceipt(receipt: string, options: VerifyOptions): Pr
   });
 
   if (options.expectedIssuer !== undefined) {
-    const ok = payload.iss === options.expectedIssuer;
+    const ok = sameIssuer(payload.iss, options.expectedIssuer);
     checks.push({ name: 'issuer', ok, detail: ok ? `issued by ${payload.iss}` : `issued by ${String(payload.iss)}, not ${options.expectedIssuer}` });
   }
   if (options.expectedTaskId !== undefined) {

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import type { Actor } from '../domain/actor.js';
 import {
   ATTACHMENT_ID_PATTERN,
   dispositionFileName,
@@ -26,6 +27,7 @@ import { CHUNK_BYTES, deleteChunks, deleteStaleUploads, finishBlob, lockBlobs, u
 import { type Db, withTransaction } from '../store/db.js';
 import { findTask, lockTask, type TaskRow } from '../store/tasks-repo.js';
 import { processedType, processImage } from './attachment-images.js';
+import { recordAudit } from './audit.js';
 import type { ServiceDeps } from './context.js';
 
 /**
@@ -134,7 +136,7 @@ async function writeBuffer(db: Db, key: string, data: Buffer): Promise<void> {
   }
 }
 
-export async function uploadAttachment(deps: ServiceDeps, taskId: string, input: UploadInput): Promise<UploadedAttachment> {
+export async function uploadAttachment(deps: ServiceDeps, actor: Actor, taskId: string, input: UploadInput): Promise<UploadedAttachment> {
   const db = deps.store.db;
   const max = deps.config.attachments.maxBytes;
   const task = await openTask(db, taskId, 'attached');
@@ -169,6 +171,7 @@ export async function uploadAttachment(deps: ServiceDeps, taskId: string, input:
       if (stored.thumbnail)
         await finishBlob(trx, stored.thumbnail.key, { sha256: stored.thumbnail.sha256, size: stored.thumbnail.size, createdAt: row.created_at });
       await insertAttachment(trx, { ...row, position: await nextPosition(trx, taskId) });
+      await recordAudit(trx, deps, { actor, action: 'attachment.added', taskId, details: { attachment_id: row.id, size: row.size, sha256: row.sha256 } });
     });
     deps.log.info({ task_id: taskId, attachment_id: row.id, size: row.size, media_type: row.media_type }, 'attachment added');
     return { attachment_id: row.id, name: row.name, media_type: row.media_type, size: row.size, sha256: row.sha256 };
@@ -269,13 +272,14 @@ async function receive(deps: ServiceDeps, input: UploadInput, task: TaskRow, key
   return { sha256: hash.digest('hex'), size, mediaType, key, metadataKept: false };
 }
 
-export async function removeAttachment(deps: ServiceDeps, taskId: string, attachmentId: string): Promise<void> {
+export async function removeAttachment(deps: ServiceDeps, actor: Actor, taskId: string, attachmentId: string): Promise<void> {
   await withTransaction(deps.store.db, async (trx) => {
     await lockTask(trx, deps.store.dialect, taskId);
     await openTask(trx, taskId, 'removed');
     const row = ATTACHMENT_ID_PATTERN.test(attachmentId) ? await findAttachment(trx, taskId, attachmentId) : undefined;
     if (!row) throw new AppError('not_found', `Task ${taskId.slice(0, 80)} has no file ${attachmentId.slice(0, 80)}.`);
     await deleteAttachment(trx, deps.store.dialect, row);
+    await recordAudit(trx, deps, { actor, action: 'attachment.removed', taskId, details: { attachment_id: attachmentId } });
   });
   deps.log.info({ task_id: taskId, attachment_id: attachmentId }, 'attachment removed');
 }

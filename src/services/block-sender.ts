@@ -1,3 +1,4 @@
+import type { Actor } from '../domain/actor.js';
 import { emailDomain } from '../domain/email.js';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { findTask } from '../store/tasks-repo.js';
@@ -13,7 +14,7 @@ import type { ServiceDeps } from './context.js';
 // The blocklist keeps 500 characters; the task id is appended to the reason.
 const REASON_MAX = 400;
 
-export async function blockTaskSender(deps: ServiceDeps, taskId: string, kind: string, reason: string | undefined): Promise<BlockEntry> {
+export async function blockTaskSender(deps: ServiceDeps, actor: Actor, taskId: string, kind: string, reason: string | undefined): Promise<BlockEntry> {
   const task = taskId.length <= 200 ? await findTask(deps.store.db, taskId) : undefined;
   if (!task) throw new AppError('task_not_found', 'No task has that id.');
   const details: string[] = [];
@@ -31,6 +32,11 @@ export async function blockTaskSender(deps: ServiceDeps, taskId: string, kind: s
   if (kind === 'domain' && !value.domain) details.push('kind domain: this task has no contact e-mail domain');
   if (kind === 'requester' && !value.requester) details.push('kind requester: this task names no requester');
   if (details.length > 0) throw validationFailed(details);
-  if (kind === 'ip') return addClientHashBlock(deps, task.client_hash, text);
-  return addBlock(deps, { kind: kind as Exclude<BlockKind, 'ip'>, value: value[kind as Exclude<BlockKind, 'ip'>] ?? '', reason: text });
+  if (kind === 'ip') return addClientHashBlock(deps, actor, task.client_hash, text, task.id);
+  return addBlock(
+    deps,
+    actor,
+    { kind: kind as Exclude<BlockKind, 'ip'>, value: value[kind as Exclude<BlockKind, 'ip'>] ?? '', reason: text },
+    { taskId: task.id },
+  );
 }

@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 import { type BlockSource, normalizeEmail, normalizeRequester } from '../abuse/blocklist.js';
+import type { Actor } from '../domain/actor.js';
 import { type BlockInput, BlockInputSchema, type BlockKind } from '../domain/admin-schemas.js';
-import { clientHash } from '../domain/client.js';
+import { keyHash, MIN_PREFIX, networkKey } from '../domain/client.js';
 import { emailDomain, isHostname } from '../domain/email.js';
 import { validationFailed } from '../domain/errors.js';
 import { iso, parseDateTime } from '../domain/time.js';
 import { type BlockRow, deleteBlock, listActiveBlocks, replaceBlock } from '../store/blocklist-repo.js';
+import { withTransaction } from '../store/db.js';
+import { recordAudit } from './audit.js';
 import type { ServiceDeps } from './context.js';
 import { DATE_TIME_RULE, schemaChecker } from './validation.js';
 
@@ -44,17 +46,6 @@ function toEntry(row: BlockRow): BlockEntry {
   };
 }
 
-/** An IPv4 address (optionally /32), or an IPv6 address or /64 prefix (optionally with /64). */
-function parseIp(value: string): string | null {
-  const m = /^([^/]+?)(?:\/(\d{1,3}))?$/.exec(value);
-  if (!m) return null;
-  const [, address = '', prefix] = m;
-  const family = isIP(address);
-  if (family === 0) return null;
-  if (prefix !== undefined && Number(prefix) !== (family === 4 ? 32 : 64)) return null;
-  return address;
-}
-
 const checkBlock = schemaChecker<BlockInput>(BlockInputSchema, {
   unknown: 'ignore',
   messages: { value: 'value is required (a non-empty string)', expires_at: `expires_at ${DATE_TIME_RULE}` },
@@ -64,10 +55,13 @@ const checkBlock = schemaChecker<BlockInput>(BlockInputSchema, {
 /** The stored form of a value of each kind (ip: the client hash; the address is never stored), or the problem. */
 function normalizeValue(deps: ServiceDeps, kind: BlockKind, value: string): { value: string } | { problem: string } {
   if (kind === 'ip') {
-    const address = parseIp(value);
-    return address === null
-      ? { problem: 'value must be an IPv4 address or an IPv6 address or /64 prefix when kind is ip' }
-      : { value: clientHash(deps.secret, address) };
+    // Stored as the keyed hash of the canonical key (domain/client.ts), whatever the spelling.
+    const key = networkKey(value);
+    return key === null
+      ? {
+          problem: `value must be an IPv4 address or network (/${MIN_PREFIX[4]} to /32) or an IPv6 address or network (/${MIN_PREFIX[6]} to /128) when kind is ip`,
+        }
+      : { value: keyHash(deps.secret, key) };
   }
   if (kind === 'email')
     return emailDomain(value) === null ? { problem: 'value must be a valid e-mail address when kind is email' } : { value: normalizeEmail(value) };
@@ -119,19 +113,23 @@ export async function listBlocks(deps: ServiceDeps): Promise<BlockEntry[]> {
  * Adds an entry (422 `validation_failed` for bad input). An operator's entry replaces any entry of
  * the same kind and value, so adding again is how an expiry is changed or removed.
  */
-export async function addBlock(deps: ServiceDeps, input: BlockInput, source: BlockSource = 'admin'): Promise<BlockEntry> {
+export async function addBlock(
+  deps: ServiceDeps,
+  actor: Actor,
+  input: BlockInput,
+  options: { source?: BlockSource; taskId?: string } = {},
+): Promise<BlockEntry> {
   const checked = checkInput(deps, input);
   const row: BlockRow = {
     id: `blk-${randomBytes(12).toString('hex')}`,
     kind: checked.kind,
     value: checked.value,
     reason: checked.reason,
-    source,
+    source: options.source ?? 'admin',
     created_at: iso(deps.clock.now()),
     expires_at: checked.expiresAt,
   };
-  await replaceBlock(deps.store.db, row);
-  deps.log.info({ block_id: row.id, kind: row.kind, source }, 'blocklist entry added');
+  await replaceWithAudit(deps, actor, row, options.taskId ?? null);
   return toEntry(row);
 }
 
@@ -139,7 +137,7 @@ export async function addBlock(deps: ServiceDeps, input: BlockInput, source: Blo
  * The operator blocks a known client by its hash (the sender of a task: only the hash is stored,
  * so there is no address to type). Replaces an entry for the same hash, like addBlock.
  */
-export async function addClientHashBlock(deps: ServiceDeps, hash: string, reason: string | null): Promise<BlockEntry> {
+export async function addClientHashBlock(deps: ServiceDeps, actor: Actor, hash: string, reason: string | null, taskId: string | null): Promise<BlockEntry> {
   const row: BlockRow = {
     id: `blk-${randomBytes(12).toString('hex')}`,
     kind: 'ip',
@@ -149,13 +147,25 @@ export async function addClientHashBlock(deps: ServiceDeps, hash: string, reason
     created_at: iso(deps.clock.now()),
     expires_at: null,
   };
-  await replaceBlock(deps.store.db, row);
-  deps.log.info({ block_id: row.id, kind: 'ip', source: 'admin' }, 'blocklist entry added');
+  await replaceWithAudit(deps, actor, row, taskId);
   return toEntry(row);
 }
 
-export async function removeBlock(deps: ServiceDeps, id: string): Promise<boolean> {
-  const removed = await deleteBlock(deps.store.db, id);
+/** An operator's entry and its audit entry, in one transaction (the value itself stays out of the log: it may be an address). */
+async function replaceWithAudit(deps: ServiceDeps, actor: Actor, row: BlockRow, taskId: string | null): Promise<void> {
+  await withTransaction(deps.store.db, async (trx) => {
+    await replaceBlock(trx, row);
+    await recordAudit(trx, deps, { actor, action: 'blocklist.added', taskId, details: { block_id: row.id, kind: row.kind } });
+  });
+  deps.log.info({ block_id: row.id, kind: row.kind, source: row.source }, 'blocklist entry added');
+}
+
+export async function removeBlock(deps: ServiceDeps, actor: Actor, id: string): Promise<boolean> {
+  const removed = await withTransaction(deps.store.db, async (trx) => {
+    if (!(await deleteBlock(trx, id))) return false;
+    await recordAudit(trx, deps, { actor, action: 'blocklist.removed', details: { block_id: id } });
+    return true;
+  });
   if (removed) deps.log.info({ block_id: id }, 'blocklist entry removed');
   return removed;
 }

@@ -14,7 +14,7 @@ const PROBE_INTERVAL_MS = 2000;
  * in the last seconds. A store that recovers is healthy again at the next probe.
  */
 export async function health(deps: Pick<ServiceDeps, 'store' | 'clock' | 'log'>): Promise<Health> {
-  const failure = (await probe(deps)) ?? deps.store.faults.recent();
+  const failure = await storeFailure(deps);
   if (failure !== undefined) {
     throw new AppError(
       'service_unavailable',
@@ -24,6 +24,16 @@ export async function health(deps: Pick<ServiceDeps, 'store' | 'clock' | 'log'>)
     );
   }
   return { status: 'ok', service: SERVICE_NAME, api_version: API_VERSION, time: iso(deps.clock.now()) };
+}
+
+/**
+ * Why the store cannot serve (it does not answer a read or refuses a write: "SQLITE_FULL",
+ * "ECONNREFUSED", …; or a request met such a fault since the last good probe), or undefined when
+ * it can. Health and readiness share this probe and its memo, so neither costs a write per request
+ * and both change state together.
+ */
+export async function storeFailure(deps: Pick<ServiceDeps, 'store' | 'clock' | 'log'>): Promise<string | undefined> {
+  return (await probe(deps)) ?? deps.store.faults.recent();
 }
 
 async function probe(deps: Pick<ServiceDeps, 'store' | 'clock' | 'log'>): Promise<string | undefined> {

@@ -1,10 +1,12 @@
 import { canonicalJson, sha256Hex } from '../domain/canonical.js';
+import { dueOf } from '../domain/due.js';
 import { AppError } from '../domain/errors.js';
 import { IMPORT_MAX_RECORDS, type ImportRecord, type ImportResult, importRecordSchema } from '../domain/import-schemas.js';
 import type { TaskInput } from '../domain/schemas.js';
 import { isTestTask } from '../domain/test-task.js';
 import { parseDateTime } from '../domain/time.js';
 import { withTransaction } from '../store/db.js';
+import { insertImportedId } from '../store/imported-ids-repo.js';
 import { insertTask, type TaskRow, taskExists } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './context.js';
 import { dedupeKey } from './tasks.js';
@@ -23,7 +25,7 @@ export const IMPORTED_CLIENT = 'imported';
 
 const STAMP_RULE = 'must be an ISO 8601 UTC timestamp with milliseconds and Z, e.g. 2025-02-01T09:00:00.000Z';
 const MESSAGES: Record<string, string> = {
-  task_id: 'task_id must look like <prefix>-<year>-<hex>, e.g. task-2025-<32 lowercase hex digits>',
+  task_id: 'task_id must look like <prefix>-<year>-<hex>, e.g. task-2025-<32 lowercase hex digits> or HFAI-2026-<16 lowercase hex digits>',
   status_history: `status_history must be a list of 1 to 20 {status, at} entries: status one of the six, at ${STAMP_RULE}`,
   ...Object.fromEntries(['created_at', 'updated_at', 'seen_by_operator_at', 'eta', 'receipt_issued_at'].map((f) => [f, `${f} ${STAMP_RULE}`])),
   receipt: 'receipt must be a compact JWS (three base64url parts joined by dots)',
@@ -47,7 +49,7 @@ export async function importTasks(deps: ServiceDeps, raw: unknown): Promise<Impo
       continue;
     }
     try {
-      if (await storeRecord(deps, importedRow(value))) result.imported++;
+      if (await storeRecord(deps, importedRow(value, deps.profile.response_target_hours))) result.imported++;
       else result.skipped++;
     } catch (error) {
       // One record the store refuses (a race on its id, an outage) is reported, not a 500 for all.
@@ -64,6 +66,8 @@ async function storeRecord(deps: ServiceDeps, row: TaskRow): Promise<boolean> {
   return withTransaction(deps.store.db, async (trx) => {
     if (await taskExists(trx, row.id)) return false;
     await insertTask(trx, row);
+    // So a message naming it, in any case, is linked to it (lookups of the task itself stay exact).
+    await insertImportedId(trx, row.id);
     await deps.changes.publish({ kind: 'task', taskId: row.id }, trx);
     return true;
   });
@@ -125,7 +129,7 @@ export function recordProblems(record: ImportRecord): string[] {
 }
 
 /** The stored row of a valid record: every given field as given, the rest derived as at submission. */
-function importedRow(record: ImportRecord): TaskRow {
+function importedRow(record: ImportRecord, targetHours: number): TaskRow {
   const request: TaskInput = { task_type: record.task_type, description: record.description };
   for (const key of ['location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd', 'delivery', 'requester'] as const) {
     if (record[key] !== undefined) Object.assign(request, { [key]: record[key] });
@@ -170,5 +174,11 @@ function importedRow(record: ImportRecord): TaskRow {
     attachments: null,
     erased_at: null,
     is_test: isTestTask(record) ? 1 : 0,
+    response_schema: null,
+    questions: null,
+    // An imported task reads back exactly as given: the deadline sweep leaves it alone.
+    deadline_at: null,
+    deadline_passed_at: null,
+    due_at: dueOf({ created_at: record.created_at, deadline: record.deadline ?? null }, targetHours).at.toISOString(),
   };
 }

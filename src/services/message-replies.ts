@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Actor } from '../domain/actor.js';
 import { type MessageReply, type MessageReplyInput, MessageReplyInputSchema } from '../domain/admin-schemas.js';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
@@ -6,6 +7,7 @@ import * as outbox from '../mail/outbox.js';
 import { withTransaction } from '../store/db.js';
 import { insertReply, type MessageReplyRow, repliesTo } from '../store/message-replies-repo.js';
 import { findMessage } from '../store/messages-repo.js';
+import { recordAudit } from './audit.js';
 import type { ServiceDeps } from './context.js';
 import { schemaChecker } from './validation.js';
 
@@ -42,7 +44,7 @@ function parseReply(raw: unknown): string {
   return value.message;
 }
 
-export async function replyToMessage(deps: ServiceDeps, messageId: string, raw: unknown): Promise<MessageReply> {
+export async function replyToMessage(deps: ServiceDeps, actor: Actor, messageId: string, raw: unknown): Promise<MessageReply> {
   const text = parseReply(raw);
   const now = deps.clock.now();
   const row: MessageReplyRow = {
@@ -58,6 +60,11 @@ export async function replyToMessage(deps: ServiceDeps, messageId: string, raw: 
     if (message.reply_to === '') throw validationFailed(['message_id names a message whose address was erased by retention; it cannot be answered']);
     await insertReply(trx, row);
     await outbox.enqueueMessageReply(trx, deps, message, row.id, text);
+    // One entry per task the message names, so each task page shows the reply (none: one entry).
+    const taskIds = JSON.parse(message.task_ids) as string[];
+    for (const taskId of taskIds.length > 0 ? taskIds : [null]) {
+      await recordAudit(trx, deps, { actor, action: 'message.replied', taskId, details: { message_id: messageId, reply_id: row.id } });
+    }
   });
   deps.log.info({ message_id: messageId, reply_id: row.id }, 'operator replied to a message');
   return toReply(row);

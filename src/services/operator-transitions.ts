@@ -1,5 +1,8 @@
+import type { Actor } from '../domain/actor.js';
 import { type AdminTask, type TaskPatch, TaskPatchSchema } from '../domain/admin-schemas.js';
+import { canonicalJson } from '../domain/canonical.js';
 import { AppError, validationFailed } from '../domain/errors.js';
+import { resultProblems } from '../domain/response-validator.js';
 import type { PublicAttachment } from '../domain/schemas.js';
 import { canTransition, isFinal, type StatusEntry, type TaskStatus } from '../domain/task.js';
 import { iso, parseDateTime } from '../domain/time.js';
@@ -7,9 +10,12 @@ import { attachmentUrl } from '../domain/urls.js';
 import * as outbox from '../mail/outbox.js';
 import { receiptPayload } from '../receipts/payload.js';
 import { signReceipt } from '../receipts/sign.js';
+import { assigneeOf, setAssignment } from '../store/assignments-repo.js';
 import { listAttachments } from '../store/attachments-repo.js';
 import { type Db, withTransaction } from '../store/db.js';
+import { enabledOperator } from '../store/operators-repo.js';
 import { findTask, lockTask, statusHistory, type TaskRow, updateTaskIfStatus } from '../store/tasks-repo.js';
+import { type AuditRecord, recordAudit } from './audit.js';
 import type { ServiceDeps } from './context.js';
 import { toAdminTask } from './operator.js';
 import { DATE_TIME_RULE, schemaChecker } from './validation.js';
@@ -28,8 +34,9 @@ const checkPatch = schemaChecker<TaskPatch>(TaskPatchSchema, {
   messages: {
     status: 'status must be one of: submitted, accepted, delivered, rejected',
     eta: `eta ${DATE_TIME_RULE}`,
+    assignee: 'assignee must be an operator_id (a string) or null',
   },
-  notAnObject: 'body must be a JSON object: {status?, eta?, operator_notes?}',
+  notAnObject: 'body must be a JSON object: {status?, eta?, operator_notes?, result?}',
 });
 
 /** Field errors, all at once, each naming its field (422); a non-object body is 400. */
@@ -38,11 +45,46 @@ export function parsePatch(raw: unknown): TaskPatch {
   // The schema's date-time format is not the service's date parser: both must accept it.
   if (typeof patch.eta === 'string' && parseDateTime(patch.eta) === null && !fieldErrors.some((e) => e.startsWith('eta ')))
     fieldErrors.push(`eta ${DATE_TIME_RULE}`);
-  if (fieldErrors.length === 0 && patch.status === undefined && patch.eta === undefined && patch.operator_notes === undefined) {
-    fieldErrors.push('send at least one of status, eta, operator_notes');
+  if (
+    fieldErrors.length === 0 &&
+    patch.status === undefined &&
+    patch.eta === undefined &&
+    patch.operator_notes === undefined &&
+    patch.result === undefined &&
+    patch.assignee === undefined
+  ) {
+    fieldErrors.push('send at least one of status, eta, operator_notes, result, assignee');
   }
   if (fieldErrors.length > 0) throw validationFailed(fieldErrors);
   return patch;
+}
+
+/**
+ * The deliverable of a task with a response schema: the canonical JSON of a valid `result`
+ * (contract "Structured answers"). Undefined when the PATCH is not such a delivery; a result where
+ * none belongs, notes where a result belongs, or an invalid result is 422 saying what to send.
+ */
+function structuredDelivery(current: TaskRow, patch: TaskPatch): string | undefined {
+  const delivering = patch.status === 'delivered';
+  if (current.response_schema === null) {
+    if (patch.result !== undefined) {
+      throw validationFailed(['result is only for tasks with a response_schema; this task has none: send operator_notes (the deliverable as text)']);
+    }
+    return undefined;
+  }
+  if (patch.result === undefined) {
+    if (!delivering) return undefined;
+    throw validationFailed([
+      'result is required to deliver: this task has a response_schema, so send result (a JSON value valid against it) instead of operator_notes',
+    ]);
+  }
+  if (!delivering) throw validationFailed(['result is sent with status "delivered" (it is the deliverable)']);
+  if (patch.operator_notes !== undefined) {
+    throw validationFailed(['operator_notes cannot be sent with result: the deliverable of a task with a response_schema is result alone']);
+  }
+  const problems = resultProblems(JSON.parse(current.response_schema), patch.result);
+  if (problems.length > 0) throw validationFailed(problems, 'The result does not match the task’s response_schema; see details.');
+  return canonicalJson(patch.result);
 }
 
 function invalidTransition(from: string, to: string, why: string): AppError {
@@ -75,13 +117,16 @@ export function planPatch(current: TaskRow, patch: TaskPatch, now: Date): Partia
   }
   if (patch.operator_notes !== undefined) changes.operator_notes = patch.operator_notes;
 
+  const structured = structuredDelivery(current, patch);
+  if (structured !== undefined) changes.operator_notes = structured;
+
   if (to !== undefined) {
     changes.status = to;
     changes.status_history = JSON.stringify([...statusHistory(current), { status: to, at } satisfies StatusEntry]);
     if (to === 'accepted') changes.accepted_at = at;
     if (to === 'rejected') changes.rejected_at = at;
     if (to === 'delivered') {
-      const notes = patch.operator_notes !== undefined ? patch.operator_notes : current.operator_notes;
+      const notes = structured ?? (patch.operator_notes !== undefined ? patch.operator_notes : current.operator_notes);
       if (notes === null || notes.trim() === '') {
         throw validationFailed(['operator_notes is required to deliver: it is the deliverable (or, for e-mail delivery, a summary of what was sent)']);
       }
@@ -98,7 +143,7 @@ export function planPatch(current: TaskRow, patch: TaskPatch, now: Date): Partia
  * racing operators unable to both move the task; the receipt is signed and the requester's mail
  * queued in the same transaction as the change.
  */
-export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown): Promise<AdminTask> {
+export async function patchTask(deps: ServiceDeps, actor: Actor, taskId: string, raw: unknown): Promise<AdminTask> {
   const patch = parsePatch(raw);
   const now = deps.clock.now();
   const updated = await withTransaction(deps.store.db, async (trx) => {
@@ -107,6 +152,7 @@ export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown)
     const current = await findTask(trx, taskId);
     if (!current) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}".`);
     const changes = planPatch(current, patch, now);
+    const assignee = await assign(trx, deps, actor, taskId, patch, now);
     let next: TaskRow = { ...current, ...changes };
     if (next.status === 'delivered' && current.status !== 'delivered') {
       next = await withReceipt(trx, deps, next, now);
@@ -129,11 +175,15 @@ export async function patchTask(deps: ServiceDeps, taskId: string, raw: unknown)
       await outbox.enqueueTaskTransition(trx, deps, next);
       await enqueueTaskEvent(trx, deps, next);
     }
+    // An assignment alone is recorded by assign() as task.assigned, not as an edit.
+    if (patch.status !== undefined || patch.eta !== undefined || patch.operator_notes !== undefined) {
+      await recordAudit(trx, deps, patchAudit(actor, taskId, patch, current, next));
+    }
     await deps.changes.publish({ kind: 'task', taskId }, trx);
-    return next;
+    return { task: next, assignee };
   });
-  if (patch.status !== undefined) deps.log.info({ task_id: taskId, status: updated.status }, 'task transition');
-  return toAdminTask(updated);
+  if (patch.status !== undefined) deps.log.info({ task_id: taskId, status: updated.task.status }, 'task transition');
+  return toAdminTask(updated.task, updated.assignee);
 }
 
 /** The task's files as the public task lists them from now on, frozen with absolute URLs. */
@@ -169,6 +219,34 @@ async function withReceipt(trx: Db, deps: ServiceDeps, task: TaskRow, now: Date)
   );
   const receipt = await signReceipt(trx, payload, now);
   return { ...task, receipt, deliverable_sha256: payload.deliverable_sha256, receipt_issued_at: iso(now), attachments: JSON.stringify(files) };
+}
+
+/**
+ * Applies `assignee` of a PATCH (an enabled operator's id, or null) in the PATCH's transaction, with
+ * its task.assigned entry; returns who the task is assigned to afterwards.
+ */
+async function assign(trx: Db, deps: ServiceDeps, actor: Actor, taskId: string, patch: TaskPatch, now: Date): Promise<string | null> {
+  if (patch.assignee === undefined) return assigneeOf(trx, taskId);
+  if (patch.assignee !== null && !(await enabledOperator(trx, patch.assignee))) {
+    throw validationFailed(['assignee must be the operator_id of an enabled operator, or null']);
+  }
+  await setAssignment(trx, taskId, patch.assignee, iso(now));
+  await recordAudit(trx, deps, { actor, action: 'task.assigned', taskId, details: { assignee: patch.assignee } });
+  return patch.assignee;
+}
+
+/** The audit entry of a PATCH: the transition (task.accepted, …), or task.updated naming the fields edited. */
+function patchAudit(actor: Actor, taskId: string, patch: TaskPatch, current: TaskRow, next: TaskRow): AuditRecord {
+  if (next.status !== current.status) {
+    const details = {
+      from: current.status,
+      to: next.status,
+      ...(next.eta ? { eta: next.eta } : {}),
+      ...(next.deliverable_sha256 ? { deliverable_sha256: next.deliverable_sha256 } : {}),
+    };
+    return { actor, action: `task.${next.status}`, taskId, details };
+  }
+  return { actor, action: 'task.updated', taskId, details: { fields: Object.keys(patch).sort() } };
 }
 
 /**

@@ -18,7 +18,8 @@ import { AppError } from '../domain/errors.js';
 import { ANY_TASK_ID_PATTERN } from '../domain/ids.js';
 import { type Delivery, OPEN_STATUSES } from '../domain/task.js';
 import { iso } from '../domain/time.js';
-import { listMessageRows, type MessageRow, messagesNamingTask, recentMessagesNamingTasks } from '../store/messages-repo.js';
+import { assigneeOf, assigneesOf } from '../store/assignments-repo.js';
+import { listMessageRows, type MessageRow, messagesNamingTask, messagesNamingTasks } from '../store/messages-repo.js';
 import { countTasksByStatus, findTask, listTasks, markSeen, type TaskRow, taskSummaries, toPublicTask } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './context.js';
 import { repliesByMessage } from './message-replies.js';
@@ -29,8 +30,9 @@ import { queryChecker } from './validation.js';
 
 /** The operator's reads: the queue, one task (stamping the first view), messages, stats. */
 
-export function toAdminTask(row: TaskRow): AdminTask {
+export function toAdminTask(row: TaskRow, assignee: string | null): AdminTask {
   return {
+    assignee,
     ...toPublicTask(row),
     contact_email: row.contact_email,
     delivery: row.delivery as Delivery,
@@ -64,8 +66,10 @@ export interface ListOptions {
 export interface QueueOptions extends ListOptions {
   status?: string | undefined;
   test?: string | undefined;
-  /** `newest` first (the API's default) or `oldest` first (the console's: the longest wait on top). */
+  /** `newest` first (the API's default), `oldest` first, or `due` first (the console's: the earlier of deadline and response target). */
   order?: string | undefined;
+  /** An operator_id, or `none` for the unassigned tasks. */
+  assignee?: string | undefined;
 }
 
 // The REST routes pass coerced numbers, the console raw query text: both go through these.
@@ -85,14 +89,22 @@ export async function listQueue(deps: ServiceDeps, options: QueueOptions = {}): 
   const filter = query.status;
   const order = query.order ?? 'newest';
   // A cursor is bound to its order and test filter too: carried to another it would skip tasks.
-  const scope = `${order === 'newest' ? `tasks:${filter ?? 'all'}` : `tasks:${filter ?? 'all'}:oldest`}${query.test ? `:test-${query.test}` : ''}`;
+  const scope = `${order === 'newest' ? `tasks:${filter ?? 'all'}` : `tasks:${filter ?? 'all'}:${order}`}${query.test ? `:test-${query.test}` : ''}${query.assignee ? `:assignee-${query.assignee}` : ''}`;
   const after = query.cursor ? decodeCursor(deps.secret, scope, query.cursor) : undefined;
 
   const statuses = filter === 'open' ? [...OPEN_STATUSES] : filter ? [filter] : undefined;
   const isTest = query.test === 'only' ? true : query.test === 'exclude' ? false : undefined;
-  const rows = await listTasks(deps.store.db, { statuses, isTest, after, limit: limit + 1, order });
+  const assignee = query.assignee === 'none' ? null : query.assignee;
+  const rows = await listTasks(deps.store.db, { statuses, isTest, after, limit: limit + 1, order, ...(assignee !== undefined ? { assignee } : {}) });
   const page = rows.slice(0, limit);
-  return { tasks: page.map(toAdminTask), next_cursor: nextCursor(deps, scope, rows.length > limit ? page.at(-1) : undefined) };
+  const last = rows.length > limit ? page.at(-1) : undefined;
+  // Keyset position: (due_at, id) in the due order, (created_at, id) otherwise.
+  const position = last && order === 'due' ? { created_at: last.due_at ?? '', id: last.id } : last;
+  const assignees = await assigneesOf(
+    deps.store.db,
+    page.map((row) => row.id),
+  );
+  return { tasks: page.map((row) => toAdminTask(row, assignees.get(row.id) ?? null)), next_cursor: nextCursor(deps, scope, position) };
 }
 
 function nextCursor(deps: ServiceDeps, scope: string, last: Position | undefined): string | null {
@@ -127,12 +139,12 @@ export async function viewTask(deps: ServiceDeps, taskId: string): Promise<Admin
     deps,
     messages.map((m) => m.message_id),
   );
-  return { ...toAdminTask(row), messages: messages.map((m) => ({ ...m, replies: replies.get(m.message_id) ?? [] })) };
+  return { ...toAdminTask(row, await assigneeOf(deps.store.db, row.id)), messages: messages.map((m) => ({ ...m, replies: replies.get(m.message_id) ?? [] })) };
 }
 
 /** Messages that name a task id (withdrawals, questions), newest first. */
 export async function messagesNaming(deps: ServiceDeps, taskId: string): Promise<AdminMessage[]> {
-  // Task ids are [a-z0-9-] only, so the id can sit in a LIKE pattern without escaping.
+  // Task ids are [A-Za-z0-9-] only, so the id can sit in a LIKE pattern without escaping.
   if (!ANY_TASK_ID_PATTERN.test(taskId)) return [];
   const rows = await messagesNamingTask(deps.store.db, taskId);
   return rows.map(toAdminMessage);
@@ -161,15 +173,18 @@ export async function countByStatus(deps: ServiceDeps): Promise<Record<string, n
 }
 
 /**
- * Messages naming any of `taskIds`, sent since the oldest of them was created (the queue flags
- * tasks that have mail, withdrawals first). Bounded to the most recent 500 messages.
+ * Messages naming any of `tasks` (the queue flags tasks that have mail, withdrawals first): found
+ * through the message-to-task links, at most the 500 most recent.
  */
 export async function messagesNamingAny(deps: ServiceDeps, tasks: Pick<AdminTask, 'task_id' | 'created_at'>[]): Promise<Map<string, AdminMessage[]>> {
   const byTask = new Map<string, AdminMessage[]>();
   if (tasks.length === 0) return byTask;
-  const since = tasks.reduce((min, t) => (t.created_at < min ? t.created_at : min), tasks[0]?.created_at ?? '');
   const wanted = new Set(tasks.map((t) => t.task_id));
-  const rows = await recentMessagesNamingTasks(deps.store.db, since, 500);
+  const rows = await messagesNamingTasks(
+    deps.store.db,
+    tasks.map((t) => t.task_id),
+    500,
+  );
   for (const message of rows.map(toAdminMessage)) {
     for (const id of message.task_ids) {
       if (wanted.has(id)) byTask.set(id, [...(byTask.get(id) ?? []), message]);

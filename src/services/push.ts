@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type WebPush from 'web-push';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { loadOnce } from '../domain/load-once.js';
+import { parseQuestions } from '../domain/questions.js';
 import { iso } from '../domain/time.js';
 import type { Change } from '../store/change-feed.js';
 import type { Db } from '../store/db.js';
@@ -195,7 +196,7 @@ function excerpt(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/** New tasks only: a change to an older task (a view, a transition) is not news. */
+/** New tasks, answers and passed deadlines only: a change to an older task (a view, a transition) is not news. */
 const NEW_TASK_WINDOW_MS = 15 * 60_000;
 
 /** What a change announces, or null (not news, or another instance announced it). */
@@ -204,15 +205,23 @@ async function noticeFor(deps: ServiceDeps, change: Change): Promise<PushNotice 
   const now = deps.clock.now();
   if (change.kind === 'task') {
     const task = await findTask(db, change.taskId);
-    if (!task || task.status !== 'submitted' || task.seen_by_operator_at !== null) return null;
-    if (now.getTime() - Date.parse(task.created_at) > NEW_TASK_WINDOW_MS) return null;
-    if (!(await claimNotice(db, `task:${task.id}`, iso(now)))) return null;
-    return {
-      title: `New task: ${task.task_type.replace(/_/g, ' ')}`,
-      body: excerpt(task.description, 140),
-      url: `/operator/tasks/${task.id}`,
-      tag: `task-${task.id}`,
-    };
+    if (!task) return null;
+    const recent = (at: string | null) => at !== null && now.getTime() - Date.parse(at) <= NEW_TASK_WINDOW_MS;
+    const kind = task.task_type.replace(/_/g, ' ');
+    if (task.status === 'submitted' && task.seen_by_operator_at === null && recent(task.created_at)) {
+      if (!(await claimNotice(db, `task:${task.id}`, iso(now)))) return null;
+      return { title: `New task: ${kind}`, body: excerpt(task.description, 140), url: `/operator/tasks/${task.id}`, tag: `task-${task.id}` };
+    }
+    // The requester answered a question (issue 25): news once per answer, on whichever instance claims it.
+    for (const question of parseQuestions(task.questions)) {
+      if (question.answer === null || !recent(question.answered_at) || !(await claimNotice(db, `answer:${question.question_id}`, iso(now)))) continue;
+      return { title: `Answer: ${kind}`, body: excerpt(question.answer, 140), url: `/operator/tasks/${task.id}`, tag: `answer-${question.question_id}` };
+    }
+    // An accepted task's deadline passed undelivered (services/deadlines.ts).
+    if (task.status === 'accepted' && recent(task.deadline_passed_at) && (await claimNotice(db, `deadline:${task.id}`, iso(now)))) {
+      return { title: `Deadline passed: ${kind}`, body: excerpt(task.description, 140), url: `/operator/tasks/${task.id}`, tag: `deadline-${task.id}` };
+    }
+    return null;
   }
   const message = await findMessage(db, change.messageId);
   if (!message || !(await claimNotice(db, `message:${message.id}`, iso(now)))) return null;

@@ -3,6 +3,7 @@ import type { Readiness } from '../domain/schemas.js';
 import { iso } from '../domain/time.js';
 import { pendingMigrations } from '../store/db.js';
 import type { ServiceDeps } from './context.js';
+import { storeFailure } from './health.js';
 
 /** The background workers an instance runs (src/background.ts); readiness needs them all. */
 export const EXPECTED_WORKERS = ['mail', 'webhooks', 'retention'] as const;
@@ -22,9 +23,10 @@ export class WorkerStatus {
 }
 
 /**
- * Readiness for orchestrators (GET /api/v1/health/ready): the store answers, every migration this
- * code knows is applied, and the background workers run. 503 `service_unavailable` naming each
- * failing check otherwise. Liveness stays GET /api/v1/health.
+ * Readiness for orchestrators (GET /api/v1/health/ready): the store answers a read and takes a
+ * write (the health record's probe: an instance on a full disk refuses every submission, so it must
+ * not be sent any), every migration this code knows is applied, and the background workers run.
+ * 503 `service_unavailable` naming each failing check otherwise. Liveness stays GET /api/v1/health.
  */
 export async function readiness(deps: Pick<ServiceDeps, 'store' | 'clock' | 'log' | 'metrics' | 'workers'>): Promise<Readiness> {
   const failures: string[] = [];
@@ -32,6 +34,8 @@ export async function readiness(deps: Pick<ServiceDeps, 'store' | 'clock' | 'log
     await deps.store.ping();
     const pending = await pendingMigrations(deps.store);
     if (pending.length > 0) failures.push(`migrations: ${pending.length} not applied (${pending.join(', ')})`);
+    const writes = await storeFailure(deps);
+    if (writes !== undefined) failures.push(`store: writes fail (${writes})`);
   } catch (error) {
     deps.metrics.storeErrors.inc();
     deps.log.error({ err: error }, 'readiness: store unavailable');

@@ -1,4 +1,3 @@
-import { FINAL_STATUSES } from '../domain/task.js';
 import { iso } from '../domain/time.js';
 import { deleteAttachmentsOfTask } from '../store/attachments-repo.js';
 import { deleteExpiredBlocks } from '../store/blocklist-repo.js';
@@ -6,10 +5,12 @@ import { sweepExpiredCounters } from '../store/counters-repo.js';
 import { type Db, type DialectName, withExclusiveLock, withTransaction } from '../store/db.js';
 import { sweepExpiredIdempotencyKeys } from '../store/idempotency-repo.js';
 import { eraseMessagesBefore } from '../store/messages-repo.js';
+import { sweepChallenges } from '../store/operators-repo.js';
 import { deleteSentOutboxBefore } from '../store/outbox-repo.js';
 import { sweepNotices } from '../store/push-repo.js';
 import { sweepRevokedSessions } from '../store/sessions-repo.js';
 import { readSetting, writeSetting } from '../store/settings-repo.js';
+import { sweepFailures } from '../store/signin-failures-repo.js';
 import { eraseTaskPrivateFields, finalTasksToErase } from '../store/tasks-repo.js';
 import { deleteFinishedWebhooksBefore } from '../store/webhooks-repo.js';
 import type { ServiceDeps } from './context.js';
@@ -70,7 +71,7 @@ export async function runRetention(deps: RetentionDeps, options: { stopping?: ()
 
   const locked = await withExclusiveLock(deps.store, LOCK_KEY, async (db) => {
     const erased_tasks = await inBatches(async () => {
-      const ids = await finalTasksToErase(db, FINAL_STATUSES, cutoff, BATCH);
+      const ids = await finalTasksToErase(db, cutoff, BATCH);
       return withTransaction(db, (trx) => eraseTasks(trx, deps.store.dialect, ids, at));
     });
     const run: RetentionRun = {
@@ -88,6 +89,10 @@ export async function runRetention(deps: RetentionDeps, options: { stopping?: ()
       deleted_push_notices: await inBatches(() => sweepNotices(db, iso(new Date(now.getTime() - PUSH_NOTICE_DAYS * DAY_MS)), BATCH)),
       duration_ms: 0,
     };
+    // Team (issue 26): ceremonies never finished and failed sign-in windows long closed. The audit
+    // log is kept like receipts: never erased while its task exists (and tasks are never deleted).
+    await sweepChallenges(db, at);
+    await sweepFailures(db, iso(new Date(now.getTime() - DAY_MS)));
     run.duration_ms = Date.now() - started;
     await writeSetting(db, LAST_RUN_KEY, JSON.stringify(run));
     return run;

@@ -1,6 +1,9 @@
 import { ALL_STATUSES, OPEN_STATUSES } from '../domain/task.js';
 import { iso } from '../domain/time.js';
 import { countTasksByStatus, taskTimings } from '../store/tasks-repo.js';
+
+export { RECENT_SAMPLE } from '../store/tasks-repo.js';
+
 import type { ServiceDeps } from './context.js';
 
 /** Median and 90th percentile of a set of durations, in whole seconds; null when there are none. */
@@ -27,7 +30,9 @@ const DEFAULT_DAYS = 30;
 
 /**
  * Live figures over the tasks created in the last `days`: the operator's stats page and the
- * public discovery documents both read them, so they never disagree.
+ * public discovery documents both read them, so they never disagree. The counts come from the
+ * counts kept with each change; the durations from the most recent RECENT_SAMPLE tasks of the
+ * window (issue 28: a bounded sample, so the figures cost the same at any size of history).
  */
 export async function taskStats(deps: ServiceDeps, options: TaskStatsOptions = {}): Promise<TaskStats> {
   const days = options.days ?? DEFAULT_DAYS;
@@ -38,8 +43,8 @@ export async function taskStats(deps: ServiceDeps, options: TaskStatsOptions = {
   Object.assign(counts_by_status, counted);
 
   // Durations are computed here rather than in SQL: timestamps are ISO text on both stores, and
-  // the window is small (a pilot's month of tasks), so one narrow select is simpler than two
-  // dialects of date arithmetic.
+  // the sample is bounded (taskTimings), so one narrow select is simpler than two dialects of
+  // date arithmetic.
   const timed = await taskTimings(deps.store.db, since);
   const firstView: number[] = [];
   const acceptance: number[] = [];

@@ -12,6 +12,18 @@ import type { ChangeFeed } from '../store/change-feed.js';
 
 type Task = Readonly<PublicTask>;
 
+/**
+ * The share of MAX_CONNECTIONS that held requests may take (issue 34): past it a wait is not held
+ * but answered at once with the current status, so polls can never take the connections that
+ * status reads, submissions, health and the console need.
+ */
+export const HELD_SHARE = 0.75;
+
+/** How many requests may be held at once on an instance allowing `maxConnections` connections. */
+export function maxHeldFor(maxConnections: number): number {
+  return Math.max(1, Math.floor(maxConnections * HELD_SHARE));
+}
+
 /** Tasks whose last change is remembered for mark()/since; older ones re-check conservatively. */
 const RECENT_MAX = 10_000;
 
@@ -58,6 +70,8 @@ export interface TaskWaitsOptions {
   /** Reads the current public task (the store's cached status read). */
   read: (taskId: string) => Promise<Task | undefined>;
   log: Logger;
+  /** Requests held at most at once (maxHeldFor); a wait past it ends at once, unchanged. */
+  maxHeld?: number;
 }
 
 export class TaskWaits {
@@ -74,11 +88,16 @@ export class TaskWaits {
 
   constructor(private readonly options: TaskWaitsOptions) {}
 
+  private held = 0;
+
   /** Number of requests held right now (metrics, tests). */
   get size(): number {
-    let n = 0;
-    for (const set of this.byTask.values()) n += set.size;
-    return n;
+    return this.held;
+  }
+
+  /** Whether a wait started now would be held (false past maxHeld, or once closed). */
+  canHold(): boolean {
+    return !this.isClosed && this.held < (this.options.maxHeld ?? Number.POSITIVE_INFINITY);
   }
 
   /** true once the app closes: waits end at once. */
@@ -94,7 +113,7 @@ export class TaskWaits {
 
   /** Holds until the task changes (stillCurrent turns false), the time passes, or the app closes. */
   wait(options: WaitOptions): Promise<WaitResult> {
-    if (this.isClosed || options.timeoutMs <= 0 || options.signal?.aborted) return Promise.resolve({ task: options.current, changed: false });
+    if (!this.canHold() || options.timeoutMs <= 0 || options.signal?.aborted) return Promise.resolve({ task: options.current, changed: false });
     this.listen();
     return new Promise((resolve) => {
       // One closure ends the wait unchanged, whether the time passed or the client went away.
@@ -111,6 +130,7 @@ export class TaskWaits {
         this.byTask.set(options.taskId, set);
       }
       set.add(waiter);
+      this.held += 1;
       const since = options.since;
       if (since !== undefined && (this.recent.get(options.taskId) ?? (since < this.forgotten ? Number.POSITIVE_INFINITY : -1)) > since) {
         void this.check(options.taskId);
@@ -183,6 +203,7 @@ export class TaskWaits {
   private finish(waiter: Waiter, result: WaitResult): void {
     const set = this.byTask.get(waiter.options.taskId);
     if (!set?.delete(waiter)) return;
+    this.held -= 1;
     if (set.size === 0) this.byTask.delete(waiter.options.taskId);
     clearTimeout(waiter.timer);
     if (waiter.onAbort) {

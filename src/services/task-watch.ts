@@ -56,3 +56,22 @@ export async function awaitFinalTask(deps: ServiceDeps, taskId: string, signal?:
     await deps.waits.wait({ taskId, current: task, since, stillCurrent: (latest) => !isFinal(latest.status), timeoutMs: FINAL_HOLD_MS, signal });
   }
 }
+
+/**
+ * The task once it is final, or as it is after `maxSeconds`: one bounded slice of
+ * awaitFinalTask, for callers that must answer before a client's request timeout.
+ */
+export async function awaitFinalTaskFor(deps: ServiceDeps, taskId: string, maxSeconds: number, signal?: AbortSignal): Promise<Task> {
+  const since = deps.waits.mark();
+  const task = await getTask(deps, taskId);
+  if (isFinal(task.status) || maxSeconds <= 0) return task;
+  const result = await deps.waits.wait({
+    taskId,
+    current: task,
+    since,
+    stillCurrent: (latest) => !isFinal(latest.status),
+    timeoutMs: maxSeconds * 1000,
+    signal,
+  });
+  return result.task ?? getTask(deps, taskId);
+}

@@ -1,12 +1,13 @@
 import * as guards from '../abuse/guards.js';
 import { bodyGuardError } from '../domain/body-guard.js';
 import { canonicalJson, sha256Hex } from '../domain/canonical.js';
+import { dueOf } from '../domain/due.js';
 import { AppError } from '../domain/errors.js';
 import { ANY_TASK_ID_PATTERN, newTaskId } from '../domain/ids.js';
 import type { PublicTask, SubmissionResponse, TaskInput } from '../domain/schemas.js';
 import { normalizeDescription } from '../domain/task.js';
 import { isTestTask } from '../domain/test-task.js';
-import { iso } from '../domain/time.js';
+import { iso, parseDateTime } from '../domain/time.js';
 import { statusPageUrl, statusUrl } from '../domain/urls.js';
 import * as outbox from '../mail/outbox.js';
 import { withTransaction } from '../store/db.js';
@@ -57,20 +58,29 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
     if (early) return replayResult(early, await guards.taskQuotaHeaders(deps.store.db, deps, caller));
   }
   const { value: input, warnings } = deps.validators.task(raw, now);
-  // Screening before the transaction is for the MX lookup, which cannot wait inside it; without an
-  // e-mail, the blocklist and the quotas are checked in the transaction only.
-  const screening = input.contact_email === undefined ? { emailUnverified: false } : await guards.screenTask(deps, caller, input);
-  const row = buildTaskRow(input, caller, screening, now);
+  // Screening before the transaction is for the MX lookup, which cannot wait inside it (it takes
+  // the quota units first); without an e-mail, the blocklist and the quotas are checked in the
+  // transaction only.
+  const screening = input.contact_email === undefined ? undefined : await guards.screenTask(deps, caller, input, input.contact_email);
+  const row = buildTaskRow(input, caller, { emailUnverified: screening?.emailUnverified ?? false }, now, deps.profile.response_target_hours);
   const body = buildSubmissionResponse(deps.config.baseUrl, row, warnings);
-  const verdict = await deps.submissions.submit({
-    caller,
-    input,
-    row,
-    taskId: row.id,
-    dedupeKey: row.dedupe_key,
-    requestHash,
-    response: { statusCode: 202, location: body.status_url, body },
-  });
+  let verdict: guards.Verdict;
+  try {
+    verdict = await deps.submissions.submit({
+      caller,
+      input,
+      row,
+      taskId: row.id,
+      dedupeKey: row.dedupe_key,
+      requestHash,
+      response: { statusCode: 202, location: body.status_url, body },
+      reserved: screening?.reservation?.counters,
+    });
+  } catch (error) {
+    // The transaction did not commit: the units the screening took are given back here.
+    await screening?.reservation?.release();
+    throw error;
+  }
   switch (verdict.kind) {
     case 'refused':
       throw verdict.error;
@@ -80,12 +90,13 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
       return replayResult(verdict.replay, verdict.headers);
     case 'admitted':
       deps.log.info({ task_id: row.id, task_type: row.task_type, source: row.source }, 'task submitted');
-      return { statusCode: 202, location: body.status_url, body, headers: verdict.headers, replayed: false };
+      // A unit taken before the look-up reports where the client stood when it was taken.
+      return { statusCode: 202, location: body.status_url, body, headers: screening?.reservation?.headers ?? verdict.headers, replayed: false };
   }
 }
 
 /** The stored task of a valid, screened submission. */
-export function buildTaskRow(input: TaskInput, caller: Caller, screening: guards.Screening, now: Date): TaskRow {
+export function buildTaskRow(input: TaskInput, caller: Caller, screening: Pick<guards.Screening, 'emailUnverified'>, now: Date, targetHours: number): TaskRow {
   const at = iso(now);
   const requestJson = requestForReceipt(input);
   return {
@@ -97,7 +108,7 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: guards
     location_required: input.location_required ? 1 : 0,
     location_detail: input.location_detail ?? null,
     deadline: input.deadline ?? null,
-    output_format: input.output_format ?? 'text_report',
+    output_format: input.output_format ?? (input.response_schema === undefined ? 'text_report' : 'structured_json'),
     budget_usd: input.budget_usd ?? null,
     requester: input.requester ?? '',
     source: caller.source,
@@ -123,7 +134,18 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: guards
     callback_url: input.callback_url ?? null,
     erased_at: null,
     is_test: isTestTask(input) ? 1 : 0,
+    response_schema: input.response_schema === undefined ? null : JSON.stringify(input.response_schema),
+    questions: null,
+    deadline_at: deadlineInstant(input.deadline),
+    deadline_passed_at: null,
+    due_at: iso(dueOf({ created_at: at, deadline: input.deadline ?? null }, targetHours).at),
   };
+}
+
+/** The deadline as a UTC instant, for the deadline sweep (services/deadlines.ts). */
+function deadlineInstant(deadline: string | undefined): string | null {
+  const at = deadline === undefined ? null : parseDateTime(deadline);
+  return at ? iso(at) : null;
 }
 
 /** The 202 body of an accepted submission. */

@@ -4,8 +4,10 @@ import { Settings } from 'typebox/system';
 import type { Limits } from '../config.js';
 import { bodyGuardError } from '../domain/body-guard.js';
 import { callbackUrlProblem } from '../domain/callback-url.js';
-import { AppError, validationFailed } from '../domain/errors.js';
+import { AppError, isAppError, validationFailed } from '../domain/errors.js';
+import { compileResponseSchema } from '../domain/response-validator.js';
 import { type MessageInput, messageInputSchema, type TaskInput, taskInputSchema } from '../domain/schemas.js';
+import { hasVisibleText, normalizeText, ONE_LINE_PATTERN, ONE_LINE_RULE } from '../domain/text.js';
 import { parseDateTime } from '../domain/time.js';
 
 /**
@@ -47,6 +49,8 @@ function describe(schema: TObject, field: string, error: ErrorLike): string {
       return `${field} must be between ${String(prop.minimum)} and ${String(prop.maximum)}`;
     case 'enum':
       return `${field} must be one of: ${((prop.enum ?? p.allowedValues) as string[]).join(', ')}`;
+    case 'pattern':
+      return prop.pattern === ONE_LINE_PATTERN ? `${field} ${ONE_LINE_RULE}` : `${field} is invalid (${error.message})`;
     case 'format':
       return p.format === 'date-time' ? `${field} ${DATE_TIME_RULE}` : `${field} must be a valid e-mail address`;
     default:
@@ -139,6 +143,15 @@ export function queryChecker<T>(schema: TObject): (raw: unknown) => T {
   };
 }
 
+/** Optional text given but showing nothing (only invisible characters or whitespace) is refused. */
+function invisibleFields(value: Record<string, unknown>, fields: string[], fieldErrors: string[]): void {
+  for (const field of fields) {
+    const text = value[field];
+    if (typeof text !== 'string' || text === '' || hasVisibleText(text) || fieldErrors.some((e) => e.startsWith(`${field} `))) continue;
+    fieldErrors.push(`${field} must contain a visible character when given`);
+  }
+}
+
 export interface Validators {
   task(raw: unknown, now: Date): Checked<TaskInput>;
   message(raw: unknown): Checked<MessageInput>;
@@ -160,11 +173,14 @@ export function createValidators(limits: Limits, options: ValidatorOptions = { a
         if (!deadline) fieldErrors.push(`deadline ${DATE_TIME_RULE}`);
         else if (deadline.getTime() <= now.getTime()) fieldErrors.push('deadline must be in the future');
       }
-      if (value.description !== undefined && typeof value.description === 'string' && value.description.trim().length < limits.descriptionMin) {
+      // Lengths count what a reader sees: the normalized text (domain/text.ts), so 20 zero-width
+      // spaces are no more a description than 20 spaces.
+      if (typeof value.description === 'string' && [...normalizeText(value.description)].length < limits.descriptionMin) {
         if (!fieldErrors.some((e) => e.startsWith('description'))) {
           fieldErrors.push(`description must be between ${limits.descriptionMin} and ${limits.descriptionMax} characters`);
         }
       }
+      invisibleFields(value, ['requester', 'output_format', 'location_detail'], fieldErrors);
       if (typeof value.callback_url === 'string' && !fieldErrors.some((e) => e.startsWith('callback_url'))) {
         const problem = callbackUrlProblem(value.callback_url, options.allowPrivateCallbacks);
         if (problem !== null) fieldErrors.push(`callback_url ${problem}`);
@@ -172,13 +188,35 @@ export function createValidators(limits: Limits, options: ValidatorOptions = { a
       if ((value.delivery ?? 'email') === 'email' && value.contact_email === undefined && !fieldErrors.some((e) => e.startsWith('contact_email'))) {
         fieldErrors.push('contact_email is required unless delivery is "status_poll"');
       }
+      if (value.response_schema !== undefined && !fieldErrors.some((e) => e.startsWith('response_schema'))) {
+        fieldErrors.push(...responseSchemaErrors(value.response_schema));
+      }
       if (fieldErrors.length > 0) throw validationFailed(fieldErrors);
       return { value, warnings };
     },
     message(raw) {
       const { value, warnings, fieldErrors } = checkMessage(raw);
+      if (
+        typeof value.message === 'string' &&
+        [...normalizeText(value.message)].length < limits.messageMin &&
+        !fieldErrors.some((e) => e.startsWith('message'))
+      ) {
+        fieldErrors.push(`message must be between ${limits.messageMin} and ${limits.messageMax} characters`);
+      }
+      invisibleFields(value, ['from', 'subject'], fieldErrors);
       if (fieldErrors.length > 0) throw validationFailed(fieldErrors);
       return { value, warnings };
     },
   };
+}
+
+/** A response schema's refusal as details lines (empty when it compiles; compiling caches it). */
+function responseSchemaErrors(schema: unknown): string[] {
+  try {
+    compileResponseSchema(schema);
+    return [];
+  } catch (error) {
+    if (isAppError(error) && Array.isArray(error.extras.details)) return error.extras.details as string[];
+    throw error;
+  }
 }

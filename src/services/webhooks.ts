@@ -22,12 +22,17 @@ import type { ServiceDeps } from './context.js';
  */
 
 export const WEBHOOK_EVENTS = { accepted: 'task.accepted', delivered: 'task.delivered', rejected: 'task.rejected' } as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENTS)[keyof typeof WEBHOOK_EVENTS];
+/** Events that are not a status change (issue 25): a question of the operator, a passed deadline. */
+export type TaskNewsEvent = 'task.question' | 'task.deadline_passed';
+export type WebhookEventType = (typeof WEBHOOK_EVENTS)[keyof typeof WEBHOOK_EVENTS] | TaskNewsEvent;
 
-/** Queues the event of a task's new status, when the task has a callback URL. Call inside the change's transaction. */
-export async function enqueueTaskEvent(db: Db, deps: Pick<ServiceDeps, 'clock' | 'webhookNudge'>, task: TaskRow): Promise<void> {
+/**
+ * Queues the event of a task's new status (or the `news` given), when the task has a callback URL.
+ * Call inside the change's transaction.
+ */
+export async function enqueueTaskEvent(db: Db, deps: Pick<ServiceDeps, 'clock' | 'webhookNudge'>, task: TaskRow, news?: TaskNewsEvent): Promise<void> {
   if (task.callback_url === null) return;
-  const type = Object.hasOwn(WEBHOOK_EVENTS, task.status) ? WEBHOOK_EVENTS[task.status as keyof typeof WEBHOOK_EVENTS] : undefined;
+  const type = news ?? (Object.hasOwn(WEBHOOK_EVENTS, task.status) ? WEBHOOK_EVENTS[task.status as keyof typeof WEBHOOK_EVENTS] : undefined);
   if (type === undefined) return;
   // 410 Gone answers for the task, not one event: its later events are not sent either.
   if (await taskWebhooksGone(db, task.id)) return;

@@ -15,9 +15,30 @@ export interface Field {
   href?: string;
 }
 
+/** Every line break a mail reader may honour (CRLF, CR, LF, VT, FF, NEL, U+2028, U+2029). */
+const LINE_BREAK = /\r\n|[\n\r\u000B\u000C\u0085\u2028\u2029]/;
+/** The other control characters (tab kept): shown as U+FFFD rather than acted on by a terminal or reader. */
+const CONTROL = /[\u0000-\u0008\u000E-\u001F\u007F-\u0084\u0086-\u009F]/g;
+
+/**
+ * `Label: value` lines. A value stays on its line whatever it holds (stored before one-line fields
+ * refused control characters, or imported): line breaks become spaces, so no value can add a line
+ * that looks like one of these.
+ */
 export function fieldsText(fields: Field[]): string {
   const width = Math.max(...fields.map((f) => f.label.length)) + 1;
-  return fields.map((f) => `${`${f.label}:`.padEnd(width + 1)}${f.value}`).join('\n');
+  const oneLine = (value: string) => value.split(LINE_BREAK).join(' ').replace(CONTROL, '\uFFFD');
+  return fields.map((f) => `${`${f.label}:`.padEnd(width + 1)}${oneLine(f.value)}`).join('\n');
+}
+
+/**
+ * Agent-written multi-line text in a plain-text mail, set apart from the service's own lines:
+ * every line, whatever break started it, begins with `| `, so no line of it can pose as a field
+ * line or an instruction of the service. `end` closes the block.
+ */
+export function quoteText(text: string, end: string): string {
+  const lines = text.replace(CONTROL, '\uFFFD').split(LINE_BREAK);
+  return [...lines.map((line) => `| ${line}`), end].join('\n');
 }
 
 export function fieldsHtml(fields: Field[]): SafeHtml {

@@ -3,7 +3,7 @@ import { iso, parseDateTime } from '../../domain/time.js';
 import type { MessageRow } from '../../store/messages-repo.js';
 import type { TaskRow } from '../../store/tasks-repo.js';
 import { headerText } from '../sanitize.js';
-import { documentHtml, type Field, fieldsHtml, fieldsText, type MailParts, quoteHtml } from './layout.js';
+import { documentHtml, type Field, fieldsHtml, fieldsText, type MailParts, quoteHtml, quoteText } from './layout.js';
 
 /** Mails to OPERATOR_EMAIL. Everything agent-written is escaped in HTML and kept out of headers unsanitized. */
 
@@ -40,8 +40,8 @@ export function taskSubmittedMail(baseUrl: string, task: TaskRow): MailParts {
     '',
     fieldsText(fields),
     '',
-    'Description:',
-    task.description,
+    'Description, as the agent wrote it (each line starts with "| "):',
+    quoteText(task.description, '(end of description)'),
     '',
     `Review it in the console: ${link}`,
     '',
@@ -80,8 +80,8 @@ export function messageReceivedMail(baseUrl: string, message: MessageRow, linked
     fieldsText(fields),
     ...(linked.length > 0 ? ['', 'It names these tasks:', ...taskLines] : []),
     '',
-    'Message:',
-    message.message,
+    'Message, as the sender wrote it (each line starts with "| "):',
+    quoteText(message.message, '(end of message)'),
     '',
   ].join('\n');
   const body = html`<p>A message for the operator. Reply to this mail to answer the sender, or <a href="${baseUrl}/operator/messages">answer from the console</a> (your address stays private).</p>
