@@ -11,17 +11,23 @@ import { installErrorHandler } from './http/errors.js';
 import { installFastReads } from './http/fast-reads.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
 import { installBodyGuards, requestGuards, requestIdFor } from './http/guards.js';
+import { installJsonParser } from './http/json-body.js';
 import { installMetricsHooks, registerMetricsRoute } from './http/metrics.js';
 import { installNotFound } from './http/not-found.js';
 import { installPipeline, type RequestStep } from './http/pipeline.js';
+import { recordRoutes } from './http/route-table.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerBlocklistRoutes } from './http/routes/admin-blocklist.js';
 import { registerImportRoutes } from './http/routes/admin-import.js';
 import { registerOutboxRoutes } from './http/routes/admin-outbox.js';
+import { registerTeamRoutes } from './http/routes/admin-team.js';
 import { registerWebhookRoutes } from './http/routes/admin-webhooks.js';
 import { registerAttachmentRoutes } from './http/routes/attachments.js';
 import { registerDocuments } from './http/routes/documents.js';
 import { registerPublicRoutes } from './http/routes/public.js';
+import { registerQuestionRoutes } from './http/routes/questions.js';
+import { registerThreadRoutes } from './http/routes/threads.js';
+import { registerWithdrawalRoutes } from './http/routes/withdrawals.js';
 import { lazySerializers } from './http/serializer.js';
 import { validatorCompiler } from './http/validator.js';
 import { requestLoggerFactory } from './logger.js';
@@ -42,6 +48,8 @@ const EXPOSED_HEADERS = [
   'Mcp-Session-Id',
   'ETag',
   'Preference-Applied',
+  'Idempotent-Replayed',
+  'X-Dev-Mode',
 ];
 // What a browser client needs to check a downloaded file and resume it (attachments).
 const FILE_HEADERS = ['Content-Disposition', 'Content-Digest', 'Repr-Digest', 'Content-Range', 'Accept-Ranges'];
@@ -76,8 +84,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...serverTimeoutOptions(deps.config.server),
   });
   app.setValidatorCompiler(validatorCompiler);
+  recordRoutes(app);
   // The API speaks JSON only: any other body is 415 (the web pages add their form parser in their own scope).
   app.removeContentTypeParser('text/plain');
+  installJsonParser(app);
   installErrorHandler(app, deps.store.faults);
   installNotFound(app, deps, notFoundPage);
   const countResponse = installMetricsHooks(app, deps);
@@ -87,9 +97,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // own that holds only its catch-all OPTIONS route, so its per-request hook (a copy of its
   // options, the origin resolved anew, the lists joined again) runs on preflights alone.
   const exposed = [...EXPOSED_HEADERS, ...FILE_HEADERS].join(', ');
+  // The development profile says so on every response, so nobody mistakes it for a deployment.
+  const devMode = deps.config.dev.enabled;
   const corsHeaders: RequestStep = (_request, reply) => {
     reply.header('access-control-allow-origin', '*');
     reply.header('access-control-expose-headers', exposed);
+    if (devMode) reply.header('x-dev-mode', 'true');
     return undefined;
   };
   // Every request's checks and headers, in this order, as one hook per phase (http/pipeline.ts).
@@ -137,6 +150,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerImportRoutes(app, deps);
   await registerOutboxRoutes(app, deps);
   await registerWebhookRoutes(app, deps);
+  await registerTeamRoutes(app, deps);
+  registerQuestionRoutes(app, deps);
+  registerThreadRoutes(app, deps);
+  registerWithdrawalRoutes(app, deps);
   registerMetricsRoute(app, deps);
   await registerMcp(app, deps);
   await registerDocuments(app, deps);

@@ -1,9 +1,11 @@
 import type { ServiceDeps } from './services/context.js';
+import { startDeadlineSweep } from './services/deadlines.js';
+import { startDevOperator } from './services/dev-operator.js';
 import { startOutboxWorker } from './services/mail-worker.js';
+import { startPeriodic } from './services/periodic.js';
 import { startPushAnnouncer } from './services/push.js';
 import { runRetention } from './services/retention.js';
 import { startWebhookWorker } from './services/webhook-worker.js';
-import { isStoreFault } from './store/faults.js';
 
 export interface Background {
   stop(): Promise<void>;
@@ -24,35 +26,26 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
   // New tasks and messages to the operator's subscribed devices (Web Push), from the change feed.
   const stopPush = startPushAnnouncer(deps);
   const webhooks = startWebhookWorker(deps);
-  let running: Promise<void> | undefined;
-  let stopped = false;
-  const retain = () => {
-    // One run at a time in this process; other instances are kept out by the store's lock.
-    running ??= runRetention(deps, { stopping: () => stopped })
-      .then(() => undefined)
-      .catch((error: unknown) => {
-        if (isStoreFault(error)) deps.metrics.storeErrors.inc();
-        deps.log.warn({ err: error }, 'retention run failed; next run retries');
-      })
-      .finally(() => {
-        running = undefined;
-      });
-  };
+  // Development profile only (DEV_AUTO_OPERATOR): a no-op otherwise.
+  const stopDevOperator = startDevOperator(deps);
+  // Passed deadlines (issue 25): swept at start, so one that passed while the service was down is handled now.
+  const stopDeadlines = startDeadlineSweep(deps);
+  // The first retention run waits a while, so a starting fleet does not run it at once.
+  const stopRetention = startPeriodic(deps, {
+    name: 'retention run',
+    firstDelayMs: Math.min(RETENTION_FIRST_DELAY_MS, deps.config.retention.intervalMs),
+    intervalMs: deps.config.retention.intervalMs,
+    run: (stopping) => runRetention(deps, { stopping }),
+  });
   for (const name of ['mail', 'webhooks', 'retention']) deps.workers.started(name);
-  const first = setTimeout(retain, Math.min(RETENTION_FIRST_DELAY_MS, deps.config.retention.intervalMs));
-  const every = setInterval(retain, deps.config.retention.intervalMs);
-  first.unref();
-  every.unref();
   let stopping: Promise<void> | undefined;
   return {
     stop() {
       stopping ??= (async () => {
-        stopped = true;
         for (const name of ['mail', 'webhooks', 'retention']) deps.workers.stopped(name);
-        clearTimeout(first);
-        clearInterval(every);
         stopPush();
-        await Promise.all([worker.stop(), webhooks.stop(), running]);
+        stopDevOperator();
+        await Promise.all([worker.stop(), webhooks.stop(), stopRetention(), stopDeadlines()]);
       })();
       return stopping;
     },

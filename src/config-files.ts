@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Compile } from 'typebox/compile';
 import { type Config, ConfigError } from './config.js';
 import { type CatalogEntry, CatalogSchema, type Profile, ProfileSchema } from './domain/profile.js';
+import { vetResponseSchema } from './domain/response-schema.js';
 import { projectPath } from './paths.js';
 
 /** Loading the deployment profile and services catalog files (PROFILE_FILE, CATALOG_FILE) at start. */
@@ -35,6 +36,9 @@ export function loadProfileAndCatalog(config: Pick<Config, 'profileFile' | 'cata
   for (const entry of catalog) {
     if (ids.has(entry.service_id)) throw new ConfigError('CATALOG_FILE', `: service_id "${entry.service_id}" appears twice`);
     ids.add(entry.service_id);
+    // An example schema agents copy must be one the service accepts.
+    const problems = entry.example_response_schema === undefined ? [] : vetResponseSchema(entry.example_response_schema).problems;
+    if (problems.length > 0) throw new ConfigError('CATALOG_FILE', `: example_response_schema of "${entry.service_id}": ${problems[0]}`);
   }
   return { profile, catalog };
 }

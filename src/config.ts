@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { isLocalhostName } from './domain/addresses.js';
 
 /**
  * Every configuration variable, validated once at start. A bad value stops the process with a
@@ -27,6 +28,8 @@ export interface Limits {
   idempotencyWindowHours: number;
   dailyTaskCap: number;
   dailyEmailCap: number;
+  /** E-mail domain look-ups (DNS) one client may cause per minute, over all instances. */
+  emailLookupsPerMinute: number;
   /** Refusals within 24 h after which a client is blocked. */
   autoBlockRefusals: number;
   autoBlockHours: number;
@@ -104,10 +107,38 @@ export interface RetentionSettings {
   intervalMs: number;
 }
 
+/** The development profile (contract, "Agent control and development"; docs/development.md). */
+export interface DevSettings {
+  /** DEV_MODE=true: per-client limits out of the way, readable logs, X-Dev-Mode on every response. Loopback BASE_URL only. */
+  enabled: boolean;
+  /** DEV_AUTO_OPERATOR: a stand-in operator that moves every new task on (only with DEV_MODE). */
+  autoOperator: DevAutoOperator | undefined;
+  /** DEV_AUTO_OPERATOR_DELAY_MS: how long the stand-in waits before each step. */
+  autoOperatorDelayMs: number;
+}
+
+export const DEV_AUTO_OPERATOR_MODES = ['accept', 'deliver', 'reject', 'ask'] as const;
+export type DevAutoOperator = (typeof DEV_AUTO_OPERATOR_MODES)[number];
+
+/** In the development profile a per-client limit not set explicitly is this: out of the way. */
+const DEV_LIMIT = 1_000_000;
+
+/** The deadline sweep (services/deadlines.ts, issue 25). */
+export interface DeadlineSettings {
+  /** DEADLINE_AUTO_REJECT: reject a task still submitted when its deadline passes. */
+  autoReject: boolean;
+  /** How often the sweep looks for passed deadlines (well within the minute the contract allows). */
+  sweepIntervalMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
   baseUrl: string;
+  /** ALLOWED_HOSTS: extra host names /mcp answers besides BASE_URL's (DNS-rebinding protection). */
+  allowedHosts: string[];
+  /** MCP_TASK_HOLD_SECONDS: how long MCP tasks/get holds an open task for a change (0 = answer at once). */
+  mcpTaskHoldSeconds: number;
   dataDir: string;
   databaseUrl: string;
   adminKey: string | undefined;
@@ -132,6 +163,8 @@ export interface Config {
   attachments: AttachmentSettings;
   webhooks: WebhookSettings;
   retention: RetentionSettings;
+  dev: DevSettings;
+  deadlines: DeadlineSettings;
 }
 
 /** Web Push to the operator's devices (services/push.ts). */
@@ -209,6 +242,44 @@ function dnsServers(env: Env): string[] {
   });
 }
 
+function isLoopbackUrl(raw: string): boolean {
+  const host = new URL(raw).hostname.toLowerCase();
+  return isLocalhostName(host) || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** DEV_MODE is for a developer's own machine: refused at start unless BASE_URL is a loopback name. */
+function devSettings(env: Env, baseUrl: string): DevSettings {
+  const enabled = boolean(env, 'DEV_MODE', false);
+  if (enabled && !isLoopbackUrl(baseUrl)) {
+    throw new ConfigError('DEV_MODE', `is for a developer's own machine only: BASE_URL must be a loopback address (http://localhost:…), got ${baseUrl}`);
+  }
+  const mode = read(env, 'DEV_AUTO_OPERATOR');
+  if (mode !== undefined && !enabled) throw new ConfigError('DEV_AUTO_OPERATOR', 'needs DEV_MODE=true');
+  if (mode !== undefined && !(DEV_AUTO_OPERATOR_MODES as readonly string[]).includes(mode)) {
+    throw new ConfigError('DEV_AUTO_OPERATOR', `must be one of ${DEV_AUTO_OPERATOR_MODES.join(', ')}, got "${mode}"`);
+  }
+  return {
+    enabled,
+    autoOperator: mode as DevAutoOperator | undefined,
+    autoOperatorDelayMs: integer(env, 'DEV_AUTO_OPERATOR_DELAY_MS', 2000, 0, 3_600_000),
+  };
+}
+
+/** ALLOWED_HOSTS: comma-separated host names (no scheme, path or port), lower-cased. */
+function allowedHosts(env: Env): string[] {
+  const raw = read(env, 'ALLOWED_HOSTS');
+  if (raw === undefined) return [];
+  return raw
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase().replace(/\.$/, ''))
+    .filter((entry) => entry.length > 0)
+    .map((entry) => {
+      if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)$/.test(entry))
+        throw new ConfigError('ALLOWED_HOSTS', `has an entry that is not a host name: "${entry.slice(0, 80)}"`);
+      return entry;
+    });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const baseUrl = (url(env, 'BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
@@ -224,6 +295,10 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent');
   }
 
+  const dev = devSettings(env, baseUrl);
+  // The development profile lifts the per-client limits a developer meets on the second try; a
+  // limit set explicitly still wins, so the limits themselves can be tried in development too.
+  const perClient = (n: number) => (dev.enabled ? DEV_LIMIT : n);
   const descriptionMin = integer(env, 'DESCRIPTION_MIN_CHARS', 10, 1);
   const messageMin = integer(env, 'MESSAGE_MIN_CHARS', 5, 1);
   const limits: Limits = {
@@ -235,25 +310,29 @@ export function loadConfig(env: Env = process.env): Config {
     locationDetailMax: integer(env, 'LOCATION_DETAIL_MAX_CHARS', 500, 1),
     shortTextMax: integer(env, 'SHORT_TEXT_MAX_CHARS', 200, 1),
     budgetMax: integer(env, 'BUDGET_MAX_USD', 100000, 0),
-    tasksPerHour: integer(env, 'TASK_LIMIT_PER_HOUR', 3, 1),
-    tasksPerDay: integer(env, 'TASK_LIMIT_PER_DAY', 5, 1),
-    messagesPerHour: integer(env, 'MESSAGE_LIMIT_PER_HOUR', 3, 1),
-    messagesPerDay: integer(env, 'MESSAGE_LIMIT_PER_DAY', 5, 1),
-    statusPollPerDay: integer(env, 'STATUS_POLL_LIMIT_PER_DAY', 1, 0),
-    readsPerMinute: integer(env, 'READ_LIMIT_PER_MINUTE', 600, 1),
+    tasksPerHour: integer(env, 'TASK_LIMIT_PER_HOUR', perClient(3), 1),
+    tasksPerDay: integer(env, 'TASK_LIMIT_PER_DAY', perClient(5), 1),
+    messagesPerHour: integer(env, 'MESSAGE_LIMIT_PER_HOUR', perClient(3), 1),
+    messagesPerDay: integer(env, 'MESSAGE_LIMIT_PER_DAY', perClient(5), 1),
+    statusPollPerDay: integer(env, 'STATUS_POLL_LIMIT_PER_DAY', perClient(1), 0),
+    readsPerMinute: integer(env, 'READ_LIMIT_PER_MINUTE', perClient(600), 1),
     servicesPageMax: integer(env, 'SERVICES_PAGE_MAX', 50, 1),
     duplicateWindowHours: integer(env, 'DUPLICATE_WINDOW_HOURS', 24, 0),
     idempotencyWindowHours: integer(env, 'IDEMPOTENCY_WINDOW_HOURS', 24, 1),
-    dailyTaskCap: integer(env, 'DAILY_TASK_CAP', 300, 0),
-    dailyEmailCap: integer(env, 'DAILY_EMAIL_CAP', 200, 0),
-    autoBlockRefusals: integer(env, 'AUTO_BLOCK_REFUSALS', 10, 1),
+    dailyTaskCap: integer(env, 'DAILY_TASK_CAP', perClient(300), 0),
+    dailyEmailCap: integer(env, 'DAILY_EMAIL_CAP', perClient(200), 0),
+    emailLookupsPerMinute: integer(env, 'EMAIL_LOOKUP_LIMIT_PER_MINUTE', perClient(10), 1),
+    autoBlockRefusals: integer(env, 'AUTO_BLOCK_REFUSALS', perClient(10), 1),
     autoBlockHours: integer(env, 'AUTO_BLOCK_HOURS', 24, 1),
   };
 
   return {
+    dev,
     port,
     host: read(env, 'HOST') ?? '0.0.0.0',
     baseUrl,
+    allowedHosts: allowedHosts(env),
+    mcpTaskHoldSeconds: integer(env, 'MCP_TASK_HOLD_SECONDS', 20, 0, 50),
     dataDir,
     databaseUrl,
     adminKey,
@@ -307,6 +386,10 @@ export function loadConfig(env: Env = process.env): Config {
       days: integer(env, 'RETENTION_DAYS', 90, 1, 36_500),
       sentMailDays: integer(env, 'SENT_MAIL_RETENTION_DAYS', 7, 1, 36_500),
       intervalMs: integer(env, 'RETENTION_INTERVAL_MINUTES', 60, 1, 1440) * 60_000,
+    },
+    deadlines: {
+      autoReject: boolean(env, 'DEADLINE_AUTO_REJECT', true),
+      sweepIntervalMs: integer(env, 'DEADLINE_SWEEP_INTERVAL_MS', 20_000, 50, 60_000),
     },
   };
 }

@@ -14,7 +14,7 @@ import { GroupCommit } from './services/group-commit.js';
 import { Metrics } from './services/metrics.js';
 import { loadVapidKeys } from './services/push.js';
 import { WorkerStatus } from './services/readiness.js';
-import { TaskWaits } from './services/task-waits.js';
+import { maxHeldFor, TaskWaits } from './services/task-waits.js';
 import { commitSubmissions } from './services/tasks.js';
 import { createValidators } from './services/validation.js';
 import { createChangeFeed } from './store/change-feed.js';
@@ -59,7 +59,12 @@ export async function initDeps(config: Config, store: Store, options: InitOption
   // Subscribed before anything else listens to the feed: a change drops the cached task before a
   // woken long-poll reads it again (listeners run in subscription order). The feed's close() ends it.
   const { cache: taskCache } = createPublicTaskCache(store, changes);
-  const waits = new TaskWaits({ changes, read: (taskId) => findPublicTask(store, taskCache, taskId), log: options.log });
+  const waits = new TaskWaits({
+    changes,
+    read: (taskId) => findPublicTask(store, taskCache, taskId),
+    log: options.log,
+    maxHeld: maxHeldFor(config.server.maxConnections),
+  });
   const metrics = new Metrics(store, options.clock);
   metrics.countHeldLongPolls(() => waits.size);
   metrics.addOutbox({ name: 'webhooks', pending: () => pendingSummary(store.db, 'webhook_outbox') });

@@ -22,6 +22,41 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
 }
 
+const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const PLAIN_SKIP = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'reqId', 'req', 'res', 'responseTime']);
+
+/**
+ * One line a person reads per log record (the development profile, DEV_MODE): time, level,
+ * message, the request's method, URL and status, then the other fields as key=value. Written
+ * synchronously to `out` like the JSON lines; a line that is not JSON passes through unchanged.
+ */
+export function readableStream(out: { write(text: string): unknown } = process.stdout): DestinationStream {
+  return {
+    write(line: string) {
+      let record: Record<string, unknown>;
+      try {
+        record = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        out.write(line);
+        return;
+      }
+      const time = typeof record.time === 'number' ? new Date(record.time).toISOString().slice(11, 19) : '--:--:--';
+      const level = (LEVEL_NAMES[record.level as number] ?? String(record.level)).padEnd(5);
+      const req = record.req as { method?: string; url?: string } | undefined;
+      const res = record.res as { statusCode?: number } | undefined;
+      const parts = [time, level, String(record.msg ?? '')];
+      if (req?.method) parts.push(`${req.method} ${req.url ?? ''}`);
+      if (res?.statusCode) parts.push(`→ ${res.statusCode}${typeof record.responseTime === 'number' ? ` in ${record.responseTime.toFixed(1)} ms` : ''}`);
+      for (const [key, value] of Object.entries(record)) {
+        if (PLAIN_SKIP.has(key)) continue;
+        const text = typeof value === 'object' && value !== null ? ((value as { message?: unknown }).message ?? JSON.stringify(value)) : value;
+        parts.push(`${key}=${String(text)}`);
+      }
+      out.write(`${parts.join(' ')}\n`);
+    },
+  };
+}
+
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 type LogMethod = (...args: unknown[]) => void;
 

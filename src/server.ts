@@ -3,7 +3,7 @@ import { startBackground } from './background.js';
 import { loadConfigOrExit } from './config.js';
 import { initDeps } from './deps.js';
 import { systemClock } from './domain/time.js';
-import { createLogger } from './logger.js';
+import { createLogger, readableStream } from './logger.js';
 import { forgetGeneratedAdminKey } from './services/admin-key.js';
 import { migrate, openStore } from './store/db.js';
 import { SERVICE_VERSION } from './version.js';
@@ -11,7 +11,8 @@ import { SERVICE_VERSION } from './version.js';
 /** Entry point: config → store → migrations → app → listen; drains and closes on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const log = createLogger(config.logLevel);
+  // The development profile writes one readable line per record instead of JSON.
+  const log = createLogger(config.logLevel, config.dev.enabled ? readableStream() : undefined);
   const store = openStore(config.databaseUrl, { timeoutMs: config.storeTimeoutMs });
   await migrate(store);
   const deps = await initDeps(config, store, { clock: systemClock, log, version: SERVICE_VERSION });
@@ -30,6 +31,9 @@ async function main(): Promise<void> {
     process.stderr.write(`\nGenerated the operator key (shown only this once; keep it, or set ADMIN_KEY):\n\n  ${generatedKey}\n\n`);
   }
   const background = await startBackground(deps);
+  // One plain line a newcomer can read among the JSON log lines: where everything is.
+  const base = config.baseUrl.replace(/\/+$/, '');
+  process.stderr.write(`Ready: console ${base}/operator · API ${base}/api/v1 · MCP ${base}/mcp · documents ${base}/llms.txt and ${base}/openapi.json\n`);
 
   let closing = false;
   const shutdown = async (signal: string) => {

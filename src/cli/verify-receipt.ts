@@ -6,20 +6,22 @@ import { TASK_ID_PATTERN } from '../domain/ids.js';
 import { type ReceivedFile, type VerifyOptions, verifyReceipt } from '../receipts/verify.js';
 
 /**
- * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR]`
+ * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL]`
  *
  * What any client can run to check a receipt: it fetches the JWKS from the service, verifies the
  * signature and the key id, and checks the deliverable hash against operator_notes (or a file)
  * and the task id. The service is --base-url, else BASE_URL, else (for a receipt) the receipt's
  * own `iss`, else http://localhost:$PORT. A receipt verified against its own `iss` proves only
- * that `iss` signed it: the verdict names the origin the keys came from.
+ * that `iss` signed it: the verdict names the origin the keys came from. The receipt's `iss` must
+ * name --issuer, else that origin, under the one issuer rule (loopback names are one host).
  * With `--files DIR` it also checks the files in DIR (downloaded, or saved from the mail) against
  * the receipt's signed `attachments`: each signed file must be there, and each file there signed.
  * Prints a verdict; exits 0 when valid, 1 when not (or when something could not be fetched),
  * 2 on a usage error.
  */
 
-const USAGE = 'Usage: npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR]\n';
+const USAGE =
+  'Usage: npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL]\n';
 
 /** The regular files directly in `dir` (what a user downloaded the attachments into). */
 function readFiles(dir: string): ReceivedFile[] {
@@ -74,6 +76,7 @@ async function main(argv: string[]): Promise<number> {
         'task-id': { type: 'string' },
         'jwks-file': { type: 'string' },
         files: { type: 'string' },
+        issuer: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -136,7 +139,10 @@ async function main(argv: string[]): Promise<number> {
     jwks = body as JSONWebKeySet;
   }
 
-  const options: VerifyOptions = { jwks };
+  // The one issuer rule (src/receipts/issuer.ts): the receipt must name the service the keys came
+  // from (or --issuer), loopback names being one host — as `htask verify` and the Python client do.
+  const expectedIssuer = (values.issuer ?? baseUrl).replace(/\/+$/, '');
+  const options: VerifyOptions = { jwks, expectedIssuer };
   if (expectedTaskId !== undefined) options.expectedTaskId = expectedTaskId;
   if (operatorNotes !== undefined) options.operatorNotes = operatorNotes;
   if (values.files !== undefined) {
@@ -150,7 +156,6 @@ async function main(argv: string[]): Promise<number> {
   for (const check of result.checks) out(`  ${check.ok ? '✓' : '✗'} ${check.name.padEnd(12)}${check.detail}`);
   const p = result.payload;
   if (p) {
-    if (p.iss !== baseUrl) out(`  ! issuer      the receipt names ${String(p.iss)}; the keys came from ${baseUrl}`);
     const tl = p.timeline ?? {};
     out(
       `  timeline      submitted ${tl.submitted_at ?? '-'}, seen ${tl.seen_by_operator_at ?? '-'}, accepted ${tl.accepted_at ?? '-'}, delivered ${tl.delivered_at ?? '-'}`,

@@ -35,8 +35,16 @@ function readStdin(): string {
 }
 
 async function fetchJwks(baseUrl: string): Promise<unknown> {
-  const res = await fetch(`${baseUrl}/.well-known/jwks.json`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(15_000) });
-  if (res.status !== 200) throw new Error(`${baseUrl}/.well-known/jwks.json answered ${res.status}`);
+  const url = `${baseUrl}/.well-known/jwks.json`;
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(15_000) });
+  } catch (error) {
+    // Name the URL: "fetch failed" alone does not say which address was wrong.
+    const cause = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
+    throw new Error(`could not reach ${url} (${cause}). Pass --base-url or --jwks-file, or set BASE_URL or PORT.`);
+  }
+  if (res.status !== 200) throw new Error(`${url} answered ${res.status}`);
   return res.json();
 }
 

@@ -1,7 +1,9 @@
 import { taskInputSchema } from '../domain/schemas.js';
 import { CURRENT_STATUSES, DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/task.js';
+import { MCP_REVISIONS, MCP_REVISIONS_NOTE } from '../mcp/revisions.js';
 import type { ServiceDeps } from '../services/context.js';
 import { API_VERSION, SERVICE_NAME, SERVICE_VERSION } from '../version.js';
+import { structuredAnswersBlock } from './answers.js';
 import type { DocsDeps } from './context.js';
 import { DOCUMENTS, documentUrls, endpoints, MCP_TOOLS } from './endpoints.js';
 import { publicLimits } from './limits.js';
@@ -113,6 +115,8 @@ function mcpBlock(base: string) {
   return {
     url: `${base}/mcp`,
     transport: 'streamable-http',
+    protocol_versions: [...MCP_REVISIONS],
+    protocol_versions_note: MCP_REVISIONS_NOTE,
     authentication: 'none',
     server_card: `${base}/.well-known/mcp`,
     tools: MCP_TOOLS.map((t) => ({ ...t })),
@@ -156,6 +160,7 @@ export function buildManifest(deps: DocsDeps) {
         '(Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature "v1a,<base64 Ed25519>" over "<id>.<timestamp>.<body>", verified with the keys of /.well-known/jwks.json).',
     ],
     waiting: waitingBlock(base),
+    structured_answers: structuredAnswersBlock(),
     endpoints: endpoints(base),
     mcp: mcpBlock(base),
     authentication: authentication(),

@@ -142,6 +142,9 @@ const MCP_TOOL_SUMMARIES: Record<ToolName, string> = {
   check_task_status:
     'A task and its status by task_id (same as GET /api/v1/tasks/{task_id}); wait_seconds (up to 50) with known_updated_at holds until it changes.',
   message_human_operator: 'Send the operator a message (same fields as POST /api/v1/messages).',
+  answer_operator_question:
+    'Answer the question the operator asked when a task shows awaiting_answer true (same as POST /api/v1/tasks/{task_id}/questions/{question_id}/answer).',
+  check_message_thread: 'Read the operator’s replies to a message with its thread_token (same as GET /api/v1/messages/{message_id} with the token as Bearer).',
 };
 
 /** The tools of the MCP server, named by the server's own list so the documents cannot drift from it. */

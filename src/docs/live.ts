@@ -1,8 +1,9 @@
 import { dailyCapUsage } from '../abuse/quotas.js';
 import { iso } from '../domain/time.js';
 import type { ServiceDeps } from '../services/context.js';
+import { onDutyCount } from '../services/operators.js';
 import { type SeenWithinTarget, seenWithinTarget } from '../services/response-target.js';
-import { type DurationStats, taskStats } from '../services/stats.js';
+import { type DurationStats, RECENT_SAMPLE, taskStats } from '../services/stats.js';
 
 /**
  * The live transparency figures capabilities.json, human.json and the home page publish: how long
@@ -11,6 +12,12 @@ import { type DurationStats, taskStats } from '../services/stats.js';
 export interface LiveFigures {
   as_of: string;
   window_days: number;
+  /**
+   * The durations and the seen-within-target share are measured over at most this many of the
+   * window's most recent tasks (issue 28: a bounded sample, so the figures cost the same at any
+   * size of history); the open queue and the capacity are exact.
+   */
+  sample_tasks: number;
   open_queue: number;
   time_to_first_view_seconds: DurationStats;
   time_to_acceptance_seconds: DurationStats;
@@ -18,6 +25,11 @@ export interface LiveFigures {
   seen_within_target: SeenWithinTarget;
   remaining_capacity_today: { tasks: number; task_cap: number; resets_at: string };
   accepting_tasks: boolean;
+  /**
+   * Operators on duty now (issue 26): availability follows who is. null when the deployment has no
+   * operators (the owner works alone, by working_hours).
+   */
+  operators_on_duty: number | null;
 }
 
 export const LIVE_WINDOW_DAYS = 30;
@@ -27,16 +39,23 @@ export const LIVE_CACHE_MS = 5_000;
 export type LiveSource = () => Promise<LiveFigures>;
 
 async function compute(deps: ServiceDeps): Promise<LiveFigures> {
-  const [stats, caps, target] = await Promise.all([taskStats(deps, { days: LIVE_WINDOW_DAYS }), dailyCapUsage(deps), seenWithinTarget(deps, LIVE_WINDOW_DAYS)]);
+  const [stats, caps, target, onDuty] = await Promise.all([
+    taskStats(deps, { days: LIVE_WINDOW_DAYS }),
+    dailyCapUsage(deps),
+    seenWithinTarget(deps, LIVE_WINDOW_DAYS),
+    onDutyCount(deps),
+  ]);
   return {
     as_of: iso(deps.clock.now()),
     window_days: LIVE_WINDOW_DAYS,
+    sample_tasks: RECENT_SAMPLE,
     open_queue: stats.open_queue,
     time_to_first_view_seconds: stats.time_to_first_view_seconds,
     time_to_acceptance_seconds: stats.time_to_acceptance_seconds,
     seen_within_target: target,
     remaining_capacity_today: { tasks: caps.tasks.remaining, task_cap: caps.tasks.cap, resets_at: caps.resets_at },
     accepting_tasks: caps.tasks.remaining > 0,
+    operators_on_duty: onDuty,
   };
 }
 

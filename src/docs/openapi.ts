@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { ErrorCode } from '../domain/errors.js';
 import { typeEnums } from '../domain/json-schema.js';
 import { CatalogEntrySchema } from '../domain/profile.js';
+import { AnswerInputSchema, QuestionSchema } from '../domain/questions.js';
 import {
   ErrorSchema,
   HealthSchema,
@@ -14,7 +15,9 @@ import {
   taskInputSchema,
   WebhookEventSchema,
 } from '../domain/schemas.js';
+import { MessageThreadSchema } from '../domain/threads.js';
 import { API_VERSION, SERVICE_VERSION } from '../version.js';
+import { addStructuredAnswerExample } from './answers.js';
 import type { DocsDeps } from './context.js';
 import { DOCUMENTS } from './endpoints.js';
 import { registerVersionHeaders } from './versions.js';
@@ -83,6 +86,10 @@ const HEADERS: Record<string, Json> = {
   'RateLimit-Remaining': { description: 'What is left of that quota.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until that quota resets.', schema: { type: 'integer' } },
   'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } },
+  'Idempotent-Replayed': {
+    description: 'true when this answer replays an earlier submission with the same Idempotency-Key: no new task was created.',
+    schema: { type: 'string', enum: ['true'] },
+  },
   Location: { description: 'Absolute URL of the created resource (for a task: its status endpoint).', schema: { type: 'string', format: 'uri' } },
   Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
   ETag: { description: 'Strong validator of the representation: send it back in If-None-Match.', schema: { type: 'string' } },
@@ -105,12 +112,15 @@ export const ERROR_CODE_TEXT: Record<ErrorCode, string> = {
   invalid_cursor: 'invalid_cursor: the cursor is not one this service issued',
   unauthorized: 'unauthorized: the operator key is missing or wrong (no WWW-Authenticate challenge)',
   client_blocked: 'client_blocked: the client, e-mail, domain or requester is on the blocklist',
+  forbidden: "forbidden: the operator's role does not allow this action, or a request to /mcp came with a Host or Origin this deployment does not serve",
   task_not_found: 'task_not_found: no task has this id (also an over-long id)',
   not_found: 'not_found: nothing has this id',
+  question_not_found: 'question_not_found: the task has no question with this id',
   method_not_allowed: 'method_not_allowed: the path exists, the method does not (see Allow)',
   duplicate_task:
     'duplicate_task: the same task within the duplicate window; existing_task_id names it when this client sent it (another client matched by contact e-mail gets no id: it is mailed to that address)',
   invalid_transition: 'invalid_transition: the change is not allowed from the current state (from, to)',
+  already_answered: 'already_answered: the question has its answer already; each question takes one answer',
   payload_too_large: 'payload_too_large: the body is over the request body limit',
   unsupported_media_type: 'unsupported_media_type: send the body as application/json',
   validation_failed:
@@ -250,7 +260,10 @@ function finish(doc: Json, facts: Map<string, RouteFacts>, named: ReadonlyArray<
         }
         if (code === '429' || code === '503') headers['Retry-After'] = headerRef('Retry-After');
         if (code === '405') headers.Allow = headerRef('Allow');
-        if (code === '202' && path === '/api/v1/tasks' && method === 'post') headers.Location = headerRef('Location');
+        if (code === '202' && path === '/api/v1/tasks' && method === 'post') {
+          headers.Location = headerRef('Location');
+          headers['Idempotent-Replayed'] = headerRef('Idempotent-Replayed');
+        }
         if ((code === '200' || code === '304') && DOCUMENT_PATHS.has(path)) headers.ETag = headerRef('ETag');
         if ((code === '200' || code === '304') && path === TASK_STATUS_PATH && method === 'get') {
           headers.ETag = headerRef('ETag');
@@ -269,6 +282,7 @@ function finish(doc: Json, facts: Map<string, RouteFacts>, named: ReadonlyArray<
   const components = (doc.components ?? {}) as Json;
   components.schemas = { ...((components.schemas as Json | undefined) ?? {}), ...hoistNamedSchemas(paths, named) };
   inputRules(paths, components.schemas as Record<string, Json | undefined>);
+  addStructuredAnswerExample(paths);
   const codes = narrowErrorResponses(paths, facts);
   components.responses = hoistErrorResponses(paths, codes);
   components.headers = HEADERS;
@@ -343,8 +357,12 @@ function addWebhookCallbacks(paths: Record<string, Record<string, Json>>, compon
     taskEvent: {
       '{$request.body#/callback_url}': {
         post: {
-          summary: 'Task event (webhook), sent when the task is accepted, delivered or rejected',
+          summary:
+            'Task event (webhook), sent when the task is accepted, delivered or rejected, when the operator asks a question (task.question), ' +
+            'and when an accepted task passes its deadline undelivered (task.deadline_passed)',
           description:
+            'type is task.accepted, task.delivered, task.rejected, task.question (the operator asked: data.awaiting_answer is true; answer with ' +
+            'POST /api/v1/tasks/{task_id}/questions/{question_id}/answer) or task.deadline_passed (once per task; the task stays accepted). ' +
             'Sent only when the task was submitted with a callback_url. A 2xx answer ends it; 410 Gone stops this and every later event of the task; ' +
             'anything else (another status, no answer within 10 s, a connection error) is retried with exponential backoff and jitter for about 3 days. ' +
             'Redirects are not followed. Verify the signature before acting on it (see /docs/webhooks or `npm run verify-webhook`).',
@@ -508,6 +526,9 @@ export async function registerOpenApi(app: FastifyInstance, deps: DocsDeps): Pro
     ['Health', HealthSchema],
     ['ServicesPage', ServicesPageSchema],
     ['CatalogEntry', CatalogEntrySchema],
+    ['Question', QuestionSchema],
+    ['AnswerInput', AnswerInputSchema],
+    ['MessageThread', MessageThreadSchema],
   ];
   const base = deps.config.baseUrl;
   await app.register(swagger, {
@@ -533,6 +554,7 @@ export async function registerOpenApi(app: FastifyInstance, deps: DocsDeps): Pro
         { name: 'meta', description: 'Health.' },
         { name: 'mcp', description: 'The same capabilities as MCP tools.' },
         { name: 'admin', description: "The operator's API: Authorization: Bearer <ADMIN_KEY>." },
+        { name: 'team', description: "Operators, their roles and personal keys, and the audit log: Authorization: Bearer <ADMIN_KEY> or an operator's key." },
       ],
       components: {
         securitySchemes: {

@@ -1,10 +1,13 @@
 import { PLACEHOLDER_DOMAINS, PLACEHOLDER_TLDS } from '../domain/email.js';
 import { ERROR_STATUS } from '../domain/errors.js';
 import type { Block } from '../domain/markup.js';
+import { ANSWER_MAX, ANSWER_MIN, AWAITING_ANSWER_GUIDE } from '../domain/questions.js';
 import { messageInputSchema, PublicAttachmentSchema, PublicTaskSchema, taskInputSchema } from '../domain/schemas.js';
 import { TASK_TYPES } from '../domain/task.js';
+import { MCP_REVISIONS_NOTE } from '../mcp/revisions.js';
 import type { ServiceDeps } from '../services/context.js';
 import { API_VERSION, SERVICE_VERSION } from '../version.js';
+import { structuredAnswerBlocks, structuredAnswerLines } from './answers.js';
 import { CLIENTS_SUMMARY, clientLines } from './clients.js';
 import { PRODUCT_NAME, summary } from './documents.js';
 import { DOCUMENTS, endpoints, MCP_TOOLS } from './endpoints.js';
@@ -98,7 +101,7 @@ export function llmsTxt(deps: ServiceDeps): string {
       'Check a file: SHA-256 of the downloaded bytes equals its sha256 (also in the Content-Digest header), and the receipt (receipt_version 2) signs every sha256.',
     `- [Message the operator](${e.send_message.url}): POST JSON {message, reply_to, from?, subject?}; to withdraw a task, name its task_id in the message`,
     `- [Services catalog](${e.services.url}): GET ?limit=1-${l.servicesPageMax}&cursor=; pass next_cursor back until it is null`,
-    `- [MCP server](${e.mcp.url}): streamable HTTP, stateless, no auth; tools ${MCP_TOOLS.map((t) => t.name).join(', ')}; same fields, limits and errors as REST`,
+    `- [MCP server](${e.mcp.url}): streamable HTTP, stateless, no auth; tools ${MCP_TOOLS.map((t) => t.name).join(', ')}; same fields, limits and errors as REST. ${MCP_REVISIONS_NOTE}`,
     '',
     '## Rules',
     '',
@@ -110,6 +113,7 @@ export function llmsTxt(deps: ServiceDeps): string {
     `- [Statuses](${ref}#the-task-as-returned): submitted → accepted → delivered, or rejected (operator_notes gives the reason). delivered and rejected are final: stop waiting then`,
     `- [Test tasks](${ref}#submit-a-task): to try the service, submit one small task and mark it: put the word "test" in its description or requester. The operator sees it marked as a test`,
     '',
+    ...structuredAnswerLines(base),
     '## Waiting for a result',
     '',
     ...waitingGuide(base).map((line) => waitingLink(line, `${api}/tasks/TASK_ID`, e.mcp.url, e.submit_task.url)),
@@ -155,7 +159,9 @@ function waitingLink(line: string, statusUrl: string, mcpUrl: string, submitUrl:
           ? ['Conditional poll', statusUrl]
           : /^Webhooks/.test(text)
             ? ['Webhooks (callback_url)', submitUrl]
-            : ['Task status', statusUrl];
+            : /^Questions/.test(text)
+              ? ['Answer the operator', statusUrl]
+              : ['Task status', statusUrl];
   return `- [${label}](${url}): ${text}`;
 }
 
@@ -314,6 +320,7 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
       p: `\`GET ${base}/api/${API_VERSION}/tasks/{task_id}\`. The contact e-mail is never returned. Statuses: \`submitted\` → \`accepted\` → \`delivered\`, or \`rejected\` from either; \`under_review\` and \`in_progress\` are retired and only appear in old histories.`,
     },
     fieldsTable(PublicTaskSchema as unknown as Json),
+    ...structuredAnswerBlocks(base),
     { h: 2, text: 'Delivered files' },
     {
       p:
@@ -338,11 +345,21 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
         'When the task is accepted, delivered or rejected the service POSTs `{"type": "task.accepted" | "task.delivered" | "task.rejected", "timestamp", "data": <the task as GET returns it>}` to it, ' +
         'with the Standard Webhooks headers `webhook-id` (the same on every retry: deduplicate on it), `webhook-timestamp` (Unix seconds) and ' +
         `\`webhook-signature: v1a,<base64 Ed25519 signature over "<webhook-id>.<webhook-timestamp>.<raw body>">\`, made with a key published at [jwks.json](${base}/.well-known/jwks.json). ` +
-        'Answer 2xx to acknowledge; 410 Gone stops this and later events of the task; anything else, a timeout of 10 s or a connection error is retried with backoff for about 3 days. Redirects are not followed.',
+        'Answer 2xx to acknowledge; 410 Gone stops this and later events of the task; anything else, a timeout of 10 s or a connection error is retried with backoff for about 3 days. Redirects are not followed. ' +
+        'Two more events carry the task unchanged in status: `task.question` when the operator asks a question (`awaiting_answer` is true), and `task.deadline_passed`, once, when an accepted task passes its deadline undelivered.',
+    },
+    { h: 2, text: 'Questions from the operator' },
+    {
+      p:
+        `${AWAITING_ANSWER_GUIDE} ` +
+        'The task lists `questions: [{question_id, question, asked_at, answer, answered_at}]` (answer and answered_at null until answered; `[]` when none). ' +
+        `\`POST ${base}/api/${API_VERSION}/tasks/{task_id}/questions/{question_id}/answer\` with \`{"answer": "..."}\` (${ANSWER_MIN}–${ANSWER_MAX} characters; no authentication beyond the task id, no quota) → 200 with the task. ` +
+        'Each question takes one answer: a second is 409 `already_answered`; an unknown question 404 `question_not_found`. Asking and answering change `updated_at` and the ETag, so a held long-poll wakes. ' +
+        `People answer on the task's status page (\`${base}/tasks?id={task_id}\`). A task still \`submitted\` when its deadline passes is rejected within a minute with \`operator_notes\` "The deadline passed before the task could be accepted."`,
     },
     { h: 2, text: 'Messages' },
     {
-      p: `\`POST ${base}/api/${API_VERSION}/messages\` → 201 with \`message_id\`, \`created_at\` and a confirmation. The operator answers by e-mail to \`reply_to\` (from the service's sender address, threaded under the message with \`In-Reply-To\`). To withdraw a task, name its \`task_id\` in the message; the operator then rejects it with the reason "Withdrawn at the requester’s request." People can do the same without JSON through the form on the task's status page (\`${base}/tasks?id={task_id}#message\`), which shares these limits.`,
+      p: `\`POST ${base}/api/${API_VERSION}/messages\` → 201 with \`message_id\`, \`created_at\` and a confirmation. The operator answers by e-mail to \`reply_to\` (from the service's sender address, threaded under the message with \`In-Reply-To\`) and also appear in the message's thread: the 201 carries \`thread_token\` (\`mt_…\`, shown once), and \`GET ${base}/api/${API_VERSION}/messages/{message_id}\` with \`Authorization: Bearer <thread_token>\` returns \`{message_id, created_at, subject, replies: [{reply_id, message, created_at}]}\` (a wrong or missing token: 404 \`not_found\`; MCP: \`check_message_thread\`). To withdraw a task, name its \`task_id\` in the message; the operator then rejects it with the reason "Withdrawn at the requester’s request." People can do the same without JSON through the form on the task's status page (\`${base}/tasks?id={task_id}#message\`), which shares these limits.`,
     },
     fieldsTable(messageInputSchema(limits) as unknown as Json),
     { h: 2, text: 'Services' },

@@ -1,3 +1,4 @@
+import { AWAITING_ANSWER_GUIDE } from '../domain/questions.js';
 import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
 import { API_VERSION } from '../version.js';
 
@@ -23,6 +24,7 @@ export function waitingGuide(base: string): string[] {
       'send `message_human_operator` naming the task_id.',
     'Webhooks: add `callback_url` (https) to the task and it receives a signed POST `{type, timestamp, data: the task}` when the task is accepted, delivered or rejected ' +
       `(Standard Webhooks, v1a Ed25519 signature; keys at ${base}/.well-known/jwks.json): no waiting at all.`,
+    `Questions: ${AWAITING_ANSWER_GUIDE.replace('answer_operator_question', '`answer_operator_question`').replace('awaiting_answer', '`awaiting_answer`')}`,
     'Stop once the status is `delivered` or `rejected`: both are final.',
   ];
 }
@@ -43,10 +45,16 @@ export function waitingBlock(base: string) {
     },
     webhooks: {
       field: 'callback_url',
-      events: ['task.accepted', 'task.delivered', 'task.rejected'],
+      events: ['task.accepted', 'task.delivered', 'task.rejected', 'task.question', 'task.deadline_passed'],
       body: '{type, timestamp, data: the task as GET returns it}',
       signature: 'webhook-signature: v1a,<base64 Ed25519 over "<webhook-id>.<webhook-timestamp>.<raw body>">',
       keys: `${base}/.well-known/jwks.json`,
+    },
+    questions: {
+      look_for: 'awaiting_answer: true on the task (questions[] holds each question; the open one has answer null)',
+      rest: `POST ${base}/api/${API_VERSION}/tasks/{task_id}/questions/{question_id}/answer {answer}`,
+      mcp: 'answer_operator_question {task_id, question_id, answer}',
+      mcp_tasks: 'tasks/get reports input_required with the question as statusMessage',
     },
     guide: waitingGuide(base).map((line) => line.replace(/`/g, '')),
   };

@@ -1,8 +1,26 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import { type Actor, assertRole, OWNER, type Role } from '../domain/actor.js';
 import { clientHash } from '../domain/client.js';
 import { AppError } from '../domain/errors.js';
+import { PERSONAL_KEY_PATTERN } from '../domain/team-schemas.js';
 import type { ServiceDeps } from '../services/context.js';
+import { actorOfPersonalKey } from '../services/operators.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The role an admin route or console action needs (contract "A team of operators"). Declared
+     * on every such route, enforced by one hook: requireAdmin here, the console's session guard
+     * there. test/team.roles.security.test.ts walks the route table for routes without one.
+     */
+    role?: Role;
+  }
+  interface FastifyRequest {
+    /** Who is acting, once the key or session was checked. */
+    actor?: Actor;
+  }
+}
 
 function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest();
@@ -21,14 +39,28 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 }
 
 /**
- * onRequest hook of the admin API: 401 `unauthorized` (never with WWW-Authenticate) without the
- * key. The right key passes before anything else is looked at; a wrong one goes through the
- * failed-attempt throttle (abuse/admin-throttle.ts), which may answer 429 or 403 instead.
+ * The actor a bearer token names: the owner for ADMIN_KEY, the operator of a live personal key
+ * (looked up in the store on every request, so revocation and disabling are immediate everywhere).
+ */
+async function actorOfToken(deps: ServiceDeps, token: string | undefined): Promise<Actor | undefined> {
+  if (adminKeyMatches(deps.adminKeyHash, token)) return OWNER;
+  return token === undefined ? undefined : actorOfPersonalKey(deps, token);
+}
+
+/**
+ * onRequest hook of the admin API: 401 `unauthorized` (never with WWW-Authenticate) without a
+ * key, then 403 `forbidden` unless the key's role covers the route's declared `role`. A right key
+ * passes before anything else is looked at; a wrong one goes through the failed-attempt throttle
+ * (abuse/admin-throttle.ts), which may answer 429 or 403 instead.
  */
 export function requireAdmin(deps: ServiceDeps) {
   return async (request: FastifyRequest): Promise<void> => {
     const token = bearerToken(request);
-    if (adminKeyMatches(deps.adminKeyHash, token)) return;
+    const actor = await actorOfToken(deps, token);
+    if (actor) {
+      request.actor = actor;
+      return assertRole(actor, request.routeOptions.config.role);
+    }
     const unauthorized = new AppError('unauthorized', 'This endpoint needs the operator key: Authorization: Bearer <ADMIN_KEY>.');
     // No key at all is not a guess: nothing to count.
     if (token === undefined) throw unauthorized;
@@ -55,6 +87,13 @@ export function quietRequestLog(expectedHash: Buffer) {
     if ((request.raw as Marked)[FAILED_KEY]) return true;
     if (!request.url.startsWith('/api/v1/admin/') && !(request.method === 'PATCH' && request.url.startsWith('/api/v1/tasks/'))) return false;
     const token = bearerToken(request);
-    return token !== undefined && !adminKeyMatches(expectedHash, token);
+    // A personal key is only known good after its lookup: its request is logged (a failed one is marked).
+    return token !== undefined && !PERSONAL_KEY_PATTERN.test(token) && !adminKeyMatches(expectedHash, token);
   };
+}
+
+/** Who is acting on a route behind requireAdmin or the console's session guard (both set it). */
+export function actorOf(request: FastifyRequest): Actor {
+  if (!request.actor) throw new AppError('unauthorized', 'Sign in first.');
+  return request.actor;
 }

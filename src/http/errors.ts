@@ -34,13 +34,15 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
  * fault): the app's error handler answers with it, and so does the console for its JSON requests.
  */
 export function contractError(error: FastifyError, request: FastifyRequest, faults: Pick<StoreFaults, 'record'>): AppError {
-  // A store that stops answering is a 503 with Retry-After, never a 500 naming internals.
-  const known = error instanceof AppError ? error : (fromFastify(error) ?? asStoreUnavailable(faults, error));
+  // A store that stops answering is a 503 with Retry-After, never a 500 naming internals. A body
+  // the client abandoned (its connection reset while Fastify read it: ECONNRESET "aborted", given
+  // a 4xx status by Fastify) is the client's doing, not a store fault: it must not turn health 503.
+  const known = error instanceof AppError ? error : (fromFastify(error) ?? (isClientStatus(error.statusCode) ? undefined : asStoreUnavailable(faults, error)));
   if (known) {
     if (known.status >= 500) request.log.error({ err: error }, known.message);
     return known;
   }
-  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+  if (isClientStatus(error.statusCode)) {
     request.log.info({ err: error }, 'client error');
     return new AppError('malformed_request', 'The request could not be understood.', { details: [] });
   }
@@ -50,4 +52,8 @@ export function contractError(error: FastifyError, request: FastifyRequest, faul
 
 export function installErrorHandler(app: FastifyInstance, faults: Pick<StoreFaults, 'record'>): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => sendError(reply, contractError(error, request, faults)));
+}
+
+function isClientStatus(status: number | undefined): boolean {
+  return typeof status === 'number' && status >= 400 && status < 500;
 }

@@ -85,6 +85,16 @@ export function frameworkErrorHandler(early: EarlyHeaders) {
 }
 
 /**
+ * A request (or its body) that did not arrive in time: Node's own answer, then the socket closes
+ * once it is written (destroyed, not half-closed: a client that never closes its side holds nothing).
+ */
+export function answerRequestTimeout(socket: Socket): void {
+  if (socket.destroyed) return;
+  if (socket.writable) socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+  socket.destroySoon();
+}
+
+/**
  * Node's HTTP parser rejects a request Fastify never sees (a raw NUL or space in the URL, a
  * malformed header, headers over the size limit): answer with the contract's body, not
  * Fastify's, then close the connection, whose stream can no longer be trusted.
@@ -93,8 +103,7 @@ export function clientErrorHandler(early: EarlyHeaders) {
   return (error: Error & { code?: string }, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-      // A request (or its body) that did not arrive in time: Node's own answer, then the socket closes.
-      socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+      answerRequestTimeout(socket);
       return;
     }
     const body = JSON.stringify(

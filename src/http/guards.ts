@@ -10,7 +10,7 @@ import type { RequestStep } from './pipeline.js';
  */
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
-const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+const CHARSETS = /;\s*charset\s*=\s*"?([^";\s]*)/gi;
 /** The bodies this service parses as text (JSON and forms); uploads keep whatever charset they declare. */
 const TEXT_BODY = /^\s*application\/(?:[\w.+-]*\+)?json|^\s*application\/x-www-form-urlencoded/i;
 
@@ -45,10 +45,13 @@ export function requestGuards(app: FastifyInstance): { step: RequestStep; draini
     }
     // Bodies are read as UTF-8: one declared in another charset would be silently misread. Refuse it.
     const type = request.headers['content-type'];
-    const charset = type === undefined || !TEXT_BODY.test(type) ? null : CHARSET.exec(type);
-    if (charset?.[1] !== undefined && !/^utf-?8$/i.test(charset[1])) {
+    // Every charset parameter is looked at: `charset=utf-8; charset=latin1` names two, and another
+    // reader of the header may pick the second.
+    const charsets = type === undefined || !TEXT_BODY.test(type) ? [] : [...type.matchAll(CHARSETS)].map((m) => m[1] ?? '');
+    const other = charsets.find((c) => !/^utf-?8$/i.test(c));
+    if (other !== undefined || charsets.length > 1) {
       return new AppError('unsupported_media_type', 'Send the body as UTF-8 (charset=utf-8 or no charset).', {
-        details: [`charset ${charset[1].slice(0, 40)} is not accepted`],
+        details: [other !== undefined ? `charset ${other.slice(0, 40)} is not accepted` : 'charset must be given at most once'],
       });
     }
     return undefined;

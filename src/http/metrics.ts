@@ -48,7 +48,7 @@ export function registerMetricsRoute(app: FastifyInstance, deps: ServiceDeps): v
     '/metrics',
     {
       onRequest: [requireAdmin(deps)],
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'admin' },
       schema: {
         operationId: 'getMetrics',
         summary: 'Prometheus metrics (text exposition format); needs the operator key',

@@ -5,17 +5,18 @@ import { AppError, isAppError, validationFailed } from '../domain/errors.js';
 import { isIdempotencyKey } from '../domain/ids.js';
 import { callerFrom } from '../http/client.js';
 import type { ServiceDeps } from '../services/context.js';
-import { sendMessage } from '../services/messages.js';
+import { readThread, sendMessage } from '../services/messages.js';
+import { answerQuestion } from '../services/questions.js';
 import { awaitTaskUpdate, MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
 import { submitTask } from '../services/tasks.js';
 import { asStoreUnavailable } from '../store/faults.js';
 import { SERVICE_NAME } from '../version.js';
 import { SERVER_TITLE } from './card.js';
 import { humanServices } from './catalog-info.js';
-import { refusal, success } from './results.js';
+import { refusal, toolSuccess } from './results.js';
 import type { McpSdk } from './sdk.js';
 import { createdTask, refusalError, registerTaskHandlers, TASK_TOOL, TASKS_CAPABILITY } from './tasks.js';
-import { serverInstructions, type ToolName } from './tools.js';
+import { serverInstructions, TOOL_NAMES, type ToolName } from './tools.js';
 
 /**
  * One MCP server per HTTP request (stateless streamable HTTP). Each tool is a thin adapter over
@@ -78,7 +79,58 @@ function handlers(deps: ServiceDeps, request: FastifyRequest): Record<ToolName, 
       const caller = { ...callerFrom(request, deps), idempotencyKey: undefined };
       return (await sendMessage(deps, caller, args)).body;
     },
+
+    answer_operator_question: async (args) => {
+      const details: string[] = [];
+      for (const field of ['task_id', 'question_id'] as const) {
+        const value = args[field];
+        if (value === undefined || value === null || value === '') details.push(`${field} is required`);
+        else if (typeof value !== 'string' || value.length > 200) details.push(`${field} must be a string of at most 200 characters`);
+      }
+      if (details.length > 0) throw validationFailed(details);
+      return answerQuestion(deps, { taskId: args.task_id as string, questionId: args.question_id as string, answer: args.answer });
+    },
+
+    check_message_thread: async (args) => {
+      const { message_id: id, thread_token: token } = args;
+      // Whatever is wrong with the pair, the answer is the same not_found as over REST.
+      return readThread(deps, typeof id === 'string' ? id : '', typeof token === 'string' ? `Bearer ${token}` : undefined);
+    },
   };
+}
+
+export function isToolName(name: string): name is ToolName {
+  return (TOOL_NAMES as readonly string[]).includes(name);
+}
+
+/** What a tool call came to: the REST body, or the refusal (the contract's error). */
+export type ToolOutcome = { ok: true; body: object } | { ok: false; error: AppError };
+
+/**
+ * Runs one tool for either protocol revision (2025-11-25 here, 2026-07-28 in modern.ts): the
+ * same handler, caller and refusal mapping, so the two revisions cannot answer differently.
+ */
+export async function runTool(
+  deps: ServiceDeps,
+  request: FastifyRequest,
+  name: ToolName,
+  args: Args,
+  signal: AbortSignal,
+  asTask = false,
+): Promise<ToolOutcome> {
+  try {
+    const body = await handlers(deps, request)[name](args, signal);
+    request.log.info({ tool: name, task: asTask }, 'mcp tool call');
+    return { ok: true, body };
+  } catch (error) {
+    // A store that stopped answering is a 503 refusal (service_unavailable), never internal_error.
+    const refused = isAppError(error)
+      ? error
+      : (asStoreUnavailable(deps.store.faults, error) ?? new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`));
+    if (!isAppError(error) || refused.status >= 500) request.log.error({ err: error, tool: name }, 'mcp tool call failed');
+    else request.log.info({ tool: name, error: refused.code }, 'mcp tool call refused');
+    return { ok: false, error: refused };
+  }
 }
 
 /** `sdk` is the loaded MCP SDK (sdk.ts): the server is built only once a request needs it. */
@@ -88,16 +140,14 @@ export function createMcpServer(sdk: McpSdk, deps: ServiceDeps, tools: Tool[], r
     { name: SERVICE_NAME, title: SERVER_TITLE, version: deps.version },
     { capabilities: { tools: { listChanged: false }, tasks: TASKS_CAPABILITY }, instructions: serverInstructions(deps) },
   );
-  const byName = handlers(deps, request);
   registerTaskHandlers(sdk.types, server, deps);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 
   server.setRequestHandler(CallToolRequestSchema, async (call, extra): Promise<CallToolResult | CreateTaskResult> => {
     const name = call.params.name;
-    const handler = Object.hasOwn(byName, name) ? byName[name as ToolName] : undefined;
     // An unknown tool is a protocol fault, answered the way the SDK's McpServer does.
-    if (!handler) throw new McpError(ErrorCode.InvalidParams, `Tool ${name.slice(0, 100)} not found`);
+    if (!isToolName(name)) throw new McpError(ErrorCode.InvalidParams, `Tool ${name.slice(0, 100)} not found`);
     const asTask = call.params.task !== undefined;
     if (asTask && name !== TASK_TOOL) {
       throw new McpError(
@@ -105,24 +155,15 @@ export function createMcpServer(sdk: McpSdk, deps: ServiceDeps, tools: Tool[], r
         `Tool ${name} cannot be called as a task (its execution.taskSupport is "forbidden"): call it without "task".`,
       );
     }
-    try {
-      const body = await handler(call.params.arguments ?? {}, extra.signal);
-      request.log.info({ tool: name, task: asTask }, 'mcp tool call');
+    const outcome = await runTool(deps, request, name, call.params.arguments ?? {}, extra.signal, asTask);
+    if (outcome.ok) {
       // A task-augmented submission answers with the MCP task, which is the service task.
-      if (asTask) return await createdTask(sdk.types, deps, (body as { task_id: string }).task_id);
-      return success(body);
-    } catch (error) {
-      if (error instanceof McpError) throw error;
-      // A store that stopped answering is a 503 refusal (service_unavailable), never internal_error.
-      const refused = isAppError(error)
-        ? error
-        : (asStoreUnavailable(deps.store.faults, error) ?? new AppError('internal_error', `Something went wrong on our side. Request id: ${request.id}.`));
-      if (!isAppError(error) || refused.status >= 500) request.log.error({ err: error, tool: name }, 'mcp tool call failed');
-      else request.log.info({ tool: name, error: refused.code }, 'mcp tool call refused');
-      // A task-augmented call has no room for a refusal result: it becomes a JSON-RPC error.
-      if (asTask) throw refusalError(sdk.types, name, refused);
-      return refusal(name, refused);
+      if (asTask) return await createdTask(sdk.types, deps, (outcome.body as { task_id: string }).task_id);
+      return toolSuccess(name, outcome.body);
     }
+    // A task-augmented call has no room for a refusal result: it becomes a JSON-RPC error.
+    if (asTask) throw refusalError(sdk.types, name, outcome.error);
+    return refusal(name, outcome.error);
   });
 
   return server;

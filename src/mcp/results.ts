@@ -1,5 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AppError, ErrorBody } from '../domain/errors.js';
+import type { PublicTask } from '../domain/schemas.js';
+import { awaitingNote } from './questions.js';
 
 /**
  * Tool results. Success: the REST response body as structuredContent and as JSON text. Refusal:
@@ -12,6 +14,17 @@ export function success(body: object): CallToolResult {
     content: [{ type: 'text', text: JSON.stringify(body) }],
     structuredContent: body as Record<string, unknown>,
   };
+}
+
+/**
+ * A tool's answer on either revision: check_task_status also says in words when a question of the
+ * operator awaits the agent's answer, not only as a field.
+ */
+export function toolSuccess(name: string, body: object): CallToolResult {
+  const result = success(body);
+  const note = name === 'check_task_status' ? awaitingNote(body as PublicTask) : undefined;
+  if (note) result.content.push({ type: 'text', text: note });
+  return result;
 }
 
 export function refusal(tool: string, error: AppError): CallToolResult {
@@ -54,6 +67,10 @@ export function hintFor(tool: string, body: ErrorBody): string {
       return typeof body.existing_task_id === 'string'
         ? `This task was already submitted: do not resubmit. Poll check_task_status with task_id "${body.existing_task_id}" instead.`
         : 'This task was already submitted for this contact_email by another client: do not resubmit. Its task id was e-mailed to that contact address; poll that task.';
+    case 'question_not_found':
+      return 'No open question has this id on this task: call check_task_status and take the question_id from questions (the one whose answer is null).';
+    case 'already_answered':
+      return 'This question already has its answer (each question takes one): call check_task_status to see it; answer only questions whose answer is null.';
     case 'task_not_found':
       return 'No task has this id: pass the exact task_id returned by submit_human_task (task-<year>-<32 hex characters>).';
     case 'client_blocked':

@@ -7,7 +7,9 @@ import { asStoreUnavailable } from '../store/faults.js';
 import { type ServerCard, ServerCardSchema, serverCard } from './card.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpServer } from './mcp-server.js';
+import { modernMcp } from './modern.js';
 import { loadMcpSdk, loadMcpTypes } from './sdk.js';
+import { anthropicTools, openAiTools } from './tool-exports.js';
 import { buildTools } from './tools.js';
 
 /**
@@ -25,7 +27,9 @@ const MCP_ROUTE_DESCRIPTION =
   'Model Context Protocol over streamable HTTP, stateless: POST a JSON-RPC 2.0 message (or batch) with ' +
   'Accept: application/json, text/event-stream. initialize is optional; tools/list and tools/call work directly. ' +
   'Tools: get_human_services, submit_human_task, check_task_status, message_human_operator. ' +
-  'MCP tasks (2025-11-25): submit_human_task may be called as a task; tasks/get and tasks/result answer from the service task (taskId = task_id).';
+  'MCP tasks (2025-11-25): submit_human_task may be called as a task; tasks/get and tasks/result answer from the service task (taskId = task_id). ' +
+  'Protocol revision 2026-07-28 is served too (server/discover; each request carries its protocol version in _meta; tasks extension io.modelcontextprotocol/tasks). ' +
+  'Host (and, for a loopback BASE_URL, Origin) must name this server: otherwise 403 forbidden (DNS-rebinding protection).';
 
 /** Headers already set on the reply (CORS, request id, rate-limit policy) must survive hijack(). */
 function carryHeaders(reply: FastifyReply): void {
@@ -39,6 +43,11 @@ async function handleMcp(deps: ServiceDeps, tools: ReturnType<typeof buildTools>
   // this point): there is no message to answer.
   if (request.headers['content-type'] === undefined) {
     throw new AppError('invalid_json', 'The request body is empty: send a JSON-RPC 2.0 message as JSON.');
+  }
+  // JSON-RPC 2.0 §6: an empty batch is answered with one Invalid Request (the SDK sends 202, no body).
+  if (Array.isArray(request.body) && request.body.length === 0) {
+    await reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: the batch is empty' } });
+    return;
   }
   // The SDK is loaded by the first MCP request (sdk.ts); a failure to load is a 500 like any other.
   const sdk = await loadMcpSdk();
@@ -74,7 +83,8 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
     card ??= serverCard(deps, tools, await loadMcpTypes());
     return card;
   };
-  const guard = hostGuard(deps.config.baseUrl);
+  const guard = hostGuard(deps.config.baseUrl, deps.config.allowedHosts);
+  const modern = modernMcp(deps, tools);
 
   app.post(
     '/mcp',
@@ -83,7 +93,7 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
       // their own quotas inside the service layer, exactly as over REST.
       // check_task_status with wait_seconds and tasks/result hold the request (see holdsRequests).
       config: { kind: 'read', holdsRequests: true },
-      ...(guard ? { onRequest: guard } : {}),
+      onRequest: guard,
       schema: {
         operationId: 'mcp',
         summary: 'MCP tool server (streamable HTTP, stateless)',
@@ -99,11 +109,14 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
               Type.Object({}, { additionalProperties: true, description: 'A contract error body, or a JSON-RPC error from the protocol layer.' }),
             ]),
           ),
+          403: ErrorSchema,
           429: ErrorSchema,
         },
       },
     },
-    (request, reply) => handleMcp(deps, tools, request, reply),
+    // 2026-07-28 requests (a per-request envelope) go to the SDK v2; everything else, initialize
+    // included, to the 2025-11-25 server as before.
+    async (request, reply) => ((await modern.isModern(request)) ? modern.serve(request, reply) : handleMcp(deps, tools, request, reply)),
   );
 
   // GET /mcp would open a server-sent event stream on a stateful server; this one is stateless.
@@ -140,4 +153,21 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
   app.get('/.well-known/mcp.json', cardRoute('mcpServerCardJson', 'MCP server card (same as /.well-known/mcp)'), cardOf);
   // The path early adopters of the proposal probe; same card, kept out of the OpenAPI listing.
   app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardLegacy', 'MCP server card (same as /.well-known/mcp)', true), cardOf);
+
+  // The same tools for agents that call a model's tool-use API directly (tool-exports.ts).
+  const exports = { openai: openAiTools(tools), anthropic: anthropicTools(tools) };
+  const exportRoute = (operationId: string, summary: string) => ({
+    config: { kind: 'read' as const },
+    schema: { operationId, summary, tags: ['mcp'], response: { 200: Type.Array(Type.Object({}, { additionalProperties: true })) } },
+  });
+  app.get(
+    '/tools/openai.json',
+    exportRoute('openAiTools', 'The MCP tools as OpenAI function tools ({type: "function", function})'),
+    async () => exports.openai,
+  );
+  app.get(
+    '/tools/anthropic.json',
+    exportRoute('anthropicTools', 'The MCP tools as Anthropic tool definitions ({name, description, input_schema})'),
+    async () => exports.anthropic,
+  );
 }

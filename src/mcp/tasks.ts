@@ -1,10 +1,11 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, CreateTaskResult, McpError, Task as McpTask, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { type AppError, isAppError } from '../domain/errors.js';
+import { openQuestion } from '../domain/questions.js';
 import type { PublicTask } from '../domain/schemas.js';
 import { isFinal } from '../domain/task.js';
 import type { ServiceDeps } from '../services/context.js';
-import { awaitFinalTask } from '../services/task-watch.js';
+import { awaitFinalTaskFor, awaitTaskUpdate, MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
 import { getTask } from '../services/tasks.js';
 import { hintFor, success } from './results.js';
 import type { McpTypes } from './sdk.js';
@@ -24,22 +25,33 @@ export const TASKS_CAPABILITY: NonNullable<ServerCapabilities['tasks']> = { requ
 /** The one tool that may be called as a task. */
 export const TASK_TOOL = 'submit_human_task';
 
-/** How often to look while no ETA is known, or once it has passed: every few minutes at most. */
-const DEFAULT_POLL_MS = 5 * 60_000;
-const MIN_POLL_MS = 60_000;
-const MAX_POLL_MS = 24 * 60 * 60_000;
-
 /**
- * When the client should look again: at the operator's ETA when there is one (within a minute
- * and a day), otherwise every five minutes.
+ * How often to look again (both revisions): tens of seconds, whatever the ETA, because a look is
+ * cheap and tasks/get itself holds until the task changes (MCP_TASK_HOLD_SECONDS); an ETA-long
+ * interval left the SDK's own loop asleep long after a prompt delivery (issue 30).
  */
-export function pollIntervalFor(task: Task, now: Date): number {
-  const eta = task.eta === null ? Number.NaN : Date.parse(task.eta) - now.getTime();
-  if (task.status !== 'accepted' || !(eta > 0)) return DEFAULT_POLL_MS;
-  return Math.round(Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, eta)));
+export const TASK_POLL_INTERVAL_MS = 30_000;
+
+/** tasks/result holds at most this long for the final state, then asks to be called again. */
+export const TASK_RESULT_SLICE_SECONDS = MAX_TOOL_WAIT_SECONDS;
+
+/** The suggested interval between looks at an open task (see TASK_POLL_INTERVAL_MS). */
+export function pollIntervalFor(_task: Task, _now: Date): number {
+  return TASK_POLL_INTERVAL_MS;
 }
 
-function statusMessage(task: Task): string {
+/**
+ * The task as tasks/get should report it: at once when final (or when `answerAtOnce` says so),
+ * otherwise once it changes or MCP_TASK_HOLD_SECONDS (default 20, below client timeouts) pass, so a polling loop sees a delivery
+ * within moments instead of a poll interval later.
+ */
+export async function heldTask(deps: ServiceDeps, task: Task, signal: AbortSignal | undefined, answerAtOnce = false): Promise<Task> {
+  if (answerAtOnce || isFinal(task.status)) return task;
+  return awaitTaskUpdate(deps, task.task_id, { waitSeconds: deps.config.mcpTaskHoldSeconds, knownUpdatedAt: task.updated_at, signal });
+}
+
+/** What the task is at, for statusMessage (2026-07-28 reuses it, see tasks-ext.ts). */
+export function statusMessage(task: Task): string {
   switch (task.status) {
     case 'accepted':
       return task.eta ? `Accepted by the human operator, expected by ${task.eta}.` : 'Accepted by the human operator, in progress.';
@@ -52,13 +64,18 @@ function statusMessage(task: Task): string {
   }
 }
 
-/** The MCP view of a service task: working while submitted or accepted, completed once final. */
+/**
+ * The MCP view of a service task: working while submitted or accepted, input_required while a
+ * question of the operator awaits an answer (the question is the statusMessage; the answer goes
+ * through answer_operator_question), completed once final.
+ */
 export function mcpTaskOf(task: Task, now: Date): McpTask {
   const final = isFinal(task.status);
+  const question = final ? undefined : openQuestion(task.questions);
   const view: McpTask = {
     taskId: task.task_id,
-    status: final ? 'completed' : 'working',
-    statusMessage: statusMessage(task),
+    status: final ? 'completed' : question ? 'input_required' : 'working',
+    statusMessage: question ? question.question : statusMessage(task),
     createdAt: task.created_at,
     lastUpdatedAt: task.updated_at,
     // Kept as long as the service keeps the task.
@@ -107,17 +124,30 @@ export async function createdTask(mcp: McpTypes, deps: ServiceDeps, taskId: stri
 
 export function registerTaskHandlers(mcp: McpTypes, server: Server, deps: ServiceDeps): void {
   const { CancelTaskRequestSchema, ErrorCode, GetTaskPayloadRequestSchema, GetTaskRequestSchema, McpError } = mcp;
-  server.setRequestHandler(GetTaskRequestSchema, async (request) => mcpTaskOf(await serviceTask(mcp, deps, request.params.taskId), deps.clock.now()));
+  server.setRequestHandler(GetTaskRequestSchema, async (request, extra) => {
+    const task = await heldTask(deps, await serviceTask(mcp, deps, request.params.taskId), extra.signal);
+    return mcpTaskOf(task, deps.clock.now());
+  });
 
-  // Blocks until the task is final, as the protocol asks; held on the change feed, not by polling.
+  // Holds until the task is final, in one bounded slice (below the clients' request timeout);
+  // a task still open then is an error that says to ask again, never a hang.
   server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
     await serviceTask(mcp, deps, request.params.taskId);
+    let task: Task;
     try {
-      return finalResult(mcp, await awaitFinalTask(deps, request.params.taskId, extra.signal));
+      task = await awaitFinalTaskFor(deps, request.params.taskId, TASK_RESULT_SLICE_SECONDS, extra.signal);
     } catch (error) {
       if (isAppError(error)) throw refusalError(mcp, 'tasks/result', error);
       throw error;
     }
+    if (!isFinal(task.status)) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `Task ${task.task_id} is not finished yet (status ${task.status}): call tasks/result again, or tasks/get every ${TASK_POLL_INTERVAL_MS / 1000} seconds.`,
+        { task_id: task.task_id, status: task.status, pollInterval: TASK_POLL_INTERVAL_MS },
+      );
+    }
+    return finalResult(mcp, task);
   });
 
   server.setRequestHandler(CancelTaskRequestSchema, async (request) => {

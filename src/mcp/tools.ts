@@ -3,9 +3,11 @@ import Type, { type TSchema } from 'typebox';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/ids.js';
 import { typeEnums } from '../domain/json-schema.js';
 import { ErrorSchema, MessageResponseSchema, messageInputSchema, PublicTaskSchema, SubmissionResponseSchema, taskInputSchema } from '../domain/schemas.js';
+import { MessageThreadSchema } from '../domain/threads.js';
 import type { ServiceDeps } from '../services/context.js';
 import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
 import { HumanServicesSchema } from './catalog-info.js';
+import { AWAITING_ANSWER_GUIDE, answerToolInput, threadToolInput } from './questions.js';
 
 /**
  * The four tools, their descriptions (written for a model) and their schemas. Input schemas are
@@ -13,7 +15,14 @@ import { HumanServicesSchema } from './catalog-info.js';
  * validate the same fields the same way; output schemas are the REST response schemas.
  */
 
-export const TOOL_NAMES = ['get_human_services', 'submit_human_task', 'check_task_status', 'message_human_operator'] as const;
+export const TOOL_NAMES = [
+  'get_human_services',
+  'submit_human_task',
+  'check_task_status',
+  'message_human_operator',
+  'answer_operator_question',
+  'check_message_thread',
+] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /** Same rule as the Idempotency-Key header (http/client.ts). */
@@ -129,10 +138,12 @@ export function buildTools(deps: ServiceDeps): Tool[] {
         'or rejected), status_history, eta once accepted, operator_notes (for delivery "status_poll" the deliverable itself; for a rejection the reason), ' +
         'and once delivered a signed receipt (EdDSA JWS) with deliverable_sha256, and attachments: the delivered files (photos, videos, documents), ' +
         'each with name, media_type, size, sha256 and a download url (no bytes inline; the receipt signs every sha256, so a downloaded file is checked by hashing it). ' +
+        'A task submitted with a response_schema carries result: the structured answer, valid against that schema, once delivered (null before). ' +
         `Poll politely: a person does the work, so check no more often than every few minutes (every 15-30 minutes is plenty; the review target is ${hours} hours). ` +
         `To wait without polling, pass wait_seconds (up to ${MAX_TOOL_WAIT_SECONDS}) and known_updated_at (the updated_at you last saw): the call returns as soon as the task changes, ` +
         'or after wait_seconds with the task unchanged; call again the same way to keep waiting. ' +
         `Stop polling once the status is delivered or rejected — both are final. The same data is at status_url (GET ${base}/api/v1/tasks/{task_id}). ` +
+        `${AWAITING_ANSWER_GUIDE} ` +
         'Refused: an unknown task_id (task_not_found). Read-only.',
       inputSchema: inputSchema(statusInput),
       outputSchema: outputSchema(PublicTaskSchema),
@@ -143,13 +154,36 @@ export function buildTools(deps: ServiceDeps): Tool[] {
       title: 'Message the human operator',
       description:
         'Send the human operator a free-form message: a question before submitting, scoping a task, extra details for an open task, or withdrawing a task ' +
-        '(name its task_id in the message). Returns message_id at once; the operator answers only by e-mail to reply_to, which must be a real mailbox ' +
+        '(name its task_id in the message). Returns message_id at once; the operator answers by e-mail to reply_to, which must be a real mailbox ' +
         `(MX-checked, never shown back), usually within ${hours} hours. ` +
+        'It also returns a thread_token, shown once: keep it, and read the operator’s replies with check_message_thread {message_id, thread_token} if you cannot read that mailbox. ' +
         `Refused: invalid fields (validation_failed), more than ${l.messagesPerHour} messages per hour or ${l.messagesPerDay} per day per client (rate_limited). ` +
         'Do not use it to ask for a status (use check_task_status) or to submit work (use submit_human_task).',
       inputSchema: inputSchema(messageInputSchema(l)),
       outputSchema: outputSchema(MessageResponseSchema),
       annotations: { title: 'Message the human operator', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    {
+      name: 'answer_operator_question',
+      title: "Answer the operator's question",
+      description:
+        'Answer a question the human operator asked about your task: when check_task_status shows awaiting_answer true, take the question_id of the question ' +
+        'whose answer is null and pass your answer (1 to 5000 characters). Returns the task with the answer recorded; the operator is told at once and goes on with the work. ' +
+        'Each question takes one answer (already_answered); an unknown question_id is question_not_found. No quota is used.',
+      inputSchema: inputSchema(answerToolInput),
+      outputSchema: outputSchema(PublicTaskSchema),
+      annotations: { title: "Answer the operator's question", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    {
+      name: 'check_message_thread',
+      title: "Read the operator's replies to a message",
+      description:
+        'Read the replies the human operator wrote to a message you sent with message_human_operator: pass its message_id and the thread_token it returned. ' +
+        'Returns {message_id, created_at, subject, replies: [{reply_id, message, created_at}]}, replies oldest first ([] until the operator answers; usually within ' +
+        `${hours} hours, so look again every few hours at most). A wrong token or unknown message_id is not_found. Read-only.`,
+      inputSchema: inputSchema(threadToolInput),
+      outputSchema: outputSchema(MessageThreadSchema),
+      annotations: { title: "Read the operator's replies to a message", readOnlyHint: true, openWorldHint: false },
     },
   ];
 }
@@ -161,6 +195,7 @@ export function serverInstructions(deps: ServiceDeps): string {
     'submit_human_task is asynchronous: keep the task_id it returns and wait for the status to become delivered or rejected — either call submit_human_task as an MCP task ' +
     '(the taskId is the task_id; tasks/result returns the final task), or call check_task_status with wait_seconds and known_updated_at, which returns as soon as the task changes. ' +
     'Without these, poll check_task_status every few minutes at most. ' +
+    `${AWAITING_ANSWER_GUIDE} ` +
     `Use message_human_operator for questions or to withdraw a task. A human reviews every task (target: within ${deps.profile.response_target_hours} hours). ` +
     'When a tool returns isError, read the error code and the hint, and act on it instead of retrying at once.'
   );

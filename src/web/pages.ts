@@ -13,6 +13,7 @@ import { statusPagePath } from '../domain/urls.js';
 import { callerFrom } from '../http/client.js';
 import { fromFastify } from '../http/errors.js';
 import { sendMessage } from '../services/messages.js';
+import { answerQuestion } from '../services/questions.js';
 import { checkTaskReceipt } from '../services/receipt-check.js';
 import { getTask, submitTask } from '../services/tasks.js';
 import { docsIndexBody, docsIndexMarkdown, documentBody, documentMarkdown } from './pages/docs.js';
@@ -20,6 +21,7 @@ import { fieldErrors, formValues, toTaskPayload } from './pages/form.js';
 import { EMPTY_FORM, type FormState, formPageBody, homeBody } from './pages/home.js';
 import { page, sendMarkdown, sendPage } from './pages/layout.js';
 import { intentOf, type MessageFormState, messageFieldErrors, messageFormValues, toMessagePayload } from './pages/message-form.js';
+import type { AnswerFormState } from './pages/questions.js';
 import { PAGES_JS } from './pages/script.js';
 import { lookupBody, notFoundBody, notFoundMarkdown, statusBody, statusMarkdown } from './pages/status.js';
 
@@ -33,7 +35,7 @@ const hidden = { hide: true } as const;
 // Query fields take any value (the handlers keep only strings) and others pass through: a page
 // never refuses a query string.
 const anyValue = Type.Optional(Type.Unknown());
-const TaskQuery = Type.Object({ id: anyValue, sent: anyValue }, { additionalProperties: true });
+const TaskQuery = Type.Object({ id: anyValue, sent: anyValue, answered: anyValue }, { additionalProperties: true });
 const ReceiptQuery = Type.Object({ id: anyValue }, { additionalProperties: true });
 const DocParams = Type.Object({ id: Type.String() });
 
@@ -143,6 +145,41 @@ async function sendTaskMessage(deps: DocsDeps, request: FastifyRequest, reply: F
   }
 }
 
+/**
+ * The status page's answer form (issue 25): the same answerQuestion as the API. Answered: back to
+ * the question (303) saying so; refused: the status page again, the problem beside the answer.
+ */
+async function sendTaskAnswer(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
+  const text = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '');
+  const taskId = text('task_id').trim();
+  const questionId = text('question_id').trim();
+  const answer = text('answer');
+  try {
+    await answerQuestion(deps, { taskId, questionId, answer });
+    return reply
+      .code(303)
+      .header('Location', `${statusPagePath(taskId)}&answered=${encodeURIComponent(questionId)}#${encodeURIComponent(questionId)}`)
+      .header('Cache-Control', 'no-store')
+      .send();
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    const task = await getTask(deps, taskId).catch(() => undefined);
+    if (!task) return sendPage(reply, 404, page({ title: 'Task not found', section: 'status', body: notFoundBody(taskId), noindex: true }), { noStore: true });
+    const details = Array.isArray(error.extras.details) ? (error.extras.details as unknown[]).filter((d): d is string => typeof d === 'string') : [];
+    const state: AnswerFormState =
+      error.code === 'validation_failed' ? { questionId, value: answer, errors: details } : { questionId, value: answer, general: [generalMessage(error)] };
+    return sendPage(
+      reply,
+      error.status,
+      page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, undefined, state), noindex: true }),
+      {
+        noStore: true,
+      },
+    );
+  }
+}
+
 async function showTask(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply, query: Static<typeof TaskQuery>): Promise<FastifyReply> {
   const id = typeof query.id === 'string' ? query.id.trim() : '';
   const markdown = prefersMarkdown(request);
@@ -155,7 +192,8 @@ async function showTask(deps: DocsDeps, request: FastifyRequest, reply: FastifyR
     if (markdown) return sendMarkdown(reply, 200, statusMarkdown(deps, task), { noStore: true });
     const sent = query.sent;
     const state: MessageFormState = { values: {}, errors: {}, general: [], sent: sent === 'ask' || sent === 'withdraw' ? sent : undefined };
-    return sendPage(reply, 200, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, state), noindex: true }), {
+    const answered = typeof query.answered === 'string' && task.questions.some((q) => q.question_id === query.answered) ? query.answered : undefined;
+    return sendPage(reply, 200, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, state, { answered }), noindex: true }), {
       noStore: true,
     });
   } catch (error) {
@@ -189,6 +227,10 @@ export async function registerPages(app: FastifyInstance, deps: DocsDeps): Promi
       const known = isAppError(error) ? error : fromFastify(error);
       if (request.method !== 'POST' || !known || known.status >= 500) throw error;
       request.log.info({ err: error }, 'web form refused before submission');
+      if (request.url.startsWith('/tasks/answer')) {
+        const back = html`<div class="alert bad" role="alert">${known.message} The answer was not sent.</div><p>Go back to the task’s status page and try again.</p>`;
+        return sendPage(reply, known.status, page({ title: 'Answer not sent', section: 'status', body: back, noindex: true }), { noStore: true });
+      }
       if (request.url.startsWith('/tasks/message')) {
         const back = html`<div class="alert bad" role="alert">${known.message} The message was not sent.</div><p>Go back to the task’s status page and try again.</p>`;
         return sendPage(reply, known.status, page({ title: 'Message not sent', section: 'status', body: back, noindex: true }), { noStore: true });
@@ -197,6 +239,8 @@ export async function registerPages(app: FastifyInstance, deps: DocsDeps): Promi
     });
 
     scope.post('/tasks/message', { config: { kind: 'message' }, schema: hidden }, async (request, reply) => sendTaskMessage(deps, request, reply));
+    // Answers use no quota (contract): counted as a read, as the API's answer route.
+    scope.post('/tasks/answer', { config: { kind: 'read' }, schema: hidden }, async (request, reply) => sendTaskAnswer(deps, request, reply));
 
     // The receipt check for browsers without WebCrypto Ed25519 (and people without JavaScript).
     scope.get('/tasks/receipt-check', { config: { kind: 'read' }, schema: { ...hidden, querystring: ReceiptQuery } }, async (request, reply) => {

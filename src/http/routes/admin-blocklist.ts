@@ -6,7 +6,7 @@ import { AppError } from '../../domain/errors.js';
 import { ErrorSchema } from '../../domain/schemas.js';
 import { addBlock, listBlocks, removeBlock } from '../../services/blocklist.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { requireAdmin } from '../admin-auth.js';
+import { actorOf, requireAdmin } from '../admin-auth.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -34,7 +34,7 @@ export async function registerBlocklistRoutes(server: FastifyInstance, deps: Ser
     '/api/v1/admin/blocklist',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'admin' },
       schema: {
         operationId: 'adminAddBlock',
         summary: 'Block an IP address, e-mail address, e-mail domain or requester',
@@ -44,7 +44,7 @@ export async function registerBlocklistRoutes(server: FastifyInstance, deps: Ser
       },
     },
     async (request, reply) => {
-      const entry = await addBlock(deps, request.body);
+      const entry = await addBlock(deps, actorOf(request), request.body);
       return reply.code(201).send(entry);
     },
   );
@@ -53,7 +53,7 @@ export async function registerBlocklistRoutes(server: FastifyInstance, deps: Ser
     '/api/v1/admin/blocklist',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'admin' },
       schema: {
         operationId: 'adminListBlocks',
         summary: 'Active blocklist entries, newest first',
@@ -68,7 +68,7 @@ export async function registerBlocklistRoutes(server: FastifyInstance, deps: Ser
     '/api/v1/admin/blocklist/:id',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'admin' },
       schema: {
         operationId: 'adminRemoveBlock',
         summary: 'Remove a blocklist entry',
@@ -78,7 +78,7 @@ export async function registerBlocklistRoutes(server: FastifyInstance, deps: Ser
       },
     },
     async (request, reply) => {
-      if (!(await removeBlock(deps, request.params.id))) throw new AppError('not_found', 'No blocklist entry has this id.');
+      if (!(await removeBlock(deps, actorOf(request), request.params.id))) throw new AppError('not_found', 'No blocklist entry has this id.');
       return reply.code(204).send(null);
     },
   );

@@ -21,7 +21,7 @@ export async function registerImportRoutes(app: FastifyInstance, deps: ServiceDe
     {
       onRequest: [requireAdmin(deps), noStore],
       bodyLimit: IMPORT_MAX_BODY_BYTES,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'admin' },
       schema: {
         operationId: 'adminImportTasks',
         summary: 'Import task records exported from another deployment',

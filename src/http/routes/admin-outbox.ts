@@ -40,7 +40,7 @@ export async function registerOutboxRoutes(server: FastifyInstance, deps: Servic
     '/api/v1/admin/outbox',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'admin' },
       schema: {
         operationId: 'adminListOutbox',
         summary: 'Outgoing mail, newest first',
@@ -60,7 +60,7 @@ export async function registerOutboxRoutes(server: FastifyInstance, deps: Servic
     '/api/v1/admin/outbox/:id/retry',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'admin' },
       schema: {
         operationId: 'adminRetryOutbox',
         summary: 'Queue a failed mail again, due now',

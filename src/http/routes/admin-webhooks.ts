@@ -44,7 +44,7 @@ export async function registerWebhookRoutes(server: FastifyInstance, deps: Servi
     '/api/v1/admin/webhooks',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'admin' },
       schema: {
         operationId: 'adminListWebhooks',
         summary: 'Webhook events and their delivery attempts, newest first',
@@ -67,7 +67,7 @@ export async function registerWebhookRoutes(server: FastifyInstance, deps: Servi
     '/api/v1/admin/webhooks/:id/retry',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'admin' },
       schema: {
         operationId: 'adminRetryWebhook',
         summary: 'Make an undelivered webhook event due now, with a fresh attempt budget',

@@ -19,7 +19,7 @@ import type { ServiceDeps } from '../../services/context.js';
 import { replyToMessage } from '../../services/message-replies.js';
 import { adminStats, listMessages, listQueue, viewTask } from '../../services/operator.js';
 import { patchTask } from '../../services/operator-transitions.js';
-import { requireAdmin } from '../admin-auth.js';
+import { actorOf, requireAdmin } from '../admin-auth.js';
 import { registerJwksRoute } from './jwks.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
@@ -44,7 +44,7 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
     '/api/v1/admin/tasks',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'operator' },
       schema: {
         operationId: 'adminListTasks',
         summary: 'The operator queue, newest first',
@@ -60,7 +60,7 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
     '/api/v1/admin/tasks/:task_id',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'operator' },
       schema: {
         operationId: 'adminGetTask',
         summary: 'One task in full; the first view stamps seen_by_operator_at',
@@ -77,7 +77,7 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
       url,
       {
         onRequest,
-        config: { kind: 'admin' },
+        config: { kind: 'admin', role: 'operator' },
         schema: {
           operationId: url.includes('/admin/') ? 'adminPatchTask' : 'patchTask',
           summary: 'Operator: change status (accept, deliver, reject) or edit eta and operator_notes',
@@ -90,7 +90,7 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
           response: { 200: AdminTaskSchema, ...errors(400, 401, 404, 409, 413, 415, 422) },
         },
       },
-      async (request) => patchTask(deps, request.params.task_id, request.body),
+      async (request) => patchTask(deps, actorOf(request), request.params.task_id, request.body),
     );
   }
 
@@ -98,7 +98,7 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
     '/api/v1/admin/messages',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'operator' },
       schema: {
         operationId: 'adminListMessages',
         summary: 'Messages to the operator, newest first, with the task ids they name',
@@ -114,7 +114,7 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
     '/api/v1/admin/messages/:message_id/reply',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'operator' },
       schema: {
         operationId: 'adminReplyToMessage',
         summary: 'Answer a message: mailed to its reply_to from MAIL_FROM, threaded under it, and recorded on the task',
@@ -124,14 +124,14 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
         response: { 201: MessageReplySchema, ...errors(400, 401, 404, 413, 415, 422) },
       },
     },
-    async (request, reply) => reply.code(201).send(await replyToMessage(deps, request.params.message_id, request.body)),
+    async (request, reply) => reply.code(201).send(await replyToMessage(deps, actorOf(request), request.params.message_id, request.body)),
   );
 
   app.get(
     '/api/v1/admin/stats',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'operator' },
       schema: {
         operationId: 'adminStats',
         summary: "Counts by status, open queue, time to first view and to acceptance, today's daily caps",

@@ -5,7 +5,7 @@ import { ErrorSchema } from '../../domain/schemas.js';
 import { openFile, thumbnail } from '../../services/attachment-files.js';
 import { operatorAttachments, removeAttachment, uploadAttachment } from '../../services/attachments.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { requireAdmin } from '../admin-auth.js';
+import { actorOf, requireAdmin } from '../admin-auth.js';
 import { downloadHeaders, sendStoredFile } from '../file-reply.js';
 import { acceptRawBodies, withUpload } from '../raw-upload.js';
 
@@ -53,7 +53,7 @@ export async function registerAttachmentRoutes(server: FastifyInstance, deps: Se
       '/api/v1/admin/tasks/:task_id/attachments',
       {
         onRequest,
-        config: { kind: 'admin' },
+        config: { kind: 'admin', role: 'operator' },
         schema: {
           operationId: 'adminUploadAttachment',
           summary: 'Attach a file to an accepted task (the raw file is the body)',
@@ -71,7 +71,7 @@ export async function registerAttachmentRoutes(server: FastifyInstance, deps: Se
       },
       async (request, reply) => {
         const { task_id } = request.params;
-        const created = await withUpload(request, reply, (input) => uploadAttachment(deps, task_id, input));
+        const created = await withUpload(request, reply, (input) => uploadAttachment(deps, actorOf(request), task_id, input));
         return reply.code(201).send(created);
       },
     );
@@ -81,7 +81,7 @@ export async function registerAttachmentRoutes(server: FastifyInstance, deps: Se
     '/api/v1/admin/tasks/:task_id/attachments',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'operator' },
       schema: {
         operationId: 'adminListAttachments',
         summary: "A task's files, in the order they were attached",
@@ -98,7 +98,7 @@ export async function registerAttachmentRoutes(server: FastifyInstance, deps: Se
     '/api/v1/admin/tasks/:task_id/attachments/:attachment_id',
     {
       onRequest,
-      config: { kind: 'admin' },
+      config: { kind: 'admin', role: 'operator' },
       schema: {
         operationId: 'adminDeleteAttachment',
         summary: 'Remove a file before delivery',
@@ -109,7 +109,7 @@ export async function registerAttachmentRoutes(server: FastifyInstance, deps: Se
     },
     async (request, reply) => {
       const { task_id, attachment_id } = request.params;
-      await removeAttachment(deps, task_id, attachment_id);
+      await removeAttachment(deps, actorOf(request), task_id, attachment_id);
       return reply.code(204).send();
     },
   );

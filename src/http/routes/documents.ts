@@ -1,12 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
+import { aiCatalog, apiCatalog, LINKSET_MEDIA_TYPE } from '../../docs/catalogs.js';
 import type { DocsDeps } from '../../docs/context.js';
 import { buildDocumentSet, type DocumentSet, documentSet, readLive, signedAgentCard } from '../../docs/document-set.js';
 import { withLive } from '../../docs/documents.js';
 import { jsonBody, type StaticBody, sendBody } from '../../docs/http.js';
 import { liveFigures } from '../../docs/live.js';
 import { ErrorSchema, ServicesPageSchema } from '../../domain/schemas.js';
+import { SERVER_TITLE } from '../../mcp/card.js';
 import { listServices } from '../../services/services-catalog.js';
 
 type Json = Record<string, unknown>;
@@ -100,5 +102,23 @@ export async function registerDocuments(app: FastifyInstance, deps: DocsDeps): P
       const { limit, cursor } = request.query;
       return listServices(deps, { limit, cursor });
     },
+  );
+
+  // Discovery catalogs (built once: they name only fixed URLs of this deployment).
+  const catalogs = { ai: aiCatalog(deps.config.baseUrl, SERVER_TITLE, new Date().toISOString()), api: apiCatalog(deps.config.baseUrl) };
+  serveStatic('/.well-known/ai-catalog.json', 'getAiCatalog', 'AI catalog: the MCP server card and the OpenAPI document', () => catalogs.ai);
+  app.get(
+    '/.well-known/api-catalog',
+    {
+      config: { kind: 'read' },
+      schema: {
+        operationId: 'getApiCatalog',
+        summary: 'API catalog (RFC 9727): links to the OpenAPI document, api.md and the health endpoint',
+        tags: ['documents'],
+        produces: [LINKSET_MEDIA_TYPE],
+        response: jsonDocument('A linkset (RFC 9264) in application/linkset+json'),
+      },
+    },
+    async (request, reply) => sendBody(request, reply, catalogs.api, STATIC_MAX_AGE),
   );
 }

@@ -59,6 +59,8 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     },
     async (request, reply) => {
       const result = await submitTask(deps, callerFrom(request, deps), request.body);
+      // A replay creates nothing: say so, so an agent can tell it from a first submission.
+      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
       return reply
         .code(result.statusCode as 202)
         .headers(result.headers)
@@ -104,7 +106,11 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       let task = await getTask(deps, task_id);
       let { body, etag } = representationOf(reply, task);
       if (noneMatch(known, etag)) {
-        if (wait > 0) {
+        if (wait > 0 && !deps.waits.canHold()) {
+          // Held requests have their share of the connections (task-waits.ts, HELD_SHARE): the
+          // current status at once, the wait not applied, and a hint to come back later.
+          reply.header('Retry-After', '5');
+        } else if (wait > 0) {
           reply.header('Preference-Applied', `wait=${wait}`);
           const result = await deps.waits.wait({
             taskId: task_id,

@@ -170,6 +170,22 @@ summary { cursor: pointer; font-weight: 600; padding: .75rem 0; }
 .uploads progress { width: 100%; }
 .uploads .failed { color: var(--danger); }
 [hidden] { display: none !important; }
+/* Structured answers (issue 24): the result form generated from a response schema, and the delivered result. */
+input[type=number], input[type=date], input[type=time], input[type=url] {
+  width: 100%; padding: .55rem .7rem; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); font: inherit; min-height: 2.75rem; }
+.field.check { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
+.field.check input { width: 1.4rem; height: 1.4rem; }
+.field.check label { margin: 0; }
+.field.check .hint, .field.check .field-error { flex-basis: 100%; margin: 0; }
+.result-group { border: 1px solid var(--border); border-radius: var(--radius); padding: .6rem .8rem; }
+.result-group > legend { padding: 0 .3rem; }
+.result-row { border-left: 3px solid var(--border); padding-left: .6rem; margin-bottom: .6rem; }
+.field-error { color: var(--danger); font-size: .85rem; margin: .25rem 0 0; }
+[aria-invalid=true] { border-color: var(--danger) !important; }
+.default-check { position: absolute; left: -9999px; width: 1px; height: 1px; overflow: hidden; }
+.result-table th { text-transform: none; letter-spacing: 0; width: 35%; overflow-wrap: anywhere; }
+.result-table td { overflow-wrap: anywhere; }
+.result-list { margin: 0; padding-left: 1.2rem; }
 footer.foot { max-width: 1120px; margin: 0 auto; padding: 0 1rem 2rem; color: var(--muted); font-size: .8rem; }
 `;
 

@@ -1,12 +1,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
 import Type from 'typebox';
+import { assertRole } from '../../domain/actor.js';
 import { AppError, isAppError } from '../../domain/errors.js';
+import { actorOf } from '../../http/admin-auth.js';
 import { downloadHeaders, sendStoredFile } from '../../http/file-reply.js';
 import { acceptRawBodies, withUpload } from '../../http/raw-upload.js';
 import { openFile, thumbnail } from '../../services/attachment-files.js';
 import { removeAttachment, uploadAttachment } from '../../services/attachments.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { FOR_OPERATOR } from './console-kit.js';
 import { csrfMatches, readSession } from './session.js';
 
 /**
@@ -21,7 +24,7 @@ const TaskParams = Type.Object({ task_id: Type.String() });
 const FileParams = Type.Object({ task_id: Type.String(), attachment_id: Type.String() });
 
 export function registerConsoleAttachmentRoutes(plain: FastifyInstance, deps: ServiceDeps, guarded: { preHandler: preHandlerAsyncHookHandler }): void {
-  const config = { kind: 'admin' as const };
+  const config = FOR_OPERATOR;
   // Typed from the route schemas: handlers read params without casts.
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -42,8 +45,9 @@ export function registerConsoleAttachmentRoutes(plain: FastifyInstance, deps: Se
         request.log.warn('console: upload without a valid CSRF token');
         throw new AppError('unauthorized', 'This page has expired or did not come from the console. Reload it and try again.');
       }
+      assertRole(session.actor, request.routeOptions.config.role);
       const { task_id } = request.params;
-      return reply.code(201).send(await withUpload(request, reply, (input) => uploadAttachment(deps, task_id, input)));
+      return reply.code(201).send(await withUpload(request, reply, (input) => uploadAttachment(deps, session.actor, task_id, input)));
     });
   });
 
@@ -52,7 +56,7 @@ export function registerConsoleAttachmentRoutes(plain: FastifyInstance, deps: Se
     { ...guarded, config, schema: { ...HIDDEN, params: FileParams } },
     async (request, reply) => {
       const { task_id, attachment_id } = request.params;
-      await removeAttachment(deps, task_id, attachment_id);
+      await removeAttachment(deps, actorOf(request), task_id, attachment_id);
       return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=file_removed`, 303);
     },
   );

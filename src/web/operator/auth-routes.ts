@@ -1,12 +1,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
+import { actorName, OWNER } from '../../domain/actor.js';
 import { clientHash } from '../../domain/client.js';
 import { AppError } from '../../domain/errors.js';
 import { adminKeyMatches, markFailedKeyAttempt } from '../../http/admin-auth.js';
+import { recordAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { actorOfPersonalKey } from '../../services/operators.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
-import { type ConsoleKit, type Form, HIDDEN, OPEN_QUERY, QUERY_FIELD, safeNext, text } from './console-kit.js';
+import { type ConsoleKit, FOR_OPERATOR, type Form, HIDDEN, OPEN_QUERY, QUERY_FIELD, safeNext, text } from './console-kit.js';
 import type { LiveStreams } from './live.js';
 import { endSession, readSession, startSession } from './session.js';
 import { loginView } from './views/lists.js';
@@ -32,20 +35,26 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
   scope.post('/operator/login', { config: { kind: 'read' }, schema: HIDDEN }, async (request, reply) => {
     const form = (request.body ?? {}) as Form;
     const next = safeNext(text(form, 'next'));
-    if (!adminKeyMatches(deps.adminKeyHash, text(form, 'key')?.trim())) {
+    const key = text(form, 'key')?.trim();
+    // ADMIN_KEY (the owner) or an enabled operator's live personal key.
+    const actor = adminKeyMatches(deps.adminKeyHash, key) ? OWNER : key ? await actorOfPersonalKey(deps, key) : undefined;
+    const client = clientHash(deps.secret, request.ip);
+    if (!actor) {
       // The failed-attempt throttle (shared with the admin API) may hold this answer and make it a 429.
       markFailedKeyAttempt(request);
+      await recordAudit(deps.store.db, deps, { actor: 'anonymous', action: 'signin.failed', details: { via: 'key', client } });
       const wrong = new AppError('unauthorized', 'That is not the operator key.');
-      const refusal = await deps.abuse.adminThrottle.failed(deps, { clientHash: clientHash(deps.secret, request.ip), source: 'web_form' }, request.log, wrong);
+      const refusal = await deps.abuse.adminThrottle.failed(deps, { clientHash: client, source: 'web_form' }, request.log, wrong);
       for (const [name, value] of Object.entries(refusal.headers)) reply.header(name, value);
       return render(reply, null, 'none', 'Sign in', loginView(refusal.message, next), refusal.status);
     }
-    startSession(deps, reply);
-    request.log.info('console: operator signed in');
+    await recordAudit(deps.store.db, deps, { actor, action: 'signin.succeeded', details: { via: 'key', client } });
+    startSession(deps, reply, actor);
+    request.log.info({ actor: actorName(actor) }, 'console: operator signed in');
     return reply.redirect(next, 303);
   });
 
-  scope.post('/operator/logout', guarded, async (request, reply) => {
+  scope.post('/operator/logout', { ...guarded, config: FOR_OPERATOR }, async (request, reply) => {
     const ended = session(request);
     await endSession(deps, reply, ended);
     live.endSession(ended.sid);

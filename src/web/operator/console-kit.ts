@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
+import { assertRole } from '../../domain/actor.js';
 import { AppError, isAppError } from '../../domain/errors.js';
 import { html, type SafeHtml } from '../../domain/html.js';
 import { iso, parseDateTime } from '../../domain/time.js';
@@ -46,7 +47,18 @@ export const DONE: Record<string, string> = {
   blocked: 'Sender blocked. New tasks and messages from it are refused.',
   file_removed: 'File removed.',
   webhook: 'Webhook queued again; the worker sends it shortly.',
+  team: 'Operator updated.',
+  key_revoked: 'Key revoked: it stopped working at once.',
+  duty: 'Duty updated.',
+  assigned: 'Assignment saved.',
+  asked: 'Question sent: the requester sees it on the task (and by e-mail or webhook); the answer appears below.',
 };
+/**
+ * Route config of console actions by the role they need (contract "A team of operators"): each
+ * route that uses `guarded` adds one of these as its `config`; the session guard enforces it.
+ */
+export const FOR_OPERATOR = { kind: 'admin', role: 'operator' } as const;
+export const FOR_ADMIN = { kind: 'admin', role: 'admin' } as const;
 // Pages for people: not part of the OpenAPI description.
 export const HIDDEN = { hide: true } as const;
 export const TASK_ACTIONS = ['accept', 'deliver', 'reject', 'notes', 'eta', 'withdraw'] as const;
@@ -87,8 +99,24 @@ export function localToIso(form: Form, name: string): string | undefined {
   return iso(new Date(parsed.getTime() + minutes * 60_000));
 }
 
+/** A local origin for resolving `next`: only its path and query are kept. */
+const NEXT_BASE = 'http://console.invalid';
+
+/**
+ * Where a sign-in may send the operator back to: a console path, judged after the URL parser has
+ * resolved dot segments (`/operator/../../evil`, `/operator/%2e%2e/x`), so what is checked is
+ * the path the browser will request.
+ */
 export function safeNext(value: string | undefined): string {
-  return value && /^\/operator(?:[/?][^\s\\]*)?$/.test(value) && !value.startsWith('//') ? value : '/operator';
+  if (!value || !value.startsWith('/') || value.startsWith('//') || /[\s\\]/.test(value)) return '/operator';
+  let url: URL;
+  try {
+    url = new URL(value, NEXT_BASE);
+  } catch {
+    return '/operator';
+  }
+  if (url.origin !== NEXT_BASE) return '/operator';
+  return url.pathname === '/operator' || url.pathname.startsWith('/operator/') ? `${url.pathname}${url.search}` : '/operator';
 }
 
 export interface ConsoleKit {
@@ -166,6 +194,9 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
       );
     }
     request.operatorSession = session;
+    request.actor = session.actor;
+    // The one role check of the console: the route's declared role (FOR_OPERATOR, FOR_ADMIN).
+    assertRole(session.actor, request.routeOptions.config.role);
     return undefined;
   };
   const session = (request: FastifyRequest): Session => {

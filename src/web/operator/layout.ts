@@ -3,7 +3,7 @@ import type { Session } from './session.js';
 
 /** The console's page shell and small shared pieces. Every value an agent wrote goes through `html`. */
 
-export type Section = 'queue' | 'messages' | 'blocklist' | 'outbox' | 'stats' | 'none';
+export type Section = 'queue' | 'messages' | 'blocklist' | 'outbox' | 'stats' | 'team' | 'none';
 
 export interface PageOptions {
   title: string;
@@ -22,6 +22,7 @@ const NAV: [Exclude<Section, 'none'>, string, string][] = [
   ['blocklist', 'Blocklist', '/operator/blocklist'],
   ['outbox', 'Outbox', '/operator/outbox'],
   ['stats', 'Stats', '/operator/stats'],
+  ['team', 'Team', '/operator/team'],
 ];
 
 export function page(options: PageOptions): string {

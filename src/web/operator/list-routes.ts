@@ -3,12 +3,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { isAppError } from '../../domain/errors.js';
 import type { SafeHtml } from '../../domain/html.js';
+import { actorOf } from '../../http/admin-auth.js';
 import { addBlock, type BlockInput, listBlocks, removeBlock } from '../../services/blocklist.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { repliesByMessage } from '../../services/message-replies.js';
 import { adminStats, listMessages, statusesOf } from '../../services/operator.js';
 import { countOutbox, listOutbox, OUTBOX_STATUSES, type OutboxStatus, retryOutbox } from '../../services/outbox-admin.js';
-import { type ConsoleKit, type Form, HIDDEN, isForm, localToIso, OPEN_QUERY, PARAM, QUERY_FIELD, text } from './console-kit.js';
+import { type ConsoleKit, FOR_ADMIN, FOR_OPERATOR, type Form, HIDDEN, isForm, localToIso, OPEN_QUERY, PARAM, QUERY_FIELD, text } from './console-kit.js';
 import { flash } from './layout.js';
 import { type BlocklistForm, blocklistView, messagesView, outboxView, statsView } from './views/lists.js';
 
@@ -17,8 +18,9 @@ export function registerListRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
   const { render, session, guarded } = kit;
   // Typed from the route schemas: handlers read query and params without casts.
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-  const withId = { ...guarded, schema: { ...HIDDEN, params: Type.Object({ id: PARAM }) } };
-  const messagesQuery = { ...guarded, schema: { ...HIDDEN, querystring: Type.Object({ cursor: QUERY_FIELD }, OPEN_QUERY) } };
+  const asAdmin = { ...guarded, config: FOR_ADMIN };
+  const withId = { ...guarded, config: FOR_ADMIN, schema: { ...HIDDEN, params: Type.Object({ id: PARAM }) } };
+  const messagesQuery = { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, querystring: Type.Object({ cursor: QUERY_FIELD }, OPEN_QUERY) } };
   scope.get('/operator/messages', messagesQuery, async (request, reply) => {
     const list = await listMessages(deps, { cursor: text(request.query, 'cursor'), limit: 25 });
     const ids = [...new Set(list.messages.flatMap((m) => m.task_ids))];
@@ -40,10 +42,10 @@ export function registerListRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const entries = await listBlocks(deps);
     return render(reply, session(request), 'blocklist', 'Blocklist', blocklistView(entries, session(request), deps.clock.now(), form, notice), status);
   };
-  scope.get('/operator/blocklist', guarded, async (request, reply) => {
+  scope.get('/operator/blocklist', asAdmin, async (request, reply) => {
     return showBlocklist(request, reply, kit.doneNotice(request));
   });
-  scope.post('/operator/blocklist', guarded, async (request, reply) => {
+  scope.post('/operator/blocklist', asAdmin, async (request, reply) => {
     const form = (request.body ?? {}) as Form;
     const input: BlockInput = { kind: (text(form, 'kind') ?? '') as BlockInput['kind'], value: text(form, 'value') ?? '' };
     const reason = text(form, 'reason')?.trim();
@@ -51,7 +53,7 @@ export function registerListRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const expires = localToIso(form, 'expires_local');
     if (expires) input.expires_at = expires;
     try {
-      await addBlock(deps, input);
+      await addBlock(deps, actorOf(request), input);
     } catch (error) {
       if (!isAppError(error)) throw error;
       const details = (error.extras.details as string[] | undefined) ?? [];
@@ -66,7 +68,7 @@ export function registerListRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     return reply.redirect('/operator/blocklist?done=added', 303);
   });
   scope.post('/operator/blocklist/:id/remove', withId, async (request, reply) => {
-    const removed = await removeBlock(deps, request.params.id);
+    const removed = await removeBlock(deps, actorOf(request), request.params.id);
     if (!removed) return showBlocklist(request, reply, flash('error', 'That entry is no longer on the blocklist.'), {}, 404);
     return reply.redirect('/operator/blocklist?done=removed', 303);
   });
@@ -84,7 +86,7 @@ export function registerListRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       status,
     );
   };
-  scope.get('/operator/outbox', guarded, async (request, reply) => {
+  scope.get('/operator/outbox', asAdmin, async (request, reply) => {
     return showOutbox(request, reply, kit.doneNotice(request));
   });
   scope.post('/operator/outbox/:id/retry', withId, async (request, reply) => {
@@ -93,7 +95,7 @@ export function registerListRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     return reply.redirect('/operator/outbox?status=pending&done=retried', 303);
   });
 
-  const statsQuery = { ...guarded, schema: { ...HIDDEN, querystring: Type.Object({ days: QUERY_FIELD }, OPEN_QUERY) } };
+  const statsQuery = { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, querystring: Type.Object({ days: QUERY_FIELD }, OPEN_QUERY) } };
   scope.get('/operator/stats', statsQuery, async (request, reply) => {
     const stats = await adminStats(deps, { days: text(request.query, 'days') });
     return render(reply, session(request), 'stats', 'Stats', statsView(stats, deps.clock.now()));

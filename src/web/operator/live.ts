@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceDeps } from '../../services/context.js';
-import { liveEvent, unseenTasks } from '../../services/live-console.js';
+import { type LiveEvent, liveEvent, unseenTasks } from '../../services/live-console.js';
 import type { Change } from '../../store/change-feed.js';
-import type { ConsoleKit } from './console-kit.js';
+import { type ConsoleKit, FOR_OPERATOR } from './console-kit.js';
 import { readSession } from './session.js';
 
 /**
@@ -19,6 +19,8 @@ import { readSession } from './session.js';
  */
 
 const HEARTBEAT_MS = 25_000;
+/** Changes whose event is remembered for the streams that have not sent it yet. */
+const SHARED_EVENTS = 256;
 
 /** The open event streams, so that signing out can end its session's streams. */
 export interface LiveStreams {
@@ -28,10 +30,24 @@ export interface LiveStreams {
 export function registerLiveRoute(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): LiveStreams {
   // Open streams never go idle, so closing the app ends them first (or close would wait forever).
   const streams = new Map<() => void, string>();
+  // One event per change, whatever the number of open streams: each stream would otherwise count
+  // the unseen tasks again (100 consoles, 100 counts per change, starving everything else).
+  const events = new Map<Change, Promise<LiveEvent>>();
+  const eventOf = (change: Change): Promise<LiveEvent> => {
+    let event = events.get(change);
+    if (event === undefined) {
+      if (events.size >= SHARED_EVENTS) events.delete(events.keys().next().value as Change);
+      event = liveEvent(deps, change);
+      // A failed read is not kept: the next stream asks again.
+      event.catch(() => events.delete(change));
+      events.set(change, event);
+    }
+    return event;
+  };
   scope.addHook('preClose', async () => {
     for (const close of [...streams.keys()]) close();
   });
-  scope.get('/operator/events', kit.guarded, async (request: FastifyRequest, reply: FastifyReply) => {
+  scope.get('/operator/events', { ...kit.guarded, config: FOR_OPERATOR }, async (request: FastifyRequest, reply: FastifyReply) => {
     const { sid } = kit.session(request);
     const initial = await unseenTasks(deps);
     reply.hijack();
@@ -63,7 +79,7 @@ export function registerLiveRoute(scope: FastifyInstance, deps: ServiceDeps, kit
         })
         .catch((error: unknown) => request.log.warn({ err: error }, 'live console: could not read the change'));
     };
-    const stopChanges = deps.changes.subscribe((change: Change) => whileSignedIn(async () => send('change', await liveEvent(deps, change))));
+    const stopChanges = deps.changes.subscribe((change: Change) => whileSignedIn(async () => send('change', await eventOf(change))));
     const stopReconnect = deps.changes.onReconnect(() => whileSignedIn(() => send('resync', {})));
     const heartbeat = setInterval(() => whileSignedIn(() => void res.write(': keep-alive\n\n')), HEARTBEAT_MS);
     const close = () => {

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptio
 import type { ServiceDeps } from '../../services/context.js';
 import { subscribePush, unsubscribePush } from '../../services/push.js';
 import { loadSharp } from '../../services/sharp.js';
+import { FOR_OPERATOR } from './console-kit.js';
 
 /**
  * The console as an installable app (contract "Operator alerts"): a web app manifest, icons drawn
@@ -88,12 +89,12 @@ export function registerPwaRoutes(scope: FastifyInstance, deps: ServiceDeps, gua
     reply.header('Cache-Control', 'no-cache').header('Service-Worker-Allowed', '/operator').type('text/javascript; charset=utf-8').send(SERVICE_WORKER_JS),
   );
 
-  scope.post('/operator/push/subscriptions', guarded, async (request: FastifyRequest, reply: FastifyReply) => {
+  scope.post('/operator/push/subscriptions', { ...guarded, config: FOR_OPERATOR }, async (request: FastifyRequest, reply: FastifyReply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const { _csrf: _token, ...subscription } = body;
     return reply.code(201).send(await subscribePush(deps, subscription));
   });
-  scope.post('/operator/push/unsubscribe', guarded, async (request: FastifyRequest, reply: FastifyReply) => {
+  scope.post('/operator/push/unsubscribe', { ...guarded, config: FOR_OPERATOR }, async (request: FastifyRequest, reply: FastifyReply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     return reply.send({ removed: await unsubscribePush(deps, body.endpoint) });
   });

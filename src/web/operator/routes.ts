@@ -5,9 +5,13 @@ import { registerAuthRoutes } from './auth-routes.js';
 import { consoleKit } from './console-kit.js';
 import { registerListRoutes } from './list-routes.js';
 import { registerLiveRoute } from './live.js';
+import { registerPasskeyRoutes } from './passkey-routes.js';
 import { registerPwaRoutes } from './pwa.js';
+import { registerQuestionRoutes } from './question-routes.js';
+import { registerResultRoutes } from './result-routes.js';
 import { registerTalkRoutes } from './talk-routes.js';
 import { registerTaskRoutes } from './task-routes.js';
+import { registerTeamRoutes } from './team-routes.js';
 
 /**
  * The operator console at /operator: server-rendered pages over the same services as the admin
@@ -21,8 +25,12 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
     const live = registerLiveRoute(scope, deps, kit);
     registerAuthRoutes(scope, deps, kit, live);
     registerTaskRoutes(scope, deps, kit);
+    registerQuestionRoutes(scope, deps, kit);
     registerListRoutes(scope, deps, kit);
     registerTalkRoutes(scope, deps, kit);
     registerPwaRoutes(scope, deps, kit.guarded);
+    registerResultRoutes(scope, deps, kit);
+    registerPasskeyRoutes(scope, deps, kit);
+    registerTeamRoutes(scope, deps, kit);
   });
 }

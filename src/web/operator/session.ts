@@ -1,7 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Actor, OWNER } from '../../domain/actor.js';
 import { iso } from '../../domain/time.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { actorOfSession } from '../../services/operators.js';
 import { openToken, signToken } from '../../services/signed-token.js';
 import { isSessionRevoked, revokeSession } from '../../store/sessions-repo.js';
 
@@ -22,6 +24,8 @@ export interface Session {
   /** Expiry, unix seconds. */
   exp: number;
   csrf: string;
+  /** Who signed in: the owner (ADMIN_KEY) or an operator, whose role is read anew on every request. */
+  actor: Actor;
 }
 
 function sessionKey(deps: ServiceDeps): Buffer {
@@ -51,25 +55,38 @@ export function readCookie(request: FastifyRequest, name: string): string | unde
   return undefined;
 }
 
-function verifiedSession(deps: ServiceDeps, request: FastifyRequest): Session | null {
+interface SignedSession {
+  sid: string;
+  exp: number;
+  /** The operator who signed in; absent for the owner (ADMIN_KEY), as in sessions from before teams. */
+  op?: string;
+}
+
+function verifiedSession(deps: ServiceDeps, request: FastifyRequest): SignedSession | null {
   const cookie = readCookie(request, SESSION_COOKIE);
   const text = cookie === undefined ? null : openToken(sessionKey(deps), SESSION_SCOPE, cookie);
   if (text === null) return null;
   try {
-    const parsed = JSON.parse(text) as { sid?: unknown; exp?: unknown };
+    const parsed = JSON.parse(text) as { sid?: unknown; exp?: unknown; op?: unknown };
     if (typeof parsed.sid !== 'string' || typeof parsed.exp !== 'number') return null;
+    if (parsed.op !== undefined && typeof parsed.op !== 'string') return null;
     if (parsed.exp * 1000 <= deps.clock.now().getTime()) return null;
-    return { sid: parsed.sid, exp: parsed.exp, csrf: csrfFor(deps, parsed.sid) };
+    return { sid: parsed.sid, exp: parsed.exp, ...(parsed.op !== undefined ? { op: parsed.op } : {}) };
   } catch {
     return null;
   }
 }
 
-/** The signed, unexpired session of the request, unless it was signed out. */
+/**
+ * The signed, unexpired session of the request, unless it was signed out or its operator was
+ * disabled since (both read from the store on every request, so they take effect on every instance).
+ */
 export async function readSession(deps: ServiceDeps, request: FastifyRequest): Promise<Session | null> {
-  const session = verifiedSession(deps, request);
-  if (!session) return null;
-  return (await isSessionRevoked(deps.store.db, session.sid)) ? null : session;
+  const signed = verifiedSession(deps, request);
+  if (!signed) return null;
+  const [revoked, actor] = await Promise.all([isSessionRevoked(deps.store.db, signed.sid), actorOfSession(deps, signed.op)]);
+  if (revoked || !actor) return null;
+  return { sid: signed.sid, exp: signed.exp, csrf: csrfFor(deps, signed.sid), actor };
 }
 
 function cookieAttributes(deps: ServiceDeps, maxAgeSeconds: number): string {
@@ -77,13 +94,14 @@ function cookieAttributes(deps: ServiceDeps, maxAgeSeconds: number): string {
   return `; Path=${PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
 }
 
-export function startSession(deps: ServiceDeps, reply: FastifyReply): Session {
+export function startSession(deps: ServiceDeps, reply: FastifyReply, actor: Actor = OWNER): Session {
   const sid = randomBytes(18).toString('base64url');
   const maxAge = SESSION_HOURS * 3600;
   const exp = Math.floor(deps.clock.now().getTime() / 1000) + maxAge;
-  const token = signToken(sessionKey(deps), SESSION_SCOPE, JSON.stringify({ sid, exp }));
+  const signed: SignedSession = { sid, exp, ...(actor.kind === 'operator' ? { op: actor.operatorId } : {}) };
+  const token = signToken(sessionKey(deps), SESSION_SCOPE, JSON.stringify(signed));
   reply.header('Set-Cookie', `${SESSION_COOKIE}=${token}${cookieAttributes(deps, maxAge)}`);
-  return { sid, exp, csrf: csrfFor(deps, sid) };
+  return { sid, exp, csrf: csrfFor(deps, sid), actor };
 }
 
 /** Signs out: clears the cookie, and revokes the session so a copy of the cookie stops working too. */

@@ -4,10 +4,11 @@ import Type from 'typebox';
 import { isAppError } from '../../domain/errors.js';
 import type { SafeHtml } from '../../domain/html.js';
 import { TASK_ID_PATTERN } from '../../domain/ids.js';
+import { actorOf } from '../../http/admin-auth.js';
 import { blockTaskSender } from '../../services/block-sender.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { replyToMessage } from '../../services/message-replies.js';
-import { type ConsoleKit, type Form, HIDDEN, notes, PARAM, text } from './console-kit.js';
+import { type ConsoleKit, FOR_ADMIN, FOR_OPERATOR, type Form, HIDDEN, notes, PARAM, text } from './console-kit.js';
 import { flash } from './layout.js';
 import { showTaskPage } from './task-routes.js';
 import type { BlockDraft } from './views/talk.js';
@@ -28,7 +29,7 @@ export function registerTalkRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
 
   scope.post(
     '/operator/messages/:message_id/reply',
-    { ...guarded, schema: { ...HIDDEN, params: Type.Object({ message_id: PARAM }) } },
+    { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, params: Type.Object({ message_id: PARAM }) } },
     async (request, reply) => {
       const { message_id } = request.params;
       const form = (request.body ?? {}) as Form;
@@ -36,7 +37,7 @@ export function registerTalkRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       // Back to the task the reply was written on; only a well-formed id, so never off the console.
       const back = TASK_ID_PATTERN.test(taskId) ? `/operator/tasks/${taskId}` : '/operator/messages';
       try {
-        await replyToMessage(deps, message_id, { message: notes(form, 'message') ?? '' });
+        await replyToMessage(deps, actorOf(request), message_id, { message: notes(form, 'message') ?? '' });
       } catch (error) {
         if (!isAppError(error) || !TASK_ID_PATTERN.test(taskId) || error.code === 'not_found') throw error;
         return refused(
@@ -51,20 +52,24 @@ export function registerTalkRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     },
   );
 
-  scope.post('/operator/tasks/:task_id/block', { ...guarded, schema: { ...HIDDEN, params: Type.Object({ task_id: PARAM }) } }, async (request, reply) => {
-    const { task_id } = request.params;
-    const form = (request.body ?? {}) as Form;
-    const kind = text(form, 'kind') ?? '';
-    const reason = text(form, 'reason');
-    try {
-      await blockTaskSender(deps, task_id, kind, reason);
-    } catch (error) {
-      if (!isAppError(error) || error.code === 'task_not_found') throw error;
-      return refused(request, reply, task_id, flash('error', error.message, (error.extras.details as string[] | undefined) ?? []), error.status, {
-        kind,
-        reason,
-      });
-    }
-    return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=blocked`, 303);
-  });
+  scope.post(
+    '/operator/tasks/:task_id/block',
+    { ...guarded, config: FOR_ADMIN, schema: { ...HIDDEN, params: Type.Object({ task_id: PARAM }) } },
+    async (request, reply) => {
+      const { task_id } = request.params;
+      const form = (request.body ?? {}) as Form;
+      const kind = text(form, 'kind') ?? '';
+      const reason = text(form, 'reason');
+      try {
+        await blockTaskSender(deps, actorOf(request), task_id, kind, reason);
+      } catch (error) {
+        if (!isAppError(error) || error.code === 'task_not_found') throw error;
+        return refused(request, reply, task_id, flash('error', error.message, (error.extras.details as string[] | undefined) ?? []), error.status, {
+          kind,
+          reason,
+        });
+      }
+      return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=blocked`, 303);
+    },
+  );
 }

@@ -2,18 +2,37 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { AppError, isAppError } from '../../domain/errors.js';
-import type { SafeHtml } from '../../domain/html.js';
+import { html, type SafeHtml } from '../../domain/html.js';
 import { statusPagePath } from '../../domain/urls.js';
+import { actorOf } from '../../http/admin-auth.js';
 import { operatorAttachments } from '../../services/attachments.js';
+import { taskAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { countByStatus, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
+import { assignmentCounts, listOperators } from '../../services/operators.js';
 import { listWebhooks, retryWebhook } from '../../services/webhooks.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
-import { type ConsoleKit, type Form, HIDDEN, localToIso, notes, OPEN_QUERY, PARAM, QUERY_FIELD, TASK_ACTIONS, type TaskAction, text } from './console-kit.js';
+import {
+  type ConsoleKit,
+  FOR_ADMIN,
+  FOR_OPERATOR,
+  type Form,
+  HIDDEN,
+  localToIso,
+  notes,
+  OPEN_QUERY,
+  PARAM,
+  QUERY_FIELD,
+  TASK_ACTIONS,
+  type TaskAction,
+  text,
+} from './console-kit.js';
 import { flash } from './layout.js';
+import { assignmentCard, assignmentTabs } from './views/assignment.js';
 import { deliverConfirmView } from './views/deliver-confirm.js';
 import { queueView } from './views/queue.js';
+import type { ResultDraft } from './views/result-form.js';
 import { type BlockDraft, WITHDRAWN_REASON } from './views/talk.js';
 import { taskView } from './views/task.js';
 
@@ -23,6 +42,10 @@ export interface TaskPageExtras {
   status?: number;
   /** What the operator chose before a refused block (talk-routes.ts). */
   block?: BlockDraft;
+  /** The result form of a task with a response schema, as last posted (result-routes.ts). */
+  result?: ResultDraft;
+  /** A question refused (question-routes.ts), kept in the ask form. */
+  questionDraft?: string;
 }
 
 /** The task page, with everything its blocks need; also used by talk-routes.ts to show a refusal. */
@@ -38,8 +61,10 @@ export async function showTaskPage(
   const files = await operatorAttachments(deps, task.task_id);
   const limits = { maxPerTask: deps.config.attachments.maxPerTask, maxBytes: deps.config.attachments.maxBytes };
   const webhooks = await listWebhooks(deps, { taskId: task.task_id });
+  const audit = await taskAudit(deps, task.task_id);
   const session = kit.session(request);
-  const { notice, draft = {}, status = 200, block } = extras;
+  const assignment = assignmentCard({ taskId: task.task_id, assignee: task.assignee, operators: await listOperators(deps), actor: session.actor, session });
+  const { notice, draft = {}, status = 200, block, result, questionDraft } = extras;
   const body = taskView({
     task,
     session,
@@ -50,7 +75,11 @@ export async function showTaskPage(
     files,
     limits,
     webhooks,
+    audit,
+    assignment,
     ...(block ? { block } : {}),
+    ...(result ? { result } : {}),
+    questionDraft,
   });
   return kit.render(reply, session, 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
 }
@@ -61,27 +90,35 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
   registerConsoleAttachmentRoutes(plain, deps, { preHandler: guarded.preHandler });
   // Typed from the route schemas: handlers read query and params without casts.
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-  const queueQuery = Type.Object({ status: QUERY_FIELD, order: QUERY_FIELD, test: QUERY_FIELD, cursor: QUERY_FIELD }, OPEN_QUERY);
-  scope.get('/operator', { ...guarded, schema: { ...HIDDEN, querystring: queueQuery } }, async (request, reply) => {
+  const queueQuery = Type.Object({ status: QUERY_FIELD, order: QUERY_FIELD, test: QUERY_FIELD, view: QUERY_FIELD, cursor: QUERY_FIELD }, OPEN_QUERY);
+  scope.get('/operator', { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, querystring: queueQuery } }, async (request, reply) => {
     const query = request.query;
     const filter = text(query, 'status') ?? 'open';
     // The longest wait on top by default: the response target is about the oldest task.
-    const order = text(query, 'order') === 'newest' ? 'newest' : 'oldest';
+    // Due first by default (issue 25): the earlier of deadline and response target on top.
+    const asked = text(query, 'order');
+    const order = asked === 'newest' || asked === 'oldest' ? asked : 'due';
     // Test tasks (issue 19): ?test=only|exclude narrows any status tab.
     const test = text(query, 'test');
-    const [queue, counts] = await Promise.all([
-      listQueue(deps, { status: filter === 'all' ? undefined : filter, order, test, cursor: text(query, 'cursor'), limit: 25 }),
+    // Mine / Unassigned / All (issue 26): the assignment view narrows every status tab.
+    const actor = session(request).actor;
+    const view = text(query, 'view') === 'mine' && actor.kind === 'operator' ? 'mine' : text(query, 'view') === 'unassigned' ? 'unassigned' : 'all';
+    const assignee = view === 'mine' && actor.kind === 'operator' ? actor.operatorId : view === 'unassigned' ? 'none' : undefined;
+    const [queue, counts, byAssignment] = await Promise.all([
+      listQueue(deps, { status: filter === 'all' ? undefined : filter, order, test, assignee, cursor: text(query, 'cursor'), limit: 25 }),
       countByStatus(deps),
+      assignmentCounts(deps, actor),
     ]);
     const mail = await messagesNamingAny(deps, queue.tasks);
-    const view = {
+    const options = {
       order,
       targetHours: deps.profile.response_target_hours,
       pushKey: deps.vapid.publicKey,
       mailFallback: deps.config.operatorEmail !== undefined,
       test,
     } as const;
-    return render(reply, session(request), 'queue', 'Queue', queueView(queue, filter, counts, mail, deps.clock.now(), view));
+    const body = html`${assignmentTabs(view, byAssignment, actor)}${queueView(queue, filter, counts, mail, deps.clock.now(), options)}`;
+    return render(reply, session(request), 'queue', 'Queue', body);
   });
 
   const showTask = (
@@ -93,13 +130,17 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     status = 200,
   ) => showTaskPage(deps, kit, request, reply, taskId, { notice, draft, status });
 
-  scope.get('/operator/tasks/:task_id', { ...guarded, schema: { ...HIDDEN, params: Type.Object({ task_id: PARAM }) } }, async (request, reply) => {
-    const { task_id } = request.params;
-    return showTask(request, reply, task_id, kit.doneNotice(request));
-  });
+  scope.get(
+    '/operator/tasks/:task_id',
+    { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, params: Type.Object({ task_id: PARAM }) } },
+    async (request, reply) => {
+      const { task_id } = request.params;
+      return showTask(request, reply, task_id, kit.doneNotice(request));
+    },
+  );
 
   const actionParams = Type.Object({ task_id: PARAM, action: PARAM });
-  scope.post('/operator/tasks/:task_id/:action', { ...guarded, schema: { ...HIDDEN, params: actionParams } }, async (request, reply) => {
+  scope.post('/operator/tasks/:task_id/:action', { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, params: actionParams } }, async (request, reply) => {
     const { task_id, action } = request.params;
     if (!(TASK_ACTIONS as readonly string[]).includes(action)) throw new AppError('not_found', 'No such action.');
     const form = (request.body ?? {}) as Form;
@@ -117,7 +158,7 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       return render(reply, session(request), 'queue', 'Confirm delivery', deliverConfirmView(task_id, String(patch.operator_notes ?? ''), session(request)));
     }
     try {
-      await patchTask(deps, task_id, patch);
+      await patchTask(deps, actorOf(request), task_id, patch);
     } catch (error) {
       if (!isAppError(error) || error.code === 'task_not_found') throw error;
       const details = (error.extras.details as string[] | undefined) ?? [];
@@ -130,10 +171,14 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
   });
 
   // An undelivered webhook event of the task becomes due now (same use case as the admin API's retry).
-  scope.post('/operator/webhooks/:id/retry', { ...guarded, schema: { ...HIDDEN, params: Type.Object({ id: PARAM }) } }, async (request, reply) => {
-    const event = await retryWebhook(deps, request.params.id);
-    return reply.redirect(`/operator/tasks/${encodeURIComponent(event.task_id)}?done=webhook`, 303);
-  });
+  scope.post(
+    '/operator/webhooks/:id/retry',
+    { ...guarded, config: FOR_ADMIN, schema: { ...HIDDEN, params: Type.Object({ id: PARAM }) } },
+    async (request, reply) => {
+      const event = await retryWebhook(deps, request.params.id);
+      return reply.redirect(`/operator/tasks/${encodeURIComponent(event.task_id)}?done=webhook`, 303);
+    },
+  );
 }
 
 /** The PATCH body each console action sends to the one transition service. */

@@ -51,7 +51,7 @@ function liveFigures(live: LiveFigures | null): SafeHtml {
 <div class="figure"><b>${live.seen_within_target.share === null ? '—' : `${Math.round(live.seen_within_target.share * 100)} %`}</b><span>of tasks seen within ${live.seen_within_target.target_hours} h (${live.seen_within_target.on_time} of ${live.seen_within_target.due}, ${live.seen_within_target.window_days} days)</span></div>
 <div class="figure"><b>${live.remaining_capacity_today.tasks}</b><span>of ${live.remaining_capacity_today.task_cap} tasks left today</span></div>
 </div>
-<p class="small muted">Over the last ${live.window_days} days, as of ${live.as_of}.</p>`;
+<p class="small muted">Over the last ${live.window_days} days (times and the share: its ${live.sample_tasks.toLocaleString('en')} most recent tasks at most), as of ${live.as_of}.</p>`;
 }
 
 function servicesCards(deps: ServiceDeps): SafeHtml {

@@ -3,11 +3,13 @@ import { type Block, toMarkdown } from '../../domain/markup.js';
 import type { PublicTask } from '../../domain/schemas.js';
 import { STATUS_LABELS, type TaskStatus } from '../../domain/task.js';
 import { attachmentPath } from '../../domain/urls.js';
-import { receiptIssuer } from '../../receipts/issuer.js';
+import { receiptIssuer, sameIssuer } from '../../receipts/issuer.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
 import { timeHtml, when } from './format.js';
 import { EMPTY_MESSAGE_FORM, type MessageFormState, messageForm } from './message-form.js';
+import { type AnswerFormState, EMPTY_ANSWER_FORM, questionsSection } from './questions.js';
+import { resultTable } from './result-table.js';
 
 /** The status page of a task, and its markdown twin. Every field an agent wrote is escaped. */
 
@@ -54,7 +56,7 @@ function statusLabel(status: string): string {
 /** A receipt issued elsewhere (an imported task): who issued it, or null when it is this deployment's. */
 function foreignIssuer(deps: ServiceDeps, receipt: string): string | null {
   const iss = receiptIssuer(receipt);
-  return iss === deps.config.baseUrl ? null : (iss ?? 'an unknown issuer');
+  return sameIssuer(iss, deps.config.baseUrl) ? null : (iss ?? 'an unknown issuer');
 }
 
 /** Images the service previews (a thumbnail was made at upload). */
@@ -126,16 +128,25 @@ function nextStep(deps: ServiceDeps, task: PublicTask): string {
   }
 }
 
-export function statusBody(deps: ServiceDeps, task: PublicTask, message: MessageFormState = EMPTY_MESSAGE_FORM): SafeHtml {
+export function statusBody(
+  deps: ServiceDeps,
+  task: PublicTask,
+  message: MessageFormState = EMPTY_MESSAGE_FORM,
+  answer: AnswerFormState = EMPTY_ANSWER_FORM,
+): SafeHtml {
   const api = `/api/${API_VERSION}/tasks/${task.task_id}`;
   return html`<p class="muted small">Task <code>${task.task_id}</code></p>
 <h1>${title(deps, task.task_type)} <span class="badge ${task.status}">${STATUS_TEXT[task.status] ?? task.status}</span></h1>
 ${steps(task)}
 <p class="next">${nextStep(deps, task)}</p>
+${task.awaiting_answer ? html`<div class="alert" role="status"><a href="#questions">The operator has a question for you</a>: the work waits for your answer.</div>` : ''}
+${questionsSection(task, answer)}
 ${
-  task.operator_notes !== null && task.operator_notes !== ''
-    ? html`<section class="card" aria-labelledby="notes-heading"><h2 id="notes-heading" class="flush-top">${notesHeading(task)}</h2><p class="text">${task.operator_notes}</p></section>`
-    : ''
+  task.result !== null
+    ? html`<section class="card" aria-labelledby="notes-heading"><h2 id="notes-heading" class="flush-top">${notesHeading(task)}</h2><div class="table-wrap">${resultTable(task.result)}</div></section>`
+    : task.operator_notes !== null && task.operator_notes !== ''
+      ? html`<section class="card" aria-labelledby="notes-heading"><h2 id="notes-heading" class="flush-top">${notesHeading(task)}</h2><p class="text">${task.operator_notes}</p></section>`
+      : ''
 }
 <section class="card" aria-labelledby="details-heading">
 <h2 id="details-heading" class="flush-top">The task</h2>
@@ -201,6 +212,17 @@ export function statusMarkdown(deps: ServiceDeps, task: PublicTask): string {
     { code: task.description },
   ];
   if (task.operator_notes) blocks.push({ h: 2, text: notesHeading(task) }, { code: task.operator_notes });
+  if (task.questions.length > 0) {
+    blocks.push({ h: 2, text: `Questions from the operator${task.awaiting_answer ? ' (awaiting your answer)' : ''}` });
+    for (const q of task.questions) {
+      blocks.push({ p: `${q.question_id}, asked ${q.asked_at}:` }, { code: q.question });
+      blocks.push(
+        q.answer !== null
+          ? { code: q.answer }
+          : { p: `Not answered yet: POST {"answer": "..."} to ${base}/api/${API_VERSION}/tasks/${task.task_id}/questions/${q.question_id}/answer` },
+      );
+    }
+  }
   if (task.attachments && task.attachments.length > 0) {
     blocks.push(
       { h: 2, text: 'Files' },

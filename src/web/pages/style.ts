@@ -49,6 +49,9 @@ table{border-collapse:collapse;width:100%;font-size:.95rem}
 th,td{text-align:left;padding:.5rem .6rem;border-bottom:1px solid var(--line);vertical-align:top}
 td:first-child{white-space:nowrap}
 td code{overflow-wrap:normal}
+.result-table th{text-transform:none;letter-spacing:0;width:35%;overflow-wrap:anywhere}
+.result-table td{overflow-wrap:anywhere;white-space:normal}
+.result-list{margin:0;padding-left:1.2rem}
 th{font-weight:600;color:var(--muted);font-size:.85rem;text-transform:uppercase;letter-spacing:.03em}
 .figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(10.5rem,1fr));gap:.75rem;margin:1rem 0}
 .figure{background:var(--card);border:1px solid var(--line);border-radius:var(--radius);padding:.8rem 1rem}

@@ -1,5 +1,6 @@
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
+import { resultTable } from '../../pages/result-table.js';
 import { csrfField } from '../layout.js';
 import type { Session } from '../session.js';
 
@@ -23,6 +24,28 @@ ${notes}</textarea>
         <div class="row end">
           <button class="btn secondary" type="submit" formaction="/operator/tasks/${taskId}/notes">Save as draft and edit</button>
           <button class="btn" type="submit">Confirm: deliver &amp; sign receipt</button>
+        </div>
+      </form>
+    </section>`;
+}
+
+/**
+ * The same step for a structured answer: the result as a table, and the SHA-256 of its canonical
+ * JSON (the deliverable the receipt signs). Confirming posts that canonical JSON again.
+ */
+export function deliverResultConfirmView(taskId: string, canonical: string, session: Session): SafeHtml {
+  return html`<p><a href="/operator/tasks/${taskId}">← Back to the task</a></p>
+    <section class="card" aria-labelledby="confirm-heading">
+      <h1 id="confirm-heading">Deliver and sign the receipt?</h1>
+      <p>The answer below is frozen once delivered. The receipt signs the SHA-256 of its canonical JSON:</p>
+      <p class="hash mono" id="confirm-hash">${deliverableSha256(canonical)}</p>
+      ${resultTable(JSON.parse(canonical))}
+      <form class="action" method="post" action="/operator/tasks/${taskId}/result">
+        ${csrfField(session)}
+        <input type="hidden" name="confirmed" value="1">
+        <textarea name="result_json" hidden aria-hidden="true" tabindex="-1">${canonical}</textarea>
+        <div class="row end">
+          <button class="btn" type="submit" name="result_source" value="json">Confirm: deliver &amp; sign receipt</button>
         </div>
       </form>
     </section>`;

@@ -4,6 +4,7 @@ import type { BlockEntry } from '../../../services/blocklist.js';
 import { BLOCK_KINDS } from '../../../services/blocklist.js';
 import type { OutboxEntry, OutboxStatus } from '../../../services/outbox-admin.js';
 import { csrfField, duration, relative, statusPill, WITHDRAWAL, when } from '../layout.js';
+import { PASSKEY_SCRIPTS } from '../passkey-assets.js';
 import type { Session } from '../session.js';
 import { repliesList, replyForm } from './talk.js';
 
@@ -172,12 +173,14 @@ function retentionCard(run: AdminStats['retention'], now: Date): SafeHtml {
 export function loginView(error: string | null, next: string): SafeHtml {
   return html`<div class="login card">
     <h1>Sign in</h1>
-    <p class="sub">Use the operator key: ADMIN_KEY, or the key the service printed on its first start.</p>
+    <div class="flash error" role="alert" id="passkey-status" hidden></div>
+    <p><button class="btn" type="button" data-passkey-signin="${next}" hidden>Use a passkey</button></p>
+    <p class="sub">Or use a key: your personal key (hto_…), or ADMIN_KEY, or the key the service printed on its first start.</p>
     ${error ? html`<div class="flash error" role="alert">${error}</div>` : ''}
     <form method="post" action="/operator/login">
       <input type="hidden" name="next" value="${next}">
       <div class="field"><label for="key">Operator key</label><input id="key" name="key" type="password" autocomplete="current-password" required autofocus></div>
       <button class="btn" type="submit">Sign in</button>
     </form>
-  </div>`;
+  </div>${PASSKEY_SCRIPTS}`;
 }

@@ -1,6 +1,7 @@
 import type { AdminMessage, AdminTask, Queue } from '../../../domain/admin-schemas.js';
+import { dueOf } from '../../../domain/due.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
-import { OPEN_STATUSES } from '../../../domain/task.js';
+import { isFinal, OPEN_STATUSES } from '../../../domain/task.js';
 import { unseenPastTarget } from '../../../services/response-target.js';
 import { humanType, relative, statusPill, WITHDRAWAL } from '../layout.js';
 
@@ -23,7 +24,7 @@ function excerpt(text: string, max = 220): string {
 }
 
 export interface QueueViewOptions {
-  order: 'oldest' | 'newest';
+  order: 'oldest' | 'newest' | 'due';
   targetHours: number;
   /** The VAPID public key, for the "enable notifications" button (Web Push). */
   pushKey?: string;
@@ -52,6 +53,18 @@ function age(task: AdminTask, now: Date, targetHours: number): SafeHtml {
   return html`<span class="${late ? 'overdue-text' : ''}">Waiting ${shown} of ${targetHours} h target</span>`;
 }
 
+/** How long is left until the task is due: the earlier of its deadline and its response target (open tasks only). */
+function timeLeft(task: AdminTask, now: Date, targetHours: number): SafeHtml {
+  if (isFinal(task.status)) return html``;
+  const due = dueOf(task, targetHours);
+  const ms = due.at.getTime() - now.getTime();
+  const span = (h: number) => (h < 1 ? `${Math.max(1, Math.round(h * 60))} min` : h < 48 ? `${Math.floor(h)} h` : `${Math.floor(h / 24)} days`);
+  const why = due.by === 'deadline' ? 'deadline' : 'response target';
+  return ms >= 0
+    ? html`<span data-due="${due.at.toISOString()}">${span(ms / 3_600_000)} left (${why})</span>`
+    : html`<span class="overdue-text" data-due="${due.at.toISOString()}">${why === 'deadline' ? 'Deadline passed' : 'Response target passed'} ${span(-ms / 3_600_000)} ago</span>`;
+}
+
 function item(task: AdminTask, mail: AdminMessage[], now: Date, options: QueueViewOptions): SafeHtml {
   const late = unseenPastTarget(task, options.targetHours, now);
   const overdue = isOverdue(task, now) || late;
@@ -72,6 +85,7 @@ function item(task: AdminTask, mail: AdminMessage[], now: Date, options: QueueVi
     <div class="item-desc">${excerpt(task.description)}</div>
     <div class="item-meta">
       ${age(task, now, options.targetHours)}
+      ${timeLeft(task, now, options.targetHours)}
       ${task.requester ? html`<span>From ${excerpt(task.requester, 60)}</span>` : html`<span>No requester given</span>`}
       ${task.eta ? html`<span class="${overdue ? 'overdue-text' : ''}">${overdue ? `Overdue: ETA was ${relative(task.eta, now)}` : `ETA ${relative(task.eta, now)}`}</span>` : ''}
       ${task.deadline ? html`<span>Deadline ${excerpt(task.deadline, 40)}</span>` : ''}
@@ -117,13 +131,14 @@ export function queueView(
     ? `/operator?status=${filter}&order=${order}${options.test ? `&test=${options.test}` : ''}&cursor=${encodeURIComponent(queue.next_cursor)}`
     : null;
   return html`<div data-live-list><div class="page-head">
-      <div><h1>Queue</h1><p class="sub">${order === 'oldest' ? 'Oldest first: the longest wait on top.' : 'Newest first.'} Target: every task seen within ${options.targetHours} h. Open a task to review it; the first view stamps it as seen.</p></div>
+      <div><h1>Queue</h1><p class="sub">${order === 'due' ? 'Due first: the earlier of deadline and response target on top.' : order === 'oldest' ? 'Oldest first: the longest wait on top.' : 'Newest first.'} Target: every task seen within ${options.targetHours} h. Open a task to review it; the first view stamps it as seen.</p></div>
       ${overdue > 0 ? html`<span class="badge danger">${overdue} overdue</span>` : ''}
     </div>
     <nav class="tabs" aria-label="Filter by status">
       ${FILTERS.map(([key, label]) => html`<a href="/operator?status=${key}&amp;order=${order}" ${filter === key ? html`aria-current="page"` : ''}>${label}<span class="n">${count(key)}</span></a>`)}
     </nav>
     <nav class="tabs" aria-label="Order">
+      <a href="/operator?status=${filter}&amp;order=due" ${order === 'due' ? html`aria-current="page"` : ''}>Due first</a>
       <a href="/operator?status=${filter}&amp;order=oldest" ${order === 'oldest' ? html`aria-current="page"` : ''}>Oldest first</a>
       <a href="/operator?status=${filter}&amp;order=newest" ${order === 'newest' ? html`aria-current="page"` : ''}>Newest first</a>
     </nav>

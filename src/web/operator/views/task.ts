@@ -1,13 +1,18 @@
 import type { AdminTaskDetail } from '../../../domain/admin-schemas.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { canTransition } from '../../../domain/task.js';
+import type { AuditEntry } from '../../../domain/team-schemas.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
 import type { OperatorAttachment } from '../../../services/attachments.js';
 import type { WebhookEventView } from '../../../services/webhooks.js';
+import { resultTable } from '../../pages/result-table.js';
 import { csrfField, humanType, statusPill, utcInputValue, when } from '../layout.js';
 import type { Session } from '../session.js';
+import { auditView } from './audit.js';
 import { filesView } from './files.js';
+import { questionsView } from './questions.js';
 import { isOverdue, testBadge } from './queue.js';
+import { type ResultDraft, resultFields } from './result-form.js';
 import { asksWithdrawal, type BlockDraft, blockSenderForm, conversation, withdrawForm } from './talk.js';
 
 export interface TaskViewOptions {
@@ -26,6 +31,14 @@ export interface TaskViewOptions {
   limits: { maxPerTask: number; maxBytes: number };
   /** Webhook events of the task (none when it has no callback URL). */
   webhooks?: WebhookEventView[];
+  /** A task with a response schema: what the operator entered in its form, and its problems. */
+  result?: ResultDraft;
+  /** The assignment card (who has the task, Take it, Give to…). */
+  assignment?: SafeHtml;
+  /** The audit log's entries of the task, and the names of the operators they mention. */
+  audit?: { entries: AuditEntry[]; names: ReadonlyMap<string, string> };
+  /** A refused question, kept in the ask form. */
+  questionDraft?: string | undefined;
 }
 
 const DEFAULT_ETA_HOURS = 24;
@@ -117,6 +130,7 @@ function actions(options: TaskViewOptions): SafeHtml {
       ${rejectForm(task, session, draft.reason)}
     </section>`;
   }
+  if (task.status === 'accepted' && task.response_schema !== null) return structuredDeliver(options, task.response_schema);
   if (task.status === 'accepted') {
     const notes = draft.notes ?? task.operator_notes ?? '';
     return html`<section class="card" aria-labelledby="act">
@@ -136,18 +150,13 @@ ${notes}</textarea>
           <button class="btn" type="submit">Deliver &amp; sign receipt</button>
         </div>
       </form>
-      <form class="action" method="post" action="/operator/tasks/${task.task_id}/eta">
-        ${csrfField(session)}
-        ${etaField('eta', task.eta ? new Date(task.eta) : defaultEta, 'Move the ETA')}
-        <button class="btn secondary" type="submit">Update ETA</button>
-      </form>
-      ${rejectForm(task, session, draft.reason)}
+      ${moveEtaAndReject(task, session, defaultEta, draft.reason)}
     </section>`;
   }
   if (task.status === 'delivered') {
     return html`<section class="card" aria-labelledby="act">
       <h2 id="act">Delivered · receipt</h2>
-      <p class="prose quote">${task.operator_notes ?? ''}</p>
+      ${task.result !== null ? resultTable(task.result) : html`<p class="prose quote">${task.operator_notes ?? ''}</p>`}
       <dl class="kv">
         <dt>Delivered</dt><dd>${when(task.delivered_at, now)}</dd>
         <dt>Deliverable SHA-256</dt><dd class="mono">${task.deliverable_sha256 ?? ''}</dd>
@@ -197,7 +206,7 @@ export function taskView(options: TaskViewOptions): SafeHtml {
     ${options.notice ?? ''}
     <div class="page-head">
       <div>
-        <div class="row">${statusPill(task.status)}${testBadge(task)}${isOverdue(task, now) ? html`<span class="badge danger">Overdue</span>` : ''}${task.email_unverified ? html`<span class="badge warn">E-mail unverified</span>` : ''}${withdrawal ? html`<span class="badge danger">Withdrawal requested?</span>` : ''}</div>
+        <div class="row">${statusPill(task.status)}${testBadge(task)}${isOverdue(task, now) ? html`<span class="badge danger">Overdue</span>` : ''}${task.email_unverified ? html`<span class="badge warn">E-mail unverified</span>` : ''}${withdrawal ? html`<span class="badge danger">Withdrawal requested?</span>` : ''}${task.awaiting_answer ? html`<span class="badge warn">Awaiting answer</span>` : ''}</div>
         <h1>${humanType(task.task_type)}</h1>
         <div class="idline"><span class="mono" id="task-id">${task.task_id}</span><button type="button" class="btn small ghost" data-copy="task-id" hidden>Copy id</button><a href="${options.statusPageUrl}" target="_blank" rel="noopener noreferrer">Public status page ↗</a></div>
       </div>
@@ -207,13 +216,62 @@ export function taskView(options: TaskViewOptions): SafeHtml {
         <section class="card" aria-labelledby="req"><h2 id="req">What the agent asked</h2><p class="prose quote">${task.description}</p>${keyFacts(task, now)}</section>
         ${filesView({ taskId: task.task_id, status: task.status, files: options.files, session: options.session, locationRequired: task.location_required, ...options.limits })}
         ${actions(options)}
+        ${questionsView(task, options.session, now, options.questionDraft)}
         <section class="card" aria-labelledby="msgs"><h2 id="msgs">Messages naming this task</h2>${conversation(task, options.session, now)}</section>
       </div>
       <div>
+        ${options.assignment ?? ''}
         <section class="card" aria-labelledby="det"><h2 id="det">Details</h2>${fields(task, now)}</section>
         <section class="card" aria-labelledby="his"><h2 id="his">History</h2>${history(task, now)}</section>
+        ${options.audit ? auditView(options.audit.entries, options.audit.names, now) : ''}
         ${options.webhooks && options.webhooks.length > 0 ? webhooks(options.webhooks, options.session, now) : ''}
         ${blockSenderForm(task, options.session, options.block)}
       </div>
     </div>`;
+}
+
+/**
+ * The deliver step of a task with a response schema: the schema as a form, and a raw JSON editor
+ * beside it (issue 24). "Check answers" asks the server without delivering; delivering confirms
+ * once, as for text, with the hash of the result's canonical JSON.
+ */
+function structuredDeliver(options: TaskViewOptions, schema: Record<string, unknown>): SafeHtml {
+  const { task, session, now, draft = {}, result = {} } = options;
+  const defaultEta = new Date(now.getTime() + DEFAULT_ETA_HOURS * 3600_000);
+  const formAction = `/operator/tasks/${task.task_id}/result`;
+  return html`<section class="card" aria-labelledby="act">
+      <h2 id="act">Deliver</h2>
+      ${withdrawForm(task, session)}
+      <p class="hint">The requester asked for a structured answer: fill the form (or paste JSON below). It is checked against the task’s schema; the receipt signs its canonical JSON.</p>
+      <form class="action" method="post" action="${formAction}" data-confirm="Deliver and sign the receipt? The answer is frozen once delivered.">
+        ${csrfField(session)}
+        <input type="hidden" name="confirmed" value="0" data-confirmed>
+        <!-- Enter in a field submits the first button: make it "check", never a row's removal. -->
+        <button class="default-check" type="submit" name="form_op" value="check" formnovalidate data-no-confirm tabindex="-1" aria-hidden="true">Check answers</button>
+        ${resultFields(schema, result, formAction)}
+        <div class="row end">
+          <button class="btn secondary" type="submit" name="form_op" value="check" formnovalidate data-no-confirm>Check answers</button>
+          <button class="btn" type="submit" name="result_source" value="form">Deliver &amp; sign receipt</button>
+        </div>
+        <details${result.json !== undefined ? html` open` : ''}>
+          <summary>Raw JSON editor</summary>
+          <div class="field">
+            <label for="result-json">Result as JSON</label>
+            <textarea id="result-json" name="result_json" rows="10" class="mono">${result.json ?? JSON.stringify(result.value ?? {}, null, 2)}</textarea>
+          </div>
+          <div class="row end"><button class="btn" type="submit" name="result_source" value="json">Deliver this JSON &amp; sign receipt</button></div>
+        </details>
+      </form>
+      ${moveEtaAndReject(task, session, defaultEta, draft.reason)}
+    </section>`;
+}
+
+/** The accepted task's other actions, under either deliver form: move the ETA, or reject. */
+function moveEtaAndReject(task: AdminTaskDetail, session: Session, defaultEta: Date, reason: string | undefined): SafeHtml {
+  return html`<form class="action" method="post" action="/operator/tasks/${task.task_id}/eta">
+        ${csrfField(session)}
+        ${etaField('eta', task.eta ? new Date(task.eta) : defaultEta, 'Move the ETA')}
+        <button class="btn secondary" type="submit">Update ETA</button>
+      </form>
+      ${rejectForm(task, session, reason)}`;
 }
