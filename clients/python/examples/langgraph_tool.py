@@ -6,6 +6,10 @@ verified deliverable, so any agent that can call tools can use a human. Needs `l
 
     pip install ./clients/python langgraph langchain-openai
     HTASK_BASE_URL=https://tasks.example.org python examples/langgraph_tool.py
+
+Try it without a person first: `DEV_AUTO_OPERATOR=deliver npm run dev` starts the service with a
+stand-in operator that delivers every task two seconds after it arrives (docs/development.md); the
+tool then returns its canned answer with the receipt verified. tests/test_example.py runs it so.
 """
 
 from __future__ import annotations

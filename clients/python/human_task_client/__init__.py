@@ -11,9 +11,11 @@ from ._common import Submission, WaitProgress
 from .async_client import AsyncHumanTaskClient
 from .client import HumanTaskClient
 from .errors import (
+    AlreadyAnsweredError,
     CapacityReachedError,
     ClientBlockedError,
     DuplicateTaskError,
+    ForbiddenError,
     HumanTaskError,
     InternalError,
     InvalidCursorError,
@@ -23,6 +25,7 @@ from .errors import (
     MethodNotAllowedError,
     NotFoundError,
     PayloadTooLargeError,
+    QuestionNotFoundError,
     RateLimitedError,
     ServiceUnavailableError,
     TaskNotFoundError,
@@ -31,11 +34,17 @@ from .errors import (
     ValidationFailedError,
     WaitTimeoutError,
 )
-from .models import CatalogEntry, MessageInput, MessageResponse, SubmissionResponse, Task, TaskInput
-from .verify import Check, ReceiptVerdict, WebhookVerdict, verify_receipt, verify_webhook
+from .models import CatalogEntry, MessageInput, MessageResponse, MessageThread, Question, SubmissionResponse, Task, TaskInput
+from .results import parse_result
+from .verify import Check, ReceiptVerdict, WebhookVerdict, same_issuer, verify_receipt, verify_webhook
 
 __all__ = [
+    "AlreadyAnsweredError",
     "AsyncHumanTaskClient",
+    "ForbiddenError",
+    "MessageThread",
+    "Question",
+    "QuestionNotFoundError",
     "CapacityReachedError",
     "CatalogEntry",
     "Check",
@@ -66,7 +75,9 @@ __all__ = [
     "ValidationFailedError",
     "WaitProgress",
     "WaitTimeoutError",
+    "parse_result",
     "WebhookVerdict",
+    "same_issuer",
     "verify_receipt",
     "verify_webhook",
 ]

@@ -26,6 +26,9 @@ class Submission:
 
     response: SubmissionResponse
     idempotency_key: str
+    #: True when the service answered with an earlier submission of this Idempotency-Key
+    #: (header Idempotent-Replayed): no new task was created.
+    replayed: bool = False
 
     @property
     def task_id(self) -> str:

@@ -13,7 +13,7 @@ import httpx
 from ._base import DEFAULT_BASE_URL, _Base
 from ._common import FINAL, Pacer, Submission, WaitProgress, deadline_of, jwks_or_error, new_idempotency_key, parse_body, refusal
 from .errors import HumanTaskError, TaskNotFoundError, WaitTimeoutError
-from .models import CatalogEntry, MessageInput, MessageResponse, ServicesPage, SubmissionResponse, Task, TaskInput
+from .models import CatalogEntry, MessageInput, MessageResponse, MessageThread, ServicesPage, SubmissionResponse, Task, TaskInput
 from .verify import ReceiptVerdict, WebhookVerdict, verify_webhook
 
 
@@ -70,7 +70,7 @@ class AsyncHumanTaskClient(_Base):
     async def submit_task(self, task: TaskInput | Mapping[str, Any], *, idempotency_key: str | None = None) -> Submission:
         key = idempotency_key or new_idempotency_key()
         response = await self._request("POST", "/api/v1/tasks", json=dict(task), headers={"idempotency-key": key}, idempotent=True)
-        return Submission(SubmissionResponse.from_dict(parse_body(response)), key)
+        return Submission(SubmissionResponse.from_dict(parse_body(response)), key, response.headers.get("idempotent-replayed") == "true")
 
     async def get_task(self, task_id: str) -> Task:
         response = await self._request("GET", f"/api/v1/tasks/{quote(task_id, safe='')}", headers=self._tasks.headers(task_id, None), idempotent=True)
@@ -79,6 +79,24 @@ class AsyncHumanTaskClient(_Base):
     async def send_message(self, message: MessageInput | Mapping[str, Any]) -> MessageResponse:
         response = await self._request("POST", "/api/v1/messages", json=dict(message), idempotent=False)
         return MessageResponse.from_dict(parse_body(response))
+
+    async def answer_question(self, task_id: str, question_id: str, answer: str) -> Task:
+        """Answers the operator's question (the one in ``task.questions`` whose answer is None while
+        ``task.awaiting_answer``). Each question takes one answer: AlreadyAnsweredError after."""
+        path = f"/api/v1/tasks/{quote(task_id, safe='')}/questions/{quote(question_id, safe='')}/answer"
+        return Task.from_dict(parse_body(await self._request("POST", path, json={"answer": answer}, idempotent=False)))
+
+    async def cancel_task(self, task_id: str) -> dict[str, Any]:
+        """Asks the operator to withdraw a task (POST /api/v1/tasks/{task_id}/cancel): a withdrawal
+        request naming it, with the message quota. The status does not change: the operator decides,
+        and withdraws it by rejecting it. A final task raises InvalidTransitionError."""
+        body = parse_body(await self._request("POST", f"/api/v1/tasks/{quote(task_id, safe='')}/cancel", idempotent=True))
+        return dict(body)
+
+    async def read_thread(self, message_id: str, thread_token: str) -> MessageThread:
+        """The operator's replies to a message, read with the thread_token send_message returned."""
+        headers = {"authorization": f"Bearer {thread_token}"}
+        return MessageThread.from_dict(parse_body(await self._request("GET", f"/api/v1/messages/{quote(message_id, safe='')}", headers=headers, idempotent=True)))
 
     async def list_services(self, *, page_size: int | None = None) -> AsyncIterator[CatalogEntry]:
         cursor: str | None = None
@@ -111,7 +129,7 @@ class AsyncHumanTaskClient(_Base):
             # Known already: report it at once (a long-poll's first answer only comes with a change).
             if on_progress:
                 on_progress(WaitProgress(last, last.status, last.eta, 0.0))
-            if last.status in FINAL:
+            if last.status in FINAL or last.awaiting_answer:
                 return last
         while True:
             remaining = until - time.monotonic()
@@ -125,7 +143,7 @@ class AsyncHumanTaskClient(_Base):
                 last = self._tasks.read(task_id, response)
                 if on_progress:
                     on_progress(WaitProgress(last, last.status, last.eta, time.monotonic() - started))
-                if last.status in FINAL:
+                if last.status in FINAL or last.awaiting_answer:
                     return last
                 pause = pacer.after_answer(response, "prefer" in headers, time.monotonic() - sent, hold)
             except HumanTaskError as error:

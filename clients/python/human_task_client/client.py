@@ -13,7 +13,7 @@ import httpx
 from ._base import DEFAULT_BASE_URL, _Base
 from ._common import FINAL, Pacer, Submission, WaitProgress, deadline_of, jwks_or_error, new_idempotency_key, parse_body, refusal
 from .errors import HumanTaskError, TaskNotFoundError, WaitTimeoutError
-from .models import CatalogEntry, MessageInput, MessageResponse, ServicesPage, SubmissionResponse, Task, TaskInput
+from .models import CatalogEntry, MessageInput, MessageResponse, MessageThread, ServicesPage, SubmissionResponse, Task, TaskInput
 from .verify import ReceiptVerdict, WebhookVerdict, verify_webhook
 
 
@@ -74,7 +74,7 @@ class HumanTaskClient(_Base):
         """Submits a task; one Idempotency-Key per logical submission, reused on every retry."""
         key = idempotency_key or new_idempotency_key()
         response = self._request("POST", "/api/v1/tasks", json=dict(task), headers={"idempotency-key": key}, idempotent=True)
-        return Submission(SubmissionResponse.from_dict(parse_body(response)), key)
+        return Submission(SubmissionResponse.from_dict(parse_body(response)), key, response.headers.get("idempotent-replayed") == "true")
 
     def get_task(self, task_id: str) -> Task:
         """The task's public state; conditional (a 304 answers from the last copy seen)."""
@@ -84,6 +84,24 @@ class HumanTaskClient(_Base):
     def send_message(self, message: MessageInput | Mapping[str, Any]) -> MessageResponse:
         response = self._request("POST", "/api/v1/messages", json=dict(message), idempotent=False)
         return MessageResponse.from_dict(parse_body(response))
+
+    def answer_question(self, task_id: str, question_id: str, answer: str) -> Task:
+        """Answers the operator's question (the one in ``task.questions`` whose answer is None while
+        ``task.awaiting_answer``). Each question takes one answer: AlreadyAnsweredError after."""
+        path = f"/api/v1/tasks/{quote(task_id, safe='')}/questions/{quote(question_id, safe='')}/answer"
+        return Task.from_dict(parse_body(self._request("POST", path, json={"answer": answer}, idempotent=False)))
+
+    def cancel_task(self, task_id: str) -> dict[str, Any]:
+        """Asks the operator to withdraw a task (POST /api/v1/tasks/{task_id}/cancel): a withdrawal
+        request naming it, with the message quota. The status does not change: the operator decides,
+        and withdraws it by rejecting it. A final task raises InvalidTransitionError."""
+        body = parse_body(self._request("POST", f"/api/v1/tasks/{quote(task_id, safe='')}/cancel", idempotent=True))
+        return dict(body)
+
+    def read_thread(self, message_id: str, thread_token: str) -> MessageThread:
+        """The operator's replies to a message, read with the thread_token send_message returned."""
+        headers = {"authorization": f"Bearer {thread_token}"}
+        return MessageThread.from_dict(parse_body(self._request("GET", f"/api/v1/messages/{quote(message_id, safe='')}", headers=headers, idempotent=True)))
 
     def list_services(self, *, page_size: int | None = None) -> Iterator[CatalogEntry]:
         """Every catalog entry, following next_cursor."""
@@ -108,7 +126,8 @@ class HumanTaskClient(_Base):
         on_progress: Callable[[WaitProgress], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> Task:
-        """Waits until delivered or rejected. Long-polls (Prefer: wait + If-None-Match); against a
+        """Waits until delivered or rejected, or until the operator asks a question (``awaiting_answer``:
+        answer it with answer_question, then wait again). Long-polls (Prefer: wait + If-None-Match); against a
         service that does not hold requests, polls with a growing delay; always honours Retry-After
         and an exhausted read quota. ``timeout`` in seconds, ``deadline`` as Unix seconds; raises
         WaitTimeoutError then. Setting ``cancel`` stops the wait within a few seconds (raises
@@ -126,7 +145,7 @@ class HumanTaskClient(_Base):
             # Known already: report it at once (a long-poll's first answer only comes with a change).
             if on_progress:
                 on_progress(WaitProgress(last, last.status, last.eta, 0.0))
-            if last.status in FINAL:
+            if last.status in FINAL or last.awaiting_answer:
                 return last
         while True:
             remaining = until - time.monotonic()
@@ -140,7 +159,7 @@ class HumanTaskClient(_Base):
                 last = self._tasks.read(task_id, response)
                 if on_progress:
                     on_progress(WaitProgress(last, last.status, last.eta, time.monotonic() - started))
-                if last.status in FINAL:
+                if last.status in FINAL or last.awaiting_answer:
                     return last
                 pause = pacer.after_answer(response, "prefer" in headers, time.monotonic() - sent, hold)
             except HumanTaskError as error:

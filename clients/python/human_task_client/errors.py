@@ -104,6 +104,18 @@ class ServiceUnavailableError(HumanTaskError):
     """503 service_unavailable: the service's store does not answer."""
 
 
+class ForbiddenError(HumanTaskError):
+    """403 forbidden: the operator's role does not allow the action."""
+
+
+class QuestionNotFoundError(HumanTaskError):
+    """404 question_not_found: the task has no question with that id."""
+
+
+class AlreadyAnsweredError(HumanTaskError):
+    """409 already_answered: the question has its answer (each question takes one)."""
+
+
 class WaitTimeoutError(HumanTaskError):
     """wait_for_result's deadline passed; ``task`` is the last state seen."""
 
@@ -132,6 +144,9 @@ _BY_CODE: dict[str, type[HumanTaskError]] = {
     "capacity_reached": CapacityReachedError,
     "internal_error": InternalError,
     "service_unavailable": ServiceUnavailableError,
+    "forbidden": ForbiddenError,
+    "question_not_found": QuestionNotFoundError,
+    "already_answered": AlreadyAnsweredError,
 }
 
 

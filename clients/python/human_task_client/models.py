@@ -9,7 +9,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Required, TypedDict
 
-__all__ = ['CatalogEntry', 'Error', 'Health', 'MessageInput', 'MessageResponse', 'ServicesPage', 'SubmissionResponse', 'Task', 'TaskAttachmentsItem', 'TaskInput', 'TaskStatusHistoryItem', 'WebhookEvent']
+__all__ = ['AnswerInput', 'CatalogEntry', 'Error', 'Health', 'MessageInput', 'MessageResponse', 'MessageThread', 'MessageThreadRepliesItem', 'Question', 'ServicesPage', 'SubmissionResponse', 'Task', 'TaskAttachmentsItem', 'TaskInput', 'TaskStatusHistoryItem', 'WebhookEvent']
+
+
+AnswerInput = TypedDict(
+    'AnswerInput',
+    {
+        'answer': Required[str],  # The requester's answer to the operator's question.
+    },
+    total=False,
+)
+"""AnswerInput"""
 
 
 @dataclass(frozen=True)
@@ -24,6 +34,7 @@ class CatalogEntry:
     output_formats: list[str]
     location_required: bool
     estimated_response_time: str
+    example_response_schema: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Fields this version of the client does not know (a newer service), as received."""
 
@@ -38,7 +49,8 @@ class CatalogEntry:
             output_formats=list(data['output_formats']),
             location_required=data['location_required'],
             estimated_response_time=data['estimated_response_time'],
-            extra={k: v for k, v in data.items() if k not in {'service_id', 'task_type', 'title', 'description', 'example_request', 'output_formats', 'location_required', 'estimated_response_time'}},
+            example_response_schema=dict(data['example_response_schema']) if data.get('example_response_schema') is not None else None,
+            extra={k: v for k, v in data.items() if k not in {'service_id', 'task_type', 'title', 'description', 'example_request', 'output_formats', 'location_required', 'estimated_response_time', 'example_response_schema'}},
         )
 
 
@@ -101,6 +113,7 @@ MessageInput = TypedDict(
         'reply_to': Required[str],  # A real mailbox (MX-checked): the only way the operator can answer. Never returned.
         'from': str | None,  # Agent, company or system identifier.
         'subject': str | None,
+        'task_id': str | None,  # The task this message is about (an existing task_id): the operator sees the message on that task. Ids named in the text are linked too.
     },
     total=False,
 )
@@ -114,6 +127,7 @@ class MessageResponse:
     message_id: str
     created_at: str
     message: str
+    thread_token: str
     warnings: list[str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Fields this version of the client does not know (a newer service), as received."""
@@ -124,8 +138,75 @@ class MessageResponse:
             message_id=data['message_id'],
             created_at=data['created_at'],
             message=data['message'],
+            thread_token=data['thread_token'],
             warnings=list(data['warnings']) if data.get('warnings') is not None else None,
-            extra={k: v for k, v in data.items() if k not in {'message_id', 'created_at', 'message', 'warnings'}},
+            extra={k: v for k, v in data.items() if k not in {'message_id', 'created_at', 'message', 'thread_token', 'warnings'}},
+        )
+
+
+@dataclass(frozen=True)
+class MessageThreadRepliesItem:
+    """MessageThreadRepliesItem"""
+
+    reply_id: str
+    message: str
+    created_at: str
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Fields this version of the client does not know (a newer service), as received."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "MessageThreadRepliesItem":
+        return cls(
+            reply_id=data['reply_id'],
+            message=data['message'],
+            created_at=data['created_at'],
+            extra={k: v for k, v in data.items() if k not in {'reply_id', 'message', 'created_at'}},
+        )
+
+
+@dataclass(frozen=True)
+class MessageThread:
+    """MessageThread"""
+
+    message_id: str
+    created_at: str
+    subject: str | None
+    replies: list[MessageThreadRepliesItem]
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Fields this version of the client does not know (a newer service), as received."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "MessageThread":
+        return cls(
+            message_id=data['message_id'],
+            created_at=data['created_at'],
+            subject=data['subject'],
+            replies=[MessageThreadRepliesItem.from_dict(x) for x in data['replies']],
+            extra={k: v for k, v in data.items() if k not in {'message_id', 'created_at', 'subject', 'replies'}},
+        )
+
+
+@dataclass(frozen=True)
+class Question:
+    """Question"""
+
+    question_id: str
+    question: str
+    asked_at: str
+    answer: str | None
+    answered_at: str | None
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Fields this version of the client does not know (a newer service), as received."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Question":
+        return cls(
+            question_id=data['question_id'],
+            question=data['question'],
+            asked_at=data['asked_at'],
+            answer=data['answer'],
+            answered_at=data['answered_at'],
+            extra={k: v for k, v in data.items() if k not in {'question_id', 'question', 'asked_at', 'answer', 'answered_at'}},
         )
 
 
@@ -240,6 +321,10 @@ class Task:
     operator_notes: str | None
     seen_by_operator_at: str | None
     eta: str | None
+    response_schema: dict[str, Any] | None
+    result: dict[str, Any] | None
+    questions: list[Question]
+    awaiting_answer: bool
     receipt: str | None = None
     deliverable_sha256: str | None = None
     receipt_issued_at: str | None = None
@@ -267,11 +352,15 @@ class Task:
             operator_notes=data['operator_notes'],
             seen_by_operator_at=data['seen_by_operator_at'],
             eta=data['eta'],
+            response_schema=(None if data['response_schema'] is None else dict(data['response_schema'])),
+            result=(None if data['result'] is None else dict(data['result'])),
+            questions=[Question.from_dict(x) for x in data['questions']],
+            awaiting_answer=data['awaiting_answer'],
             receipt=data['receipt'] if data.get('receipt') is not None else None,
             deliverable_sha256=data['deliverable_sha256'] if data.get('deliverable_sha256') is not None else None,
             receipt_issued_at=data['receipt_issued_at'] if data.get('receipt_issued_at') is not None else None,
             attachments=[TaskAttachmentsItem.from_dict(x) for x in data['attachments']] if data.get('attachments') is not None else None,
-            extra={k: v for k, v in data.items() if k not in {'task_id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd', 'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'receipt', 'deliverable_sha256', 'receipt_issued_at', 'attachments'}},
+            extra={k: v for k, v in data.items() if k not in {'task_id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd', 'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'receipt', 'deliverable_sha256', 'receipt_issued_at', 'attachments', 'response_schema', 'result', 'questions', 'awaiting_answer'}},
         )
 
 
@@ -281,7 +370,7 @@ TaskInput = TypedDict(
         'task_type': Required[Literal["real_world_verification", "product_or_app_testing", "human_judgment_and_feedback", "data_collection", "local_physical_task", "ai_output_review", "prompt_and_workflow_testing", "simulation_and_automation_testing", "accessibility_and_usability_check", "custom_human_in_the_loop"]],  # What kind of human work this is.
         'description': Required[str],  # What to do, where, and what success looks like.
         'location_required': bool | None,  # Whether the task needs physical presence. Default false.
-        'location_detail': str | None,  # City, address or area; needed in practice when location_required is true.
+        'location_detail': str | None,  # City, address or area, on one line; needed in practice when location_required is true.
         'deadline': str | None,  # ISO 8601 date-time, with or without offset (without one it is read as UTC). Must be in the future.
         'output_format': str | None,  # Default text_report. Suggested: text_report, text_report_with_photos, structured_json, annotated_screenshots, video, or free text.
         'budget_usd': float | None,  # Deprecated; accepted and ignored (the pilot is free).
@@ -289,6 +378,7 @@ TaskInput = TypedDict(
         'delivery': Literal["email", "status_poll"] | None,  # email (default) or status_poll (result in operator_notes; limited per client per day, 1 task with delivery status_poll by default).
         'requester': str | None,  # Optional self-declared agent, company or system identifier.
         'callback_url': str | None,  # Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.
+        'response_schema': dict[str, Any] | None,  # Optional JSON Schema (draft 2020-12) of the JSON answer you want back; the operator fills a form made from it and the result is validated against it. Top level "type": "object"; at most 16 KB, 10 levels; keywords: type, properties, required, additionalProperties, items, prefixItems, minItems, maxItems, enum, const, minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, minLength, maxLength, format, title, description, default, examples, oneOf, anyOf, $defs, $ref (format: date, date-time, time, email, uri; $ref to "#/$defs/..." only, no cycles). With it, output_format defaults to structured_json.
     },
     total=False,
 )
@@ -299,7 +389,7 @@ TaskInput = TypedDict(
 class WebhookEvent:
     """WebhookEvent"""
 
-    type: Literal["task.accepted", "task.delivered", "task.rejected"]
+    type: Literal["task.accepted", "task.delivered", "task.rejected", "task.question", "task.deadline_passed"]
     timestamp: str
     data: Task
     extra: dict[str, Any] = field(default_factory=dict)

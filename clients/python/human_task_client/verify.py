@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -124,7 +125,7 @@ def verify_receipt(
         return done(kid, payload)
     if issuer is not None:
         expected = issuer.rstrip("/")
-        ok = payload.get("iss") == expected
+        ok = same_issuer(payload.get("iss"), expected)
         checks.append(Check("issuer", ok, f"issued by {expected}" if ok else f"issued by {payload.get('iss')}, not {expected}"))
     if task_id is not None:
         ok = payload.get("task_id") == task_id and payload.get("sub") == task_id
@@ -136,6 +137,40 @@ def verify_receipt(
     if files is not None:
         checks.append(_attachment_check(payload.get("attachments") or [] if payload.get("receipt_version") == 2 else [], files))
     return done(kid, payload)
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_LOOPBACK_V4 = re.compile(r"^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$")
+
+
+def same_issuer(iss: Any, expected: str) -> bool:
+    """The one issuer rule, shared with the server's CLI and the TypeScript client and pinned by
+    ``issuer_cases`` in docs/receipt-test-vectors.json: same origin and path (scheme and port equal,
+    default ports filled in; paths equal without trailing slashes; hosts equal ignoring case), and
+    any two loopback hosts (localhost, 127.0.0.0/8, [::1]) count as one host."""
+    if not isinstance(iss, str):
+        return False
+    a, b = _parse_issuer(iss), _parse_issuer(expected)
+    if a is None or b is None:
+        return iss.strip().rstrip("/") == expected.strip().rstrip("/")
+    same_host = a[1] == b[1] or (_is_loopback(a[1]) and _is_loopback(b[1]))
+    return a[0] == b[0] and a[2] == b[2] and a[3] == b[3] and same_host
+
+
+def _parse_issuer(value: str) -> tuple[str, str, int, str] | None:
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower(), port if port is not None else _DEFAULT_PORTS[scheme], parts.path.rstrip("/")
+
+
+def _is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or bool(_LOOPBACK_V4.match(host))
 
 
 def _payload_problems(payload: Mapping[str, Any]) -> list[str]:

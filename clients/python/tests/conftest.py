@@ -43,8 +43,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def service() -> Iterator[Service]:
+def _start(extra_env: dict[str, str]) -> Iterator[Service]:
+    """Runs `tsx src/server.ts` on a free port with a temporary SQLite DATA_DIR until the caller is done."""
     port = _free_port()
     data_dir = tempfile.mkdtemp(prefix="htc-python-")
     url = f"http://127.0.0.1:{port}"
@@ -60,17 +60,7 @@ def service() -> Iterator[Service]:
         # No network here: a resolver that does not answer, quickly (submissions use status_poll).
         "DNS_SERVERS": "127.0.0.1:9",
         "DNS_TIMEOUT_MS": "200",
-        # Room for the suite; messages keep a small limit so a 429 can be provoked.
-        "TASK_LIMIT_PER_HOUR": "100000",
-        "TASK_LIMIT_PER_DAY": "100000",
-        "STATUS_POLL_LIMIT_PER_DAY": "100000",
-        "READ_LIMIT_PER_MINUTE": "1000000",
-        "DAILY_TASK_CAP": "1000000",
-        "DAILY_EMAIL_CAP": "1000000",
-        "AUTO_BLOCK_REFUSALS": "1000000",
-        "MESSAGE_LIMIT_PER_HOUR": "2",
-        # Webhooks to a receiver on loopback (tests/test_webhooks.py).
-        "WEBHOOK_ALLOW_PRIVATE": "true",
+        **extra_env,
     }
     tsx = REPO / "node_modules" / ".bin" / "tsx"
     log = open(Path(data_dir) / "server.log", "wb")  # noqa: SIM115 (closed below)
@@ -98,3 +88,28 @@ def service() -> Iterator[Service]:
             process.wait()
         log.close()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def service() -> Iterator[Service]:
+    yield from _start(
+        {
+            # Room for the suite; messages keep a small limit so a 429 can be provoked.
+            "TASK_LIMIT_PER_HOUR": "100000",
+            "TASK_LIMIT_PER_DAY": "100000",
+            "STATUS_POLL_LIMIT_PER_DAY": "100000",
+            "READ_LIMIT_PER_MINUTE": "1000000",
+            "DAILY_TASK_CAP": "1000000",
+            "DAILY_EMAIL_CAP": "1000000",
+            "AUTO_BLOCK_REFUSALS": "1000000",
+            "MESSAGE_LIMIT_PER_HOUR": "2",
+            # Webhooks to a receiver on loopback (tests/test_webhooks.py).
+            "WEBHOOK_ALLOW_PRIVATE": "true",
+        }
+    )
+
+
+@pytest.fixture(scope="session")
+def dev_service() -> Iterator[Service]:
+    """The development profile with its stand-in operator: every task accepted, then delivered."""
+    yield from _start({"DEV_MODE": "true", "DEV_AUTO_OPERATOR": "deliver", "DEV_AUTO_OPERATOR_DELAY_MS": "300"})

@@ -19,7 +19,8 @@ def task(status: str) -> dict[str, object]:
         "location_detail": None, "deadline": None, "output_format": "text_report", "budget_usd": None, "requester": "",
         "source": "api", "created_at": "2030-01-01T00:00:00.000Z", "updated_at": "2030-01-01T00:00:00.000Z",
         "status_history": [{"status": status, "at": "2030-01-01T00:00:00.000Z"}], "operator_notes": None,
-        "seen_by_operator_at": None, "eta": None, "future_field": 1,
+        "seen_by_operator_at": None, "eta": None, "response_schema": None, "result": None, "questions": [], "awaiting_answer": False,
+        "future_field": 1,
     }
 
 

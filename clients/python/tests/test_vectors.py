@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from conftest import VECTORS
 
-from human_task_client import verify_receipt, verify_webhook
+from human_task_client import same_issuer, verify_receipt, verify_webhook
 
 VECTORS_DATA: dict[str, Any] = json.loads(VECTORS.read_text(encoding="utf-8"))
 
@@ -27,6 +27,11 @@ def test_receipt_vector(vector: dict[str, Any]) -> None:
     )
     assert verdict.valid is vector["expected"]["valid"]
     assert verdict.failure == vector["expected"]["failure"]
+
+
+@pytest.mark.parametrize("case", VECTORS_DATA["issuer_cases"], ids=lambda c: f"{c['iss']} ~ {c['expected_issuer']}")
+def test_issuer_rule(case: dict[str, Any]) -> None:
+    assert same_issuer(case["iss"], case["expected_issuer"]) is case["same"]
 
 
 @pytest.mark.parametrize("vector", VECTORS_DATA["webhooks"], ids=lambda v: v["name"])

@@ -27,11 +27,14 @@ export type ErrorCode =
   | 'invalid_cursor'
   | 'unauthorized'
   | 'client_blocked'
+  | 'forbidden'
   | 'task_not_found'
   | 'not_found'
+  | 'question_not_found'
   | 'method_not_allowed'
   | 'duplicate_task'
   | 'invalid_transition'
+  | 'already_answered'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'validation_failed'
@@ -54,7 +57,7 @@ export interface TaskInput {
    */
   location_required?: boolean;
   /**
-   * City, address or area; needed in practice when location_required is true.
+   * City, address or area, on one line; needed in practice when location_required is true.
    */
   location_detail?: string;
   /**
@@ -86,6 +89,16 @@ export interface TaskInput {
    * Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.
    */
   callback_url?: string;
+  /**
+   * Optional JSON Schema (draft 2020-12) of the JSON answer you want back; the operator fills a form made from it and the result is validated against it. Top level "type": "object"; at most 16 KB, 10 levels; keywords: type, properties, required, additionalProperties, items, prefixItems, minItems, maxItems, enum, const, minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, minLength, maxLength, format, title, description, default, examples, oneOf, anyOf, $defs, $ref (format: date, date-time, time, email, uri; $ref to "#/$defs/..." only, no cycles). With it, output_format defaults to structured_json.
+   */
+  response_schema?: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema definition
+     * via the `patternProperty` "^.*$".
+     */
+    [k: string]: unknown | undefined;
+  };
 }
 export interface SubmissionResponse {
   task_id: string;
@@ -151,6 +164,42 @@ export interface PublicTask {
    * Files delivered with the result, present once delivered (an empty array when none). Each sha256 is signed into the receipt (receipt_version 2).
    */
   attachments?: PublicAttachment[];
+  response_schema: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema definition
+     * via the `patternProperty` "^.*$".
+     */
+    [k: string]: unknown | undefined;
+  } | null;
+  result: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema definition
+     * via the `patternProperty` "^.*$".
+     */
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * The operator's questions about the task, oldest first, each with its answer once given ([] when none).
+   *
+   * Items: A question the operator asked about the task, with its answer once given.
+   */
+  questions: {
+    /**
+     * q-<year>-<32 hex>
+     */
+    question_id: string;
+    /**
+     * What the operator asks.
+     */
+    question: string;
+    asked_at: string;
+    answer: string | null;
+    answered_at: string | null;
+  }[];
+  /**
+   * true while a question of the operator awaits your answer: answer it with POST /api/v1/tasks/{task_id}/questions/{question_id}/answer {answer} (MCP: answer_operator_question); the work waits for it.
+   */
+  awaiting_answer: boolean;
 }
 /**
  * A file delivered with the task (evidence).
@@ -198,6 +247,10 @@ export interface MessageInput {
    */
   from?: string;
   subject?: string;
+  /**
+   * The task this message is about (an existing task_id): the operator sees the message on that task. Ids named in the text are linked too.
+   */
+  task_id?: string;
 }
 export interface MessageResponse {
   /**
@@ -209,6 +262,10 @@ export interface MessageResponse {
    * Confirmation text.
    */
   message: string;
+  /**
+   * mt_<43 base64url>, shown once: GET /api/v1/messages/{message_id} with Authorization: Bearer <thread_token> lists the operator’s replies (for agents without a mailbox).
+   */
+  thread_token: string;
   /**
    * Unknown fields that were ignored.
    */
@@ -238,6 +295,16 @@ export interface CatalogEntry {
    * Free text, e.g. "review within 12 hours; delivery 1-3 days".
    */
   estimated_response_time: string;
+  /**
+   * A response_schema that suits this service: send it with a task to get the answer back as JSON valid against it (result).
+   */
+  example_response_schema?: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema definition
+     * via the `patternProperty` "^.*$".
+     */
+    [k: string]: unknown | undefined;
+  };
 }
 export interface ServicesPage {
   services: CatalogEntry[];
@@ -248,9 +315,9 @@ export interface ServicesPage {
  */
 export interface WebhookEvent {
   /**
-   * What happened.
+   * What happened: a status change, a question of the operator (task.question), or the deadline of an accepted task passed (task.deadline_passed).
    */
-  type: 'task.accepted' | 'task.delivered' | 'task.rejected';
+  type: 'task.accepted' | 'task.delivered' | 'task.rejected' | 'task.question' | 'task.deadline_passed';
   /**
    * When it happened.
    */

@@ -13,7 +13,7 @@ import type { ReceiptVerdict, ReceivedFile } from './verify.js';
  * 4 receipt or webhook signature invalid.
  */
 
-export const EXIT = { done: 0, failed: 1, usage: 2, timedOut: 3, invalid: 4 } as const;
+export const EXIT = { done: 0, failed: 1, usage: 2, timedOut: 3, invalid: 4, question: 5 } as const;
 
 const USAGE = `Usage: htask [--base-url URL] [--json] <command> [options]
 
@@ -24,15 +24,25 @@ Commands:
                                         --location-detail --deadline --output-format
                                         --contact-email --delivery --requester --callback-url)
                                         [--idempotency-key KEY] (generated when absent)
+                                        [--schema FILE] (a JSON Schema: ask for a structured
+                                        answer, its response_schema)
   status <task_id>                      show a task
-  wait <task_id> [--timeout S]          wait until delivered or rejected (long-poll)
+  wait <task_id> [--timeout S]          wait until delivered or rejected (long-poll); prints
+                                        the structured result when the task has one; returns
+                                        early, exit 5, when the operator asks a question
+  answer <task_id> <question_id> <text> answer the operator's question
   verify <task_id | receipt> [--files DIR] [--issuer URL] [--jwks-file FILE]
                                         verify a receipt (and the files it signs)
   message --message TEXT --reply-to EMAIL [--from NAME] [--subject TEXT]
                                         send the operator a message
+  webhook verify [--headers-file FILE] [--body-file FILE] [--id ID --timestamp TS --signature SIG]
+                 [--tolerance S] [--jwks-file FILE]
+                                        verify a received webhook: headers from a file ("name: value"
+                                        lines or a JSON object) or flags, the raw body from a file
+                                        or stdin
 
 Global: --base-url (default $HTASK_BASE_URL, else http://localhost:8080), --json (machine output)
-Exit codes: 0 done, 1 refused or failed, 2 usage, 3 wait timed out, 4 receipt or signature invalid
+Exit codes: 0 done, 1 refused or failed, 2 usage, 3 wait timed out, 4 receipt or signature invalid, 5 a question awaits your answer
 `;
 
 const GLOBAL = { 'base-url': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
@@ -52,6 +62,7 @@ const OPTIONS = {
   ...Object.fromEntries(Object.keys(TASK_FLAGS).map((flag) => [flag, { type: 'string' }])),
   'location-required': { type: 'boolean' },
   'idempotency-key': { type: 'string' },
+  schema: { type: 'string' },
   timeout: { type: 'string' },
   files: { type: 'string' },
   issuer: { type: 'string' },
@@ -60,16 +71,24 @@ const OPTIONS = {
   'reply-to': { type: 'string' },
   from: { type: 'string' },
   subject: { type: 'string' },
+  'headers-file': { type: 'string' },
+  'body-file': { type: 'string' },
+  id: { type: 'string' },
+  timestamp: { type: 'string' },
+  signature: { type: 'string' },
+  tolerance: { type: 'string' },
 } as const;
 
 /** Which options (beyond the global ones) and how many positionals each command takes. */
 const COMMANDS: Record<string, { options: string[]; positionals: [number, number] }> = {
   services: { options: [], positionals: [0, 0] },
-  submit: { options: [...Object.keys(TASK_FLAGS), 'location-required', 'idempotency-key'], positionals: [0, 1] },
+  submit: { options: [...Object.keys(TASK_FLAGS), 'location-required', 'idempotency-key', 'schema'], positionals: [0, 1] },
   status: { options: [], positionals: [1, 1] },
   wait: { options: ['timeout'], positionals: [1, 1] },
   verify: { options: ['files', 'issuer', 'jwks-file'], positionals: [1, 1] },
   message: { options: ['message', 'reply-to', 'from', 'subject'], positionals: [0, 0] },
+  webhook: { options: ['headers-file', 'body-file', 'id', 'timestamp', 'signature', 'tolerance', 'jwks-file'], positionals: [1, 1] },
+  answer: { options: [], positionals: [3, 3] },
 };
 
 class UsageError extends Error {}
@@ -113,7 +132,7 @@ export async function run(argv: string[], io: Io = nodeIo): Promise<number> {
     if (stray.length > 0) throw new UsageError(`${command} does not take --${stray.join(', --')}`);
     if (args.length < spec.positionals[0] || args.length > spec.positionals[1])
       throw new UsageError(
-        `${command} takes ${spec.positionals[1] === 0 ? 'no arguments' : spec.positionals[0] === spec.positionals[1] ? 'one argument' : 'at most one argument'}`,
+        `${command} takes ${spec.positionals[1] === 0 ? 'no arguments' : spec.positionals[0] === spec.positionals[1] ? (spec.positionals[0] === 1 ? 'one argument' : `${spec.positionals[0]} arguments`) : 'at most one argument'}`,
       );
     const client = new HumanTaskClient({
       baseUrl: values['base-url'] ?? io.env.HTASK_BASE_URL ?? 'http://localhost:8080',
@@ -143,6 +162,12 @@ export async function run(argv: string[], io: Io = nodeIo): Promise<number> {
         return await wait(client, String(args[0]), values.timeout, json, io);
       case 'verify':
         return await verify(client, String(args[0]), values.files, json, io);
+      case 'answer': {
+        const [taskId, questionId, text] = args.map(String) as [string, string, string];
+        const task = await client.answerQuestion(taskId, questionId, text);
+        print(task, `Answered ${questionId}.\n${describeTask(task)}`);
+        return EXIT.done;
+      }
       case 'message': {
         if (values.message === undefined || values['reply-to'] === undefined) throw new UsageError('message needs --message and --reply-to');
         const body: Record<string, string> = { message: values.message, reply_to: values['reply-to'] };
@@ -152,6 +177,9 @@ export async function run(argv: string[], io: Io = nodeIo): Promise<number> {
         print(sent, `Sent ${sent.message_id}. ${sent.message}`);
         return EXIT.done;
       }
+      case 'webhook':
+        if (args[0] !== 'verify') throw new UsageError('webhook takes one subcommand: verify');
+        return await verifyWebhookCommand(client, values, json, io);
     }
     return EXIT.usage;
   } catch (error) {
@@ -178,8 +206,30 @@ function taskInput(source: string | undefined, values: Record<string, unknown>, 
   }
   for (const [flag, field] of Object.entries(TASK_FLAGS)) if (typeof values[flag] === 'string') input[field] = values[flag];
   if (values['location-required'] === true) input.location_required = true;
+  if (typeof values.schema === 'string') input.response_schema = jsonObjectFile(values.schema, 'the schema');
   if (Object.keys(input).length === 0) throw new UsageError('submit needs a JSON file, - for stdin, or field flags');
   return input;
+}
+
+function jsonObjectFile(file: string, what: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    throw new UsageError(`${file} is not a readable JSON file`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`${what} must be a JSON object`);
+  return parsed as Record<string, unknown>;
+}
+
+/** A structured result as indented `name: value` lines, nested objects and arrays one level deeper. */
+function resultLines(value: unknown, indent: string): string[] {
+  const entries: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [`- ${i + 1}`, v]) : Object.entries(value as Record<string, unknown>);
+  return entries.flatMap(([key, v]) =>
+    typeof v === 'object' && v !== null
+      ? [`${indent}${key}:`, ...resultLines(v, `${indent}  `)]
+      : [`${indent}${key}: ${typeof v === 'string' ? v : JSON.stringify(v)}`],
+  );
 }
 
 async function services(client: HumanTaskClient, json: boolean, io: Io): Promise<number> {
@@ -193,8 +243,15 @@ async function services(client: HumanTaskClient, json: boolean, io: Io): Promise
 function describeTask(task: PublicTask): string {
   const lines = [`${task.task_id}: ${task.status}`, `  type:     ${task.task_type}`, `  updated:  ${task.updated_at}`];
   if (task.eta) lines.push(`  eta:      ${task.eta}`);
-  if (task.operator_notes !== null) lines.push(`  ${task.status === 'rejected' ? 'reason:  ' : 'notes:   '} ${task.operator_notes}`);
+  // A structured answer is shown as its fields; its operator_notes are the same data as canonical JSON.
+  if (task.result !== null) lines.push('  result:', ...resultLines(task.result, '    '));
+  else if (task.operator_notes !== null) lines.push(`  ${task.status === 'rejected' ? 'reason:  ' : 'notes:   '} ${task.operator_notes}`);
   if (task.receipt) lines.push(`  receipt:  ${task.receipt}`);
+  for (const q of task.questions ?? []) {
+    lines.push(`  question: ${q.question_id} ${q.answer === null ? '(awaiting your answer)' : `(answered ${q.answered_at ?? ''})`}`, `    ${q.question}`);
+    if (q.answer !== null) lines.push(`    answer: ${q.answer}`);
+  }
+  if (task.awaiting_answer) lines.push(`  answer it: htask answer ${task.task_id} <question_id> "<your answer>"`);
   return lines.join('\n');
 }
 
@@ -218,6 +275,7 @@ async function wait(client: HumanTaskClient, taskId: string, timeout: string | u
     });
   if (io.tty) io.err('\n');
   io.out(json ? `${JSON.stringify(task, null, 2)}\n` : `${describeTask(task)}\n`);
+  if (task.awaiting_answer && task.status !== 'delivered' && task.status !== 'rejected') return EXIT.question;
   return task.status === 'delivered' ? EXIT.done : EXIT.failed;
 }
 
@@ -240,6 +298,55 @@ async function verify(client: HumanTaskClient, subject: string, filesDir: string
         ? `VALID: signed by ${client.issuer} (key ${verdict.kid ?? '?'}) for ${p?.task_id ?? '?'}, delivered ${p?.timeline.delivered_at ?? '?'}.\n`
         : `INVALID (${verdict.failure ?? '?'}): this receipt does not verify.\n`,
     );
+  }
+  return verdict.valid ? EXIT.done : EXIT.invalid;
+}
+
+/** `name: value` lines (a saved request; the request line and blank lines are skipped) or a JSON object. */
+function parseHeaders(text: string): Record<string, string> {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('{')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch {
+      throw new UsageError('--headers-file is neither JSON nor "name: value" lines');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError('--headers-file must hold a JSON object');
+    return Object.fromEntries(Object.entries(parsed).map(([name, value]) => [name.toLowerCase(), String(value)]));
+  }
+  const headers: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon <= 0 || /\s/.test(line.slice(0, colon))) continue;
+    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+async function verifyWebhookCommand(client: HumanTaskClient, values: Record<string, unknown>, json: boolean, io: Io): Promise<number> {
+  const text = (flag: string) => (typeof values[flag] === 'string' ? (values[flag] as string) : undefined);
+  const headersFile = text('headers-file');
+  const headers = headersFile === undefined ? {} : parseHeaders(readFileSync(headersFile, 'utf8'));
+  for (const name of ['id', 'timestamp', 'signature']) {
+    const value = text(name);
+    if (value !== undefined) headers[`webhook-${name}`] = value;
+  }
+  if (!headers['webhook-id'] || !headers['webhook-timestamp'] || !headers['webhook-signature'])
+    throw new UsageError('webhook verify needs webhook-id, webhook-timestamp and webhook-signature (--headers-file, or --id --timestamp --signature)');
+  const tolerance = text('tolerance');
+  if (tolerance !== undefined && !/^\d+$/.test(tolerance)) throw new UsageError('--tolerance takes whole seconds');
+  const bodyFile = text('body-file');
+  // The raw body, byte for byte: the signature covers it exactly as it was sent.
+  const body = bodyFile === undefined ? io.stdin() : readFileSync(bodyFile, 'utf8');
+  const verdict = await client.verifyWebhook({ headers, body }, tolerance === undefined ? {} : { toleranceSeconds: Number(tolerance) });
+  if (json) io.out(`${JSON.stringify(verdict, null, 2)}\n`);
+  else {
+    io.out(`  ${verdict.valid ? '✓' : '✗'} ${(verdict.failure ?? 'signature').padEnd(12)}${verdict.detail}\n`);
+    const data = verdict.event?.data as { task_id?: unknown; status?: unknown } | undefined;
+    if (verdict.event) io.out(`  event       ${verdict.event.type} for ${String(data?.task_id)} (${String(data?.status)}) at ${verdict.event.timestamp}\n`);
+    const keys = text('jwks-file') ?? `${client.baseUrl}/.well-known/jwks.json`;
+    io.out(verdict.valid ? `VALID: signed by a key of ${keys}.\n` : `INVALID (${verdict.failure ?? '?'}): do not act on this webhook (keys from ${keys}).\n`);
   }
   return verdict.valid ? EXIT.done : EXIT.invalid;
 }

@@ -1,7 +1,20 @@
 import type { JSONWebKeySet } from 'jose';
 import { errorFromResponse, HumanTaskError, TaskNotFoundError, WaitTimeoutError } from './errors.js';
 import { anySignal, quotaResetSeconds, retryAfterSeconds, sleep } from './http.js';
-import type { MessageInput, MessageResponse, PublicTask, ServiceEntry, ServicesPage, Submission, SubmissionResponse, TaskInput } from './types.js';
+import type {
+  MessageInput,
+  MessageResponse,
+  MessageThread,
+  PublicTask,
+  ServiceEntry,
+  ServicesPage,
+  StructuredResult,
+  Submission,
+  SubmissionResponse,
+  TaskInput,
+  TaskRef,
+  TypedTask,
+} from './types.js';
 import { type HeaderSource, type ReceiptVerdict, type ReceivedFile, verifyReceipt, verifyWebhook, type WebhookVerdict } from './verify.js';
 
 /**
@@ -101,21 +114,49 @@ export class HumanTaskClient {
    * Submits a task (202). One Idempotency-Key per logical submission, reused on every retry, so a
    * retry after a lost answer replays the original instead of creating a second task.
    */
-  async submitTask(input: TaskInput & Record<string, unknown>, options: SubmitOptions = {}): Promise<Submission> {
+  async submitTask<T = StructuredResult>(input: TaskInput & Record<string, unknown>, options: SubmitOptions = {}): Promise<Submission<T>> {
     const key = options.idempotencyKey ?? crypto.randomUUID();
     const answer = await this.request('POST', '/api/v1/tasks', { body: input, headers: { 'idempotency-key': key }, signal: options.signal, idempotent: true });
-    return { ...(answer.body as SubmissionResponse), idempotency_key: key };
+    return { ...(answer.body as SubmissionResponse), idempotency_key: key, replayed: answer.headers.get('idempotent-replayed') === 'true' };
   }
 
   /** The task's public state. Conditional: a 304 answers from the last copy seen. */
-  async getTask(taskId: string, options: RequestOptions = {}): Promise<PublicTask> {
-    return (await this.readTask(taskId, { signal: options.signal })).task;
+  async getTask<T = StructuredResult>(task: TaskRef<T>, options: RequestOptions = {}): Promise<TypedTask<T>> {
+    return (await this.readTask(taskIdOf(task), { signal: options.signal })).task as TypedTask<T>;
   }
 
   /** Sends the operator a message (201). A withdrawal names the task id in the text. */
   async sendMessage(input: MessageInput & Record<string, unknown>, options: RequestOptions = {}): Promise<MessageResponse> {
     const answer = await this.request('POST', '/api/v1/messages', { body: input, signal: options.signal, idempotent: false });
     return answer.body as MessageResponse;
+  }
+
+  /**
+   * Answers the operator's question (200 with the task). When a task has `awaiting_answer`, the
+   * open question is the one in `questions` whose `answer` is null. Each question takes one answer.
+   */
+  async answerQuestion(taskId: string, questionId: string, answer: string, options: RequestOptions = {}): Promise<PublicTask> {
+    const path = `/api/v1/tasks/${encodeURIComponent(taskId)}/questions/${encodeURIComponent(questionId)}/answer`;
+    // Not retried blindly: a lost answer that did arrive would come back as already_answered.
+    return (await this.request('POST', path, { body: { answer }, signal: options.signal, idempotent: false })).body as PublicTask;
+  }
+
+  /**
+   * Asks the operator to withdraw a task (POST /api/v1/tasks/{task_id}/cancel): a withdrawal
+   * request naming the task, with the message quota. The status does not change: the operator
+   * decides, and withdraws it by rejecting it. A final task is 409 invalid_transition.
+   */
+  async cancelTask(taskId: string, options: RequestOptions = {}): Promise<{ task_id: string; status: string; message: string }> {
+    const path = `/api/v1/tasks/${encodeURIComponent(taskId)}/cancel`;
+    // Safe to repeat: a second request answers the first one again.
+    return (await this.request('POST', path, { signal: options.signal, idempotent: true })).body as { task_id: string; status: string; message: string };
+  }
+
+  /** The operator's replies to a message, read with the thread_token sendMessage returned. */
+  async readThread(messageId: string, threadToken: string, options: RequestOptions = {}): Promise<MessageThread> {
+    const headers = { authorization: `Bearer ${threadToken}` };
+    return (await this.request('GET', `/api/v1/messages/${encodeURIComponent(messageId)}`, { headers, signal: options.signal, idempotent: true }))
+      .body as MessageThread;
   }
 
   /** Every catalog entry, following next_cursor page by page. */
@@ -133,12 +174,18 @@ export class HumanTaskClient {
   }
 
   /**
-   * Waits until the task is delivered or rejected and returns it. Long-polls (`Prefer: wait` with
+   * Waits until the task is delivered or rejected, or the operator asks a question
+   * (`awaiting_answer`: answer it with answerQuestion, then wait again), and returns it. Long-polls (`Prefer: wait` with
    * `If-None-Match`); against a service that does not hold requests it polls with a growing delay,
    * and always waits out Retry-After and an exhausted read quota (RateLimit-Reset). Throws
    * WaitTimeoutError at the deadline and the signal's reason when aborted.
    */
-  async waitForResult(taskId: string, options: WaitOptions = {}): Promise<PublicTask> {
+  async waitForResult<T = StructuredResult>(task: TaskRef<T>, options: WaitOptions = {}): Promise<TypedTask<T>> {
+    // `result` is whatever the service delivered against the task's response_schema: typed as asked.
+    return (await this.waitFor(taskIdOf(task), options)) as TypedTask<T>;
+  }
+
+  private async waitFor(taskId: string, options: WaitOptions): Promise<PublicTask> {
     const started = Date.now();
     const deadlines = [options.deadline?.getTime(), options.timeoutMs === undefined ? undefined : started + options.timeoutMs].filter(
       (d): d is number => d !== undefined,
@@ -151,7 +198,7 @@ export class HumanTaskClient {
     if (last) {
       // Known already: report it at once (a long-poll's first answer only comes with a change).
       options.onProgress?.({ task: last, status: last.status, eta: last.eta, elapsedMs: 0 });
-      if (FINAL.includes(last.status)) return last;
+      if (FINAL.includes(last.status) || last.awaiting_answer) return last;
     }
     for (;;) {
       const remaining = deadline - Date.now();
@@ -165,7 +212,7 @@ export class HumanTaskClient {
         const read = await this.readTask(taskId, { signal: options.signal, waitSeconds: hold >= 1 ? hold : undefined, retry: false, timeoutMs });
         last = read.task;
         options.onProgress?.({ task: read.task, status: read.task.status, eta: read.task.eta, elapsedMs: Date.now() - started });
-        if (FINAL.includes(read.task.status)) return read.task;
+        if (FINAL.includes(read.task.status) || read.task.awaiting_answer) return read.task;
         if (read.held) {
           // The service held the request: ask again at once (a second's pause guards against a
           // service that answers held requests immediately).
@@ -203,9 +250,9 @@ export class HumanTaskClient {
    * fetched). Checks the signature against the service's JWKS (fetched and cached, or the one given
    * to the constructor), `iss`, `sub`, the deliverable hash and, with files, the attachments.
    */
-  async verifyReceipt(subject: string | PublicTask, options: VerifyTaskReceiptOptions = {}): Promise<ReceiptVerdict> {
+  async verifyReceipt(subject: string | TypedTask<unknown>, options: VerifyTaskReceiptOptions = {}): Promise<ReceiptVerdict> {
     let receipt: string | undefined;
-    let task: PublicTask | undefined;
+    let task: TypedTask<unknown> | undefined;
     if (typeof subject === 'string' && subject.includes('.')) receipt = subject;
     else task = typeof subject === 'string' ? await this.getTask(subject, { signal: options.signal }) : subject;
     if (task) {
@@ -346,4 +393,8 @@ export class HumanTaskClient {
       throw error;
     }
   }
+}
+
+function taskIdOf(task: TaskRef<unknown>): string {
+  return typeof task === 'string' ? task : task.task_id;
 }

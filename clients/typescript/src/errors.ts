@@ -104,6 +104,18 @@ export class InternalError extends HumanTaskError {
 export class ServiceUnavailableError extends HumanTaskError {
   override readonly name = 'ServiceUnavailableError';
 }
+/** 403 `forbidden`: an operator's role does not allow the action. */
+export class ForbiddenError extends HumanTaskError {
+  override readonly name = 'ForbiddenError';
+}
+/** 404 `question_not_found`: no such question on that task. */
+export class QuestionNotFoundError extends HumanTaskError {
+  override readonly name = 'QuestionNotFoundError';
+}
+/** 409 `already_answered`: the question has its answer. */
+export class AlreadyAnsweredError extends HumanTaskError {
+  override readonly name = 'AlreadyAnsweredError';
+}
 /** The deadline of waitForResult passed before the task was delivered or rejected; `task` is the last state seen. */
 export class WaitTimeoutError<T = unknown> extends HumanTaskError {
   override readonly name = 'WaitTimeoutError';
@@ -133,6 +145,9 @@ const BY_CODE: Record<ErrorCode, typeof HumanTaskError> = {
   capacity_reached: CapacityReachedError,
   internal_error: InternalError,
   service_unavailable: ServiceUnavailableError,
+  forbidden: ForbiddenError,
+  question_not_found: QuestionNotFoundError,
+  already_answered: AlreadyAnsweredError,
 };
 
 /** The error for a refusal: the class of its code, else a plain HumanTaskError. */

@@ -12,10 +12,12 @@ export {
   type WaitProgress,
 } from './client.js';
 export {
+  AlreadyAnsweredError,
   CapacityReachedError,
   ClientBlockedError,
   type ClientErrorCode,
   DuplicateTaskError,
+  ForbiddenError,
   HumanTaskError,
   InternalError,
   InvalidCursorError,
@@ -25,6 +27,7 @@ export {
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
+  QuestionNotFoundError,
   RateLimitedError,
   ServiceUnavailableError,
   TaskNotFoundError,
@@ -40,6 +43,7 @@ export {
   type ReceiptFailure,
   type ReceiptVerdict,
   type ReceivedFile,
+  sameIssuer,
   type VerifyReceiptOptions,
   type VerifyWebhookOptions,
   verifyReceipt,

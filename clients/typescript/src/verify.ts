@@ -91,7 +91,7 @@ export async function verifyReceipt(receipt: string, options: VerifyReceiptOptio
 
   if (options.issuer !== undefined) {
     const expected = options.issuer.replace(/\/+$/, '');
-    const ok = payload.iss === expected;
+    const ok = sameIssuer(payload.iss, expected);
     checks.push({ name: 'issuer', ok, detail: ok ? `issued by ${expected}` : `issued by ${String(payload.iss)}, not ${expected}` });
   }
   if (options.taskId !== undefined) {
@@ -239,6 +239,41 @@ async function importEd25519(jwk: JWK): Promise<CryptoKey | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * The one issuer rule, shared with the server's CLI and the Python client and pinned by
+ * `issuer_cases` in docs/receipt-test-vectors.json: same origin and path — scheme and port equal
+ * (default ports filled in), paths equal without trailing slashes, hosts equal ignoring case — and
+ * any two loopback hosts (localhost, 127.0.0.0/8, [::1]) count as one host.
+ */
+export function sameIssuer(iss: unknown, expected: string): boolean {
+  if (typeof iss !== 'string') return false;
+  const a = parseIssuer(iss);
+  const b = parseIssuer(expected);
+  if (a === null || b === null) return stripSlashes(iss) === stripSlashes(expected);
+  return a.protocol === b.protocol && a.port === b.port && a.path === b.path && (a.host === b.host || (isLoopbackHost(a.host) && isLoopbackHost(b.host)));
+}
+
+const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' };
+
+function parseIssuer(value: string): { protocol: string; host: string; port: string; path: string } | null {
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  return { protocol: url.protocol, host: url.hostname.toLowerCase(), port: url.port || (DEFAULT_PORTS[url.protocol] ?? ''), path: stripSlashes(url.pathname) };
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+function stripSlashes(value: string): string {
+  return value.trim().replace(/\/+$/, '');
 }
 
 function messageOf(error: unknown): string {

@@ -23,6 +23,19 @@ describe('the TypeScript client package', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'htc-pack-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('loads by its package name straight after npm ci: the root prepare script builds dist/ (issue 30, item 3)', async () => {
+    const root = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(root.scripts.prepare).toContain('clients/typescript/scripts/build.mjs');
+    // Plain Node, no tsx, resolving the workspace link as an agent developer's script would. In CI
+    // this runs on a fresh clone after npm ci, so dist/ exists only because prepare built it.
+    const loaded = await run(
+      process.execPath,
+      ['--input-type=module', '-e', "const m = await import('human-task-client'); console.log(typeof m.HumanTaskClient)"],
+      REPO,
+    );
+    expect(loaded.trim()).toBe('function');
+  });
+
   it('carries types generated from the current server schemas (npm run clients:types)', async () => {
     const committed = readFileSync(path.join(CLIENT, 'src/api-types.ts'), 'utf8');
     expect(committed, 'clients/typescript/src/api-types.ts is out of date: run npm run clients:types').toBe(await generateTypes());

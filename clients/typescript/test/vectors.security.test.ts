@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { JSONWebKeySet } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { verifyReceipt, verifyWebhook } from '../src/index.js';
+import { sameIssuer, verifyReceipt, verifyWebhook } from '../src/index.js';
 
 /** The client's verifiers reach every verdict of docs/receipt-test-vectors.json. */
 
@@ -20,11 +20,20 @@ interface Vectors {
     files?: { name: string; content_base64: string }[];
     expected: { valid: boolean; failure: string | null };
   }[];
+  issuer_cases: { iss: string; expected_issuer: string; same: boolean }[];
   webhooks: { name: string; headers: Record<string, string>; body: string; expected: { valid: boolean; failure: string | null } }[];
 }
 
 const VECTORS_PATH = fileURLToPath(new URL('../../../docs/receipt-test-vectors.json', import.meta.url));
 const vectors = JSON.parse(readFileSync(VECTORS_PATH, 'utf8')) as Vectors;
+
+describe('the one issuer rule (issuer_cases)', () => {
+  for (const c of vectors.issuer_cases) {
+    it(`${c.iss} ${c.same ? 'is' : 'is not'} ${c.expected_issuer}`, () => {
+      expect(sameIssuer(c.iss, c.expected_issuer)).toBe(c.same);
+    });
+  }
+});
 
 describe('receipt vectors', () => {
   for (const v of vectors.receipts) {
