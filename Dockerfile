@@ -1,8 +1,11 @@
 # syntax=docker/dockerfile:1
 # The service as a container: build stage compiles better-sqlite3 and bundles src/ with esbuild;
 # the runtime stage is a slim Node LTS image running the bundle as a non-root user.
-# Node 22 is a maintained LTS (Node 20 reached end of life in April 2026); package.json's engines
-# still accepts Node 20 for running from a clone.
+# Node 22 LTS (Node 20 reached end of life in April 2026; package.json's engines still accepts it
+# for running from a clone). Node 24 LTS is to become the default, but better-sqlite3 12 aborts on
+# it (a Statement finalized by the garbage collector trips Node 24's ObjectWrap cleanup-hook check,
+# "Assertion failed: (env) != nullptr"); better-sqlite3 13 (Node-API) fixes it and needs Node >= 22.
+# See docs/node24.md. CI already runs the whole suite on Node 24 (scripts/ci-node24.sh).
 ARG NODE_IMAGE=node:22-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
@@ -13,11 +16,11 @@ RUN apt-get update \
 WORKDIR /app
 # Manifests first: the dependency layer is rebuilt only when they change.
 COPY package.json package-lock.json ./
-COPY clients/typescript/package.json clients/typescript/package.json
+# The client workspace comes whole: npm ci's prepare step builds it (clients/typescript/dist).
+COPY clients/typescript ./clients/typescript
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY src ./src
 COPY config ./config
-COPY clients/typescript ./clients/typescript
 COPY scripts/build.mjs ./scripts/build.mjs
 # esbuild is a runtime dependency (npm start bundles), so it is present after --omit=dev.
 RUN npm run -s build

@@ -7,17 +7,30 @@
  *     A B A B A B; the median of the three ratios is reported
  *   - durable submissions: three runs, median accepted/s
  *   - held long-polls (one instance, each store): wake-up p99 after a change (bench/longpoll.ts)
+ *   - crowd (issue 34, one instance, each store; bench/crowd.ts): reads and submissions from
+ *     BENCH_CROWD (default 3,000) distinct loopback addresses against one, and as many long-polls
+ *     held from distinct addresses with a health probe running
+ *   - default path (issue 28; bench/default-path.ts): e-mail-delivery submissions, each from its own
+ *     address (TRUST_PROXY), confirmation mail to a local SMTP sink; three runs, median accepted/s,
+ *     the outbox's lag and a status read probe during the flood
  * Per scenario: p50/p99 latency and the peak RSS of the service processes. Exits 1 below a target:
  *   status read SQLite ≥ 0.6× bare; PostgreSQL one instance ≥ 0.35× bare; submissions SQLite
- *   ≥ 3,000/s; PostgreSQL two instances ≥ 1,500/s; long-poll wake-up p99 ≤ 50 ms; peak RSS ≤ 110 MB.
- * BENCH_SECONDS (default 10) per run; BENCH_ONLY=read|submit|longpoll runs one scenario;
+ *   ≥ 3,000/s; PostgreSQL two instances ≥ 1,500/s; long-poll wake-up p99 ≤ 50 ms; peak RSS ≤ 110 MB;
+ *   crowd: distinct/one ≤ 1.5× for reads and submissions, health probe p99 ≤ 50 ms, every poll
+ *   released within 1 s of its wait; default path: SQLite ≥ 3,000/s, PostgreSQL two instances
+ *   ≥ 2,000/s, outbox never more than 5 s behind, status read probe p99 ≤ 20 ms.
+ * BENCH_SECONDS (default 10) per run; BENCH_ONLY=read|submit|longpoll|crowd|mail runs one scenario;
+ * BENCH_CROWD (default 3000) clients and BENCH_CROWD_WAIT (default 10) seconds of the crowd's polls;
  * BENCH_STORES=sqlite|postgres (comma-separated) limits the stores; BENCH_LOG_LEVEL (default warn)
  * is the services' LOG_LEVEL (info adds the two request log lines to every request).
  * Traffic goes only to 127.0.0.1 (and to the PostgreSQL server named).
  */
 import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
+import { startDnsServer } from '../test/support/dns-server.js';
 import { freePort, waitForServer } from '../test/support/net.js';
+import { benchCrowd } from './crowd.js';
+import { type DefaultPathRun, defaultPathRun, startSmtpSink } from './default-path.js';
 import { benchLongPoll } from './longpoll.js';
 import { ADMIN_KEY, POSTGRES_URL, startSetup } from './service.js';
 
@@ -26,6 +39,11 @@ const WARMUP = Math.min(2, DURATION);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WAITERS = Number(process.env.BENCH_WAITERS ?? 2000);
 const ONLY = process.env.BENCH_ONLY;
+const CROWD = Number(process.env.BENCH_CROWD ?? 3000);
+const CROWD_WAIT = Number(process.env.BENCH_CROWD_WAIT ?? 10);
+/** The outbox may fall behind the submissions it follows by at most this much. */
+const OUTBOX_LAG_TARGET_S = 5;
+const FLOOD_READ_P99_TARGET_MS = 20;
 const RSS_TARGET_MB = 110;
 
 interface Setup {
@@ -35,6 +53,10 @@ interface Setup {
   readTarget?: number;
   submitTarget?: number;
   longPoll?: boolean;
+  /** Run the crowd scenario (on one instance of this store). */
+  crowd?: boolean;
+  /** Run the default-path scenario; its target in accepted/s, when it has one. */
+  defaultPath?: { target?: number };
 }
 
 function median(values: number[]): number {
@@ -66,6 +88,69 @@ async function runSetup(setup: Setup, failures: string[]): Promise<void> {
     if (peak > RSS_TARGET_MB) failures.push(`${setup.name}: peak RSS`);
   } finally {
     await running.stop();
+  }
+  if (setup.crowd && (ONLY === undefined || ONLY === 'crowd')) await crowd(setup, failures);
+  if (setup.defaultPath && (ONLY === undefined || ONLY === 'mail')) await defaultPath(setup, setup.defaultPath.target, failures);
+}
+
+/** The crowd scenario on a fresh instance (connections raised so 3,000 held polls fit beside the probe). */
+async function crowd(setup: Setup, failures: string[]): Promise<void> {
+  const running = await startSetup({ store: setup.store, instances: 1, env: { MAX_CONNECTIONS: String(CROWD * 3 + 1000) } });
+  try {
+    const result = await benchCrowd({ base: running.base, clients: CROWD, waitSeconds: CROWD_WAIT });
+    for (const line of result.lines) process.stdout.write(`[${setup.name}] ${line}\n`);
+    failures.push(...result.failures.map((f) => `${setup.name}: ${f}`));
+  } finally {
+    await running.stop();
+  }
+}
+
+/** The default path on fresh instances, with a local DNS server and SMTP sink: warm-up, then three runs. */
+async function defaultPath(setup: Setup, target: number | undefined, failures: string[]): Promise<void> {
+  const dns = await startDnsServer();
+  const sink = await startSmtpSink();
+  const running = await startSetup({
+    store: setup.store,
+    instances: setup.instances,
+    env: {
+      TRUST_PROXY: '1',
+      SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
+      DNS_SERVERS: dns.address,
+      DNS_TIMEOUT_MS: '500',
+      // The real per-client limits: each submission comes from a client of its own.
+      TASK_LIMIT_PER_HOUR: '3',
+      TASK_LIMIT_PER_DAY: '5',
+      // Every submission's mail: the operator's new-task notification (requesters get mail on changes).
+      OPERATOR_EMAIL: 'operator@mail.bench-operator.dev',
+    },
+  });
+  try {
+    const created = await fetch(`${running.base}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': '192.0.2.2' },
+      body: JSON.stringify({ task_type: 'data_collection', description: 'Default-path probe task: count the benches.', delivery: 'status_poll' }),
+    });
+    const { task_id } = (await created.json()) as { task_id: string };
+    const probeUrl = `${running.base}/api/v1/tasks/${task_id}`;
+    const options = { base: running.base, sink, seconds: DURATION, connections: CONNECTIONS };
+    await defaultPathRun({ ...options, seconds: WARMUP }, probeUrl);
+    const runs: DefaultPathRun[] = [];
+    for (let round = 0; round < 3; round++) runs.push(await defaultPathRun(options, probeUrl));
+    const rate = median(runs.map((r) => r.rate));
+    const lag = Math.max(...runs.map((r) => r.lagSeconds));
+    const probe = Math.max(...runs.map((r) => r.probeP99));
+    const errors = runs.reduce((sum, r) => sum + r.errors, 0);
+    process.stdout.write(
+      `[${setup.name}] default-path submissions (e-mail, distinct addresses, SMTP sink): median ${Math.round(rate)}/s${target ? ` (target ≥ ${target}/s)` : ''}; ${runs.at(-1)?.latency ?? ''}; outbox behind at most ${lag.toFixed(1)} s (target ≤ ${OUTBOX_LAG_TARGET_S} s); status read during the flood p99 ${probe.toFixed(1)} ms (target ≤ ${FLOOD_READ_P99_TARGET_MS} ms); peak RSS ${running.rss()} MB; errors ${errors}\n`,
+    );
+    if (target !== undefined && !(rate >= target)) failures.push(`${setup.name}: default-path throughput`);
+    if (!(lag <= OUTBOX_LAG_TARGET_S)) failures.push(`${setup.name}: outbox lag`);
+    if (!(probe <= FLOOD_READ_P99_TARGET_MS)) failures.push(`${setup.name}: status reads during the flood`);
+    if (errors > 0) failures.push(`${setup.name}: default-path submissions had errors`);
+  } finally {
+    await running.stop();
+    sink.stop();
+    await dns.close();
   }
 }
 
@@ -170,10 +255,12 @@ async function submissions(setup: Setup, base: string, rss: () => number, failur
 
 async function main(): Promise<void> {
   const failures: string[] = [];
-  const setups: Setup[] = [{ name: 'SQLite', store: 'sqlite', instances: 1, readTarget: 0.6, submitTarget: 3000, longPoll: true }];
+  const setups: Setup[] = [
+    { name: 'SQLite', store: 'sqlite', instances: 1, readTarget: 0.6, submitTarget: 3000, longPoll: true, crowd: true, defaultPath: { target: 3000 } },
+  ];
   if (POSTGRES_URL) {
-    setups.push({ name: 'PostgreSQL, one instance', store: 'postgres', instances: 1, readTarget: 0.35, longPoll: true });
-    setups.push({ name: 'PostgreSQL, two instances', store: 'postgres', instances: 2, submitTarget: 1500 });
+    setups.push({ name: 'PostgreSQL, one instance', store: 'postgres', instances: 1, readTarget: 0.35, longPoll: true, crowd: true, defaultPath: {} });
+    setups.push({ name: 'PostgreSQL, two instances', store: 'postgres', instances: 2, submitTarget: 1500, defaultPath: { target: 2000 } });
   } else {
     process.stdout.write('PostgreSQL skipped: set DATABASE_URL or TEST_POSTGRES_URL to a postgres:// server\n');
   }

@@ -78,7 +78,7 @@ async function startBalancerProcess(ports: number[]): Promise<{ process: ChildPr
 }
 
 /** A fresh PostgreSQL database; dropped by the returned function. */
-async function createDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function createDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `bench_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();

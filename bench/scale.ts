@@ -1,0 +1,320 @@
+/**
+ * `npm run bench:scale` (issue 28): what pages and endpoints cost when history is large. Seeds
+ * BENCH_TASKS tasks (default 1,000,000: about three years of a busy deployment) and BENCH_MESSAGES
+ * messages (default a fifth of the tasks) through the store layer in batches, then starts the
+ * service on that store exactly as `npm start` does (bench/service.ts) and times, one request at a
+ * time over loopback, every console page (the queue with every filter, messages, stats, a task
+ * page, outbox, blocklist), the admin API (stats, the queue with every filter and a cursor,
+ * messages), `/metrics`, `human.json` and `capabilities.json` with their cache cold, and the
+ * service's start-up; then one retention run over BENCH_ERASABLE tasks due for erasure, per batch.
+ * Targets: each ≤ 50 ms (the median of BENCH_SAMPLES requests after one warm-up), start-up ≤ 2 s;
+ * exit 1 when one is missed. SQLite always, PostgreSQL when DATABASE_URL or TEST_POSTGRES_URL
+ * names one.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { runRetention } from '../src/services/retention.js';
+import { migrate, openStore, type Store, withTransaction } from '../src/store/db.js';
+import { insertMessage } from '../src/store/messages-repo.js';
+import { insertTasks, type TaskRow } from '../src/store/tasks-repo.js';
+import { ADMIN_KEY, createDatabase, POSTGRES_URL, startSetup } from './service.js';
+
+const TASKS = Number(process.env.BENCH_TASKS ?? 1_000_000);
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? Math.round(TASKS / 5));
+const ERASABLE = Number(process.env.BENCH_ERASABLE ?? Math.min(5_000, Math.round(TASKS / 10)));
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 5);
+/** Cold reads of each discovery document (each waits out the figures' cache first). */
+const COLD_SAMPLES = Number(process.env.BENCH_COLD_SAMPLES ?? 2);
+const PAGE_TARGET_MS = 50;
+const STARTUP_TARGET_MS = 2_000;
+/** The service's live-figures cache (src/docs/live.ts LIVE_CACHE_MS): waited out for a cold read. */
+const LIVE_CACHE_MS = 5_000;
+const DAY = 86_400_000;
+/** History spans three years, ending now; the newest tasks are still open. */
+const SPAN_MS = 3 * 365 * DAY;
+const RETENTION_DAYS = 90;
+
+const now = Date.now();
+const iso = (ms: number) => new Date(ms).toISOString();
+const hex = () => randomBytes(16).toString('hex');
+
+/** The i-th task of the history, oldest first: final and erased if old, open if among the newest. */
+function taskRow(i: number, erasable: boolean): TaskRow {
+  const created = now - SPAN_MS + Math.floor((i / TASKS) * SPAN_MS);
+  const newest = TASKS - i;
+  const status = newest <= 300 ? 'submitted' : newest <= 600 ? 'accepted' : i % 3 === 0 ? 'rejected' : 'delivered';
+  const final = status === 'delivered' || status === 'rejected';
+  const finalAt = iso(created + 3_600_000);
+  const id = `task-${new Date(created).getUTCFullYear()}-${hex()}`;
+  const seen = newest <= 150 ? null : iso(created + 600_000);
+  const old = created + 3_600_000 < now - RETENTION_DAYS * DAY;
+  const description = `Check whether the shop number ${i} on Main Street opens at 8 on Sundays${i % 50 === 0 ? ' (test)' : ''}.`;
+  return {
+    id,
+    status,
+    task_type: 'real_world_verification',
+    description,
+    dedupe_key: hex() + hex(),
+    location_required: 0,
+    location_detail: null,
+    deadline: null,
+    output_format: 'text_report',
+    budget_usd: null,
+    requester: 'bench-agent',
+    source: 'api',
+    delivery: 'email',
+    contact_email: old && !erasable ? null : 'agent@mail.bench-agent.dev',
+    email_unverified: 0,
+    client_hash: `c${i % 5_000}`,
+    created_at: iso(created),
+    updated_at: final ? finalAt : iso(created),
+    status_history: JSON.stringify([{ status: 'submitted', at: iso(created) }, ...(status === 'submitted' ? [] : [{ status, at: finalAt }])]),
+    operator_notes: status === 'delivered' ? 'It opens at 8.' : null,
+    seen_by_operator_at: seen,
+    eta: null,
+    accepted_at: status === 'submitted' || status === 'rejected' ? null : iso(created + 1_800_000),
+    delivered_at: status === 'delivered' ? finalAt : null,
+    rejected_at: status === 'rejected' ? finalAt : null,
+    receipt: null,
+    deliverable_sha256: null,
+    receipt_issued_at: null,
+    request_sha256: hex() + hex(),
+    request_json: '{}',
+    callback_url: null,
+    attachments: null,
+    erased_at: final && old && !erasable ? finalAt : null,
+    is_test: i % 50 === 0 ? 1 : 0,
+    response_schema: null,
+    questions: null,
+    deadline_at: null,
+    deadline_passed_at: null,
+    due_at: null,
+  };
+}
+
+async function seed(store: Store, log: (line: string) => void): Promise<string[]> {
+  const started = Date.now();
+  // The erasable ones: final, old, not erased yet, spread over the history's first year.
+  const erasableEvery = ERASABLE > 0 ? Math.max(1, Math.floor(TASKS / 3 / ERASABLE)) : 0;
+  const batch = store.dialect === 'postgres' ? 1_000 : 2_000;
+  const recent: string[] = [];
+  let erasable = 0;
+  for (let from = 0; from < TASKS; from += batch) {
+    const rows: TaskRow[] = [];
+    for (let i = from; i < Math.min(TASKS, from + batch); i++) {
+      const wanted = erasableEvery > 0 && erasable < ERASABLE && i % erasableEvery === 0 && i < TASKS / 3;
+      const row = taskRow(i, wanted);
+      if (wanted && (row.status === 'delivered' || row.status === 'rejected')) erasable += 1;
+      rows.push(row);
+      if (TASKS - i <= 1_000) recent.push(row.id);
+    }
+    await withTransaction(store.db, (trx) => insertTasks(trx, rows));
+    if ((from / batch) % 100 === 99) log(`  seeded ${from + batch} tasks (${Math.round((Date.now() - started) / 1000)} s)`);
+  }
+  for (let from = 0; from < MESSAGES; from += 1_000) {
+    await withTransaction(store.db, async (trx) => {
+      for (let i = from; i < Math.min(MESSAGES, from + 1_000); i++) {
+        const created = now - SPAN_MS + Math.floor((i / MESSAGES) * SPAN_MS);
+        const names = i % 4 === 0 && MESSAGES - i < 2_000 ? [recent[i % recent.length] ?? ''] : [];
+        await insertMessage(trx, {
+          id: `msg-${new Date(created).getUTCFullYear()}-${hex()}`,
+          message: names.length > 0 ? `About ${names[0]}: please withdraw it.` : `A question about your services, number ${i}.`,
+          reply_to: 'agent@mail.bench-agent.dev',
+          sender: null,
+          subject: null,
+          client_hash: `c${i % 5_000}`,
+          task_ids: JSON.stringify(names),
+          email_unverified: 0,
+          created_at: iso(created),
+          erased_at: null,
+        });
+      }
+    });
+  }
+  log(`  seeded ${TASKS} tasks (${erasable} due for erasure) and ${MESSAGES} messages in ${Math.round((Date.now() - started) / 1000)} s`);
+  return recent;
+}
+
+interface Timing {
+  name: string;
+  ms: number;
+  max: number;
+  target: number;
+  /** Set when a request was not answered 200 (e.g. a 503 past STORE_TIMEOUT_MS): a miss. */
+  failed?: string;
+}
+
+async function timed(url: string, headers: Record<string, string>): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(url, { headers });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
+  return performance.now() - started;
+}
+
+/** Median and max of SAMPLES requests after one warm-up; a failed request is reported, and missed. */
+async function measure(name: string, url: string, headers: Record<string, string>): Promise<Timing> {
+  const samples: number[] = [];
+  try {
+    await timed(url, headers);
+    for (let i = 0; i < SAMPLES; i++) samples.push(await timed(url, headers));
+  } catch (error) {
+    return { name, ms: Number.NaN, max: Number.NaN, target: PAGE_TARGET_MS, failed: error instanceof Error ? error.message : String(error) };
+  }
+  samples.sort((a, b) => a - b);
+  return { name, ms: samples[Math.floor(samples.length / 2)] ?? 0, max: samples.at(-1) ?? 0, target: PAGE_TARGET_MS };
+}
+
+/** Whether a timing misses its target (a failed request always does). */
+function missed(t: Timing): boolean {
+  return t.failed !== undefined || t.ms > t.target;
+}
+
+async function signIn(base: string): Promise<string> {
+  const res = await fetch(`${base}/operator/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ key: ADMIN_KEY, next: '/operator' }).toString(),
+    redirect: 'manual',
+  });
+  if (res.status !== 303) throw new Error(`console sign-in: ${res.status}`);
+  return (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+}
+
+async function runStore(label: string, kind: 'sqlite' | 'postgres', log: (line: string) => void): Promise<Timing[]> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'hts-scale-'));
+  let databaseUrl = `sqlite:${path.join(dataDir, 'service.db')}`;
+  let drop = async () => {};
+  if (kind === 'postgres' && POSTGRES_URL) {
+    const database = await createDatabase(POSTGRES_URL);
+    databaseUrl = database.url;
+    drop = database.drop;
+  }
+  const timings: Timing[] = [];
+  try {
+    const store = openStore(databaseUrl, { poolSize: 2, timeoutMs: 600_000 });
+    await migrate(store);
+    const recent = await seed(store, log);
+    // PostgreSQL's autovacuum would have analyzed a table this size; SQLite deployments never run ANALYZE.
+    if (kind === 'postgres') await sql`analyze`.execute(store.db);
+    await store.close();
+
+    // Retention first, in this process on the same store: one run over the tasks due for erasure
+    // (the service runs its own a minute after start, which would take them first).
+    const retentionStore = openStore(databaseUrl, { poolSize: 2, timeoutMs: 600_000 });
+    try {
+      const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, RETENTION_DAYS: String(RETENTION_DAYS), ADMIN_KEY });
+      // runRetention asks `stopping()` between batches: the time between two asks is one batch.
+      const marks: number[] = [performance.now()];
+      const run = await runRetention(
+        { store: retentionStore, clock: { now: () => new Date() }, log: createLogger('warn'), config },
+        { stopping: () => marks.push(performance.now()) < 0 },
+      );
+      const batches = marks
+        .slice(1)
+        .map((at, i) => at - (marks[i] ?? at))
+        .sort((a, b) => a - b);
+      if (run && batches.length > 0) {
+        timings.push({
+          name: `retention, per batch (${batches.length} batches of up to 500; ${run.erased_tasks} tasks erased; whole run ${run.duration_ms} ms)`,
+          ms: batches[Math.floor(batches.length / 2)] ?? 0,
+          max: batches.at(-1) ?? 0,
+          target: PAGE_TARGET_MS,
+        });
+      }
+    } finally {
+      await retentionStore.close();
+    }
+
+    const env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, RETENTION_DAYS: String(RETENTION_DAYS), RETENTION_INTERVAL_MINUTES: '1440' };
+    // Start-up: a cold start on the seeded store (the first start ran the migrations already).
+    const started = performance.now();
+    const setup = await startSetup({ store: 'sqlite', instances: 1, env });
+    timings.push({ name: 'start-up', ms: performance.now() - started, max: performance.now() - started, target: STARTUP_TARGET_MS });
+    try {
+      const base = setup.base;
+      const cookie = await signIn(base);
+      const console = { cookie };
+      const admin = { authorization: `Bearer ${ADMIN_KEY}` };
+      const openTask = recent.at(-1) ?? '';
+      const oldTask = recent[0] ?? '';
+      for (const status of ['open', 'all', 'submitted', 'accepted', 'delivered', 'rejected']) {
+        for (const order of ['oldest', 'newest']) {
+          for (const test of ['', 'only', 'exclude']) {
+            const query = `status=${status}&order=${order}${test ? `&test=${test}` : ''}`;
+            timings.push(await measure(`console queue ${query}`, `${base}/operator?${query}`, console));
+          }
+        }
+      }
+      for (const [name, url] of [
+        ['console messages', '/operator/messages'],
+        ['console stats', '/operator/stats'],
+        ['console stats, 365 days', '/operator/stats?days=365'],
+        ['console task page (open)', `/operator/tasks/${openTask}`],
+        ['console task page (older)', `/operator/tasks/${oldTask}`],
+        ['console outbox', '/operator/outbox'],
+        ['console blocklist', '/operator/blocklist'],
+      ] as const) {
+        timings.push(await measure(name, `${base}${url}`, console));
+      }
+      timings.push(await measure('GET /api/v1/admin/stats', `${base}/api/v1/admin/stats`, admin));
+      timings.push(await measure('GET /metrics', `${base}/metrics`, admin));
+      timings.push(await measure('GET /api/v1/admin/messages', `${base}/api/v1/admin/messages`, admin));
+      for (const status of ['', 'open', 'submitted', 'accepted', 'delivered', 'rejected']) {
+        for (const test of ['', 'only', 'exclude']) {
+          const query = new URLSearchParams({ ...(status ? { status } : {}), ...(test ? { test } : {}), limit: '50' });
+          const url = `${base}/api/v1/admin/tasks?${query}`;
+          timings.push(await measure(`GET /api/v1/admin/tasks?${query}`, url, admin));
+          const page = (await (await fetch(url, { headers: admin })).json()) as { next_cursor: string | null };
+          if (page.next_cursor) timings.push(await measure(`  … its next page`, `${url}&cursor=${encodeURIComponent(page.next_cursor)}`, admin));
+        }
+      }
+      for (const doc of ['/.well-known/human.json', '/.well-known/capabilities.json']) {
+        const cold: number[] = [];
+        for (let i = 0; i < COLD_SAMPLES; i++) {
+          await new Promise((resolve) => setTimeout(resolve, LIVE_CACHE_MS + 200));
+          cold.push(await timed(`${base}${doc}`, {}));
+        }
+        timings.push({ name: `GET ${doc} (cache cold)`, ms: Math.min(...cold), max: Math.max(...cold), target: PAGE_TARGET_MS });
+      }
+    } finally {
+      await setup.stop();
+    }
+  } finally {
+    await drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  for (const t of timings) {
+    const figure = t.failed ?? `${t.ms.toFixed(1)} ms${t.max !== t.ms ? ` (max ${t.max.toFixed(1)})` : ''}`;
+    log(`[${label}] ${t.name}: ${figure}${missed(t) ? `  ✗ target ≤ ${t.target} ms` : ''}`);
+  }
+  return timings;
+}
+
+async function main(): Promise<void> {
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  log(`bench:scale — ${TASKS} tasks, ${MESSAGES} messages, median of ${SAMPLES} requests after a warm-up`);
+  const misses: string[] = [];
+  // BENCH_STORES=sqlite or =postgres runs one store only.
+  const only = process.env.BENCH_STORES;
+  const stores = (
+    [
+      ['SQLite', 'sqlite'],
+      ['PostgreSQL', 'postgres'],
+    ] as const
+  ).filter(([, kind]) => (only ? only.split(',').includes(kind) : kind === 'sqlite' || POSTGRES_URL !== undefined));
+  for (const [label, kind] of stores) {
+    log(`[${label}] seeding…`);
+    for (const t of await runStore(label, kind, log)) if (missed(t)) misses.push(`[${label}] ${t.name}`);
+  }
+  if (misses.length === 0) log('all targets met');
+  else log(`missed: ${misses.join('; ')}`);
+  process.exitCode = misses.length === 0 ? 0 : 1;
+}
+
+await main();
