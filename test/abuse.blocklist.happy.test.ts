@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { OWNER } from '../src/domain/actor.js';
 import { clientHash } from '../src/domain/client.js';
 import { addBlock, listBlocks, removeBlock } from '../src/services/blocklist.js';
 import { postJson, STORES, TEST_ADMIN_KEY, TestClock, useTestApp, validTask } from './support/app.js';
@@ -132,14 +133,14 @@ describe.each(STORES)('blocklist on %s', (store) => {
   });
 
   it('the service functions the operator console uses: addBlock, listBlocks, removeBlock', async () => {
-    const entry = await addBlock(t.deps, { kind: 'domain', value: `${unique('console')}.dev`, reason: 'from the console' });
+    const entry = await addBlock(t.deps, OWNER, { kind: 'domain', value: `${unique('console')}.dev`, reason: 'from the console' });
     expect(entry).toMatchObject({ kind: 'domain', source: 'admin', reason: 'from the console', expires_at: null });
-    const auto = await addBlock(t.deps, { kind: 'ip', value: newIp(), expires_at: '2030-03-11T10:00:00Z' }, 'auto');
+    const auto = await addBlock(t.deps, OWNER, { kind: 'ip', value: newIp(), expires_at: '2030-03-11T10:00:00Z' }, { source: 'auto' });
     expect(auto.source).toBe('auto');
     const listed = await listBlocks(t.deps);
     expect(listed).toContainEqual(entry);
     expect(listed).toContainEqual(auto);
-    expect(await removeBlock(t.deps, entry.id)).toBe(true);
-    expect(await removeBlock(t.deps, entry.id)).toBe(false);
+    expect(await removeBlock(t.deps, OWNER, entry.id)).toBe(true);
+    expect(await removeBlock(t.deps, OWNER, entry.id)).toBe(false);
   });
 });

@@ -62,6 +62,8 @@ describe.each(STORES)('idempotent replays on %s', (store) => {
     const headers = { ...client, 'idempotency-key': 'order-1' };
     const first = await postJson(`${t.url}/api/v1/tasks`, task, headers);
     expect(first.status).toBe(202);
+    // Issue 30, item 7: a first submission is not marked; its replay is.
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
     const firstBody = (await first.json()) as Json;
     const count = await taskCount();
 
@@ -69,6 +71,7 @@ describe.each(STORES)('idempotent replays on %s', (store) => {
     const again = await postJson(`${t.url}/api/v1/tasks`, task, headers);
     expect(again.status).toBe(202);
     expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(await again.json()).toEqual(firstBody);
     expect(await taskCount()).toBe(count);
     // Still 2 of 3 left this hour: the replay used nothing, and says so.

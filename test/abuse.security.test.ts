@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientAddress, clientHash } from '../src/domain/client.js';
+import { clientHash, clientKey } from '../src/domain/client.js';
 import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, TestClock, useTestApp, validTask } from './support/app.js';
 
 /**
@@ -87,12 +87,12 @@ describe.each(STORES)('auto-block on %s', (store) => {
 
 describe('client identity', () => {
   it('is the whole IPv4 address, the /64 of an IPv6 one, and the IPv4 inside a mapped address', () => {
-    expect(clientAddress('192.0.2.7')).toBe('192.0.2.7');
-    expect(clientAddress('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
-    expect(clientAddress('2001:DB8:1:2::9')).toBe('2001:db8:1:2::/64');
-    expect(clientAddress('2001:0db8:0001:0002::')).toBe('2001:db8:1:2::/64');
-    expect(clientAddress('2001:db8::1')).toBe('2001:db8:0:0::/64');
-    expect(clientAddress('::ffff:192.0.2.7')).toBe('192.0.2.7');
+    expect(clientKey('192.0.2.7')).toBe('192.0.2.7');
+    expect(clientKey('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:DB8:1:2::9')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:0db8:0001:0002::')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(clientKey('::ffff:192.0.2.7')).toBe('192.0.2.7');
     const secret = Buffer.alloc(32, 7);
     expect(clientHash(secret, '2001:db8:1:2::1')).toBe(clientHash(secret, '2001:db8:1:2:ffff::1'));
     expect(clientHash(secret, '2001:db8:1:2::1')).not.toBe(clientHash(secret, '2001:db8:1:3::1'));

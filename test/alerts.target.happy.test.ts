@@ -30,7 +30,8 @@ describe.each(STORES)('response target on %s', (store) => {
     const positions = ids.map((id) => page.indexOf(id));
     expect(positions.every((p) => p > 0)).toBe(true);
     expect(positions).toEqual([...positions].sort((a, b) => a - b));
-    expect(page).toContain('Oldest first: the longest wait on top.');
+    // Without deadlines, due first (issue 25) is oldest first: the response target comes in creation order.
+    expect(page).toContain('Due first: the earlier of deadline and response target on top.');
     // Task 1 (created 01:00, unseen at 08:30) is past the 6 h target; task 2 (02:00) is too; task 0 was seen.
     expect(page.match(/Overdue: not seen within 6 h/g)).toHaveLength(2);
     expect(page).toContain('Waiting 7 h of 6 h target');

@@ -62,13 +62,13 @@ describe.each(STORES)('receipts binding files on %s', (store) => {
     const good = path.join(dir, 'good');
     mkdirSync(good);
     for (const f of files) writeFileSync(path.join(good, f.name), f.data);
-    const ok = await runCli('verify-receipt', [String(task.task_id), '--base-url', t.url, '--files', good]);
+    const ok = await runCli('verify-receipt', [String(task.task_id), '--base-url', t.url, '--issuer', t.config.baseUrl, '--files', good]);
     expect(ok.stdout).toContain('✓ attachments');
     expect(ok.stdout).toContain('file          photo.jpg (image/jpeg');
     expect(ok.code).toBe(0);
 
     writeFileSync(path.join(good, 'notes.txt'), 'tampered');
-    const bad = await runCli('verify-receipt', [String(task.task_id), '--base-url', t.url, '--files', good]);
+    const bad = await runCli('verify-receipt', [String(task.task_id), '--base-url', t.url, '--issuer', t.config.baseUrl, '--files', good]);
     expect(bad.stdout).toContain('✗ attachments');
     expect(bad.stdout).toContain('INVALID');
     expect(bad.code).toBe(1);

@@ -16,8 +16,8 @@ describe('npm run bench (smoke)', () => {
     const run = spawnSync(bin('tsx'), ['bench/run.ts'], {
       cwd: ROOT,
       encoding: 'utf8',
-      timeout: 240_000,
-      env: { ...process.env, BENCH_SECONDS: '1', BENCH_CONNECTIONS: '10', BENCH_WAITERS: '40' },
+      timeout: 480_000,
+      env: { ...process.env, BENCH_SECONDS: '1', BENCH_CONNECTIONS: '10', BENCH_WAITERS: '40', BENCH_CROWD: '40', BENCH_CROWD_WAIT: '1' },
     });
     const out = run.stdout;
     expect(run.error).toBeUndefined();
@@ -28,6 +28,10 @@ describe('npm run bench (smoke)', () => {
       /\[SQLite\] durable submissions: median \d+\/s/,
       /\[SQLite\] long-poll wake-up/,
       /\[SQLite\] peak RSS/,
+      /\[SQLite\] crowd reads: .* the service's own \d+\.\d+×/,
+      /\[SQLite\] crowd submissions: .* = \d+\.\d+×/,
+      /\[SQLite\] crowd long-polls: .* health probe p50 [\d.]+ ms, p99 [\d.]+ ms/,
+      /\[SQLite\] default-path submissions \(e-mail, distinct addresses, SMTP sink\): median \d+\/s/,
     ]) {
       expect(out).toMatch(line);
     }
@@ -35,6 +39,8 @@ describe('npm run bench (smoke)', () => {
       expect(out).toMatch(/\[PostgreSQL, one instance\] status read: median/);
       expect(out).toMatch(/\[PostgreSQL, one instance\] long-poll wake-up/);
       expect(out).toMatch(/\[PostgreSQL, two instances\] durable submissions: median/);
+      expect(out).toMatch(/\[PostgreSQL, one instance\] crowd long-polls: /);
+      expect(out).toMatch(/\[PostgreSQL, two instances\] default-path submissions /);
     }
-  }, 300_000);
+  }, 540_000);
 });

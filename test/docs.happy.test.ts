@@ -4,10 +4,10 @@ import { publicLimits } from '../src/docs/limits.js';
 import { TASK_TYPES } from '../src/domain/task.js';
 import { API_VERSION, SERVICE_VERSION } from '../src/version.js';
 import { arr, at, getJson, getText, type Json, obj, walkServices } from './docs.support.js';
+import { TOOL_NAMES } from './mcp.support.js';
 import { postJson, STORES, startTestApp, TestClock, useTestApp, validTask, writeTask } from './support/app.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-const TOOL_NAMES = ['get_human_services', 'submit_human_task', 'check_task_status', 'message_human_operator'];
 
 describe.each(STORES)('discovery documents on %s', (store) => {
   let d: Record<'agent' | 'wellKnownAgent' | 'human' | 'capabilities' | 'services' | 'openapi' | 'resource' | 'health', Json>;

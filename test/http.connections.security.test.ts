@@ -1,10 +1,11 @@
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { installConnectionLimits, serverTimeoutOptions } from '../src/http/connections.js';
 import { installPipeline } from '../src/http/pipeline.js';
 import { startTestApp, type TestApp } from './support/app.js';
+import { openRaw } from './support/net.js';
 
 /**
  * Slow and silent clients, and floods of sockets (issue 15, defect 3): a body that never arrives
@@ -12,26 +13,7 @@ import { startTestApp, type TestApp } from './support/app.js';
  * refused with a 503 instead of exhausting file descriptors.
  */
 
-interface RawExchange {
-  socket: Socket;
-  /** Resolves with everything received and the milliseconds until the server closed. */
-  closed: Promise<{ text: string; ms: number }>;
-}
-
-function open(port: number, localAddress = '127.0.0.1'): Promise<RawExchange> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const socket = connect({ port, host: '127.0.0.1', localAddress });
-    let text = '';
-    const closed = new Promise<{ text: string; ms: number }>((done) => {
-      socket.on('data', (chunk) => (text += chunk.toString()));
-      socket.on('close', () => done({ text, ms: Date.now() - started }));
-    });
-    socket.on('error', () => undefined);
-    socket.once('connect', () => resolve({ socket, closed }));
-    socket.once('error', reject);
-  });
-}
+const open = openRaw;
 
 const request = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}\r\n`;
 
@@ -118,8 +100,12 @@ describe('connection caps', () => {
   it('refuses a connection over the global cap, from any address', async () => {
     for (const address of ['127.0.0.3', '127.0.0.3', '127.0.0.4', '127.0.0.4']) held.push((await open(port, address)).socket);
     const extra = await open(port, '127.0.0.5');
-    extra.socket.write(request('/api/v1/health'));
+    extra.socket.write(request('/openapi.json'));
     expect((await extra.closed).text).toMatch(/^HTTP\/1\.1 503/);
+    // Health still answers in the headroom past the total cap (issue 34: probes never starve).
+    const probe = await open(port, '127.0.0.7');
+    probe.socket.write(request('/api/v1/health', 'Connection: close\r\n'));
+    expect((await probe.closed).text).toMatch(/^HTTP\/1\.1 200/);
   });
 
   it('closes a connection over the cap that sends nothing', async () => {

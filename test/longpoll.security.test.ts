@@ -7,7 +7,8 @@ import { patchOk, submit } from './operator.support.js';
 import { STORES, useTestApp } from './support/app.js';
 
 describe.each(STORES)('conditional reads and waits, security, on %s', (store) => {
-  const t = useTestApp({ store });
+  // tasks/get answers at once here (its hold for a change is tested in mcp.tasks.happy).
+  const t = useTestApp({ store, env: { MCP_TASK_HOLD_SECONDS: '0' } });
 
   it("never echoes the caller's Prefer text: Preference-Applied is built from the number alone", async () => {
     const id = await submit(t);

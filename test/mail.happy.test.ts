@@ -24,6 +24,12 @@ async function outboxKinds(t: TestApp, taskId: string): Promise<string[]> {
 
 const about = (id: string) => (mail: ReceivedMail) => mail.text.includes(id);
 
+/** Agent text as the operator mail's text part shows it: every line after `| `. */
+const quoted = (text: string) =>
+  text
+    .split('\n')
+    .map((line) => `| ${line}`)
+    .join('\n');
 describe.each(STORES)('lifecycle mail over SMTP on %s', (store) => {
   const t = useTestApp({
     store,
@@ -59,7 +65,8 @@ describe.each(STORES)('lifecycle mail over SMTP on %s', (store) => {
       expect(part).toContain('shopping-agent/2.1');
       expect(part).toContain(`${BASE_URL}/operator/tasks/${id}`);
     }
-    expect(mail!.text).toContain(description);
+    // Agent text is quoted in the text part, every line set apart (issue 33).
+    expect(mail!.text).toContain(quoted(description));
     expect(mail!.html).toContain('Photograph the opening hours sign at the hardware store on 5 Elm Road.');
     expect(mail!.html).toContain(`href="${BASE_URL}/operator/tasks/${id}"`);
     expect(mail!.parsed.messageId).toMatch(/^<mail-[0-9a-f]{32}@hitl\.example-service\.dev>$/);
@@ -89,7 +96,7 @@ describe.each(STORES)('lifecycle mail over SMTP on %s', (store) => {
     expect(mail!.from).toBe(FROM);
     expect(mail!.replyTo).toBe('ops@agents.example-agent.dev');
     expect(mail!.subject).toBe('Message from planner-bot: Withdrawal');
-    expect(mail!.text).toContain(text);
+    expect(mail!.text).toContain(quoted(text));
     expect(mail!.text).toContain(`${id} (real_world_verification, submitted)`);
     expect(mail!.text).toContain(`${BASE_URL}/operator/tasks/${id}`);
     expect(mail!.html).toContain(`href="${BASE_URL}/operator/tasks/${id}"`);

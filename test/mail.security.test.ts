@@ -44,14 +44,27 @@ describe.each(STORES)('mail header safety on %s', (store) => {
   const smtp = smtpOf(t);
 
   it.each(INJECTIONS)('a message subject or sender with line breaks adds no header or recipient: %j', async (attack) => {
-    for (const body of [
-      { message: 'Injection attempt through the subject', reply_to: 'q@agents.example-agent.dev', subject: attack },
-      { message: 'Injection attempt through the sender', reply_to: 'q@agents.example-agent.dev', from: attack },
-    ]) {
-      const res = await postJson(`${t.url}/api/v1/messages`, body);
-      expect(res.status).toBe(201);
-      const id = ((await res.json()) as { message_id: string }).message_id;
-      const [mail] = await smtp.waitFor(1, (m) => m.text.includes(id));
+    // One-line fields refuse control characters at the door (issue 33); a row stored before that
+    // (or imported) still cannot inject a header, so the mail is checked straight from the outbox.
+    const refused = await postJson(`${t.url}/api/v1/messages`, { message: 'Injection attempt', reply_to: 'q@agents.example-agent.dev', subject: attack });
+    expect(refused.status).toBe(attack.includes('=?') ? 201 : 422);
+    for (const [i, fields] of [{ subject: attack }, { sender: attack }].entries()) {
+      const message: MessageRow = {
+        id: `msg-2030-${'c'.repeat(30)}${INJECTIONS.indexOf(attack)}${i}`,
+        message: 'Injection attempt through a one-line field',
+        reply_to: 'q@agents.example-agent.dev',
+        sender: null,
+        subject: null,
+        ...fields,
+        client_hash: 'x',
+        task_ids: '[]',
+        email_unverified: 0,
+        erased_at: null,
+        thread_token_hash: null,
+        created_at: t.clock.now().toISOString(),
+      };
+      await enqueueMessageReceived(t.store.db, t.deps, message);
+      const [mail] = await smtp.waitFor(1, (m) => m.text.includes(message.id));
       expectNoInjection(mail!, OPERATOR);
       expect(mail!.replyTo).toBe('q@agents.example-agent.dev');
       expect(mail!.subject).toContain('Hello');
@@ -60,14 +73,19 @@ describe.each(STORES)('mail header safety on %s', (store) => {
 
   it('a task description with line breaks adds no header or recipient to the operator mail', async () => {
     const description = `Check the shop hours.\r\nBcc: ${VICTIM}\r\nSubject: You won\r\n\r\nfake body`;
-    const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ description, requester: `bot\r\nCc: ${VICTIM}` }));
+    const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ description, requester: `bot Cc: ${VICTIM}` }));
     expect(res.status).toBe(202);
     const id = ((await res.json()) as { task_id: string }).task_id;
     const [mail] = await smtp.waitFor(1, (m) => m.text.includes(id));
     expectNoInjection(mail!, OPERATOR);
     expect(mail!.subject).toMatch(/^New task real_world_verification: Check the shop hours\. Bcc: victim@target\.example-agent\.dev Subject: You won fak/);
-    // The text part keeps the description as written: it is body text, not a header.
-    expect(mail!.text).toContain(description.replace(/\r\n/g, '\n'));
+    // The text part keeps the description as written, every line quoted: body text, not a header.
+    expect(mail!.text).toContain(
+      description
+        .split('\r\n')
+        .map((line) => `| ${line}`)
+        .join('\n'),
+    );
   });
 
   it('caps the subject length', async () => {
@@ -88,7 +106,7 @@ describe.each(STORES)('mail header safety on %s', (store) => {
     expect(mail!.html).not.toContain('<b>Main');
     expect(mail!.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt; &amp; &quot;quotes&quot;');
     expect(mail!.html).toContain('&lt;b&gt;Main&lt;/b&gt; St');
-    expect(mail!.text).toContain(description);
+    expect(mail!.text).toContain(`| ${description}`);
   });
 
   it('never uses an address that is not a plain mailbox as recipient or Reply-To', async () => {
@@ -108,6 +126,7 @@ describe.each(STORES)('mail header safety on %s', (store) => {
         client_hash: 'x',
         task_ids: '[]',
         email_unverified: 0,
+        thread_token_hash: null,
         erased_at: null,
         created_at: t.clock.now().toISOString(),
       };

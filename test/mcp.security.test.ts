@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type Json, rawPost, rpc, texts, toolsCall, useMcpClient } from './mcp.support.js';
+import { call, type Json, rawPost, rpc, TOOL_NAMES, texts, toolsCall, useMcpClient } from './mcp.support.js';
 import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, useTestApp, validTask } from './support/app.js';
 
 const PUBLIC_BASE = 'https://tasks.example-operator.dev';
@@ -23,18 +23,18 @@ describe.each(STORES)('MCP host validation (DNS rebinding) on %s', (store) => {
     for (const host of ['tasks.example-operator.dev', 'TASKS.Example-Operator.dev', 'tasks.example-operator.dev:443']) {
       const res = await rawPost(t, '/mcp', LIST, { host });
       expect(res.status, host).toBe(200);
-      expect((json(res.body).result as { tools: unknown[] }).tools).toHaveLength(4);
+      expect((json(res.body).result as { tools: unknown[] }).tools).toHaveLength(TOOL_NAMES.length);
     }
   });
 
-  it('refuses a foreign Host with 400 malformed_request saying the Host does not match', async () => {
+  it('refuses a foreign Host with 403 forbidden saying the Host does not name this server', async () => {
     const task = validTask();
     for (const host of ['evil.example-attacker.dev', 'tasks.example-operator.dev:8443', 'tasks.example-operator.dev.evil.example-attacker.dev', '127.0.0.1']) {
       const res = await rawPost(t, '/mcp', toolsCall('submit_human_task', task), { host });
-      expect(res.status, host).toBe(400);
+      expect(res.status, host).toBe(403);
       const body = json(res.body);
-      expect(body.error).toBe('malformed_request');
-      expect((body.details as string[])[0]).toMatch(/Host header .* does not match this server's host "tasks\.example-operator\.dev"/);
+      expect(body.error).toBe('forbidden');
+      expect((body.details as string[])[0]).toMatch(/Host header .* is not "tasks\.example-operator\.dev"/);
     }
     // None of the refused calls filed the task: filing it now is not a duplicate.
     const res = await rawPost(t, '/mcp', toolsCall('submit_human_task', task), { host: 'tasks.example-operator.dev' });
@@ -43,11 +43,11 @@ describe.each(STORES)('MCP host validation (DNS rebinding) on %s', (store) => {
 
   it('ignores X-Forwarded-Host unless the proxy is trusted (TRUST_PROXY)', async () => {
     const spoofed = await rawPost(t, '/mcp', LIST, { host: 'evil.example-attacker.dev', 'x-forwarded-host': 'tasks.example-operator.dev' });
-    expect(spoofed.status).toBe(400);
+    expect(spoofed.status).toBe(403);
     const behindProxy = await rawPost(proxied, '/mcp', LIST, { host: '10.0.0.5:8080', 'x-forwarded-host': 'tasks.example-operator.dev' });
     expect(behindProxy.status).toBe(200);
     const rebound = await rawPost(proxied, '/mcp', LIST, { host: '10.0.0.5:8080', 'x-forwarded-host': 'evil.example-attacker.dev' });
-    expect(rebound.status).toBe(400);
+    expect(rebound.status).toBe(403);
   });
 
   it('keeps cross-origin browser clients working: Origin is not a reason to refuse, and CORS headers are sent', async () => {
@@ -71,14 +71,46 @@ describe.each(STORES)('MCP host validation (DNS rebinding) on %s', (store) => {
     expect(res.headers.get('access-control-allow-headers')?.toLowerCase()).toMatch(/mcp-protocol-version/);
   });
 
-  it('does not check the Host when BASE_URL is a loopback name', async () => {
+  it('checks Host and Origin when BASE_URL is a loopback name: loopback names only, any port (GHSA-w48q-cv73-mx4w)', async () => {
     const local = await startTestApp({ store, env: { BASE_URL: 'http://localhost:8080' } });
     try {
-      for (const host of ['localhost:8080', '127.0.0.1:9999', 'my-laptop.lan']) {
+      for (const host of ['localhost:8080', 'localhost', '127.0.0.1:9999', '[::1]:8080', 'LOCALHOST.']) {
         expect((await rawPost(local, '/mcp', LIST, { host })).status, host).toBe(200);
+      }
+      for (const origin of ['http://localhost:5173', 'http://127.0.0.1:8080', 'https://[::1]']) {
+        expect((await rawPost(local, '/mcp', LIST, { host: 'localhost:8080', origin })).status, origin).toBe(200);
+      }
+      const refusedHosts = ['evil.example', 'localhost.evil.example', '127.0.0.1.nip.io', 'my-laptop.lan', '[::ffff:7f00:1]', '[fe80::1]', '127.0.0.2'];
+      for (const host of refusedHosts) {
+        const res = await rawPost(local, '/mcp', LIST, { host });
+        expect(res.status, host).toBe(403);
+        expect(json(res.body)).toMatchObject({ error: 'forbidden' });
+      }
+      const refusedOrigins = ['http://evil.example', 'http://localhost.evil.example', 'http://127.0.0.1.nip.io', 'http://[::ffff:7f00:1]', 'null', 'file://'];
+      for (const origin of refusedOrigins) {
+        const res = await rawPost(local, '/mcp', LIST, { host: 'localhost:8080', origin });
+        expect(res.status, origin).toBe(403);
+        expect(json(res.body)).toMatchObject({ error: 'forbidden' });
       }
     } finally {
       await local.close();
+    }
+  });
+
+  it("serves the names of ALLOWED_HOSTS besides BASE_URL's host, and nothing else", async () => {
+    const extra = await startTestApp({
+      store,
+      env: { BASE_URL: 'https://tasks.example-operator.dev', ALLOWED_HOSTS: 'mcp.example-operator.dev, Internal.Example-Operator.dev' },
+    });
+    try {
+      for (const host of ['tasks.example-operator.dev', 'mcp.example-operator.dev', 'internal.example-operator.dev:8080']) {
+        expect((await rawPost(extra, '/mcp', LIST, { host })).status, host).toBe(200);
+      }
+      for (const host of ['evil.example', 'mcp.example-operator.dev.evil.example', 'localhost']) {
+        expect((await rawPost(extra, '/mcp', LIST, { host })).status, host).toBe(403);
+      }
+    } finally {
+      await extra.close();
     }
   });
 });
@@ -130,12 +162,12 @@ describe.each(STORES)('MCP tool safety on %s', (store) => {
     }
   });
 
-  it('serves the server card without internals: only public URLs and the four tools', async () => {
+  it('serves the server card without internals: only public URLs and the tools', async () => {
     const card = (await (await fetch(`${t.url}/.well-known/mcp`)).json()) as Json;
     const text = JSON.stringify(card);
     for (const secret of [TEST_ADMIN_KEY, t.config.databaseUrl, t.dataDir, t.deps.secret.toString('base64'), '/api/v1/admin']) {
       expect(text).not.toContain(secret);
     }
-    expect((card.tools as Json[]).map((tool) => tool.name)).toEqual(['get_human_services', 'submit_human_task', 'check_task_status', 'message_human_operator']);
+    expect((card.tools as Json[]).map((tool) => tool.name)).toEqual(TOOL_NAMES);
   });
 });

@@ -10,6 +10,16 @@ export type Json = Record<string, unknown>;
 
 export const MCP_ACCEPT = 'application/json, text/event-stream';
 
+/** The tools the MCP server lists, in order (pinned here, apart from the server's own list). */
+export const TOOL_NAMES = [
+  'get_human_services',
+  'submit_human_task',
+  'check_task_status',
+  'message_human_operator',
+  'answer_operator_question',
+  'check_message_thread',
+];
+
 /** An SDK client that has done the initialize handshake against the test app. */
 /** One MCP client for a suite, connected to `t` in beforeAll and closed in afterAll. */
 export function useMcpClient(t: TestApp): Client {

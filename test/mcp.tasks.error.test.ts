@@ -16,7 +16,7 @@ async function mcpError(promise: Promise<unknown>): Promise<McpError> {
 const UNKNOWN = 'task-2030-00000000000000000000000000000000';
 
 describe.each(STORES)('MCP tasks, bad input, on %s', (store) => {
-  const t = useTestApp({ store });
+  const t = useTestApp({ store, env: { MCP_TASK_HOLD_SECONDS: '0' } });
   const client = useMcpClient(t);
 
   async function submitTask(): Promise<string> {

@@ -20,7 +20,8 @@ async function submitAsTask(client: Client, args: Json = validTask()) {
 
 describe.each(STORES)('MCP tasks on %s', (store) => {
   const clock = new TestClock('2030-03-10T10:00:00.000Z');
-  const t = useTestApp({ store, clock });
+  // tasks/get answers at once here (no hold for a change); the hold has its own suite below.
+  const t = useTestApp({ store, clock, env: { MCP_TASK_HOLD_SECONDS: '0' } });
   const client = useMcpClient(t);
 
   it('declares the tasks capability, and submit_human_task as optionally a task', async () => {
@@ -39,19 +40,19 @@ describe.each(STORES)('MCP tasks on %s', (store) => {
     if (created?.type !== 'taskCreated') throw new Error('no task');
     const taskId = created.task.taskId;
     expect(taskId).toMatch(/^task-2030-[0-9a-f]{32}$/);
-    expect(created.task).toMatchObject({ status: 'working', ttl: null, pollInterval: 300_000, createdAt: '2030-03-10T10:00:00.000Z' });
+    expect(created.task).toMatchObject({ status: 'working', ttl: null, pollInterval: 30_000, createdAt: '2030-03-10T10:00:00.000Z' });
     // The same task over REST: one task, whichever door.
     const rest = (await (await fetch(`${t.url}/api/v1/tasks/${taskId}`)).json()) as Json;
     expect(rest).toMatchObject({ task_id: taskId, status: 'submitted', requester: 'mcp-task-agent' });
   });
 
-  it('reports working while accepted, polling at the ETA, and completed with the task once delivered', async () => {
+  it('reports working while accepted, polling every 30 seconds whatever the ETA, and completed with the task once delivered', async () => {
     const [created] = await submitAsTask(client);
     if (created?.type !== 'taskCreated') throw new Error('no task');
     const id = created.task.taskId;
     await patchOk(t, id, { status: 'accepted', eta: '2030-03-10T13:00:00Z' });
     const accepted = await client.experimental.tasks.getTask(id);
-    expect(accepted).toMatchObject({ taskId: id, status: 'working', pollInterval: 3 * 3600_000 });
+    expect(accepted).toMatchObject({ taskId: id, status: 'working', pollInterval: 30_000 });
     expect(accepted.statusMessage).toMatch(/2030-03-10T13:00:00/);
 
     // tasks/result blocks until the task is final, then answers at once.
@@ -169,8 +170,8 @@ describe.each(STORES)('MCP waits at shutdown on %s', (store) => {
 });
 
 describe.runIf(STORES.includes('postgres'))('MCP tasks across PostgreSQL instances', () => {
-  const a = useTestApp({ store: 'postgres' });
-  const b = useTestApp(() => ({ shareDatabaseWith: a }));
+  const a = useTestApp({ store: 'postgres', env: { MCP_TASK_HOLD_SECONDS: '0' } });
+  const b = useTestApp(() => ({ shareDatabaseWith: a, env: { MCP_TASK_HOLD_SECONDS: '0' } }));
 
   it('answers tasks/get and tasks/result on any instance: the MCP task is the service task', async () => {
     const clientA = await connectClient(a);
@@ -190,5 +191,40 @@ describe.runIf(STORES.includes('postgres'))('MCP tasks across PostgreSQL instanc
       await clientA.close();
       await clientB.close();
     }
+  });
+});
+
+describe.each(STORES)('MCP tasks that finish promptly on %s', (store) => {
+  // The default hold: tasks/get waits for a change (issue 30: a 30 s poll interval, not the ETA).
+  const clock = new TestClock('2030-03-10T10:00:00.000Z');
+  const t = useTestApp({ store, clock });
+  const client = useMcpClient(t);
+
+  it("ends the SDK's own callToolStream loop within moments of the delivery", async () => {
+    const stream = client.experimental.tasks.callToolStream({ name: 'submit_human_task', arguments: validTask() }, CallToolResultSchema, { task: {} });
+    const seen: string[] = [];
+    let deliveredAt = 0;
+    let endedAt = 0;
+    for await (const message of stream) {
+      seen.push(message.type === 'taskStatus' ? `status:${message.task.status}` : message.type);
+      if (message.type === 'taskCreated') {
+        expect(message.task.pollInterval).toBe(30_000);
+        const id = message.task.taskId;
+        clock.advance(1000);
+        await patchOk(t, id, { status: 'accepted' });
+        // Delivered while the loop's first tasks/get is held: it answers at once, not a poll interval later.
+        void (async () => {
+          await heldCount(t, 1);
+          clock.advance(1000);
+          await patchOk(t, id, { status: 'delivered', operator_notes: 'Done.' });
+          deliveredAt = Date.now();
+        })();
+      }
+      if (message.type === 'result') endedAt = Date.now();
+      if (message.type === 'error') throw message.error;
+    }
+    expect(seen).toEqual(['taskCreated', 'status:completed', 'result']);
+    expect(deliveredAt).toBeGreaterThan(0);
+    expect(endedAt - deliveredAt).toBeLessThan(5000);
   });
 });

@@ -100,7 +100,7 @@ describe.each(STORES)('operator transitions and refusals on %s', (store) => {
     const body = (await res.json()) as { error: string; details: string[] };
     expect(body.error).toBe('validation_failed');
     expect(body.details).toEqual([
-      'notes is not a field of this request (use status, eta, operator_notes)',
+      'notes is not a field of this request (use status, eta, operator_notes, result, assignee)',
       'status must be one of: submitted, accepted, delivered, rejected',
       'eta must be an ISO 8601 date-time, e.g. 2030-01-31T17:00:00Z',
       'operator_notes must be a string',
@@ -110,7 +110,7 @@ describe.each(STORES)('operator transitions and refusals on %s', (store) => {
   it('refuses an empty change, an ETA in the past, an ETA without acceptance and overlong notes', async () => {
     const id = await submit(t);
     const cases: [Json, string][] = [
-      [{}, 'send at least one of status, eta, operator_notes'],
+      [{}, 'send at least one of status, eta, operator_notes, result, assignee'],
       [{ status: 'accepted', eta: '2030-03-10T09:00:00Z' }, 'eta must be in the future'],
       [{ eta: '2030-04-01T00:00:00Z' }, 'eta can only be set when accepting the task or while it is accepted'],
       [{ status: 'rejected', eta: '2030-04-01T00:00:00Z' }, 'eta can only be set when accepting the task or while it is accepted'],

@@ -135,12 +135,13 @@ describe.each(STORES)('receipts on %s', (store) => {
 
   it('verifies from the command line, by task id and by receipt', async () => {
     const task = await deliver({ delivery: 'status_poll', contact_email: undefined }, 'Result: the shop closes at 18:00.');
-    const byId = await runCli('verify-receipt', [String(task.task_id), '--base-url', t.url]);
+    // The keys come from t.url; the receipt names the service's BASE_URL (another port here).
+    const byId = await runCli('verify-receipt', [String(task.task_id), '--base-url', t.url, '--issuer', t.config.baseUrl]);
     expect(byId.stdout).toContain('VALID: signed by');
     expect(byId.stdout).toContain('✓ deliverable');
     expect(byId.code).toBe(0);
 
-    const byReceipt = await runCli('verify-receipt', [String(task.receipt)], { BASE_URL: t.url });
+    const byReceipt = await runCli('verify-receipt', [String(task.receipt), '--issuer', t.config.baseUrl], { BASE_URL: t.url });
     expect(byReceipt.stdout).toContain(`claiming task ${String(task.task_id)}`);
     expect(byReceipt.stdout).toContain('✓ deliverable');
     expect(byReceipt.code).toBe(0);

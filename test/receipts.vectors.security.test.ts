@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { JSONWebKeySet } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { sameIssuer } from '../src/receipts/issuer.js';
 import { type VerifyOptions, verifyReceipt } from '../src/receipts/verify.js';
 
 /**
@@ -21,7 +22,20 @@ interface ReceiptVector {
 const vectors = JSON.parse(readFileSync(new URL('../docs/receipt-test-vectors.json', import.meta.url), 'utf8')) as {
   jwks: JSONWebKeySet;
   receipts: ReceiptVector[];
+  issuer_cases: { iss: string; expected_issuer: string; same: boolean }[];
 };
+
+describe('the one issuer rule (issuer_cases) in src/receipts/issuer.ts', () => {
+  it('the vectors pin the host-mismatch case: localhost and 127.0.0.1 at one port are one issuer', () => {
+    expect(vectors.issuer_cases).toContainEqual({ iss: 'http://localhost:8080', expected_issuer: 'http://127.0.0.1:8080', same: true });
+    expect(vectors.receipts.find((v) => v.name === 'v1-loopback-alias')?.expected.valid).toBe(true);
+  });
+  for (const c of vectors.issuer_cases) {
+    it(`${c.iss} ${c.same ? 'is' : 'is not'} ${c.expected_issuer}`, () => {
+      expect(sameIssuer(c.iss, c.expected_issuer)).toBe(c.same);
+    });
+  }
+});
 
 describe('receipt test vectors against src/receipts/verify.ts', () => {
   it('covers every verdict the issue names', () => {

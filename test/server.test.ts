@@ -107,6 +107,11 @@ describe('the entry point', () => {
     expect(health.status).toBe(200);
     expect(existsSync(path.join(dataDir, 'service.db'))).toBe(true);
     await new Promise((r) => setTimeout(r, 200));
+    // One plain line says where everything is (issue 30, item 8), whatever LOG_LEVEL is.
+    const base = `http://localhost:${port}`;
+    expect(first.stderr()).toContain(
+      `Ready: console ${base}/operator · API ${base}/api/v1 · MCP ${base}/mcp · documents ${base}/llms.txt and ${base}/openapi.json`,
+    );
     const key = /Generated the operator key[^\n]*\n\n {2}(hts_admin_[\w-]+)/.exec(first.stderr())?.[1];
     expect(key).toBeDefined();
     expect(first.stdout()).not.toContain(String(key));

@@ -57,6 +57,11 @@ function task(n: number): TaskRow {
     attachments: null,
     erased_at: null,
     is_test: 0,
+    response_schema: null,
+    questions: null,
+    deadline_at: null,
+    deadline_passed_at: null,
+    due_at: null,
   };
 }
 

@@ -1,9 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson, startTestApp, type TestApp, validTask } from './support/app.js';
+import { canMountTmpfs, fillDisk, freeDisk, mountSmallTmpfs, unmountTmpfs } from './support/full-disk.js';
 import { waitUntil } from './support/smtp.js';
 
 /**
@@ -12,39 +10,24 @@ import { waitUntil } from './support/smtp.js';
  * Needs a small tmpfs, so it runs as root only.
  */
 
-const isRoot = process.getuid?.() === 0;
+const isRoot = canMountTmpfs;
 if (!isRoot) process.stdout.write('store.disk-full: skipped, mounting a small tmpfs needs root\n');
 
 describe.skipIf(!isRoot)('SQLite on a full filesystem', () => {
   let mount: string;
   let app: TestApp;
   beforeAll(async () => {
-    mount = mkdtempSync(path.join(tmpdir(), 'hts-full-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', mount]);
+    mount = mountSmallTmpfs('hts-full-');
     app = await startTestApp({ env: { DATABASE_URL: `sqlite:${path.join(mount, 'service.db')}` } });
   });
   afterAll(async () => {
     await app?.close();
-    execFileSync('umount', ['-l', mount]);
-    rmSync(mount, { recursive: true, force: true });
+    unmountTmpfs(mount);
   });
-
-  function fillDisk(): void {
-    // Fill every free block: 64 KB chunks, then single bytes, until ENOSPC.
-    for (const size of [65_536, 4096, 1]) {
-      for (let i = 0; ; i += 1) {
-        try {
-          writeFileSync(path.join(mount, `filler-${size}-${i}`), Buffer.alloc(size));
-        } catch {
-          break;
-        }
-      }
-    }
-  }
 
   it('answers 503 with Retry-After, reports SQLITE_FULL in health, and recovers when space returns', async () => {
     expect((await postJson(`${app.url}/api/v1/tasks`, validTask())).status).toBe(202);
-    fillDisk();
+    fillDisk(mount);
     const statuses: number[] = [];
     let refused: Response | undefined;
     for (let i = 0; i < 40 && refused === undefined; i += 1) {
@@ -64,7 +47,7 @@ describe.skipIf(!isRoot)('SQLite on a full filesystem', () => {
     expect(health.status).toBe(503);
     expect(JSON.stringify(await health.json())).toContain('SQLITE_FULL');
 
-    execFileSync('sh', ['-c', `rm -f ${mount}/filler-*`]);
+    freeDisk(mount);
     await waitUntil(async () => (await fetch(`${app.url}/api/v1/health`)).status === 200, 20_000, 'health to return to 200');
     expect((await postJson(`${app.url}/api/v1/tasks`, validTask())).status).toBe(202);
   });

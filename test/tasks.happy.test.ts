@@ -48,6 +48,11 @@ describe.each(STORES)('task submission and status on %s', (store) => {
         'operator_notes',
         'seen_by_operator_at',
         'eta',
+        'response_schema',
+        'result',
+        // Issue 25: the operator's questions, [] and false until one is asked.
+        'questions',
+        'awaiting_answer',
       ].sort(),
     );
     expect(task).toMatchObject({

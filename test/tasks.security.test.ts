@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { initDeps } from '../src/deps.js';
-import { clientAddress, clientHash } from '../src/domain/client.js';
+import { clientHash, clientKey } from '../src/domain/client.js';
 import { migrate, openStore } from '../src/store/db.js';
 import { SERVICE_VERSION } from '../src/version.js';
 import { postJson, STORES, startTestApp, TestClock, useTestApp, validTask } from './support/app.js';
@@ -65,11 +65,11 @@ describe.each(STORES)('what the public endpoints never reveal on %s', (store) =>
 
 describe('client identity', () => {
   it('uses the whole IPv4 address and the /64 prefix of IPv6', () => {
-    expect(clientAddress('203.0.113.7')).toBe('203.0.113.7');
-    expect(clientAddress('::ffff:203.0.113.7')).toBe('203.0.113.7');
-    expect(clientAddress('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
-    expect(clientAddress('2001:db8:1:2::99')).toBe(clientAddress('2001:0db8:0001:0002:ffff::1'));
-    expect(clientAddress('2001:db8:1:3::1')).not.toBe(clientAddress('2001:db8:1:2::1'));
+    expect(clientKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:db8:1:2::99')).toBe(clientKey('2001:0db8:0001:0002:ffff::1'));
+    expect(clientKey('2001:db8:1:3::1')).not.toBe(clientKey('2001:db8:1:2::1'));
   });
 });
 

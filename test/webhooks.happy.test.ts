@@ -267,7 +267,13 @@ describe('webhooks in the documents', () => {
     expect((get(callback, 'parameters') as { name: string }[]).map((p) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
     expect(get(callback, 'requestBody', 'content', 'application/json', 'schema')).toEqual({ $ref: '#/components/schemas/WebhookEvent' });
     expect(get(schemas, 'WebhookEvent', 'properties', 'data')).toEqual({ $ref: '#/components/schemas/Task' });
-    expect(get(schemas, 'WebhookEvent', 'properties', 'type', 'enum')).toEqual(['task.accepted', 'task.delivered', 'task.rejected']);
+    expect(get(schemas, 'WebhookEvent', 'properties', 'type', 'enum')).toEqual([
+      'task.accepted',
+      'task.delivered',
+      'task.rejected',
+      'task.question',
+      'task.deadline_passed',
+    ]);
     expect(Object.keys(get(callback, 'responses') as object).sort()).toEqual(['2XX', '410', 'default']);
     for (const path of ['/api/v1/admin/webhooks', '/api/v1/admin/webhooks/{id}/retry']) expect(get(doc, 'paths', path)).toBeDefined();
   });

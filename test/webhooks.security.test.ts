@@ -76,6 +76,12 @@ describe('the address rules (pure)', () => {
     expect(callbackUrlProblem('http://127.0.0.1:9/x', true)).toBeNull();
     expect(callbackUrlProblem('http://localhost/x', true)).toBeNull();
     expect(callbackUrlProblem('ftp://127.0.0.1/x', true)).toBe('must be an http:// or https:// URL');
+    // A developer's own receiver on loopback: the refusal says which setting allows it (issue 30).
+    expect(callbackUrlProblem('http://localhost:9000/hook', false)).toBe(
+      'must be an https:// URL; a deployment for local development can allow it with WEBHOOK_ALLOW_PRIVATE=true',
+    );
+    expect(callbackUrlProblem('https://127.0.0.1:9000/hook', false)).toContain('WEBHOOK_ALLOW_PRIVATE=true');
+    expect(callbackUrlProblem('http://hooks.example.com/x', false)).toBe('must be an https:// URL');
     expect(callbackUrlProblem('https://hooks.example-agent.dev/x?t=1', false)).toBeNull();
   });
 });
@@ -93,7 +99,9 @@ describe.each(STORES)('callback_url at submission on %s (guard on)', (store) => 
       expect(res.status, target).toBe(422);
       const body = (await res.json()) as { error: string; details: string[] };
       expect(body.error).toBe('validation_failed');
-      expect(body.details, target).toEqual(['callback_url must not point at a loopback, private, link-local or otherwise reserved address']);
+      expect(body.details, target).toEqual([
+        'callback_url must not point at a loopback, private, link-local or otherwise reserved address; a deployment for local development can allow it with WEBHOOK_ALLOW_PRIVATE=true',
+      ]);
       expect(JSON.stringify(body)).not.toContain(target.slice(8, 20));
 
       const result = await call(client, 'submit_human_task', validTask({ callback_url: target }));

@@ -145,9 +145,14 @@ export function waitForEvent(t: TestApp, taskId: string, event: string, check: (
 }
 
 /** Runs `npm run verify-webhook` (tsx, as npm does), optionally with a body on stdin. */
-export function runVerifyWebhook(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runVerifyWebhook(
+  args: string[],
+  stdin?: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   // Vite puts its own BASE_URL ('/') into the test process's environment; the CLI must not see it.
-  const { BASE_URL: _vite, ...env } = process.env;
+  const { BASE_URL: _vite, ...inherited } = process.env;
+  const env = { ...inherited, ...extraEnv };
   return new Promise((resolve) => {
     const child = execFile(path.resolve('node_modules/.bin/tsx'), ['src/cli/verify-webhook.ts', ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });

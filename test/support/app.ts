@@ -12,7 +12,7 @@ import { type AppDeps, initDeps } from '../../src/deps.js';
 import type { ApiVersion } from '../../src/docs/versions.js';
 import type { Clock } from '../../src/domain/time.js';
 import { createLogger } from '../../src/logger.js';
-import { migrate, openStore, type Store } from '../../src/store/db.js';
+import { migrate, openStore, type Store, type StoreOptions } from '../../src/store/db.js';
 import { updateTask } from '../../src/store/tasks-repo.js';
 import { SERVICE_VERSION } from '../../src/version.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
@@ -72,6 +72,8 @@ export interface TestAppOptions {
   apiVersions?: ApiVersion[];
   /** Where the app's log lines go (at env LOG_LEVEL); stdout when not given. */
   logTo?: DestinationStream;
+  /** Told of every statement the store runs through Kysely (StoreOptions.onQuery). */
+  onQuery?: StoreOptions['onQuery'];
 }
 
 /** Limits lifted for suites that are not testing them. */
@@ -85,6 +87,7 @@ export const RELAXED_LIMITS: Record<string, string> = {
   DAILY_TASK_CAP: '1000000',
   DAILY_EMAIL_CAP: '1000000',
   AUTO_BLOCK_REFUSALS: '1000000',
+  EMAIL_LOOKUP_LIMIT_PER_MINUTE: '1000000',
   ADMIN_FAILURES_PER_MINUTE: '1000000',
   ADMIN_FAILURES_GLOBAL_PER_MINUTE: '1000000',
 };
@@ -121,7 +124,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...((options.limits ?? 'relaxed') === 'relaxed' ? RELAXED_LIMITS : {}),
     ...options.env,
   });
-  const store = openStore(config.databaseUrl, { timeoutMs: config.storeTimeoutMs });
+  const store = openStore(config.databaseUrl, { timeoutMs: config.storeTimeoutMs, ...(options.onQuery ? { onQuery: options.onQuery } : {}) });
   await migrate(store);
   const clock = options.clock ?? shared?.clock ?? new TestClock();
   const deps = await initDeps(config, store, {
@@ -131,7 +134,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     apiVersions: options.apiVersions ?? [],
   });
   const app = await buildApp(deps);
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  await app.listen({ port: config.port, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const background = options.background ? await startBackground(deps) : undefined;
   return {

@@ -11,6 +11,7 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
  * - contains `a-only`    → no MX, an A record (RFC 5321 implicit MX)
  * - contains `no-records`→ the name exists but has no MX, A or AAAA record
  * - starts `ip-a-b-c-d.` → an A record a.b.c.d (webhook SSRF tests: a name resolving to 10.1.2.3 …)
+ * - contains `slow`      → as below, but answered after SLOW_ANSWER_MS (look-ups still under way)
  * - anything else        → MX 10 mx.<name>, and an A record
  */
 
@@ -19,6 +20,8 @@ const TYPE_MX = 15;
 const TYPE_AAAA = 28;
 const RCODE_SERVFAIL = 2;
 const RCODE_NXDOMAIN = 3;
+/** How long a `slow` name takes to answer. */
+export const SLOW_ANSWER_MS = 300;
 
 export interface DnsQuery {
   name: string;
@@ -114,7 +117,9 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     queries.push({ name: q.name, type: q.type });
     const answer = answersFor(q);
     if (!answer) return;
-    socket.send(respond(msg, q, answer.rcode, answer.answers), rinfo.port, rinfo.address);
+    const send = () => socket.send(respond(msg, q, answer.rcode, answer.answers), rinfo.port, rinfo.address);
+    if (q.name.includes('slow')) setTimeout(send, SLOW_ANSWER_MS).unref();
+    else send();
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 
 /** A port on 127.0.0.1 that was free a moment ago, for a server started in another process. */
 export async function freePort(): Promise<number> {
@@ -22,4 +22,27 @@ export async function waitForServer(url: string, timeoutMs = 30_000): Promise<Re
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+/** A raw connection to a test server, for requests no HTTP client would send. */
+export interface RawExchange {
+  socket: Socket;
+  /** Resolves with everything received and the milliseconds until the server closed. */
+  closed: Promise<{ text: string; ms: number }>;
+}
+
+/** Opens a raw TCP connection to 127.0.0.1:`port` from `localAddress` (any 127.x address). */
+export function openRaw(port: number, localAddress = '127.0.0.1'): Promise<RawExchange> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = connect({ port, host: '127.0.0.1', localAddress });
+    let text = '';
+    const closed = new Promise<{ text: string; ms: number }>((done) => {
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('close', () => done({ text, ms: Date.now() - started }));
+    });
+    socket.on('error', () => undefined);
+    socket.once('connect', () => resolve({ socket, closed }));
+    socket.once('error', reject);
+  });
 }

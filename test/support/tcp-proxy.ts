@@ -6,8 +6,11 @@ import { createConnection, createServer, type Socket } from 'node:net';
  * - `blackhole` — existing connections are cut and new ones are accepted but never answered
  *                 (a partition: the hardest case, only timeouts notice it)
  * - `refuse`    — existing connections are cut and new ones are reset at once (server down)
+ * - `freeze`    — existing connections stay open but nothing passes on them any more, ever (a
+ *                 network blip that leaves half-open connections behind); new ones are refused
+ *                 until the mode changes, and forwarded normally after
  */
-export type ProxyMode = 'forward' | 'blackhole' | 'refuse';
+export type ProxyMode = 'forward' | 'blackhole' | 'refuse' | 'freeze';
 
 export interface TcpProxy {
   port: number;
@@ -25,7 +28,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   };
   const server = createServer((client) => {
     track(client);
-    if (mode === 'refuse') {
+    if (mode === 'refuse' || mode === 'freeze') {
       client.resetAndDestroy();
       return;
     }
@@ -41,7 +44,12 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   return {
     port: (server.address() as { port: number }).port,
     setMode(next) {
-      if (next !== 'forward') for (const socket of open) socket.destroy();
+      if (next === 'freeze') {
+        for (const socket of open) {
+          socket.unpipe();
+          socket.pause();
+        }
+      } else if (next !== 'forward') for (const socket of open) socket.destroy();
       mode = next;
     },
     async close() {

@@ -1,0 +1,81 @@
+import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { describe, expect, it } from 'vitest';
+import { connectClient, type Json } from './mcp.support.js';
+import { STORES, useSuiteResource, useTestApp } from './support/app.js';
+import { ANTHROPIC_TOOLS_SCHEMA, OPENAI_TOOLS_SCHEMA, SERVER_CARD_SCHEMA } from './support/published-schemas.js';
+
+/** Discovery of both MCP revisions (server card, AI catalog, RFC 9727 API catalog, manifest, llms.txt) and the tool exports. */
+
+function validator(schema: object, draft2020 = false) {
+  const ajv = draft2020 ? new Ajv2020({ strict: false, allErrors: true }) : new Ajv({ strict: false, allErrors: true });
+  (addFormatsModule as unknown as { default: (a: Ajv) => void }).default(ajv as Ajv);
+  return ajv.compile(schema);
+}
+
+describe.each(STORES)('MCP discovery and tool exports on %s', (store) => {
+  const t = useTestApp({ store });
+  const client = useSuiteResource(
+    () => connectClient(t),
+    (c) => c.close(),
+  );
+  const json = async (path: string) => (await (await fetch(`${t.url}${path}`)).json()) as Json;
+
+  it('serves a server card valid against the server-card schema, naming both protocol revisions and the listed tools', async () => {
+    const card = await json('/mcp/server-card');
+    const validate = validator(SERVER_CARD_SCHEMA, true);
+    expect(validate(card), JSON.stringify(validate.errors)).toBe(true);
+    const [remote] = card.remotes as Json[];
+    expect(remote?.supportedProtocolVersions).toEqual(expect.arrayContaining(['2026-07-28', '2025-11-25']));
+    expect((remote?.supportedProtocolVersions as string[])[0]).toBe('2026-07-28');
+    expect(card.capabilities).toMatchObject({ extensions: { 'io.modelcontextprotocol/tasks': {} } });
+    const { tools } = await client.listTools();
+    expect(card.tools).toEqual(JSON.parse(JSON.stringify(tools)));
+    expect(await json('/.well-known/mcp/server-card')).toEqual(card);
+  });
+
+  it('lists the server card and the OpenAPI document in /.well-known/ai-catalog.json', async () => {
+    const catalog = await json('/.well-known/ai-catalog.json');
+    const urls = (catalog.agents as Json[]).map((entry) => entry.cardUrl);
+    expect(urls).toEqual([`${t.config.baseUrl}/mcp/server-card`, `${t.config.baseUrl}/openapi.json`]);
+    for (const url of urls) expect((await fetch(String(url).replace(t.config.baseUrl, t.url))).status).toBe(200);
+  });
+
+  it('answers /.well-known/api-catalog as an RFC 9727 linkset: OpenAPI, api.md and health', async () => {
+    const res = await fetch(`${t.url}/.well-known/api-catalog`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/linkset\+json/);
+    const { linkset } = (await res.json()) as { linkset: Json[] };
+    const api = linkset.find((context) => context['service-desc']);
+    const href = (rel: string) => ((api?.[rel] as Json[])[0]?.href as string).replace(t.config.baseUrl, t.url);
+    expect(href('service-desc')).toMatch(/\/openapi\.json$/);
+    expect(href('service-doc')).toMatch(/\/api\.md$/);
+    expect(href('status')).toMatch(/\/api\/v1\/health$/);
+    for (const rel of ['service-desc', 'service-doc', 'status']) expect((await fetch(href(rel))).status, rel).toBe(200);
+    expect((linkset[0]?.item as Json[])[0]?.href).toBe(api?.anchor);
+  });
+
+  it('says which revisions are served in /agent.json and llms.txt', async () => {
+    const manifest = await json('/agent.json');
+    expect(JSON.stringify(manifest)).toContain('"protocol_versions":["2026-07-28","2025-11-25"]');
+    const llms = await (await fetch(`${t.url}/llms.txt`)).text();
+    expect(llms).toMatch(/2026-07-28/);
+    expect(llms).toMatch(/2025-11-25/);
+  });
+
+  it('exports the tools as OpenAI and Anthropic tool definitions, valid against those formats and generated from the same definitions', async () => {
+    const { tools } = await client.listTools();
+    const openai = (await json('/tools/openai.json')) as unknown as Json[];
+    const anthropic = (await json('/tools/anthropic.json')) as unknown as Json[];
+    const validOpenAi = validator(OPENAI_TOOLS_SCHEMA);
+    const validAnthropic = validator(ANTHROPIC_TOOLS_SCHEMA);
+    expect(validOpenAi(openai), JSON.stringify(validOpenAi.errors)).toBe(true);
+    expect(validAnthropic(anthropic), JSON.stringify(validAnthropic.errors)).toBe(true);
+    expect(openai.map((tool) => (tool.function as Json).name)).toEqual(tools.map((tool) => tool.name));
+    for (const [i, tool] of tools.entries()) {
+      expect((openai[i]?.function as Json).parameters).toEqual(JSON.parse(JSON.stringify(tool.inputSchema)));
+      expect(anthropic[i]).toEqual({ name: tool.name, description: tool.description, input_schema: JSON.parse(JSON.stringify(tool.inputSchema)) });
+    }
+  });
+});
