@@ -89,13 +89,23 @@ export class SentMarks {
   /** Writes what waits now; resolves when every mark asked for so far is written. */
   async drain(): Promise<void> {
     this.flush();
-    await this.writing;
+    while (this.writing !== undefined) await this.writing;
   }
 
+  /**
+   * Starts a write unless one is running (it takes what waits when its batch is done). Nothing to
+   * write starts nothing: an empty write finishing synchronously inside `??=` was once recorded as
+   * a write in progress for ever, and no later mark was written.
+   */
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.writing ??= this.write();
+    if (this.writing !== undefined || this.waiting.length === 0) return;
+    this.writing = this.write().finally(() => {
+      this.writing = undefined;
+      // Marks asked for between the last batch and this moment.
+      if (this.waiting.length > 0) this.flush();
+    });
   }
 
   private async write(): Promise<void> {
@@ -114,7 +124,6 @@ export class SentMarks {
         for (const b of batch) b.failed(error);
       }
     }
-    this.writing = undefined;
   }
 }
 
