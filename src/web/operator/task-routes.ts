@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { AppError, isAppError } from '../../domain/errors.js';
-import { html, type SafeHtml } from '../../domain/html.js';
+import type { SafeHtml } from '../../domain/html.js';
 import { statusPagePath } from '../../domain/urls.js';
 import { actorOf } from '../../http/admin-auth.js';
 import { operatorAttachments } from '../../services/attachments.js';
