@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sweepDeadlines } from '../src/services/deadlines.js';
 import { postForm, signIn } from './console.support.js';
 import { patchOk, submit } from './operator.support.js';
 import { answer, ask } from './questions.support.js';
@@ -50,7 +51,7 @@ describe.each(STORES)('Web Push routed per operator on %s', (store) => {
       .sort();
   }
 
-  it('sends a new task to the devices of those on duty, an answer and a message about an assigned task to its assignee, nothing to a disabled operator', async () => {
+  it('sends a new task to the devices of those on duty, an answer, a message and a deadline of an assigned task to its assignee, nothing to a disabled operator', async () => {
     const ada = await newOperator(t, 'operator', 'Ada');
     const bob = await newOperator(t, 'operator', 'Bob');
     const cy = await newOperator(t, 'operator', 'Cy');
@@ -105,5 +106,13 @@ describe.each(STORES)('Web Push routed per operator on %s', (store) => {
     await duty(t, bob, false);
     const last = await submit(t);
     expect(await reached(`task-${last}`, ['ada', 'bob', 'owner'])).toEqual(['ada', 'bob', 'owner']);
+
+    // An assigned task's passed deadline goes to its assignee, on duty or not.
+    const due = await submit(t, { deadline: new Date(clock.now().getTime() + 3_600_000).toISOString() });
+    await reached(`task-${due}`, ['ada', 'bob', 'owner']);
+    await json(await api(t, 'PATCH', `/api/v1/admin/tasks/${due}`, { status: 'accepted', assignee: bob.operator_id }), 200);
+    clock.advance(3_600_000 + 1000);
+    await sweepDeadlines(t.deps);
+    expect(await reached(`deadline-${due}`, ['bob'])).toEqual(['bob']);
   });
 });
