@@ -14,7 +14,7 @@ import { api, json, newOperator } from './team.support.js';
  * change (assignment_counts, migration 190), never from counting the queue. They must agree with a
  * full recount after a randomized sequence of every change that moves them: assignments, hand-overs
  * and unassignments, acceptances, deliveries and rejections (with and without an assignee in the
- * same PATCH), refused transitions, deadlines rejecting submitted tasks, a disabled assignee.
+ * same PATCH), racing PATCHes, refused transitions, deadlines rejecting submitted tasks, a disabled assignee.
  */
 
 /** A small seeded generator (mulberry32), so a failure can be replayed with its seed. */
@@ -78,8 +78,22 @@ for (const store of STORES) {
             id,
             next() < 0.5 ? { status: 'delivered', operator_notes: 'Done: it opens at 8.' } : { status: 'delivered', operator_notes: 'Done.', assignee },
           );
-        } else if (roll < 0.84) {
+        } else if (roll < 0.8) {
           await patch(t, id, { status: 'rejected', operator_notes: 'Out of scope.', ...(next() < 0.5 ? { assignee } : {}) });
+        } else if (roll < 0.88) {
+          // Racing operators: assignments and transitions of a few tasks at once (row locks on PostgreSQL).
+          const few = Array.from({ length: 4 }, () => pick(tasks.slice(-6)) ?? id);
+          const raced = await Promise.all(
+            few.map((task, i) =>
+              patch(
+                t,
+                task,
+                i % 2 === 0 ? { assignee: pick(ids) ?? null } : next() < 0.5 ? { status: 'accepted' } : { status: 'rejected', operator_notes: 'Raced.' },
+              ),
+            ),
+          );
+          // Refused (409, 422) or done, never a failure such as a deadlock.
+          for (const res of raced) expect([200, 409, 422], `seed ${seed}`).toContain(res.status);
         } else if (roll < 0.92) {
           clock.advance(2 * 3_600_000);
           await sweepDeadlines(t.deps); // rejects submitted tasks past their deadline
