@@ -28,11 +28,10 @@ import type { ServiceDeps } from './context.js';
  * a new task or message is announced within seconds to the devices of whoever is alerted, by the
  * rule mail follows (mail/alert-audience.ts): a device belongs to the operator whose session
  * subscribed it; the owner's devices (and those from before teams) get the alerts nobody on duty
- * takes. The announcer listens
- * to the change feed, so the change itself never waits for (or fails with) a push service; a claim
- * row per task or message makes several instances announce it once. Push endpoints come from
- * browsers, so they are checked before every post (https only, no IP literals, no redirects):
- * the sender must not become a way to reach internal addresses.
+ * takes. The announcer listens to the change feed, so the change itself never waits for (or fails
+ * with) a push service; a claim row per task or message makes several instances announce it once.
+ * Push endpoints come from browsers, so they are checked before every post (https only, no IP
+ * literals, no redirects): the sender must not become a way to reach internal addresses.
  */
 
 export interface VapidKeys {
