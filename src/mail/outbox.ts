@@ -2,13 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import type { Question } from '../domain/questions.js';
 import { iso } from '../domain/time.js';
-import { assigneeOf } from '../store/assignments-repo.js';
 import type { Db } from '../store/db.js';
 import type { MessageRow } from '../store/messages-repo.js';
-import { findOperator, onDutyOperators } from '../store/operators-repo.js';
 import { insertOutbox } from '../store/outbox-repo.js';
 import type { OutboxTable } from '../store/schema.js';
 import { type TaskRow, taskSummaries } from '../store/tasks-repo.js';
+import { alertAudience, messageAlertTask, namedTaskIds } from './alert-audience.js';
 import type { MailDeps } from './context.js';
 import { bodyText, headerText, isSafeAddress } from './sanitize.js';
 import type { MailParts } from './templates/layout.js';
@@ -47,9 +46,6 @@ interface NewMail {
   /** The Message-ID this mail answers (threads a reply under the message). */
   inReplyTo?: string;
 }
-
-/** How many named tasks a message mail lists (a message may quote many ids). */
-const LINKED_TASKS_MAX = 10;
 
 /** The outbox row of a mail, or undefined when its recipient is not a plain address. */
 function outboxRow(deps: MailDeps, mail: NewMail): Insertable<OutboxTable> | undefined {
@@ -96,16 +92,13 @@ function onceId(taskId: string, kind: MailKind): string {
 }
 
 /**
- * Who an alert goes to (contract "A team of operators"): the task's assignee when it has one, else
- * every operator on duty, else OPERATOR_EMAIL (the fallback, and the only recipient without a team).
- * Each recipient has a key for the mail's once-only id (none for OPERATOR_EMAIL, as before teams).
+ * The addresses of an alert about `taskId` (alert-audience.ts: the assignee, else every operator on
+ * duty, else OPERATOR_EMAIL). Each has a key for the mail's once-only id (none for OPERATOR_EMAIL,
+ * as before teams).
  */
 async function alertRecipients(db: Db, deps: MailDeps, taskId: string | undefined): Promise<{ email: string; key: string | undefined }[]> {
-  const assignee = taskId ? await assigneeOf(db, taskId) : null;
-  const holder = assignee ? await findOperator(db, assignee) : undefined;
-  if (holder && holder.disabled === 0) return [{ email: holder.email, key: holder.id }];
-  const onDuty = await onDutyOperators(db);
-  if (onDuty.length > 0) return onDuty.map((op) => ({ email: op.email, key: op.id }));
+  const audience = await alertAudience(db, taskId);
+  if (audience.kind === 'operators') return audience.operators.map((op) => ({ email: op.email, key: op.id }));
   return deps.config.operatorEmail === undefined ? [] : [{ email: deps.config.operatorEmail, key: undefined }];
 }
 
@@ -130,20 +123,11 @@ export async function enqueueTaskSubmitted(db: Db, deps: MailDeps, tasks: TaskRo
   );
 }
 
-function namedTaskIds(message: MessageRow): string[] {
-  try {
-    const parsed: unknown = JSON.parse(message.task_ids);
-    return Array.isArray(parsed) ? parsed.filter((id): id is string => typeof id === 'string').slice(0, LINKED_TASKS_MAX) : [];
-  } catch {
-    return [];
-  }
-}
-
-/** To OPERATOR_EMAIL: a new message, Reply-To the sender, with the tasks it names. */
+/** To whoever is alerted (alertRecipients): a new message, Reply-To the sender, with the tasks it names. */
 export async function enqueueMessageReceived(db: Db, deps: MailDeps, message: MessageRow): Promise<void> {
   const ids = namedTaskIds(message);
   // A message naming one task goes to that task's assignee, if it has one.
-  const recipients = await alertRecipients(db, deps, ids.length === 1 ? ids[0] : undefined);
+  const recipients = await alertRecipients(db, deps, messageAlertTask(message));
   if (recipients.length === 0) return;
   const found = await taskSummaries(db, ids);
   const linked: LinkedTask[] = ids.map((id) => {
@@ -250,19 +234,22 @@ export async function enqueueQuestionAsked(db: Db, deps: MailDeps, task: TaskRow
   ]);
 }
 
-/** To OPERATOR_EMAIL about a task, once per `onceKey` (the push notice's fallback). */
+/** To whoever is alerted about the task (its assignee, …), once per `onceKey` and recipient. */
 async function enqueueOperatorNotice(db: Db, deps: MailDeps, task: TaskRow, kind: MailKind, onceKey: string, parts: MailParts): Promise<void> {
-  const operator = deps.config.operatorEmail;
-  if (operator === undefined) return;
-  await enqueue(db, deps, [{ id: onceId(onceKey, kind), kind, recipient: operator, parts, taskId: task.id }]);
+  const recipients = await alertRecipients(db, deps, task.id);
+  await enqueue(
+    db,
+    deps,
+    recipients.map((to) => ({ id: onceId(to.key ? `${onceKey}\n${to.key}` : onceKey, kind), kind, recipient: to.email, parts, taskId: task.id })),
+  );
 }
 
-/** To OPERATOR_EMAIL: the requester answered a question. */
+/** To whoever is alerted about the task: the requester answered a question. */
 export async function enqueueQuestionAnswered(db: Db, deps: MailDeps, task: TaskRow, question: Question): Promise<void> {
   await enqueueOperatorNotice(db, deps, task, 'question_answered', question.question_id, questionAnsweredMail(deps.config.baseUrl, task, question));
 }
 
-/** To OPERATOR_EMAIL: an accepted task's deadline passed undelivered (once per task). */
+/** To whoever is alerted about the task: an accepted task's deadline passed undelivered (once per task). */
 export async function enqueueDeadlinePassed(db: Db, deps: MailDeps, task: TaskRow): Promise<void> {
   await enqueueOperatorNotice(db, deps, task, 'deadline_passed', task.id, deadlinePassedMail(deps.config.baseUrl, task));
 }

@@ -15,7 +15,7 @@ import {
   PERSONAL_KEY_PATTERN,
 } from '../domain/team-schemas.js';
 import { iso } from '../domain/time.js';
-import { countOpenByAssignment } from '../store/assignments-repo.js';
+import { openAssignedCounts } from '../store/assignments-repo.js';
 import { lockKeys, withTransaction } from '../store/db.js';
 import {
   countActiveAdmins,
@@ -32,6 +32,7 @@ import {
   revokeKeyRow,
   updateOperatorRow,
 } from '../store/operators-repo.js';
+import { countTasksByStatus } from '../store/tasks-repo.js';
 import { notYours, recordAudit } from './audit.js';
 import type { ServiceDeps } from './context.js';
 import { schemaChecker } from './validation.js';
@@ -205,7 +206,12 @@ export async function setOnDuty(deps: ServiceDeps, actor: Actor & { kind: 'opera
 
 /** The console's Mine / Unassigned counts of open tasks. */
 export async function assignmentCounts(deps: ServiceDeps, actor: Actor): Promise<{ mine: number; unassigned: number }> {
-  return countOpenByAssignment(deps.store.db, actor.kind === 'operator' ? actor.operatorId : undefined, OPEN_STATUSES);
+  // Two kept counts, never a count of the queue: open tasks per status (task_counts) and open
+  // tasks per assignee (assignment_counts); whatever is open and held by nobody is unassigned.
+  const [byStatus, byOperator] = await Promise.all([countTasksByStatus(deps.store.db), openAssignedCounts(deps.store.db)]);
+  const open = OPEN_STATUSES.reduce((sum, status) => sum + (byStatus[status] ?? 0), 0);
+  const assigned = [...byOperator.values()].reduce((sum, n) => sum + n, 0);
+  return { mine: actor.kind === 'operator' ? (byOperator.get(actor.operatorId) ?? 0) : 0, unassigned: Math.max(0, open - assigned) };
 }
 
 /** Who is on duty, for human.json: null when the deployment has no operators (the owner works alone). */

@@ -1,10 +1,12 @@
 import { createECDH, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type WebPush from 'web-push';
+import type { Actor } from '../domain/actor.js';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { loadOnce } from '../domain/load-once.js';
 import { parseQuestions } from '../domain/questions.js';
 import { iso } from '../domain/time.js';
+import { type AlertAudience, alertAudience, messageAlertTask } from '../mail/alert-audience.js';
 import type { Change } from '../store/change-feed.js';
 import type { Db } from '../store/db.js';
 import { findMessage } from '../store/messages-repo.js';
@@ -23,11 +25,13 @@ import type { ServiceDeps } from './context.js';
 
 /**
  * Operator alerts by Web Push (contract "Operator alerts"): the console's browsers subscribe, and
- * a new task or message is announced to every subscription within seconds. The announcer listens
- * to the change feed, so the change itself never waits for (or fails with) a push service; a claim
- * row per task or message makes several instances announce it once. Push endpoints come from
- * browsers, so they are checked before every post (https only, no IP literals, no redirects):
- * the sender must not become a way to reach internal addresses.
+ * a new task or message is announced within seconds to the devices of whoever is alerted, by the
+ * rule mail follows (mail/alert-audience.ts): a device belongs to the operator whose session
+ * subscribed it; the owner's devices (and those from before teams) get the alerts nobody on duty
+ * takes. The announcer listens to the change feed, so the change itself never waits for (or fails
+ * with) a push service; a claim row per task or message makes several instances announce it once.
+ * Push endpoints come from browsers, so they are checked before every post (https only, no IP
+ * literals, no redirects): the sender must not become a way to reach internal addresses.
  */
 
 export interface VapidKeys {
@@ -90,8 +94,11 @@ function base64urlBytes(value: unknown): number {
   return Buffer.from(value, 'base64url').length;
 }
 
-/** `{endpoint, keys: {p256dh, auth}}`, as PushSubscription.toJSON() gives it. Every problem at once (422). */
-export async function subscribePush(deps: ServiceDeps, raw: unknown): Promise<{ subscribed: true; subscriptions: number }> {
+/**
+ * `{endpoint, keys: {p256dh, auth}}`, as PushSubscription.toJSON() gives it, from the console
+ * session of `actor` (the device is theirs). Every problem at once (422).
+ */
+export async function subscribePush(deps: ServiceDeps, actor: Actor, raw: unknown): Promise<{ subscribed: true; subscriptions: number }> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new AppError('malformed_request', 'The request body must be a JSON object.', {
       details: ['body must be a JSON object: {endpoint, keys: {p256dh, auth}}'],
@@ -116,6 +123,7 @@ export async function subscribePush(deps: ServiceDeps, raw: unknown): Promise<{ 
     auth: String(keys.auth),
     created_at: iso(deps.clock.now()),
     last_error: null,
+    operator_id: actor.kind === 'operator' ? actor.operatorId : null,
   };
   await upsertSubscription(deps.store.db, row);
   deps.log.info({ push_host: new URL(endpoint).host }, 'push: a device subscribed');
@@ -130,10 +138,17 @@ const SEND_TIMEOUT_MS = 10_000;
 /** How long the announcer trusts its count of subscriptions (see startPushAnnouncer). */
 const SUBSCRIBERS_TTL_MS = 2000;
 
-/** Posts one notice to every subscription; gone ones (404, 410) are removed. Never throws. */
-export async function pushToOperator(deps: ServiceDeps, notice: PushNotice): Promise<{ sent: number; removed: number; failed: number }> {
+/**
+ * Posts one notice to the devices of its audience (the operators' own; for the fallback, every
+ * device but those of disabled operators); gone ones (404, 410) are removed. Never throws.
+ */
+export async function pushToOperator(
+  deps: ServiceDeps,
+  notice: PushNotice,
+  audience: AlertAudience,
+): Promise<{ sent: number; removed: number; failed: number }> {
   const result = { sent: 0, removed: 0, failed: 0 };
-  const subscriptions = await listSubscriptions(deps.store.db);
+  const subscriptions = await listSubscriptions(deps.store.db, audience.kind === 'operators' ? audience.operators.map((op) => op.id) : undefined);
   if (subscriptions.length === 0) return result;
   let webpush: typeof WebPush;
   try {
@@ -199,8 +214,8 @@ function excerpt(text: string, max: number): string {
 /** New tasks, answers and passed deadlines only: a change to an older task (a view, a transition) is not news. */
 const NEW_TASK_WINDOW_MS = 15 * 60_000;
 
-/** What a change announces, or null (not news, or another instance announced it). */
-async function noticeFor(deps: ServiceDeps, change: Change): Promise<PushNotice | null> {
+/** What a change announces and the task it is about (its alert audience), or null (not news, or another instance announced it). */
+async function noticeFor(deps: ServiceDeps, change: Change): Promise<{ notice: PushNotice; about: string | undefined } | null> {
   const db = deps.store.db;
   const now = deps.clock.now();
   if (change.kind === 'task') {
@@ -210,27 +225,37 @@ async function noticeFor(deps: ServiceDeps, change: Change): Promise<PushNotice 
     const kind = task.task_type.replace(/_/g, ' ');
     if (task.status === 'submitted' && task.seen_by_operator_at === null && recent(task.created_at)) {
       if (!(await claimNotice(db, `task:${task.id}`, iso(now)))) return null;
-      return { title: `New task: ${kind}`, body: excerpt(task.description, 140), url: `/operator/tasks/${task.id}`, tag: `task-${task.id}` };
+      // A new task is about no assignee yet (as its mail): every operator on duty.
+      const notice = { title: `New task: ${kind}`, body: excerpt(task.description, 140), url: `/operator/tasks/${task.id}`, tag: `task-${task.id}` };
+      return { notice, about: undefined };
     }
     // The requester answered a question (issue 25): news once per answer, on whichever instance claims it.
     for (const question of parseQuestions(task.questions)) {
       if (question.answer === null || !recent(question.answered_at) || !(await claimNotice(db, `answer:${question.question_id}`, iso(now)))) continue;
-      return { title: `Answer: ${kind}`, body: excerpt(question.answer, 140), url: `/operator/tasks/${task.id}`, tag: `answer-${question.question_id}` };
+      const notice = {
+        title: `Answer: ${kind}`,
+        body: excerpt(question.answer, 140),
+        url: `/operator/tasks/${task.id}`,
+        tag: `answer-${question.question_id}`,
+      };
+      return { notice, about: task.id };
     }
     // An accepted task's deadline passed undelivered (services/deadlines.ts).
     if (task.status === 'accepted' && recent(task.deadline_passed_at) && (await claimNotice(db, `deadline:${task.id}`, iso(now)))) {
-      return { title: `Deadline passed: ${kind}`, body: excerpt(task.description, 140), url: `/operator/tasks/${task.id}`, tag: `deadline-${task.id}` };
+      const notice = { title: `Deadline passed: ${kind}`, body: excerpt(task.description, 140), url: `/operator/tasks/${task.id}`, tag: `deadline-${task.id}` };
+      return { notice, about: task.id };
     }
     return null;
   }
   const message = await findMessage(db, change.messageId);
   if (!message || !(await claimNotice(db, `message:${message.id}`, iso(now)))) return null;
-  return {
+  const notice = {
     title: `New message${message.subject ? `: ${excerpt(message.subject, 60)}` : ''}`,
     body: excerpt(message.message, 140),
     url: change.taskId ? `/operator/tasks/${change.taskId}` : '/operator/messages',
     tag: `message-${message.id}`,
   };
+  return { notice, about: messageAlertTask(message) };
 }
 
 /**
@@ -253,8 +278,8 @@ export function startPushAnnouncer(deps: ServiceDeps): () => void {
     chain = chain
       .then(async () => {
         if (!(await hasSubscribers())) return;
-        const notice = await noticeFor(deps, change);
-        if (notice) await pushToOperator(deps, notice);
+        const news = await noticeFor(deps, change);
+        if (news) await pushToOperator(deps, news.notice, await alertAudience(deps.store.db, news.about));
       })
       .catch((error: unknown) => deps.log.warn({ err: error }, 'push: announcing a change failed'));
   });

@@ -4,17 +4,39 @@ import type { PushSubscriptionsTable } from './schema.js';
 
 export type PushSubscriptionRow = Selectable<PushSubscriptionsTable>;
 
-/** Adds a subscription, or renews the keys of one the browser already had (same endpoint). */
+/**
+ * Adds a subscription, or renews the keys of one the browser already had (same endpoint); the
+ * device then belongs to whoever subscribed it last (`operator_id`, null for the owner).
+ */
 export async function upsertSubscription(db: Db, row: PushSubscriptionRow): Promise<void> {
   await db
     .insertInto('push_subscriptions')
     .values(row)
-    .onConflict((oc) => oc.column('endpoint').doUpdateSet({ p256dh: row.p256dh, auth: row.auth, last_error: null }))
+    .onConflict((oc) => oc.column('endpoint').doUpdateSet({ p256dh: row.p256dh, auth: row.auth, operator_id: row.operator_id, last_error: null }))
     .execute();
 }
 
-export async function listSubscriptions(db: Db): Promise<PushSubscriptionRow[]> {
-  return db.selectFrom('push_subscriptions').selectAll().orderBy('created_at').execute();
+/**
+ * The subscriptions of these operators (`operatorIds`), or, without it, every subscription but
+ * those of disabled operators (the owner's and those from before teams included).
+ */
+export async function listSubscriptions(db: Db, operatorIds?: readonly string[]): Promise<PushSubscriptionRow[]> {
+  if (operatorIds !== undefined) {
+    if (operatorIds.length === 0) return [];
+    return db
+      .selectFrom('push_subscriptions')
+      .selectAll()
+      .where('operator_id', 'in', [...operatorIds])
+      .orderBy('created_at')
+      .execute();
+  }
+  return db
+    .selectFrom('push_subscriptions')
+    .leftJoin('operators', 'operators.id', 'push_subscriptions.operator_id')
+    .selectAll('push_subscriptions')
+    .where((eb) => eb.or([eb('push_subscriptions.operator_id', 'is', null), eb('operators.disabled', '=', 0)]))
+    .orderBy('push_subscriptions.created_at')
+    .execute();
 }
 
 export async function countSubscriptions(db: Db): Promise<number> {

@@ -154,6 +154,8 @@ export interface PushSubscriptionsTable {
   auth: string;
   created_at: string;
   last_error: string | null;
+  /** The operator whose session subscribed (migration 190); null: the owner's, or from before teams. */
+  operator_id: string | null;
 }
 
 /** One row per task or message already announced by push (migration 081). */
@@ -337,6 +339,12 @@ export interface TaskAssignmentsTable {
   assigned_at: string;
 }
 
+/** Open tasks assigned to each operator (migration 190), kept with every assignment and status change. */
+export interface AssignmentCountsTable {
+  operator_id: string;
+  open_tasks: number;
+}
+
 export interface Database {
   tasks: TasksTable;
   messages: MessagesTable;
@@ -367,6 +375,7 @@ export interface Database {
   audit_log: AuditLogTable;
   signin_failures: SigninFailuresTable;
   task_assignments: TaskAssignmentsTable;
+  assignment_counts: AssignmentCountsTable;
 }
 
 /** Imported task ids by case-folded form (migration 180), for linking messages that name them. */

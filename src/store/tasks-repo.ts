@@ -2,6 +2,7 @@ import { type CompiledQuery, type ExpressionBuilder, type Insertable, type Selec
 import { isAwaitingAnswer, parseQuestions } from '../domain/questions.js';
 import type { PublicAttachment, PublicTask } from '../domain/schemas.js';
 import { ALL_STATUSES, type Source, type StatusEntry, type TaskStatus, type TaskType } from '../domain/task.js';
+import { countStatusChange } from './assignments-repo.js';
 import { isSqlite, padded, writeChunks } from './batches.js';
 import { type Db, type Store, withTransaction } from './db.js';
 import { reusableQuery } from './prepared.js';
@@ -213,7 +214,10 @@ export async function updateTask(db: Db, id: string, changes: Partial<TasksTable
     if (!isSqlite(trx)) query = query.forUpdate();
     const before = await query.executeTakeFirst();
     await trx.updateTable('tasks').set(changes).where('id', '=', id).execute();
-    if (before) await addTaskCounts(trx, countChange(before, { ...before, ...changes }));
+    if (!before) return;
+    // The assignee's count first, then the task counts: every transaction takes them in this order.
+    if (changes.status !== undefined) await countStatusChange(trx, id, before.status, changes.status);
+    await addTaskCounts(trx, countChange(before, { ...before, ...changes }));
   });
 }
 
@@ -303,6 +307,7 @@ export async function updateTaskIfStatus(db: Db, id: string, fromStatus: string,
       .executeTakeFirst();
     if (!after) return false;
     const before = { status: fromStatus, created_at: after.created_at, seen_by_operator_at: firstView ? null : after.seen_by_operator_at };
+    await countStatusChange(trx, id, fromStatus, after.status);
     await addTaskCounts(trx, countChange(before, after));
     return true;
   });

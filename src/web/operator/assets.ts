@@ -59,7 +59,7 @@ main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; overflow-w
 .tabs a { padding: .35rem .75rem; border: 1px solid var(--border); border-radius: 99px; background: var(--surface); color: var(--muted); font-size: .9rem; }
 .tabs a:hover { text-decoration: none; color: var(--text); }
 .tabs a[aria-current="page"] { background: var(--text); border-color: var(--text); color: var(--bg); }
-.tabs .n { opacity: .75; margin-left: .25rem; font-variant-numeric: tabular-nums; }
+.tabs .n, .tabs .count { opacity: .75; margin-left: .25rem; font-variant-numeric: tabular-nums; }
 .pill { display: inline-flex; align-items: center; gap: .3rem; padding: .1rem .55rem; border-radius: 99px; font-size: .78rem; font-weight: 600; white-space: nowrap; }
 .pill::before { content: ""; width: .45rem; height: .45rem; border-radius: 50%; background: currentColor; }
 .st-submitted { color: var(--submitted); background: var(--submitted-bg); }

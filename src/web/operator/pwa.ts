@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import { actorOf } from '../../http/admin-auth.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { subscribePush, unsubscribePush } from '../../services/push.js';
 import { loadSharp } from '../../services/sharp.js';
@@ -92,7 +93,7 @@ export function registerPwaRoutes(scope: FastifyInstance, deps: ServiceDeps, gua
   scope.post('/operator/push/subscriptions', { ...guarded, config: FOR_OPERATOR }, async (request: FastifyRequest, reply: FastifyReply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const { _csrf: _token, ...subscription } = body;
-    return reply.code(201).send(await subscribePush(deps, subscription));
+    return reply.code(201).send(await subscribePush(deps, actorOf(request), subscription));
   });
   scope.post('/operator/push/unsubscribe', { ...guarded, config: FOR_OPERATOR }, async (request: FastifyRequest, reply: FastifyReply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;

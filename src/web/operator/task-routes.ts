@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { AppError, isAppError } from '../../domain/errors.js';
-import { html, type SafeHtml } from '../../domain/html.js';
+import type { SafeHtml } from '../../domain/html.js';
 import { statusPagePath } from '../../domain/urls.js';
 import { actorOf } from '../../http/admin-auth.js';
 import { operatorAttachments } from '../../services/attachments.js';
@@ -104,10 +104,11 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const actor = session(request).actor;
     const view = text(query, 'view') === 'mine' && actor.kind === 'operator' ? 'mine' : text(query, 'view') === 'unassigned' ? 'unassigned' : 'all';
     const assignee = view === 'mine' && actor.kind === 'operator' ? actor.operatorId : view === 'unassigned' ? 'none' : undefined;
-    const [queue, counts, byAssignment] = await Promise.all([
+    const [queue, counts, byAssignment, operators] = await Promise.all([
       listQueue(deps, { status: filter === 'all' ? undefined : filter, order, test, assignee, cursor: text(query, 'cursor'), limit: 25 }),
       countByStatus(deps),
       assignmentCounts(deps, actor),
+      listOperators(deps),
     ]);
     const mail = await messagesNamingAny(deps, queue.tasks);
     const options = {
@@ -116,8 +117,12 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       pushKey: deps.vapid.publicKey,
       mailFallback: deps.config.operatorEmail !== undefined,
       test,
+      // Inside the live part: another operator's "Take it" moves these counts without a reload.
+      head: assignmentTabs(view, byAssignment, actor),
+      operatorNames: new Map(operators.map((op) => [op.operator_id, op.name])),
+      me: actor.kind === 'operator' ? actor.operatorId : undefined,
     } as const;
-    const body = html`${assignmentTabs(view, byAssignment, actor)}${queueView(queue, filter, counts, mail, deps.clock.now(), options)}`;
+    const body = queueView(queue, filter, counts, mail, deps.clock.now(), options);
     return render(reply, session(request), 'queue', 'Queue', body);
   });
 

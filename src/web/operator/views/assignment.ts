@@ -11,9 +11,9 @@ export function assignmentTabs(view: string, counts: { mine: number; unassigned:
     ['unassigned', 'Unassigned', counts.unassigned],
     ['all', 'All', undefined],
   ];
-  return html`<nav class="row" aria-label="Assignment">${tabs.map(
+  return html`<nav class="tabs" aria-label="Assignment">${tabs.map(
     ([key, label, count]) =>
-      html`<a class="chip" href="/operator?view=${key}" ${view === key ? html`aria-current="page"` : ''}>${label}${count !== undefined ? html` <span class="count">${count}</span>` : ''}</a>`,
+      html`<a href="/operator?view=${key}" ${view === key ? html`aria-current="page"` : ''}>${label}${count !== undefined ? html` <span class="count">${count}</span>` : ''}</a>`,
   )}</nav>`;
 }
 

@@ -32,6 +32,11 @@ export interface QueueViewOptions {
   mailFallback?: boolean;
   /** The test-task filter (issue 19): only, exclude, or absent. */
   test?: string | undefined;
+  /** Shown first inside the live part, so it refreshes with the list (the Mine / Unassigned views and counts). */
+  head?: SafeHtml;
+  /** Operators by id, to name a task's assignee; `me` is the signed-in operator (issue 26). */
+  operatorNames?: ReadonlyMap<string, string>;
+  me?: string | undefined;
 }
 
 /** Offers push notifications on this device; the button shows only where the browser can do it. */
@@ -75,6 +80,7 @@ function item(task: AdminTask, mail: AdminMessage[], now: Date, options: QueueVi
       <span class="item-type">${humanType(task.task_type)}</span>
       ${task.seen_by_operator_at === null ? html`<span class="badge new">New</span>` : ''}
       ${testBadge(task)}
+      ${assigneeBadge(task, options)}
       ${late ? html`<span class="badge danger">Overdue: not seen within ${options.targetHours} h</span>` : ''}
       ${task.email_unverified ? html`<span class="badge warn" title="The MX check could not run at submission">E-mail unverified</span>` : ''}
       ${withdrawal ? html`<span class="badge danger">Withdrawal?</span>` : mail.length > 0 ? html`<span class="badge">${mail.length} message${mail.length > 1 ? 's' : ''}</span>` : ''}
@@ -91,6 +97,13 @@ function item(task: AdminTask, mail: AdminMessage[], now: Date, options: QueueVi
       ${task.deadline ? html`<span>Deadline ${excerpt(task.deadline, 40)}</span>` : ''}
     </div>
   </a></li>`;
+}
+
+/** Who holds the task (issue 26): "Yours", or the assignee's name. */
+function assigneeBadge(task: AdminTask, options: QueueViewOptions): SafeHtml | '' {
+  if (task.assignee === null) return '';
+  const label = task.assignee === options.me ? 'Yours' : `Assigned to ${options.operatorNames?.get(task.assignee) ?? 'an operator'}`;
+  return html`<span class="badge" data-assignee="${task.assignee}">${label}</span>`;
 }
 
 /** The "Test" badge of a test task (issue 19): queue items and the task page. */
@@ -130,7 +143,7 @@ export function queueView(
   const next = queue.next_cursor
     ? `/operator?status=${filter}&order=${order}${options.test ? `&test=${options.test}` : ''}&cursor=${encodeURIComponent(queue.next_cursor)}`
     : null;
-  return html`<div data-live-list><div class="page-head">
+  return html`<div data-live-list>${options.head ?? ''}<div class="page-head">
       <div><h1>Queue</h1><p class="sub">${order === 'due' ? 'Due first: the earlier of deadline and response target on top.' : order === 'oldest' ? 'Oldest first: the longest wait on top.' : 'Newest first.'} Target: every task seen within ${options.targetHours} h. Open a task to review it; the first view stamps it as seen.</p></div>
       ${overdue > 0 ? html`<span class="badge danger">${overdue} overdue</span>` : ''}
     </div>
