@@ -4,6 +4,7 @@ import { recountTasks, storedTaskCounts } from '../src/store/task-counts-repo.js
 import { deliveredRecord, importOk, openRecord, rejectedRecord } from './import.support.js';
 import { adminGet, patch, submit } from './operator.support.js';
 import { STORES, TestClock, useTestApp } from './support/app.js';
+import { seededRandom } from './support/random.js';
 
 /**
  * Issue 28: the task counts kept in the transaction of each change (task_counts) agree with a full
@@ -12,17 +13,6 @@ import { STORES, TestClock, useTestApp } from './support/app.js';
  * rejections, refused transitions, imports and retention's erasure, over several days.
  */
 
-/** A small seeded generator (mulberry32), so a failure can be replayed with its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(state ^ (state >>> 15), 1 | state);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 for (const store of STORES) {
   describe(`kept task counts (${store})`, () => {
     const clock = new TestClock('2030-03-01T10:00:00.000Z');
@@ -30,7 +20,7 @@ for (const store of STORES) {
 
     it('agree with a full recount after a randomized sequence of changes', async () => {
       const seed = Number(process.env.COUNTS_SEED ?? Date.now() % 100_000);
-      const next = random(seed);
+      const next = seededRandom(seed);
       const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(next() * items.length)];
       const tasks: string[] = [];
       const recount = async () =>

@@ -7,6 +7,7 @@ import { openAssignedCounts, recountOpenAssigned } from '../src/store/assignment
 import { migrations } from '../src/store/migrations/index.js';
 import { patch, submit } from './operator.support.js';
 import { STORES, TestClock, useTestApp } from './support/app.js';
+import { seededRandom } from './support/random.js';
 import { api, json, newOperator } from './team.support.js';
 
 /**
@@ -17,17 +18,6 @@ import { api, json, newOperator } from './team.support.js';
  * same PATCH), racing PATCHes, refused transitions, deadlines rejecting submitted tasks, a disabled assignee.
  */
 
-/** A small seeded generator (mulberry32), so a failure can be replayed with its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(state ^ (state >>> 15), 1 | state);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 for (const store of STORES) {
   describe(`kept assignment counts (${store})`, () => {
     const clock = new TestClock('2030-03-01T10:00:00.000Z');
@@ -35,7 +25,7 @@ for (const store of STORES) {
 
     it('agree with a full recount after a randomized sequence of changes', async () => {
       const seed = Number(process.env.COUNTS_SEED ?? Date.now() % 100_000);
-      const next = random(seed);
+      const next = seededRandom(seed);
       const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(next() * items.length)];
       const operators = [await newOperator(t), await newOperator(t), await newOperator(t)];
       const ids = operators.map((op) => op.operator_id);
