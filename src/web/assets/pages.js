@@ -52,9 +52,12 @@
       var when = signedAt ? new Date(signedAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : 'an unknown date';
       check.classList.remove('verified', 'failed');
       check.classList.add(ok ? 'ok' : 'bad');
+      var lead = document.createElement('strong');
+      lead.textContent = ok ? 'Verified.' : 'Not verified.';
       out.textContent = ok
-        ? 'Signed by this service on ' + when + '; the result above is exactly what was signed. (Checked ' + where + ' against the published keys.)'
-        : 'This receipt does not check out: ' + (why || 'the signature or the result does not match') + '. Do not rely on this result.';
+        ? ' Signed by this service on ' + when + '; the result above is exactly what was signed. (Checked ' + where + ' against the published keys.)'
+        : ' This receipt does not check out: ' + (why || 'the signature or the result does not match') + '. Do not rely on this result.';
+      out.insertBefore(lead, out.firstChild);
     };
     var unsupported = {};
     Promise.all([

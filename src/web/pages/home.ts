@@ -100,7 +100,7 @@ ${errorText('task_type', state)}
 </div>
 <div class="field">
 <label for="f-description">${LABELS.description}</label>
-<span class="hint" id="h-description">Say what to do, where, and what success looks like, e.g. “Photograph the opening hours on the door of the bakery at 12 Main St; a sharp photo of the sign is enough.” At least ${DESCRIPTION_MIN_WORDS} words (${l.descriptionMin} to ${l.descriptionMax} characters). Mark a trial with the word “test”.</span>
+<span class="hint" id="h-description">What to do, where, and what success looks like, e.g. “Photograph the opening hours on the bakery door at 12 Main St; a readable photo is enough.” At least ${DESCRIPTION_MIN_WORDS} words, ${l.descriptionMin} to ${l.descriptionMax} characters; “test” marks a trial.</span>
 <textarea id="f-description" name="description" rows="6" maxlength="${l.descriptionMax}" data-min-words="${DESCRIPTION_MIN_WORDS}" aria-invalid="${invalid('description', state)}"${describedBy('description', state, true)}>
 ${v.description ?? ''}</textarea>
 ${errorText('description', state)}
@@ -159,10 +159,11 @@ export function homeBody(deps: ServiceDeps, live: LiveFigures | null, state: For
   return html`<div class="hero split">
 <div class="intro">
 <h1>Ask a human to do what software can’t.</h1>
-<p class="lead">${summary(deps)}</p>
+<p class="lead">A person reviews every task, does the ones accepted, and sends you the result with a signed receipt. Free, no account.</p>
 </div>
 <div id="submit" class="form-column">${taskForm(deps, state)}</div>
 <div class="more">
+<p>${summary(deps)}</p>
 <p class="actions"><a class="button secondary" href="/docs">For agents: API and MCP</a></p>
 ${liveStrip(live)}
 <h2>How it works</h2>
