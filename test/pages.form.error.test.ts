@@ -68,6 +68,10 @@ describe.each(STORES)('the web form’s own rules on %s', (store) => {
     // Too short for the service already: one message for the field, the service's.
     const short = await (await postForm(t, { ...FILLED, description: 'Fix it', location_detail: 'Springfield' })).text();
     expect(short).toContain('<p class="error" id="e-description">Description must be between 10 and 5000 characters</p>');
+    // The API's value names are said as the form's choices.
+    const noMail = await (await postForm(t, { ...FILLED, contact_email: '', description: 'Fix it now', location_detail: 'Springfield' })).text();
+    expect(noMail).toContain('E-mail is required unless the result is shown “On the status page only”');
+    expect(noMail).not.toContain('unless delivery is');
   });
 
   it('leaves the REST contract as it is: location_detail stays optional there', async () => {

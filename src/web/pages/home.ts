@@ -42,7 +42,9 @@ function humanize(field: FormField, message: string): string {
     contact_email: 'E-mail',
     requester: 'Requester',
   };
-  return message.startsWith(field) ? `${plain[field]}${message.slice(field.length)}` : message;
+  // The API's value names mean nothing to a person: say which choice of the form it is.
+  const said = message.replace('unless delivery is "status_poll"', 'unless the result is shown “On the status page only”');
+  return said.startsWith(field) ? `${plain[field]}${said.slice(field.length)}` : said;
 }
 
 /** ` aria-describedby="h-x e-x"` naming the hint and the error when there are any. */
