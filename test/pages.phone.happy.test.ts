@@ -5,7 +5,7 @@ import { pngImage, uploadOk } from './attachments.support.js';
 import { patchOk, submit } from './operator.support.js';
 import { DESKTOP, PHONE, screenshot, seriousAxeViolations, sidewaysScroll, smallTargets } from './pages.support.js';
 import { ask } from './questions.support.js';
-import { STORES, startTestApp, type TestApp, TestClock } from './support/app.js';
+import { STORES, startTestApp, type TestApp, TestClock, writeTask } from './support/app.js';
 import { launchBrowser } from './support/browser.js';
 
 const LONG = `A${'x'.repeat(300)} unbroken https://example-agent.dev/${'segment'.repeat(30)}`;
@@ -172,5 +172,19 @@ describe.each(STORES)('the requester pages on a phone and a desktop on %s', (sto
     expect(await keys.getAttribute('href')).toBe('/.well-known/jwks.json');
     expect(await keys.evaluate((a) => (a as HTMLAnchorElement).href)).toBe(`${t.url}/.well-known/jwks.json`);
     await page.close();
+  });
+
+  it('without JavaScript the box is the service’s own check: green when it holds, red when the result was changed', async () => {
+    const id = await submit(t, { description: 'Read the meter in the basement and report the number.' });
+    await patchOk(t, id, { status: 'accepted' });
+    await patchOk(t, id, { status: 'delivered', operator_notes: 'The meter reads 04211.' });
+    const page = async () => (await fetch(`${t.url}/tasks?id=${id}`, { headers: { accept: 'text/html' } })).text();
+    expect(await page()).toMatch(
+      /class="alert receipt-check verified"[^>]*>\s*<p class="flush-top" data-receipt-result><strong>Verified\.<\/strong> Signed by this service on <time/,
+    );
+    await writeTask(t, id, { operator_notes: 'The meter reads 99999.' });
+    expect(await page()).toMatch(
+      /class="alert receipt-check failed"[^>]*>\s*<p class="flush-top" data-receipt-result><strong>This receipt does not check out\.<\/strong>/,
+    );
   });
 });
