@@ -7,6 +7,7 @@
  * for every one (about 9 MB of resident memory for these two); bundled, they are one script, and
  * only the parts the service uses.
  */
+import { cpSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const BUNDLED = new Set(['typebox', 'kysely']);
@@ -47,3 +48,7 @@ await build({
     },
   ],
 });
+
+// The stylesheets and scripts of the pages are files read at start (src/web/static-assets.ts looks
+// for them in assets/ next to the module, which in the bundle is dist/).
+cpSync('src/web/assets', 'dist/assets', { recursive: true });

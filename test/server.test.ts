@@ -117,6 +117,11 @@ describe('the entry point', () => {
     expect(first.stdout()).not.toContain(String(key));
     const admin = await fetch(`http://127.0.0.1:${port}/api/v1/admin/stats`, { headers: { authorization: `Bearer ${String(key)}` } });
     expect(admin.status).toBe(200);
+    // The bundle serves the pages' stylesheet and script, copied beside it by the build (issue 31).
+    const home = await (await fetch(`http://127.0.0.1:${port}/`, { headers: { accept: 'text/html' } })).text();
+    const assets = [...home.matchAll(/(?:href|src)="(\/assets\/pages\.[0-9a-f]{12}\.(?:css|js))"/g)].map((m) => m[1]);
+    expect(assets).toHaveLength(2);
+    for (const asset of assets) expect((await fetch(`http://127.0.0.1:${port}${asset}`)).status, asset).toBe(200);
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
 

@@ -9,6 +9,7 @@ import { documentById } from '../docs/endpoints.js';
 import { prefersMarkdown } from '../docs/http.js';
 import { type AppError, isAppError } from '../domain/errors.js';
 import { html, type SafeHtml } from '../domain/html.js';
+import type { PublicTask } from '../domain/schemas.js';
 import { statusPagePath } from '../domain/urls.js';
 import { callerFrom } from '../http/client.js';
 import { fromFastify } from '../http/errors.js';
@@ -17,13 +18,14 @@ import { answerQuestion } from '../services/questions.js';
 import { checkTaskReceipt } from '../services/receipt-check.js';
 import { getTask, submitTask } from '../services/tasks.js';
 import { docsIndexBody, docsIndexMarkdown, documentBody, documentMarkdown } from './pages/docs.js';
-import { fieldErrors, formValues, toTaskPayload } from './pages/form.js';
+import { fieldErrors, formRuleDetails, formValues, toTaskPayload } from './pages/form.js';
 import { EMPTY_FORM, type FormState, formPageBody, homeBody } from './pages/home.js';
 import { page, sendMarkdown, sendPage } from './pages/layout.js';
 import { intentOf, type MessageFormState, messageFieldErrors, messageFormValues, toMessagePayload } from './pages/message-form.js';
 import type { AnswerFormState } from './pages/questions.js';
-import { PAGES_JS } from './pages/script.js';
-import { lookupBody, notFoundBody, notFoundMarkdown, statusBody, statusMarkdown } from './pages/status.js';
+import { lookupBody, notFoundBody, notFoundMarkdown, type ReceiptVerdict, statusBody, statusMarkdown } from './pages/status.js';
+import { PAGES_CSS, PAGES_JS } from './pages/style.js';
+import { registerStaticAssets } from './static-assets.js';
 
 /**
  * The human pages: home with the submission form, the status page, and a page per document.
@@ -91,10 +93,30 @@ function withDeadlineOffset(payload: Record<string, unknown>, body: unknown): Re
   return { ...payload, deadline: `${deadline.length === 16 ? `${deadline}:00` : deadline}${offset}` };
 }
 
+/** What the validator says about a payload, without submitting it: [] when it passes. */
+function validationDetails(deps: DocsDeps, payload: Record<string, unknown>): string[] {
+  try {
+    deps.validators.task(payload, deps.clock.now());
+    return [];
+  } catch (error) {
+    if (!isAppError(error) || error.code !== 'validation_failed' || !Array.isArray(error.extras.details)) return [];
+    return (error.extras.details as unknown[]).filter((d): d is string => typeof d === 'string');
+  }
+}
+
 async function submitForm(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const values = formValues(request.body);
+  const payload = withDeadlineOffset(toTaskPayload(values), request.body);
+  // The form's own rules refuse before the service is asked (nothing is counted), beside what the
+  // validator would say, so one round trip shows every problem.
+  const own = formRuleDetails(values);
+  if (own.length > 0) {
+    const details = validationDetails(deps, payload);
+    const { byField, general } = fieldErrors([...details, ...formRuleDetails(values, details)]);
+    return renderRefusal(deps, reply, 422, { values, errors: byField, general: general.map((g) => html`${g}`) });
+  }
   try {
-    const result = await submitTask(deps, callerFrom(request, deps, 'web_form'), withDeadlineOffset(toTaskPayload(values), request.body));
+    const result = await submitTask(deps, callerFrom(request, deps, 'web_form'), payload);
     reply.headers(result.headers);
     return reply.code(303).header('Location', statusPagePath(result.body.task_id)).header('Cache-Control', 'no-store').send();
   } catch (error) {
@@ -123,8 +145,18 @@ async function sendTaskMessage(deps: DocsDeps, request: FastifyRequest, reply: F
     throw error;
   });
   if (!task) return sendPage(reply, 404, page({ title: 'Task not found', section: 'status', body: notFoundBody(taskId), noindex: true }), { noStore: true });
-  const refuse = (status: number, state: MessageFormState) =>
-    sendPage(reply, status, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, state), noindex: true }), { noStore: true });
+  const refuse = async (status: number, state: MessageFormState) =>
+    sendPage(
+      reply,
+      status,
+      page({
+        title: `Task ${task.status}`,
+        section: 'status',
+        body: statusBody(deps, task, state, undefined, await receiptVerdict(deps, task)),
+        noindex: true,
+      }),
+      { noStore: true },
+    );
   try {
     const result = await sendMessage(deps, callerFrom(request, deps, 'web_form'), toMessagePayload(task.task_id, values));
     reply.headers(result.headers);
@@ -172,12 +204,24 @@ async function sendTaskAnswer(deps: DocsDeps, request: FastifyRequest, reply: Fa
     return sendPage(
       reply,
       error.status,
-      page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, undefined, state), noindex: true }),
+      page({
+        title: `Task ${task.status}`,
+        section: 'status',
+        body: statusBody(deps, task, undefined, state, await receiptVerdict(deps, task)),
+        noindex: true,
+      }),
       {
         noStore: true,
       },
     );
   }
+}
+
+/** The service's own check of a delivered task's receipt, for the verified box; none before delivery. */
+async function receiptVerdict(deps: DocsDeps, task: PublicTask): Promise<ReceiptVerdict | undefined> {
+  if (!task.receipt) return undefined;
+  const check = await checkTaskReceipt(deps, task.task_id);
+  return { valid: check.valid, signed_at: check.signed_at };
 }
 
 async function showTask(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply, query: Static<typeof TaskQuery>): Promise<FastifyReply> {
@@ -193,9 +237,19 @@ async function showTask(deps: DocsDeps, request: FastifyRequest, reply: FastifyR
     const sent = query.sent;
     const state: MessageFormState = { values: {}, errors: {}, general: [], sent: sent === 'ask' || sent === 'withdraw' ? sent : undefined };
     const answered = typeof query.answered === 'string' && task.questions.some((q) => q.question_id === query.answered) ? query.answered : undefined;
-    return sendPage(reply, 200, page({ title: `Task ${task.status}`, section: 'status', body: statusBody(deps, task, state, { answered }), noindex: true }), {
-      noStore: true,
-    });
+    return sendPage(
+      reply,
+      200,
+      page({
+        title: `Task ${task.status}`,
+        section: 'status',
+        body: statusBody(deps, task, state, { answered }, await receiptVerdict(deps, task)),
+        noindex: true,
+      }),
+      {
+        noStore: true,
+      },
+    );
   } catch (error) {
     if (!isAppError(error) || error.code !== 'task_not_found') throw error;
     if (markdown) return sendMarkdown(reply, 404, notFoundMarkdown(deps, id), { noStore: true });
@@ -215,9 +269,7 @@ export async function registerPages(app: FastifyInstance, deps: DocsDeps): Promi
       return renderHome(deps, request, reply);
     });
 
-    scope.get('/assets/pages.js', { config: { kind: 'none' }, schema: hidden }, async (_request, reply) =>
-      reply.header('Cache-Control', 'no-cache').header('X-Content-Type-Options', 'nosniff').type('text/javascript; charset=utf-8').send(PAGES_JS),
-    );
+    registerStaticAssets(scope, [PAGES_CSS, PAGES_JS]);
 
     scope.post('/tasks', { config: { kind: 'task' }, schema: hidden }, async (request, reply) => submitForm(deps, request, reply));
 

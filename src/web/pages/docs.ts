@@ -21,7 +21,7 @@ export function docsIndexBody(): SafeHtml {
 <div class="grid">
 ${DOCUMENTS.map(
   (d) =>
-    html`<div class="card"><h2 class="flush-top"><a href="/docs/${d.id}">${d.title}</a></h2><p class="small">${d.description}</p><p class="small muted">${rawLink(d)}${d.aliases.map((a) => html` · <a href="${a}"><code>${a}</code></a>`)}</p></div>`,
+    html`<div class="card"><h2 class="flush-top"><a href="/docs/${d.id}">${d.title}</a></h2><p class="small">${d.description}</p><p class="small muted links">${rawLink(d)}${d.aliases.map((a) => html` <a href="${a}"><code>${a}</code></a>`)}</p></div>`,
 )}
 </div>
 <h2>Client libraries</h2>
@@ -104,10 +104,10 @@ ${Object.entries(endpoints).map(([name, e]) => html`<tr><td>${name}</td><td><cod
 
 /** The body of /docs/<id>; null for an unknown id. */
 export function documentBody(deps: ServiceDeps, doc: DocumentInfo, set: DocumentSet, live: LiveFigures | null): SafeHtml {
-  const head = html`<p class="muted small"><a href="/docs">Documents</a> / ${doc.title}</p>
+  const head = html`<p class="muted small crumbs"><a href="/docs">Documents</a> / ${doc.title}</p>
 <h1>${doc.title}</h1>
 <p class="lead">${doc.description}</p>
-<p>Raw: ${rawLink(doc)} <span class="muted small">(${doc.mediaType})</span>${doc.aliases.map((a) => html` · <a href="${a}"><code>${a}</code></a>`)}</p>`;
+<p class="links"><span>Raw (${doc.mediaType}):</span> ${rawLink(doc)}${doc.aliases.map((a) => html` <a href="${a}"><code>${a}</code></a>`)}</p>`;
   switch (doc.id) {
     case 'agent':
       return html`${head}${agentPage(deps, set.manifest)}${pretty(set.manifest)}`;

@@ -80,3 +80,29 @@ export function fieldErrors(details: readonly string[]): { byField: Partial<Reco
   }
   return { byField, general };
 }
+
+/** The fewest words a form description may have: "check it" is too little to act on. */
+export const DESCRIPTION_MIN_WORDS = 3;
+
+function words(text: string): number {
+  return text.split(/\s+/u).filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
+}
+
+/**
+ * The web form's own rules, stricter than the API's (the contract keeps location_detail optional
+ * and counts only characters): a person who ticks "physically present" says where, and the
+ * description has at least DESCRIPTION_MIN_WORDS words. Each problem is a detail in the
+ * validator's shape (it starts with the field it names); a field the validator already refused
+ * (`already`) gets no second message.
+ */
+export function formRuleDetails(values: FormValues, already: readonly string[] = []): string[] {
+  const details: string[] = [];
+  const refused = (field: FormField) => already.some((d) => d.startsWith(`${field} `) || d.startsWith(`${field},`));
+  const payload = toTaskPayload(values);
+  if (payload.location_required === true && payload.location_detail === undefined && !refused('location_detail'))
+    details.push('location_detail is required when someone needs to be physically present: give a city, address or area');
+  const description = typeof payload.description === 'string' ? payload.description : '';
+  if (description !== '' && words(description) < DESCRIPTION_MIN_WORDS && !refused('description'))
+    details.push(`description must have at least ${DESCRIPTION_MIN_WORDS} words: say what to do and what a good result looks like`);
+  return details;
+}

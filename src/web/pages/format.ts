@@ -31,7 +31,7 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 
 /**
  * A timestamp as markup: the server writes UTC in a `<time datetime>`; the pages' small script
- * (assets.ts) rewrites it in the reader's own time zone with a relative time, and keeps UTC in the
+ * (src/web/assets/pages.js) rewrites it in the reader's own time zone with a relative time, and keeps UTC in the
  * tooltip. Without the script the UTC text stays, which says so.
  */
 export function timeHtml(value: string | null | undefined): SafeHtml {

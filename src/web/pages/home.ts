@@ -5,7 +5,7 @@ import { html, type SafeHtml } from '../../domain/html.js';
 import { OUTPUT_FORMATS } from '../../domain/task.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
-import { FORM_FIELDS, type FormField, type FormValues } from './form.js';
+import { DESCRIPTION_MIN_WORDS, FORM_FIELDS, type FormField, type FormValues } from './form.js';
 import { duration, plural } from './format.js';
 
 export interface FormState {
@@ -42,7 +42,9 @@ function humanize(field: FormField, message: string): string {
     contact_email: 'E-mail',
     requester: 'Requester',
   };
-  return message.startsWith(field) ? `${plain[field]}${message.slice(field.length)}` : message;
+  // The API's value names mean nothing to a person: say which choice of the form it is.
+  const said = message.replace('unless delivery is "status_poll"', 'unless the result is shown “On the status page only”');
+  return said.startsWith(field) ? `${plain[field]}${said.slice(field.length)}` : said;
 }
 
 /** ` aria-describedby="h-x e-x"` naming the hint and the error when there are any. */
@@ -64,12 +66,12 @@ function invalid(field: FormField, state: FormState): string {
 function textField(
   field: FormField,
   state: FormState,
-  options: { type?: string; hint?: string; maxLength?: number; list?: string; autocomplete?: string },
+  options: { type?: string; hint?: string; maxLength?: number; list?: string; autocomplete?: string; required?: boolean },
 ): SafeHtml {
   return html`<div class="field">
 <label for="f-${field}">${LABELS[field]}</label>
 ${options.hint ? html`<span class="hint" id="h-${field}">${options.hint}</span>` : ''}
-<input type="${options.type ?? 'text'}" id="f-${field}" name="${field}" value="${state.values[field] ?? ''}"${options.maxLength ? html` maxlength="${options.maxLength}"` : ''}${options.list ? html` list="${options.list}"` : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''} aria-invalid="${invalid(field, state)}"${describedBy(field, state, Boolean(options.hint))}>
+<input type="${options.type ?? 'text'}" id="f-${field}" name="${field}" value="${state.values[field] ?? ''}"${options.maxLength ? html` maxlength="${options.maxLength}"` : ''}${options.list ? html` list="${options.list}"` : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${options.required ? html` aria-required="true"` : ''} aria-invalid="${invalid(field, state)}"${describedBy(field, state, Boolean(options.hint))}>
 ${errorText(field, state)}
 </div>`;
 }
@@ -100,17 +102,17 @@ ${errorText('task_type', state)}
 </div>
 <div class="field">
 <label for="f-description">${LABELS.description}</label>
-<span class="hint" id="h-description">What to do, where, and what a good result looks like. ${l.descriptionMin} to ${l.descriptionMax} characters. Mark a trial with the word “test”.</span>
-<textarea id="f-description" name="description" rows="6" maxlength="${l.descriptionMax}" aria-invalid="${invalid('description', state)}"${describedBy('description', state, true)}>
+<span class="hint" id="h-description">What to do, where, and what success looks like, e.g. “Photograph the opening hours on the bakery door at 12 Main St; a readable photo is enough.” At least ${DESCRIPTION_MIN_WORDS} words, ${l.descriptionMin} to ${l.descriptionMax} characters; “test” marks a trial.</span>
+<textarea id="f-description" name="description" rows="6" maxlength="${l.descriptionMax}" data-min-words="${DESCRIPTION_MIN_WORDS}" aria-invalid="${invalid('description', state)}"${describedBy('description', state, true)}>
 ${v.description ?? ''}</textarea>
 ${errorText('description', state)}
 </div>
 <div class="field">
-<label class="check"><input type="checkbox" id="f-location_required" name="location_required" value="true"${checked ? html` checked` : ''}${describedBy('location_required', state, false)}> ${LABELS.location_required}</label>
+<label class="check"><input type="checkbox" id="f-location_required" name="location_required" value="true" aria-controls="f-location_detail"${checked ? html` checked` : ''}${describedBy('location_required', state, false)}> ${LABELS.location_required}</label>
 ${errorText('location_required', state)}
 </div>
 <div class="two">
-${textField('location_detail', state, { hint: `City, address or area. At most ${l.locationDetailMax} characters.`, maxLength: l.locationDetailMax })}
+${textField('location_detail', state, { hint: `City, address or area; needed when someone must be there. At most ${l.locationDetailMax} characters.`, maxLength: l.locationDetailMax, required: checked })}
 ${textField('deadline', state, { type: 'datetime-local', hint: 'When the result is needed by, in UTC.' })}
 </div>
 ${textField('output_format', state, { hint: 'Default: text_report. Pick a suggestion or describe your own.', maxLength: l.shortTextMax, list: 'formats' })}
@@ -145,7 +147,7 @@ function liveStrip(live: LiveFigures | null): SafeHtml {
 
 /** After a refused submission: the form alone, so the problems are the first thing seen. */
 export function formPageBody(deps: ServiceDeps, state: FormState): SafeHtml {
-  return html`<p class="muted small"><a href="/">Home</a> / Submit a task</p>
+  return html`<p class="muted small crumbs"><a href="/">Home</a> / Submit a task</p>
 ${taskForm(deps, state)}
 <p class="small muted">What the operator will and will not do is on <a href="/">the home page</a>.</p>`;
 }
@@ -153,11 +155,18 @@ ${taskForm(deps, state)}
 export function homeBody(deps: ServiceDeps, live: LiveFigures | null, state: FormState): SafeHtml {
   const p = deps.profile;
   const base = deps.config.baseUrl;
+  // On a phone the form comes right after the heading and the one-paragraph summary (it starts
+  // within the first screen); the rest of the introduction follows it. On a wide screen the form
+  // is the right-hand column beside all of the introduction.
   return html`<div class="hero split">
-<div>
+<div class="intro">
 <h1>Ask a human to do what software can’t.</h1>
-<p class="lead">${summary(deps)}</p>
-<p class="actions"><a class="button" href="#submit-heading">Submit a task</a> <a class="button secondary" href="/docs">For agents: API and MCP</a></p>
+<p class="lead">A person reviews every task, does the ones accepted, and sends you the result with a signed receipt. Free, no account.</p>
+</div>
+<div id="submit" class="form-column">${taskForm(deps, state)}</div>
+<div class="more">
+<p>${summary(deps)}</p>
+<p class="actions"><a class="button secondary" href="/docs">For agents: API and MCP</a></p>
 ${liveStrip(live)}
 <h2>How it works</h2>
 <ol class="steps how" aria-label="How a task goes">
@@ -166,7 +175,6 @@ ${liveStrip(live)}
 <li class="done"><b>3. Delivery</b>The result arrives by e-mail or on the status page, with a signed receipt.</li>
 </ol>
 </div>
-<div id="submit">${taskForm(deps, state)}</div>
 </div>
 <h2>What the operator can do</h2>
 <div class="grid">
@@ -185,8 +193,8 @@ ${deps.catalog.map(
 </div>
 <h2>For agents</h2>
 <div class="grid">
-<div class="card"><h3>REST</h3><p class="small">POST a JSON task to <code>${base}/api/${API_VERSION}/tasks</code>, keep the <code>task_id</code>, and poll <code>status_url</code> every few minutes at most. No keys, no accounts.</p><p class="small"><a href="/docs/api">API reference</a> · <a href="/openapi.json">OpenAPI</a></p></div>
-<div class="card"><h3>MCP</h3><p class="small">Streamable HTTP at <code>${base}/mcp</code>, no authentication. Tools: ${MCP_TOOLS.map((t, i) => html`${i > 0 ? ', ' : ''}<code>${t.name}</code>`)}.</p><p class="small"><a href="/.well-known/mcp">Server card</a></p></div>
-<div class="card"><h3>Documents</h3><p class="small">Everything in one file: <a href="/agent.json">agent.json</a>. Also <a href="/llms.txt">llms.txt</a>, <a href="/.well-known/capabilities.json">capabilities</a>, <a href="/.well-known/human.json">human.json</a>.</p><p class="small"><a href="/docs">All documents</a></p></div>
+<div class="card"><h3>REST</h3><p class="small">POST a JSON task to <code>${base}/api/${API_VERSION}/tasks</code>, keep the <code>task_id</code>, and poll <code>status_url</code> every few minutes at most. No keys, no accounts.</p><p class="small links"><a href="/docs/api">API reference</a> <a href="/openapi.json">OpenAPI</a></p></div>
+<div class="card"><h3>MCP</h3><p class="small">Streamable HTTP at <code>${base}/mcp</code>, no authentication. Tools: ${MCP_TOOLS.map((t, i) => html`${i > 0 ? ', ' : ''}<code>${t.name}</code>`)}.</p><p class="small links"><a href="/.well-known/mcp">Server card</a></p></div>
+<div class="card"><h3>Documents</h3><p class="small">Everything in one file: <a href="/agent.json">agent.json</a>. Also <a href="/llms.txt">llms.txt</a>, <a href="/.well-known/capabilities.json">capabilities</a>, <a href="/.well-known/human.json">human.json</a>.</p><p class="small links"><a href="/docs">All documents</a></p></div>
 </div>`;
 }

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { PRODUCT_NAME } from '../../docs/documents.js';
 import { html, raw, type SafeHtml } from '../../domain/html.js';
 import { API_VERSION, SERVICE_VERSION } from '../../version.js';
-import { CONTENT_SECURITY_POLICY, CSS } from './style.js';
+import { CONTENT_SECURITY_POLICY, PAGES_CSS, PAGES_JS } from './style.js';
 
 export type Section = 'home' | 'status' | 'docs';
 
@@ -33,8 +33,8 @@ ${options.description ? html`<meta name="description" content="${options.descrip
 ${options.noindex ? raw('<meta name="robots" content="noindex, nofollow">') : ''}
 <link rel="alternate" type="text/markdown" href="/index.md" title="This service in markdown">
 <link rel="alternate" type="application/json" href="/agent.json" title="Platform manifest for agents">
-<style>${raw(CSS)}</style>
-<script src="/assets/pages.js" defer></script>
+<link rel="stylesheet" href="${PAGES_CSS.url}">
+<script src="${PAGES_JS.url}" defer></script>
 </head>
 <body>
 <a class="skip" href="#content">Skip to content</a>
@@ -47,7 +47,8 @@ ${options.body}
 </main>
 <footer class="site">
 <p>A human reviews every task. Free during the pilot; this service never asks for payment or credentials.</p>
-<p><a href="/docs">Documents for agents</a> · <a href="/openapi.json">OpenAPI</a> · <a href="/llms.txt">llms.txt</a> · <a href="/api/v1/health">Health</a> · version ${SERVICE_VERSION}, API ${API_VERSION}</p>
+<nav aria-label="For agents"><ul class="links"><li><a href="/docs">Documents for agents</a></li><li><a href="/openapi.json">OpenAPI</a></li><li><a href="/llms.txt">llms.txt</a></li><li><a href="/api/v1/health">Health</a></li></ul></nav>
+<p>Version ${SERVICE_VERSION}, API ${API_VERSION}</p>
 </footer>
 </body>
 </html>`}\n`;

@@ -6,12 +6,18 @@ import { attachmentPath } from '../../domain/urls.js';
 import { receiptIssuer, sameIssuer } from '../../receipts/issuer.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
-import { timeHtml, when } from './format.js';
+import { timeHtml } from './format.js';
 import { EMPTY_MESSAGE_FORM, type MessageFormState, messageForm } from './message-form.js';
 import { type AnswerFormState, EMPTY_ANSWER_FORM, questionsSection } from './questions.js';
 import { resultTable } from './result-table.js';
 
 /** The status page of a task, and its markdown twin. Every field an agent wrote is escaped. */
+
+/** What the service's own receipt check found (services/receipt-check.ts), for the box on the page. */
+export interface ReceiptVerdict {
+  valid: boolean;
+  signed_at: string | null;
+}
 
 const STATUS_TEXT: Record<string, string> = {
   submitted: 'Waiting for review',
@@ -76,45 +82,64 @@ function filesSection(task: PublicTask): SafeHtml {
 <h2 id="files-heading" class="flush-top">Files (${files.length})</h2>
 <ul class="files">${files.map((f) => {
     const path = attachmentPath(task.task_id, f.attachment_id);
-    return html`<li>${PREVIEWED.has(f.media_type) ? html`<a href="${path}" aria-hidden="true" tabindex="-1"><img src="${path}/thumbnail" alt="" loading="lazy" width="96" height="96"></a>` : ''}<div class="meta"><a href="${path}" download>${f.name}</a> <span class="muted small">${f.media_type}, ${formatSize(f.size)}</span><br><code>sha256 ${f.sha256}</code></div></li>`;
+    return html`<li>${PREVIEWED.has(f.media_type) ? html`<a href="${path}" aria-hidden="true" tabindex="-1"><img src="${path}/thumbnail" alt="" loading="lazy" width="96" height="96"></a>` : ''}<div class="meta"><a class="file" href="${path}" download>${f.name}</a><span class="muted small">${f.media_type}, ${formatSize(f.size)}</span></div></li>`;
   })}</ul>
-<p class="small muted">Each file’s SHA-256 is signed in the receipt. After downloading, compare with <code>sha256sum</code> (or <code>shasum -a 256</code>), or run <code>npm run verify-receipt -- ${task.task_id} --files &lt;folder&gt;</code>.</p>
+<p class="small muted">Every file is covered by the signed receipt below.</p>
+<details class="tech"><summary>Technical details</summary>
+<p class="small">The SHA-256 of each file, as signed in the receipt:</p>
+<ul class="clean hashes">${files.map((f) => html`<li><span class="small">${f.name}</span><code class="hash">sha256 ${f.sha256}</code></li>`)}</ul>
+<p class="small">After downloading, compare with <code>sha256sum</code> (or <code>shasum -a 256</code>), or run <code>npm run verify-receipt -- ${task.task_id} --files &lt;folder&gt;</code> with this service’s code.</p>
+</details>
 </section>`;
 }
 
-function receiptSection(deps: ServiceDeps, task: PublicTask): SafeHtml {
+/**
+ * The receipt as a person reads it: a box that says whether it checks out, in one sentence, and
+ * everything a verifier needs (hashes, the JWS, the steps, the commands) behind "Technical
+ * details". The box is the service's own check (receipt-check.ts); the pages' script checks again
+ * in the browser against the published keys and says so.
+ */
+function receiptSection(deps: ServiceDeps, task: PublicTask, check: ReceiptVerdict | undefined): SafeHtml {
   if (!task.receipt) return html``;
   const base = deps.config.baseUrl;
   const foreign = foreignIssuer(deps, task.receipt);
+  const signedAt = check?.signed_at ?? task.receipt_issued_at;
+  const box =
+    foreign !== null
+      ? html`<div class="alert receipt-check" role="status"><p class="flush-top"><strong>Signed by another deployment.</strong> This task was carried over from <code>${foreign}</code>, which signed its receipt; check it against that deployment’s published keys.</p></div>`
+      : check?.valid === false
+        ? html`<div class="alert receipt-check failed" role="status" data-receipt-check data-task-id="${task.task_id}" data-iss="${base}"><p class="flush-top" data-receipt-result><strong>This receipt does not check out.</strong> Do not rely on this result; write to the operator below.</p></div>`
+        : html`<div class="alert receipt-check verified" role="status" data-receipt-check data-task-id="${task.task_id}" data-iss="${base}"><p class="flush-top" data-receipt-result><strong>Verified.</strong> Signed by this service on ${timeHtml(signedAt)}; the result above is exactly what was signed.</p></div>`;
   return html`<section class="card" aria-labelledby="receipt-heading">
 <h2 id="receipt-heading" class="flush-top">Signed receipt</h2>
-${foreign !== null ? html`<p class="alert"><strong>Issued by another deployment:</strong> this receipt was signed by <code>${foreign}</code>, not by this service (${base}); the task was carried over from there. Verify it against that deployment’s published keys.</p>` : ''}
-<p>The operator signed this delivery. The receipt binds the result (its SHA-256), what was asked and the timeline to this task id, so anyone can check that the result shown above is the one that was delivered.</p>
+${box}
+<p class="small muted">The receipt proves what was asked, when, and what was delivered. Anyone can check it, without this page.</p>
+<details class="tech"><summary>Technical details</summary>
 <dl class="facts">
 <dt>Issued</dt><dd>${timeHtml(task.receipt_issued_at)}</dd>
-<dt>SHA-256 of the result</dt><dd><code>${task.deliverable_sha256 ?? ''}</code></dd>
+<dt>SHA-256 of the result</dt><dd><code class="hash">${task.deliverable_sha256 ?? ''}</code></dd>
+<dt>Issuer (<code>iss</code>)</dt><dd><code>${base}</code></dd>
 </dl>
-<div class="alert receipt-check" role="status" data-receipt-check data-task-id="${task.task_id}" data-iss="${base}">
-<p class="flush-top" data-receipt-result>Signed by this service on ${timeHtml(task.receipt_issued_at)}. With JavaScript on, this page checks the signature in your browser against the published keys; without it, <a href="/tasks/receipt-check?id=${task.task_id}">ask the service to check it</a> or follow the steps below.</p>
-</div>
-<details><summary>The receipt (compact JWS)</summary><pre class="receipt" tabindex="0"><code>${task.receipt}</code></pre></details>
+<h3>The receipt (compact JWS)</h3>
+<pre class="receipt" tabindex="0" aria-label="The receipt"><code>${task.receipt}</code></pre>
 <h3>How to verify it</h3>
 <ol>
-<li>Fetch the public keys from <a href="/.well-known/jwks.json">${base}/.well-known/jwks.json</a>.</li>
+<li>Fetch <a href="/.well-known/jwks.json">the published keys</a> (<code>/.well-known/jwks.json</code> on this service).</li>
 <li>Verify the receipt as a JWS with algorithm EdDSA (Ed25519), using the key whose <code>kid</code> matches the receipt’s header.</li>
-<li>Check that its <code>task_id</code> and <code>sub</code> are <code>${task.task_id}</code> and its <code>iss</code> is <code>${base}</code>.</li>
+<li>Check that its <code>task_id</code> and <code>sub</code> are this task’s id and its <code>iss</code> is the issuer above.</li>
 <li>Compute SHA-256 over the UTF-8 bytes of <code>operator_notes</code> exactly as <a href="/api/${API_VERSION}/tasks/${task.task_id}">the status endpoint</a> returns it, and compare with <code>deliverable_sha256</code> in the receipt.</li>
 </ol>
-<p class="small muted">With this service’s code: <code>npm run verify-receipt -- ${task.task_id}</code>.</p>
+<p class="small">With this service’s code: <code>npm run verify-receipt -- ${task.task_id}</code>.</p>
+</details>
 </section>`;
 }
 
-function nextStep(deps: ServiceDeps, task: PublicTask): string {
+function nextStep(deps: ServiceDeps, task: PublicTask): SafeHtml | string {
   switch (task.status) {
     case 'submitted':
       return `Received. A human reviews it and accepts it with an estimate or declines it with a reason, usually within ${deps.profile.response_target_hours} hours. Keep this page’s address: the task id in it is the only key to the task.`;
     case 'accepted':
-      return task.eta ? `Accepted. The operator expects to deliver by ${when(task.eta)}.` : 'Accepted. The operator is working on it.';
+      return task.eta ? html`Accepted. The operator expects to deliver by ${timeHtml(task.eta)}.` : 'Accepted. The operator is working on it.';
     case 'delivered':
       return 'Delivered. The result and its signed receipt are below.';
     case 'rejected':
@@ -133,6 +158,7 @@ export function statusBody(
   task: PublicTask,
   message: MessageFormState = EMPTY_MESSAGE_FORM,
   answer: AnswerFormState = EMPTY_ANSWER_FORM,
+  receipt?: ReceiptVerdict,
 ): SafeHtml {
   const api = `/api/${API_VERSION}/tasks/${task.task_id}`;
   return html`<p class="muted small">Task <code>${task.task_id}</code></p>
@@ -152,7 +178,7 @@ ${
 <h2 id="details-heading" class="flush-top">The task</h2>
 <p class="text">${task.description}</p>
 <dl class="facts">
-<dt>Status</dt><dd>${task.status}</dd>
+<dt>Status</dt><dd>${STATUS_TEXT[task.status] ?? task.status}</dd>
 <dt>Submitted</dt><dd>${timeHtml(task.created_at)}</dd>
 <dt>First seen by the operator</dt><dd>${task.seen_by_operator_at ? timeHtml(task.seen_by_operator_at) : 'not yet'}</dd>
 <dt>Estimated delivery</dt><dd>${task.eta ? timeHtml(task.eta) : task.status === 'submitted' ? 'given on acceptance' : '—'}</dd>
@@ -165,14 +191,17 @@ ${task.requester ? html`<dt>Requested by</dt><dd>${task.requester}</dd>` : ''}
 </dl>
 </section>
 ${filesSection(task)}
-${receiptSection(deps, task)}
+${receiptSection(deps, task, receipt)}
 <section aria-labelledby="history-heading">
 <h2 id="history-heading">History</h2>
 <div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Status</th><th scope="col">When</th></tr></thead>
 <tbody>${task.status_history.map((h) => html`<tr><td>${statusLabel(h.status)}</td><td>${timeHtml(h.at)}</td></tr>`)}</tbody></table></div>
 </section>
 ${messageForm(deps, task, message)}
-<p class="small muted">This page does not refresh itself; reload it to see changes. For programs: <a href="${api}">${api}</a>, and messages through <code>POST /api/${API_VERSION}/messages</code> naming the task id.</p>`;
+<p class="small muted">This page does not refresh itself; reload it to see changes.</p>
+<details class="tech"><summary>Technical details</summary>
+<p class="small">For programs: this task as JSON at <a href="${api}">${api}</a>; messages through <code>POST /api/${API_VERSION}/messages</code> naming the task id <code>${task.task_id}</code>.</p>
+</details>`;
 }
 
 /** Without an id: a form to look one up. */
