@@ -89,7 +89,10 @@ describe.each(STORES)('3,000 long-polls and 100 console streams from distinct ad
       const { id, etag } = tasks[task] as { id: string; etag: string };
       polls.push({
         task,
-        ...getFrom(t.url, `/api/v1/tasks/${id}`, address(2 + (i >> 16), (i & 0xffff) + 1), { 'if-none-match': etag, prefer: `wait=${task === 0 ? CHANGED_WAIT_SECONDS : WAIT_SECONDS}` }),
+        ...getFrom(t.url, `/api/v1/tasks/${id}`, address(2 + (i >> 16), (i & 0xffff) + 1), {
+          'if-none-match': etag,
+          prefer: `wait=${task === 0 ? CHANGED_WAIT_SECONDS : WAIT_SECONDS}`,
+        }),
       });
       // Connections in small batches, so the listen backlog never overflows.
       if (i % 200 === 199) await Promise.all(polls.slice(-200).map((p) => p.sent));
