@@ -54,7 +54,7 @@ describe.each(STORES)('task import on %s', (store) => {
     const page = await (await fetch(`${t.url}/tasks?id=${String(record.task_id)}`)).text();
     expect(page).toContain('Under review');
     expect(page).toContain('In progress');
-    expect(page).toContain('Issued by another deployment');
+    expect(page).toContain('Signed by another deployment');
     expect(page).toContain(FOREIGN_ISS);
     const markdown = await (await fetch(`${t.url}/tasks?id=${String(record.task_id)}`, { headers: { accept: 'text/markdown' } })).text();
     expect(markdown).toContain('under_review');

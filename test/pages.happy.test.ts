@@ -213,7 +213,7 @@ describe.each(STORES)('the web pages in Chromium on %s', (store) => {
     await expect(page.locator('a[href="/.well-known/jwks.json"]').count()).resolves.toBe(1);
     await expect(page.locator('pre.receipt').innerText()).resolves.toContain('eyJhbGciOiJFZERTQSJ9');
     const history = await page.locator('table tbody tr').allInnerTexts();
-    expect(history.map((row) => row.split('\t')[0])).toEqual(['submitted', 'accepted', 'delivered']);
+    expect(history.map((row) => row.split('\t')[0])).toEqual(['Submitted', 'Accepted', 'Delivered']);
     await page.close();
   });
 

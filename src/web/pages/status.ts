@@ -51,12 +51,9 @@ function notesHeading(task: PublicTask): string {
   return 'Notes from the operator';
 }
 
-/**
- * How the history names a status: the API's value for the four current ones (what agents read in
- * the JSON), and a label for the retired two, which only imported tasks carry ("Under review").
- */
+/** How the history names a status: in words (the JSON and the Markdown view keep the API's values). */
 function statusLabel(status: string): string {
-  return status === 'under_review' || status === 'in_progress' ? STATUS_LABELS[status as TaskStatus] : status;
+  return STATUS_LABELS[status as TaskStatus] ?? status;
 }
 
 /** A receipt issued elsewhere (an imported task): who issued it, or null when it is this deployment's. */
