@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -69,6 +69,19 @@ describe('the SQLite driver for this Node.js', () => {
       stdout: '200000',
       stderr: '',
     });
+  });
+});
+
+describe('one place loads the SQLite driver', () => {
+  it('is src/store/sqlite-driver.ts: no other module of src/, test/ or bench/ loads better-sqlite3 itself', () => {
+    // Another module that loaded 'better-sqlite3' would load version 12 on Node 24 too (compiled
+    // for Node 20 by npm ci, so it would not even load there).
+    const loads = /(?:^|\n)\s*import\s+(?!type\b)[^;]*?from\s+['"]better-sqlite3(?:-napi)?['"]|require\(\s*['"]better-sqlite3(?:-napi)?['"]\s*\)/;
+    const offenders = ['src', 'test', 'bench']
+      .flatMap((dir) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((file) => path.join(dir, file)))
+      .filter((file) => /\.(?:ts|mts|js|mjs|cjs)$/.test(file) && file !== path.join('src', 'store', 'sqlite-driver.ts'))
+      .filter((file) => loads.test(readFileSync(file, 'utf8')));
+    expect(offenders).toEqual([]);
   });
 });
 
