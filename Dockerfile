@@ -1,15 +1,15 @@
 # syntax=docker/dockerfile:1
 # The service as a container: build stage compiles better-sqlite3 and bundles src/ with esbuild;
 # the runtime stage is a slim Node LTS image running the bundle as a non-root user.
-# Node 22 LTS (Node 20 reached end of life in April 2026; package.json's engines still accepts it
-# for running from a clone). Node 24 LTS is to become the default, but better-sqlite3 12 aborts on
-# it (a Statement finalized by the garbage collector trips Node 24's ObjectWrap cleanup-hook check,
-# "Assertion failed: (env) != nullptr"); better-sqlite3 13 (Node-API) fixes it and needs Node >= 22.
-# See docs/node24.md. CI already runs the whole suite on Node 24 (scripts/ci-node24.sh).
-ARG NODE_IMAGE=node:22-bookworm-slim
+# Node 24 LTS, the recommended runtime (docs/node24.md). On it the store loads better-sqlite3 13
+# (`better-sqlite3-napi`: Node-API, its add-on ships prebuilt in the npm package); better-sqlite3 12,
+# which the same lock file installs for Node 20, is compiled by `npm ci` but never loaded here
+# (12 aborts on Node 24). src/store/sqlite-driver.ts picks by the runtime's Node-API version.
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
-# better-sqlite3 compiles from source when no prebuilt binary matches; sharp ships prebuilt ones.
+# better-sqlite3 12's install script compiles it when no prebuilt binary can be fetched; better-sqlite3
+# 13 and sharp ship their prebuilt add-ons inside their packages.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*

@@ -5,7 +5,8 @@
  * `await import()`: sharp, the MCP SDK), except the ESM packages listed in BUNDLED: each is
  * hundreds of small modules, and Node keeps a module record, its source and its loader entries
  * for every one (about 9 MB of resident memory for these two); bundled, they are one script, and
- * only the parts the service uses.
+ * only the parts the service uses. The SQLite driver is never seen here: src/store/sqlite-driver.ts
+ * requires one of two installed builds by name at run time, by the Node that runs the bundle.
  */
 import { cpSync } from 'node:fs';
 import { build } from 'esbuild';

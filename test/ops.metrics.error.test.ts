@@ -1,8 +1,8 @@
-import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../src/domain/errors.js';
 import { isStoreFault } from '../src/store/faults.js';
+import { SQLite } from '../src/store/sqlite-driver.js';
 import { adminGet } from './operator.support.js';
 import { startTestApp, type TestApp } from './support/app.js';
 

@@ -1,6 +1,6 @@
-import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SQLite } from '../src/store/sqlite-driver.js';
 import { postJson, startTestApp, TEST_ADMIN_KEY, type TestApp, validTask } from './support/app.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { startSmtpServer, type TestSmtpServer, waitUntil } from './support/smtp.js';

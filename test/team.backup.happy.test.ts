@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SQLite } from '../src/store/sqlite-driver.js';
 import { submit } from './operator.support.js';
 import { runCli } from './receipts.support.js';
 import { useTestApp } from './support/app.js';

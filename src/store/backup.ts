@@ -1,5 +1,5 @@
 import { existsSync, rmSync } from 'node:fs';
-import SQLite from 'better-sqlite3';
+import { SQLite, type SQLiteDatabase } from './sqlite-driver.js';
 
 /** The SQLite file of a `sqlite:<path>` DATABASE_URL, or undefined for PostgreSQL (and `:memory:`). */
 export function sqliteFileOf(databaseUrl: string): string | undefined {
@@ -27,7 +27,7 @@ export async function backupSqlite(databaseFile: string, target: string): Promis
 
 /** Whether a file is a SQLite database of this service (it has the migrations table and tasks). */
 export function isServiceBackup(file: string): boolean {
-  let db: SQLite.Database | undefined;
+  let db: SQLiteDatabase | undefined;
   try {
     db = new SQLite(file, { readonly: true, fileMustExist: true });
     const tables = db.prepare(`select name from sqlite_master where type = 'table' and name in ('kysely_migration', 'tasks', 'signing_keys')`).all();

@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
 import {
   Kysely,
   type KyselyConfig,
@@ -20,6 +19,7 @@ import { StoreFaults, storeFaultReason } from './faults.js';
 import { migrations } from './migrations/index.js';
 import { loadPg } from './pg.js';
 import type { Database } from './schema.js';
+import { SQLite, type SQLiteDatabase, type SQLiteStatement } from './sqlite-driver.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
 export type DialectName = 'sqlite' | 'postgres';
@@ -28,7 +28,7 @@ export interface Store {
   db: Kysely<Database>;
   dialect: DialectName;
   /** SQLite only: the raw handle, for the status read that cannot afford Kysely's per-query cost. */
-  sqlite?: SQLite.Database;
+  sqlite?: SQLiteDatabase;
   /**
    * SQLite only: bumped whenever a statement that changes existing tasks (UPDATE or DELETE on
    * `tasks`) is about to run. Every write goes through this process's one connection, so a cached
@@ -298,11 +298,11 @@ const STATEMENT_CACHE_SIZE = 200;
  * which is where statements that change tasks are counted (see Store.taskChanges).
  */
 function withStatementCache(
-  database: SQLite.Database,
+  database: SQLiteDatabase,
   taskChanges: { count: number },
   transactionEnd: Set<(committed: boolean) => void>,
 ): SqliteDialectConfig['database'] {
-  const cache = new Map<string, { statement: SQLite.Statement; changesTasks: boolean }>();
+  const cache = new Map<string, { statement: SQLiteStatement; changesTasks: boolean }>();
   const endings = new Map<string, SqliteStatement>();
   return {
     close: () => database.close(),
@@ -333,7 +333,7 @@ function withStatementCache(
   };
 }
 
-function endingStatement(statement: SQLite.Statement, committed: boolean, transactionEnd: Set<(committed: boolean) => void>): SqliteStatement {
+function endingStatement(statement: SQLiteStatement, committed: boolean, transactionEnd: Set<(committed: boolean) => void>): SqliteStatement {
   return {
     reader: false,
     all: (parameters) => statement.all(...parameters),
