@@ -100,14 +100,19 @@ export async function smallTargets(page: Page): Promise<string[]> {
     for (const el of Array.from(controls) as HTMLElement[]) {
       const style = getComputedStyle(el);
       if (style.visibility === 'hidden' || style.display === 'none' || el.closest('[hidden]')) continue;
+      // Not a target: taken out of the tab order and the accessibility tree (a form's default button).
+      if (el.getAttribute('tabindex') === '-1' && el.getAttribute('aria-hidden') === 'true') continue;
       let box = el.getBoundingClientRect();
       if (box.width === 0 && box.height === 0) continue;
       // Inside closed <details>: not shown.
       const details = el.closest('details');
       if (details && !details.open && el.tagName !== 'SUMMARY') continue;
       if (el.tagName === 'SUMMARY' && el.parentElement?.closest('details:not([open])')) continue;
-      // A link within a sentence (p, li text, dd, td) is exempt.
-      if (el.tagName === 'A' && el.closest('p, dd, td, .prose') && !el.classList.contains('btn')) continue;
+      // A link within a sentence is exempt (WCAG 2.5.8's inline exception); one standing alone is not.
+      if (el.tagName === 'A' && !el.matches('.btn, .chip, .item, .back')) {
+        const block = el.parentElement?.closest('p, dd, td, h2, h3, .sub, .prose');
+        if (block && (block.textContent ?? '').trim().length > (el.textContent ?? '').trim().length + 2) continue;
+      }
       if (el.tagName === 'INPUT' || el.tagName === 'SELECT' || el.tagName === 'TEXTAREA') {
         const label = el.closest('label') ?? (el.id ? document.querySelector(`label[for="${el.id}"]`) : null);
         const lbox = label?.getBoundingClientRect();

@@ -36,7 +36,7 @@ h1 { font-size: 1.45rem; line-height: 1.25; margin: 0 0 .25rem; letter-spacing: 
 h2 { font-size: 1.05rem; margin: 0 0 .75rem; }
 h3 { font-size: .95rem; margin: 0 0 .5rem; }
 p { margin: 0 0 .75rem; }
-.skip { position: absolute; left: -999px; top: 0; background: var(--surface); padding: .5rem 1rem; z-index: 10; }
+.skip { position: absolute; left: -999px; top: 0; background: var(--surface); padding: .5rem 1rem; z-index: 10; min-height: 2.75rem; display: flex; align-items: center; }
 .skip:focus { left: .5rem; }
 .topbar { background: var(--surface); border-bottom: 1px solid var(--border); position: sticky; top: 0; z-index: 5; }
 .topbar-inner { max-width: 1120px; margin: 0 auto; padding: .6rem 1rem; display: flex; align-items: center; gap: 1rem; flex-wrap: wrap; }
@@ -79,7 +79,7 @@ main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; overflow-w
 .tabs a { padding: .35rem .75rem; border: 1px solid var(--border); border-radius: 99px; background: var(--surface); color: var(--muted); font-size: .9rem; }
 .tabs a:hover { text-decoration: none; color: var(--text); }
 .tabs a[aria-current="page"] { background: var(--text); border-color: var(--text); color: var(--bg); }
-.tabs .n { opacity: .75; margin-left: .25rem; font-variant-numeric: tabular-nums; }
+.tabs .n { margin-left: .25rem; font-variant-numeric: tabular-nums; }
 .pill { display: inline-flex; align-items: center; gap: .3rem; padding: .1rem .55rem; border-radius: 99px; font-size: .78rem; font-weight: 600; white-space: nowrap; }
 .pill::before { content: ""; width: .45rem; height: .45rem; border-radius: 50%; background: currentColor; }
 .st-submitted { color: var(--submitted); background: var(--submitted-bg); }
@@ -130,6 +130,7 @@ dl.kv dd { margin: 0; overflow-wrap: anywhere; }
 .card > .quote:not(:last-child) { margin-bottom: .75rem; }
 .mono, code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85em; overflow-wrap: anywhere; }
 .idline { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; color: var(--muted); }
+.idline a { display: inline-flex; align-items: center; min-height: 2.75rem; }
 .timeline { list-style: none; margin: 0; padding: 0; }
 .timeline li { position: relative; padding: 0 0 .7rem 1.2rem; border-left: 2px solid var(--border); margin-left: .3rem; }
 .timeline li:last-child { border-left-color: transparent; padding-bottom: 0; }
@@ -137,7 +138,7 @@ dl.kv dd { margin: 0; overflow-wrap: anywhere; }
 form { margin: 0; }
 label { display: block; font-weight: 600; font-size: .9rem; margin-bottom: .3rem; }
 .hint { color: var(--muted); font-size: .82rem; font-weight: 400; }
-input[type=text], input[type=password], input[type=datetime-local], input[type=email], select, textarea {
+input:not([type]), input[type=text], input[type=password], input[type=datetime-local], input[type=email], select, textarea {
   width: 100%; padding: .55rem .7rem; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); font: inherit; min-height: 2.75rem; }
 textarea { min-height: 9rem; resize: vertical; line-height: 1.45; }
 input:focus, select:focus, textarea:focus { outline: 2px solid var(--focus); outline-offset: 0; border-color: var(--focus); }
@@ -211,7 +212,7 @@ input[type=number], input[type=date], input[type=time], input[type=url] {
   width: 100%; padding: .55rem .7rem; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); font: inherit; min-height: 2.75rem; }
 .field.check { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
 .field.check input { width: 1.4rem; height: 1.4rem; }
-.field.check label { margin: 0; }
+.field.check label { margin: 0; min-height: 2.75rem; display: flex; align-items: center; }
 .field.check .hint, .field.check .field-error { flex-basis: 100%; margin: 0; }
 .result-group { border: 1px solid var(--border); border-radius: var(--radius); padding: .6rem .8rem; }
 .result-group > legend { padding: 0 .3rem; }
