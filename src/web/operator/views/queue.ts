@@ -73,7 +73,7 @@ function timeLeft(task: AdminTask, now: Date, targetHours: number): SafeHtml {
   const why = due.by === 'deadline' ? 'deadline' : 'response target';
   return ms >= 0
     ? html`<span data-due="${due.at.toISOString()}" title="Until the ${why}">${span(ms / 3_600_000)} left</span>`
-    : html`<span class="overdue-text" data-due="${due.at.toISOString()}">${why === 'deadline' ? 'Deadline passed' : 'Target passed'}</span>`;
+    : html`<span class="overdue-text" data-due="${due.at.toISOString()}">${why === 'deadline' ? 'Deadline passed' : 'Target passed'} ${span(-ms / 3_600_000)} ago</span>`;
 }
 
 /** When an open task is due, in the operator's time (second line of the card). */
