@@ -112,6 +112,21 @@ describe.each(STORES.slice(0, 1))('the console as an inbox, in Chromium, on %s',
     await ctx.close();
   });
 
+  it('phone 390×844: messages open one reply box at a time', async () => {
+    const ctx = await consoleContext(browser, t, true);
+    const page = await ctx.newPage();
+    await page.goto(`${t.url}/operator/messages`);
+    expect(await page.locator('textarea:visible').count()).toBe(0);
+    const replies = page.locator('details.reply-box > summary');
+    await replies.nth(0).click();
+    await replies.nth(2).click();
+    expect(await page.locator('details.reply-box[open]').count()).toBe(1);
+    expect(await page.locator('textarea:visible').count()).toBe(1);
+    // The box that is open is the one just asked for, and it has the focus.
+    expect(await page.evaluate(() => document.activeElement === document.querySelectorAll('details.reply-box')[2]?.querySelector('textarea'))).toBe(true);
+    await ctx.close();
+  });
+
   for (const phone of [true, false]) {
     it(`${phone ? 'phone 390×844' : 'desktop 1366×900'}: every console page: 44×44 targets, no serious axe violation, no sideways scroll, no jargon`, async () => {
       const ctx = await consoleContext(browser, t, phone);

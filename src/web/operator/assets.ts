@@ -93,7 +93,7 @@ main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; overflow-w
 .badge.new { color: var(--accent-text); background: var(--accent); border-color: transparent; }
 .badge.test { color: var(--warn); border-color: var(--warn); }
 .test-filter { margin-top: -4px; font-size: 0.9em; }
-.queue { list-style: none; margin: 0; padding: 0; display: grid; gap: .5rem; }
+.queue { list-style: none; margin: 0 0 1rem; padding: 0; display: grid; gap: .5rem; }
 /* A card: the link (title, why, place, time left) and, where there is one, a row of quick actions. */
 .queue > li { background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius); box-shadow: var(--shadow); padding: .3rem .75rem; display: grid; grid-template-columns: minmax(0, 1fr); align-items: center; gap: 0 1rem; }
 @media (min-width: 701px) { .queue > li { grid-template-columns: minmax(0, 1fr) auto; } }
@@ -521,6 +521,19 @@ export const CONSOLE_JS = String.raw`
       if (e.dataTransfer && e.dataTransfer.files) sendAll(e.dataTransfer.files);
     });
   });
+
+  // Reply boxes: one open at a time (browsers without exclusive <details name> get it here), and
+  // the opened one takes the typing focus.
+  document.querySelectorAll('details.reply-box').forEach(function (box) {
+    box.addEventListener('toggle', function () {
+      if (!box.open) return;
+      document.querySelectorAll('details.reply-box[open]').forEach(function (other) { if (other !== box) other.open = false; });
+      var area = box.querySelector('textarea');
+      if (area) area.focus();
+    });
+  });
+  var openReply = document.querySelector('details.reply-box[open] textarea');
+  if (openReply) openReply.focus();
 
   // Copy buttons.
   document.querySelectorAll('[data-copy]').forEach(function (button) {
