@@ -55,7 +55,7 @@ function fields(task: AdminTaskDetail, now: Date): SafeHtml {
   const overdue = isOverdue(task, now);
   return html`<dl class="kv">
     <dt>Type</dt><dd>${humanType(task.task_type)}</dd>
-    <dt>Output format</dt><dd>${task.output_format}</dd>
+    <dt>Output format</dt><dd>${humanType(task.output_format)}</dd>
     <dt>Delivery</dt><dd>${task.delivery === 'status_poll' ? 'Checks the status page — the result is shown there' : 'By e-mail to the requester'}</dd>
     <dt>Contact e-mail</dt><dd>${
       task.contact_email
