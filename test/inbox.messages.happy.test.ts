@@ -68,7 +68,7 @@ for (const store of STORES) {
     });
 
     it('groups messages by task and by sender, names senders by address, and keeps one reply box at a time', async () => {
-      const { cookie } = await signIn(t);
+      const { cookie, csrf } = await signIn(t);
       const task = await submit(t, { description: 'Count the free parking spaces behind the library at noon.' });
       const a = await sendMessage(t.url, { message: `About ${task}: the back entrance is closed.` });
       const b = await sendMessage(t.url, { message: `About ${task} again: use the side street.` });
@@ -91,6 +91,12 @@ for (const store of STORES) {
       const opened = await (await fetch(`${t.url}/operator/messages?reply=${other}`, { headers: { cookie } })).text();
       expect(opened.match(/<details class="reply-box" name="reply" open>/g)).toHaveLength(1);
       expect(opened.indexOf('name="reply" open>')).toBeGreaterThan(opened.indexOf(`id="m-${other}"`));
+      // The task page has the same: a Reply per message, and Mark done, which comes back to the task.
+      const taskPage = await (await fetch(`${t.url}/operator/tasks/${task}`, { headers: { cookie } })).text();
+      expect(taskPage.match(/<details class="reply-box" name="reply"><summary/g)).toHaveLength(3);
+      expect(taskPage).toContain(`From ${ASKER}`);
+      const done = await postForm(t, `/operator/messages/${a}/done`, { _csrf: csrf, task_id: task }, cookie);
+      expect(done.headers.get('location')).toBe(`/operator/tasks/${task}?done=message_done`);
     });
 
     it('a withdrawal message has its withdraw action on the messages page, which also marks it done', async () => {

@@ -164,7 +164,7 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
           ? `Something went wrong on our side. Request id: ${request.id}.`
           : (known?.message ?? 'The request could not be handled.');
     const details = (known?.extras.details as string[] | undefined) ?? [];
-    const body = html`${flash('error', message, details)}<p><a href="/operator">← Back to the queue</a></p>`;
+    const body = html`${flash('error', message, details)}<div><a class="back" href="/operator">← Back to the queue</a></div>`;
     return render(reply, request.operatorSession ?? null, 'none', status === 404 ? 'Not found' : 'Error', body, status);
   });
 
@@ -189,7 +189,7 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
         session,
         'none',
         'Form expired',
-        html`${flash('error', 'This form has expired or did not come from the console. Reload the page and try again.')}<p><a href="/operator">← Back to the queue</a></p>`,
+        html`${flash('error', 'This form has expired or did not come from the console. Reload the page and try again.')}<div><a class="back" href="/operator">← Back to the queue</a></div>`,
         403,
       );
     }
