@@ -35,6 +35,8 @@ describe.each(STORES.slice(0, 1))('the console as an inbox, in Chromium, on %s',
       '/operator/blocklist',
       '/operator/outbox',
       '/operator/stats',
+      // The console's error page.
+      `/operator/tasks/task-2026-${'0'.repeat(32)}`,
     ];
   }, 60_000);
   afterAll(async () => {
