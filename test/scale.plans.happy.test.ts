@@ -129,7 +129,15 @@ for (const store of STORES) {
           for (const test of ['', 'only', 'exclude']) pages.push(`/operator?status=${status}&order=${order}${test ? `&test=${test}` : ''}`);
         }
       }
-      pages.push('/operator/messages', '/operator/messages?show=all', `/operator/tasks/${open}`, '/operator/stats', '/operator/stats?days=365', '/operator/outbox', '/operator/blocklist');
+      pages.push(
+        '/operator/messages',
+        '/operator/messages?show=all',
+        `/operator/tasks/${open}`,
+        '/operator/stats',
+        '/operator/stats?days=365',
+        '/operator/outbox',
+        '/operator/blocklist',
+      );
       for (const status of ['pending', 'sent', 'failed']) pages.push(`/operator/outbox?status=${status}`);
       for (const path of pages) expect((await console(path)).status, path).toBe(200);
       // The inbox's "Mark done" (issue 31): a key lookup, the kept count and the audit entry.

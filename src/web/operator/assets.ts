@@ -293,7 +293,11 @@ export const CONSOLE_JS = String.raw`
           fresh.querySelectorAll('li[data-task-id]').forEach(function (li) {
             if (!before[li.getAttribute('data-task-id')]) li.classList.add('fresh');
           });
+          // A sheet the operator opened stays open across the refresh.
+          var sheetOpen = current.querySelector('details.toolbar[open]');
           current.replaceWith(document.adoptNode(fresh));
+          var sheet = fresh.querySelector('details.toolbar');
+          if (sheetOpen && sheet) sheet.open = true;
           var freshNav = doc.querySelector('.nav'), myNav = document.querySelector('.nav');
           if (freshNav && myNav && !myNav.querySelector('details[open]')) myNav.replaceWith(document.adoptNode(freshNav));
           localTimes(fresh);
@@ -521,6 +525,13 @@ export const CONSOLE_JS = String.raw`
       if (e.dataTransfer && e.dataTransfer.files) sendAll(e.dataTransfer.files);
     });
   });
+
+  // The phone's "More" menu closes on a tap elsewhere or Escape, as menus do.
+  var closeMenus = function (except) {
+    document.querySelectorAll('details.more[open]').forEach(function (menu) { if (menu !== except) menu.open = false; });
+  };
+  document.addEventListener('click', function (event) { closeMenus(event.target.closest ? event.target.closest('details.more') : null); });
+  document.addEventListener('keydown', function (event) { if (event.key === 'Escape') closeMenus(null); });
 
   // Reply boxes: one open at a time (browsers without exclusive <details name> get it here), and
   // the opened one takes the typing focus.
