@@ -45,7 +45,7 @@ describe.each(STORES)('delivery asks for confirmation, with the hash computed by
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.goto(`${t.url}/operator/tasks/${id}`);
     const notes = 'Line one\nLine two, with “quotes” and <b>markup</b>';
-    await page.getByLabel(/Deliverable/).fill(notes);
+    await page.getByLabel(/Result for the requester/).fill(notes);
     await page.getByRole('button', { name: 'Deliver & sign receipt' }).click();
     expect((await page.locator('#confirm-hash').textContent())?.trim()).toBe(sha256(notes));
     await page.getByRole('button', { name: 'Confirm: deliver & sign receipt' }).click();

@@ -73,9 +73,10 @@ describe.each(STORES)('operator console in a browser on %s', (store) => {
 
     await page.locator(`a[href="/operator/tasks/${id}"]`).click();
     await page.waitForURL(`**/operator/tasks/${id}`);
-    await visible(page.getByRole('heading', { name: 'Real world verification' }));
+    // Named by its description, not its type (issue 31); the delivery said in words.
+    await visible(page.getByRole('heading', { level: 1, name: /^Walk to the bakery at 12 Main Street/ }));
     await visible(page.getByText('route-planner-agent'));
-    await visible(page.getByText('status_poll — the deliverable is shown in operator_notes'));
+    await visible(page.getByText('Checks the status page — the result is shown there'));
     const seen = (await (await fetch(`${t.url}/api/v1/tasks/${id}`)).json()) as Json;
     expect(seen.seen_by_operator_at).not.toBeNull();
     if (SHOTS) await page.screenshot({ path: `${SHOTS}/detail-submitted-${store}.png`, fullPage: true });
@@ -89,12 +90,13 @@ describe.each(STORES)('operator console in a browser on %s', (store) => {
     expect(accepted).toMatchObject({ status: 'accepted', eta: '2031-01-15T17:00:00.000Z' });
 
     const notes = 'Open Sundays 08:00–12:00.\nThe sign by the door says so; photo taken at 09:14. ✓';
-    await page.getByLabel(/Deliverable/).fill(notes);
+    await page.getByLabel(/Result for the requester/).fill(notes);
     const expected = createHash('sha256').update(notes, 'utf8').digest('hex');
     await hasText(page.locator('#notes-hash'), expected);
     if (SHOTS) await page.screenshot({ path: `${SHOTS}/detail-accepted-${store}.png`, fullPage: true });
     await page.getByRole('button', { name: 'Deliver & sign receipt' }).click();
     expect(await textOf(page.getByRole('status'))).toContain('Delivered');
+    await page.locator('section[aria-labelledby="act"] details.tech summary').click();
     await visible(page.getByText(expected));
     if (SHOTS) await page.screenshot({ path: `${SHOTS}/detail-delivered-${store}.png`, fullPage: true });
 
@@ -177,7 +179,7 @@ describe.each(STORES)('operator console in a browser on %s', (store) => {
       expect(page).toContain('Overdue: ETA was 2 h ago');
       expect(page).toContain('1 overdue');
       const card = page.slice(page.indexOf(`href="/operator/tasks/${unverified}"`));
-      expect(card.slice(0, card.indexOf('</a>'))).toContain('E-mail unverified');
+      expect(card.slice(0, card.indexOf('</a>'))).toContain('Address not checked');
       const detail = await (await fetch(`${t.url}/operator/tasks/${late}`, { headers: { cookie } })).text();
       expect(detail).toContain('<span class="badge danger">Overdue</span>');
     } finally {

@@ -58,6 +58,8 @@ describe.each(STORES)('mail header safety on %s', (store) => {
         ...fields,
         client_hash: 'x',
         task_ids: '[]',
+        done_at: null,
+        done_by: null,
         email_unverified: 0,
         erased_at: null,
         thread_token_hash: null,
@@ -128,6 +130,8 @@ describe.each(STORES)('mail header safety on %s', (store) => {
         email_unverified: 0,
         thread_token_hash: null,
         erased_at: null,
+        done_at: null,
+        done_by: null,
         created_at: t.clock.now().toISOString(),
       };
       await enqueueMessageReceived(t.store.db, t.deps, message);

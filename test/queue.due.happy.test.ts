@@ -19,8 +19,11 @@ describe.each(STORES)('the queue, due first, on %s', (store) => {
     expect(page).toContain('Due first: the earlier of deadline and response target on top.');
     expect(page.indexOf(urgent)).toBeGreaterThan(0);
     expect(page.indexOf(urgent)).toBeLessThan(page.indexOf(old));
-    expect(page).toContain('2 h left (deadline)');
-    expect(page).toContain('10 h left (response target)');
+    // The time left, and when it is due in the operator's time (issue 31: UTC until the script runs).
+    expect(page).toContain('2 h left');
+    expect(page).toContain('deadline <time datetime="2030-03-10T12:00:00.000Z" title="2030-03-10 12:00 UTC" data-local="short">Sun 12:00 UTC</time>');
+    expect(page).toContain('10 h left');
+    expect(page).toContain('due <time datetime="2030-03-10T20:00:00.000Z"');
     clock.set('2030-03-10T13:00:00.000Z');
     const later = await (await fetch(`${t.url}/operator`, { headers: { cookie } })).text();
     expect(later).toContain('Deadline passed 1 h ago');

@@ -1,7 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { runRetention } from '../src/services/retention.js';
-import { signIn } from './console.support.js';
+import { postForm, signIn } from './console.support.js';
 import { ADMIN, adminGet, submit, taskIn } from './operator.support.js';
 import { postJson, STORES, TestClock, useTestApp } from './support/app.js';
 
@@ -39,7 +39,11 @@ function allowed(statement: string): boolean {
 }
 
 /** Columns a partial index selects on by its own condition (migration 150), as if they were keys. */
-const PARTIAL: Record<string, string[]> = { tasks_erase_due_idx: ['erased_at', 'status', 'delivered_at', 'rejected_at', 'updated_at'] };
+const PARTIAL: Record<string, string[]> = {
+  tasks_erase_due_idx: ['erased_at', 'status', 'delivered_at', 'rejected_at', 'updated_at'],
+  // The inbox's waiting messages (migration 200): the index holds only those with done_at null.
+  messages_waiting_idx: ['done_at'],
+};
 
 /** Columns with a few values each: equality on them alone still selects a share of all history. */
 const FEW_VALUES = ['status', 'is_test', 'erased_at', 'kind'];
@@ -108,7 +112,7 @@ for (const store of STORES) {
         const sent = await postJson(`${t.url}/api/v1/messages`, { message, reply_to: 'agent@mail.dev' });
         expect(sent.status).toBe(201);
       }
-      const { cookie } = await signIn(t);
+      const { cookie, csrf } = await signIn(t);
       const console = (path: string) => fetch(`${t.url}${path}`, { headers: { cookie } });
 
       capturing = true;
@@ -118,9 +122,21 @@ for (const store of STORES) {
           for (const test of ['', 'only', 'exclude']) pages.push(`/operator?status=${status}&order=${order}${test ? `&test=${test}` : ''}`);
         }
       }
-      pages.push('/operator/messages', `/operator/tasks/${open}`, '/operator/stats', '/operator/stats?days=365', '/operator/outbox', '/operator/blocklist');
+      pages.push(
+        '/operator/messages',
+        '/operator/messages?show=all',
+        `/operator/tasks/${open}`,
+        '/operator/stats',
+        '/operator/stats?days=365',
+        '/operator/outbox',
+        '/operator/blocklist',
+      );
       for (const status of ['pending', 'sent', 'failed']) pages.push(`/operator/outbox?status=${status}`);
       for (const path of pages) expect((await console(path)).status, path).toBe(200);
+      // The inbox's "Mark done" (issue 31): a key lookup, the kept count and the audit entry.
+      const latest = (await (await adminGet(t, '/api/v1/admin/messages?limit=1')).json()) as { messages: { message_id: string }[] };
+      const done = await postForm(t, `/operator/messages/${latest.messages[0]?.message_id}/done`, { _csrf: csrf }, cookie);
+      expect(done.status).toBe(303);
       // A second page of the queue and of the messages: the keyset cursor's query.
       for (const [path, list] of [
         ['/api/v1/admin/tasks?limit=1', 'tasks'],

@@ -112,10 +112,10 @@ describe.each(STORES)('talking with the operator on %s', (store) => {
     const list = await (await fetch(`${t.url}/operator/messages`, { headers: { cookie } })).text();
     expect(list).toContain(`action="/operator/messages/${message_id}/reply"`);
     const res = await postForm(t, `/operator/messages/${message_id}/reply`, { _csrf: csrf, message: 'Yes, all of them.' }, cookie);
-    expect(res.headers.get('location')).toBe('/operator/messages?done=replied');
+    expect(res.headers.get('location')).toBe('/operator/messages?show=all&done=replied');
     const [mail] = await smtp.waitFor(1, (m) => m.to === ASKER && m.text.includes('Yes, all of them.'));
     expect(mail!.subject).toBe('Re: Service area');
-    const after = await (await fetch(`${t.url}/operator/messages?done=replied`, { headers: { cookie } })).text();
+    const after = await (await fetch(`${t.url}/operator/messages?show=all&done=replied`, { headers: { cookie } })).text();
     expect(after).toContain('Reply queued');
     expect(after).toContain('Yes, all of them.');
   });

@@ -64,7 +64,7 @@ describe.each(STORES)('talking with the operator, hostile input, on %s', (store)
     const { message_id } = (await sent.json()) as { message_id: string };
     const res = await postForm(t, `/operator/messages/${message_id}/reply`, { _csrf: csrf, task_id: '//evil.example/x', message: 'Answer' }, cookie);
     expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe('/operator/messages?done=replied');
+    expect(res.headers.get('location')).toBe('/operator/messages?show=all&done=replied');
   });
 
   it('the status page form never shows the reply_to address of anyone else', async () => {

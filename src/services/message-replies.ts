@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { Actor } from '../domain/actor.js';
+import { type Actor, actorName } from '../domain/actor.js';
 import { type MessageReply, type MessageReplyInput, MessageReplyInputSchema } from '../domain/admin-schemas.js';
 import { AppError, validationFailed } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import * as outbox from '../mail/outbox.js';
 import { withTransaction } from '../store/db.js';
 import { insertReply, type MessageReplyRow, repliesTo } from '../store/message-replies-repo.js';
-import { findMessage } from '../store/messages-repo.js';
+import { findMessage, markMessageDone } from '../store/messages-repo.js';
 import { recordAudit } from './audit.js';
 import type { ServiceDeps } from './context.js';
 import { schemaChecker } from './validation.js';
@@ -59,6 +59,8 @@ export async function replyToMessage(deps: ServiceDeps, actor: Actor, messageId:
     // Retention erases a message's address after RETENTION_DAYS: there is nobody left to mail.
     if (message.reply_to === '') throw validationFailed(['message_id names a message whose address was erased by retention; it cannot be answered']);
     await insertReply(trx, row);
+    // An answered message no longer waits (the inbox, docs/inbox.md).
+    await markMessageDone(trx, messageId, row.created_at, actorName(actor));
     await outbox.enqueueMessageReply(trx, deps, message, row.id, text);
     // One entry per task the message names, so each task page shows the reply (none: one entry).
     const taskIds = JSON.parse(message.task_ids) as string[];

@@ -46,6 +46,8 @@ export async function sendMessage(deps: ServiceDeps, caller: Caller, raw: unknow
     created_at: at,
     erased_at: null,
     thread_token_hash: threadTokenHash(threadToken),
+    done_at: null,
+    done_by: null,
   };
   // The quota is taken here, unless the screening's DNS query took it already (abuse/guards.ts).
   const { reservation } = screening;

@@ -53,6 +53,8 @@ export async function requestWithdrawal(deps: ServiceDeps, caller: Caller, taskI
     created_at: at,
     erased_at: null,
     thread_token_hash: null,
+    done_at: null,
+    done_by: null,
   };
   try {
     await withTransaction(deps.store.db, async (trx) => {

@@ -1,4 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
+import { sql } from 'kysely';
 import { padded } from './batches.js';
 import { type Db, withTransaction } from './db.js';
 import type { MessagesTable } from './schema.js';
@@ -13,6 +14,7 @@ export type MessageRow = Selectable<MessagesTable>;
 export async function insertMessage(db: Db, row: Insertable<MessagesTable>): Promise<void> {
   await withTransaction(db, async (trx) => {
     await trx.insertInto('messages').values(row).execute();
+    if (!row.done_at) await addWaiting(trx, 1);
     const named = [...new Set(JSON.parse(row.task_ids) as string[])];
     if (named.length > 0)
       await trx
@@ -63,4 +65,50 @@ export async function eraseMessagesBefore(db: Db, before: string, at: string, li
 
 export async function findMessage(db: Db, id: string): Promise<MessageRow | undefined> {
   return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+const WAITING = 'waiting';
+
+/** Changes the kept number of waiting messages (migration 200); runs in the transaction of the change. */
+async function addWaiting(db: Db, by: number): Promise<void> {
+  await db
+    .insertInto('message_counts')
+    .values({ scope: WAITING, count: by })
+    .onConflict((oc) => oc.column('scope').doUpdateSet({ count: sql<number>`message_counts.count + excluded.count` }))
+    .execute();
+}
+
+/** Messages no operator has answered or marked done: one row of the kept counts. */
+export async function waitingMessageCount(db: Db): Promise<number> {
+  const row = await db.selectFrom('message_counts').select('count').where('scope', '=', WAITING).executeTakeFirst();
+  return Math.max(0, Number(row?.count ?? 0));
+}
+
+/**
+ * Marks a waiting message done (answered, or "Mark done"); false when it was done already (or is
+ * unknown). The update and the count move together, so the count never drifts from the rows.
+ */
+export async function markMessageDone(db: Db, id: string, at: string, by: string): Promise<boolean> {
+  return withTransaction(db, async (trx) => {
+    const result = await trx.updateTable('messages').set({ done_at: at, done_by: by }).where('id', '=', id).where('done_at', 'is', null).executeTakeFirst();
+    const changed = Number(result.numUpdatedRows) > 0;
+    if (changed) await addWaiting(trx, -1);
+    return changed;
+  });
+}
+
+/** Waiting messages, newest first, at most `limit`: a walk of the partial index messages_waiting_idx. */
+export async function listWaitingMessageRows(db: Db, limit: number): Promise<MessageRow[]> {
+  return db.selectFrom('messages').selectAll().where('done_at', 'is', null).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+
+/** When each of `ids` was done (null: waiting), by primary key. */
+export async function messageDoneStates(db: Db, ids: readonly string[]): Promise<Map<string, string | null>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('messages')
+    .select(['id', 'done_at'])
+    .where('id', 'in', padded([...new Set(ids)]))
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.done_at]));
 }

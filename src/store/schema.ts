@@ -74,6 +74,10 @@ export interface MessagesTable {
   erased_at: string | null;
   /** SHA-256 (hex) of the thread token that reads the operator's replies (migration 130). */
   thread_token_hash: string | null;
+  /** When an operator answered it or marked it done; null while it waits (migration 200). */
+  done_at: string | null;
+  /** Who: the operator's name, or `reply` for messages answered before migration 200. */
+  done_by: string | null;
 }
 
 /** Fixed-window counters for rate limits, daily caps and refusal counts. */
@@ -251,6 +255,12 @@ export interface TaskCountsTable {
   count: number;
 }
 
+/** Kept message counts (migration 200): scope `waiting`, the messages no operator has answered or marked done. */
+export interface MessageCountsTable {
+  scope: string;
+  count: number;
+}
+
 /** Which message names which task (migration 150): the task page's messages by index. */
 export interface MessageTasksTable {
   task_id: string;
@@ -366,6 +376,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   task_counts: TaskCountsTable;
   message_tasks: MessageTasksTable;
+  message_counts: MessageCountsTable;
   imported_task_ids: ImportedTaskIdsTable;
   operators: OperatorsTable;
   operator_keys: OperatorKeysTable;

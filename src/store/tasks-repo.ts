@@ -349,9 +349,9 @@ export async function findByDedupeKeys(db: Db, dedupeKeys: string[], since: stri
 }
 
 /** Type and status of each existing task among `ids` (a message's linked tasks, the console's message list). */
-export async function taskSummaries(db: Db, ids: string[]): Promise<Pick<TaskRow, 'id' | 'task_type' | 'status'>[]> {
+export async function taskSummaries(db: Db, ids: string[]): Promise<Pick<TaskRow, 'id' | 'task_type' | 'status' | 'description'>[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('tasks').select(['id', 'task_type', 'status']).where('id', 'in', ids).execute();
+  return db.selectFrom('tasks').select(['id', 'task_type', 'status', 'description']).where('id', 'in', ids).execute();
 }
 
 /**

@@ -17,6 +17,7 @@ import * as m140 from './140_team.js';
 import * as m150 from './150_history_costs.js';
 import * as m180 from './180_imported_ids.js';
 import * as m190 from './190_team_alerts_counts.js';
+import * as m200 from './200_message_states.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '150_history_costs': m150,
   '180_imported_ids': m180,
   '190_team_alerts_counts': m190,
+  '200_message_states': m200,
 };

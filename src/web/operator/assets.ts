@@ -36,7 +36,7 @@ h1 { font-size: 1.45rem; line-height: 1.25; margin: 0 0 .25rem; letter-spacing: 
 h2 { font-size: 1.05rem; margin: 0 0 .75rem; }
 h3 { font-size: .95rem; margin: 0 0 .5rem; }
 p { margin: 0 0 .75rem; }
-.skip { position: absolute; left: -999px; top: 0; background: var(--surface); padding: .5rem 1rem; z-index: 10; }
+.skip { position: absolute; left: -999px; top: 0; background: var(--surface); padding: .5rem 1rem; z-index: 10; min-height: 2.75rem; display: flex; align-items: center; }
 .skip:focus { left: .5rem; }
 .topbar { background: var(--surface); border-bottom: 1px solid var(--border); position: sticky; top: 0; z-index: 5; }
 .topbar-inner { max-width: 1120px; margin: 0 auto; padding: .6rem 1rem; display: flex; align-items: center; gap: 1rem; flex-wrap: wrap; }
@@ -46,11 +46,31 @@ p { margin: 0 0 .75rem; }
 .nav a { padding: .4rem .7rem; border-radius: 8px; color: var(--muted); white-space: nowrap; font-weight: 500; display: inline-flex; align-items: center; min-height: 2.75rem; }
 .nav a:hover { background: var(--soft); text-decoration: none; color: var(--text); }
 .nav a[aria-current="page"] { background: var(--soft); color: var(--text); }
-/* On a phone the navigation takes its own row and wraps rather than scrolling sideways. */
-@media (max-width: 700px) { .topbar-inner { gap: .4rem .75rem; } .topbar form { margin-left: auto; } .nav { order: 3; flex-basis: 100%; flex-wrap: wrap; overflow-x: visible; justify-content: space-between; gap: 0; } .nav a { padding: .4rem .4rem; } }
+/* On a phone the navigation is one row: Queue and Messages with their counts, the rest under "More". */
+.narrow-only { display: none; }
+@media (max-width: 700px) {
+  .wide-only { display: none !important; }
+  .narrow-only { display: block; }
+  .topbar-inner { gap: .25rem; padding: .25rem .75rem; flex-wrap: nowrap; }
+  .brand-name { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  .nav { overflow: visible; justify-content: flex-end; gap: .1rem; }
+  .nav a { padding: .4rem .6rem; }
+  main { padding-top: .75rem; }
+}
+.brand { min-height: 2.75rem; min-width: 2.75rem; }
+.more { position: relative; }
+.more > summary { list-style: none; padding: 0 .7rem; min-height: 2.75rem; display: inline-flex; align-items: center; color: var(--muted); border-radius: 8px; font-weight: 500; }
+.more > summary::-webkit-details-marker { display: none; }
+.more > summary::after { content: " ▾"; white-space: pre; }
+.more[open] > summary { background: var(--soft); color: var(--text); }
+.more-menu { position: absolute; right: 0; top: 100%; z-index: 6; min-width: 12rem; background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius); box-shadow: 0 8px 24px rgba(16, 24, 40, .16); padding: .35rem; display: grid; gap: .1rem; }
+.more-menu a { display: flex; }
+.more-menu form { padding: .25rem .35rem; }
+.more-menu .btn { width: 100%; }
+.vh { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .nav .count { display: inline-block; min-width: 1.4em; padding: 0 .35em; margin-left: .3em; border-radius: 99px; background: var(--accent); color: var(--accent-text); font-size: .75rem; text-align: center; }
 main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; overflow-wrap: anywhere; }
-.page-head { display: flex; align-items: flex-end; justify-content: space-between; gap: 1rem; flex-wrap: wrap; margin-bottom: 1rem; }
+.page-head { display: flex; align-items: center; justify-content: space-between; gap: 1rem; flex-wrap: wrap; margin-bottom: 1rem; }
 .sub { color: var(--muted); font-size: .9rem; }
 .card { background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius); box-shadow: var(--shadow); padding: 1rem 1.1rem; margin-bottom: 1rem; }
 .grid-2 { display: grid; grid-template-columns: minmax(0, 1.6fr) minmax(0, 1fr); gap: 1rem; align-items: start; }
@@ -59,7 +79,7 @@ main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; overflow-w
 .tabs a { padding: .35rem .75rem; border: 1px solid var(--border); border-radius: 99px; background: var(--surface); color: var(--muted); font-size: .9rem; }
 .tabs a:hover { text-decoration: none; color: var(--text); }
 .tabs a[aria-current="page"] { background: var(--text); border-color: var(--text); color: var(--bg); }
-.tabs .n, .tabs .count { opacity: .75; margin-left: .25rem; font-variant-numeric: tabular-nums; }
+.tabs .n, .tabs .count { margin-left: .25rem; font-variant-numeric: tabular-nums; }
 .pill { display: inline-flex; align-items: center; gap: .3rem; padding: .1rem .55rem; border-radius: 99px; font-size: .78rem; font-weight: 600; white-space: nowrap; }
 .pill::before { content: ""; width: .45rem; height: .45rem; border-radius: 50%; background: currentColor; }
 .st-submitted { color: var(--submitted); background: var(--submitted-bg); }
@@ -73,15 +93,31 @@ main { max-width: 1120px; margin: 0 auto; padding: 1.25rem 1rem 3rem; overflow-w
 .badge.new { color: var(--accent-text); background: var(--accent); border-color: transparent; }
 .badge.test { color: var(--warn); border-color: var(--warn); }
 .test-filter { margin-top: -4px; font-size: 0.9em; }
-.queue { list-style: none; margin: 0; padding: 0; display: grid; gap: .6rem; }
-.queue a.item { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: .35rem 1rem; padding: .85rem 1rem; background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius); box-shadow: var(--shadow); color: var(--text); }
-.queue a.item:hover { border-color: var(--accent); text-decoration: none; }
-.queue a.item.overdue { border-left: 4px solid var(--danger); }
-.item-top { display: flex; gap: .45rem; align-items: center; flex-wrap: wrap; }
-.item-type { font-weight: 600; }
-.item-desc { grid-column: 1 / -1; color: var(--text); overflow-wrap: anywhere; display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; }
-.item-meta { grid-column: 1 / -1; display: flex; gap: .35rem 1rem; flex-wrap: wrap; color: var(--muted); font-size: .85rem; }
-.item-when { color: var(--muted); font-size: .85rem; text-align: right; white-space: nowrap; }
+.queue { list-style: none; margin: 0 0 1rem; padding: 0; display: grid; gap: .5rem; }
+/* A card: the link (title, why, place, time left) and, where there is one, a row of quick actions. */
+.queue > li { background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius); box-shadow: var(--shadow); padding: .3rem .75rem; display: grid; grid-template-columns: minmax(0, 1fr); align-items: center; gap: 0 1rem; }
+@media (min-width: 701px) { .queue > li { grid-template-columns: minmax(0, 1fr) auto; } }
+.queue > li:hover { border-color: var(--accent); }
+.queue > li:has(a.item.overdue) { border-left: 4px solid var(--danger); }
+.queue a.item { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: 0 .75rem; padding: .2rem 0; min-height: 2.75rem; color: var(--text); }
+.queue a.item:hover { text-decoration: none; }
+.queue a.item:hover .item-title { text-decoration: underline; }
+.item-title { font-weight: 600; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.item-line { grid-column: 1 / -1; display: flex; gap: .2rem .6rem; align-items: center; flex-wrap: nowrap; overflow: hidden; white-space: nowrap; color: var(--muted); font-size: .85rem; }
+.item-line > * { flex: none; }
+.item-line > span:last-child { flex: 0 1 auto; overflow: hidden; text-overflow: ellipsis; }
+.item-when { grid-column: 2; grid-row: 1; font-size: .85rem; white-space: nowrap; text-align: right; }
+.quick { display: flex; gap: .35rem; align-items: center; flex-wrap: nowrap; }
+.quick form { display: contents; }
+.quick-label { color: var(--muted); font-size: .82rem; margin-right: .15rem; }
+.quick .chip { display: inline-flex; align-items: center; justify-content: center; min-width: 2.75rem; font-weight: 600; }
+a.chip { color: var(--text); text-decoration: none; }
+.toolbar { margin-bottom: .6rem; }
+.toolbar > summary { display: flex; align-items: center; gap: .4rem; min-height: 2.75rem; padding: 0 .8rem; border: 1px solid var(--border); border-radius: 99px; background: var(--surface); font-weight: 600; width: fit-content; max-width: 100%; }
+.toolbar > summary::after { content: "▾"; color: var(--muted); }
+.toolbar[open] > summary::after { content: "▴"; }
+.toolbar .sheet { padding: .6rem 0 .2rem; display: grid; gap: .2rem; }
+.toolbar .sheet .tabs { margin-bottom: .4rem; }
 .overdue-text { color: var(--danger); font-weight: 600; }
 .empty { text-align: center; color: var(--muted); padding: 2.5rem 1rem; }
 .pager { display: flex; justify-content: flex-end; margin-top: 1rem; }
@@ -94,6 +130,7 @@ dl.kv dd { margin: 0; overflow-wrap: anywhere; }
 .card > .quote:not(:last-child) { margin-bottom: .75rem; }
 .mono, code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85em; overflow-wrap: anywhere; }
 .idline { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; color: var(--muted); }
+.idline a { display: inline-flex; align-items: center; min-height: 2.75rem; }
 .timeline { list-style: none; margin: 0; padding: 0; }
 .timeline li { position: relative; padding: 0 0 .7rem 1.2rem; border-left: 2px solid var(--border); margin-left: .3rem; }
 .timeline li:last-child { border-left-color: transparent; padding-bottom: 0; }
@@ -101,7 +138,7 @@ dl.kv dd { margin: 0; overflow-wrap: anywhere; }
 form { margin: 0; }
 label { display: block; font-weight: 600; font-size: .9rem; margin-bottom: .3rem; }
 .hint { color: var(--muted); font-size: .82rem; font-weight: 400; }
-input[type=text], input[type=password], input[type=datetime-local], input[type=email], select, textarea {
+input:not([type]), input[type=text], input[type=password], input[type=datetime-local], input[type=email], select, textarea {
   width: 100%; padding: .55rem .7rem; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); font: inherit; min-height: 2.75rem; }
 textarea { min-height: 9rem; resize: vertical; line-height: 1.45; }
 input:focus, select:focus, textarea:focus { outline: 2px solid var(--focus); outline-offset: 0; border-color: var(--focus); }
@@ -154,7 +191,7 @@ legend { font-weight: 600; font-size: .9rem; margin-bottom: .3rem; padding: 0; }
 summary { cursor: pointer; font-weight: 600; padding: .75rem 0; }
 .tabs a { display: inline-flex; align-items: center; min-height: 2.75rem; }
 /* The live queue: a task that arrived while the page was open stands out until the next reload. */
-.queue li.fresh a.item { border-color: var(--accent); box-shadow: 0 0 0 3px var(--focus); }
+.queue li.fresh { border-color: var(--accent); box-shadow: 0 0 0 3px var(--focus); }
 .live-note { position: sticky; bottom: 1rem; margin: 1rem auto 0; max-width: 40rem; }
 .files { list-style: none; padding: 0; margin: 0 0 .75rem; display: grid; gap: .6rem; }
 .file { display: flex; gap: .6rem; align-items: flex-start; min-width: 0; }
@@ -175,7 +212,7 @@ input[type=number], input[type=date], input[type=time], input[type=url] {
   width: 100%; padding: .55rem .7rem; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); font: inherit; min-height: 2.75rem; }
 .field.check { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
 .field.check input { width: 1.4rem; height: 1.4rem; }
-.field.check label { margin: 0; }
+.field.check label { margin: 0; min-height: 2.75rem; display: flex; align-items: center; }
 .field.check .hint, .field.check .field-error { flex-basis: 100%; margin: 0; }
 .result-group { border: 1px solid var(--border); border-radius: var(--radius); padding: .6rem .8rem; }
 .result-group > legend { padding: 0 .3rem; }
@@ -186,6 +223,32 @@ input[type=number], input[type=date], input[type=time], input[type=url] {
 .result-table th { text-transform: none; letter-spacing: 0; width: 35%; overflow-wrap: anywhere; }
 .result-table td { overflow-wrap: anywhere; }
 .result-list { margin: 0; padding-left: 1.2rem; }
+/* The messages inbox: grouped by task and sender; one reply box open at a time. */
+.thread-head { display: flex; flex-wrap: wrap; gap: .3rem .5rem; align-items: center; }
+.nobreak { white-space: nowrap; overflow-wrap: normal; }
+.sender + .sender { border-top: 1px solid var(--border); padding-top: .75rem; margin-top: .75rem; }
+.sender h3 { font-weight: 600; overflow-wrap: anywhere; }
+.msg { padding: .5rem 0; }
+.msg + .msg { border-top: 1px dashed var(--border); }
+.msg.done > .prose { color: var(--muted); }
+.msg-actions { margin-top: .4rem; }
+.reply-box > summary { list-style: none; display: inline-flex; }
+.reply-box > summary::-webkit-details-marker { display: none; }
+.reply-box[open] { flex-basis: 100%; }
+.reply-box[open] > summary { margin-bottom: .4rem; }
+.badge.ok { color: var(--delivered); background: var(--delivered-bg); border-color: transparent; }
+/* Technical details (hashes, the receipt): one tap away, out of the reading path. */
+details.tech { margin-top: .5rem; }
+details.tech > summary { font-weight: 500; color: var(--muted); min-height: 2.75rem; display: flex; align-items: center; padding: 0; }
+/* The task page's next step, at the bottom of a phone's screen; final actions stay in the page. */
+.action-bar { position: sticky; bottom: 0; z-index: 4; margin: 1rem -1rem -3rem; padding: .5rem 1rem calc(.5rem + env(safe-area-inset-bottom)); background: var(--surface); border-top: 1px solid var(--border); box-shadow: 0 -4px 16px rgba(16, 24, 40, .08); }
+.action-bar.narrow-only { display: none; }
+@media (max-width: 700px) { .action-bar.narrow-only { display: flex; gap: .5rem; } .action-bar form { display: contents; } .action-bar .btn { flex: 1 1 auto; white-space: nowrap; padding-inline: .7rem; } }
+.danger-zone { border-color: var(--rejected-bg); }
+/* Back links and links that stand alone are tap targets too (44 px). */
+a.back { display: inline-flex; align-items: center; min-height: 2.75rem; padding: 0 .25rem; margin-left: -.25rem; font-weight: 600; }
+.file-meta > a { display: inline-flex; align-items: center; min-height: 2.75rem; }
+footer.foot a { display: inline-flex; align-items: center; min-height: 2.75rem; }
 footer.foot { max-width: 1120px; margin: 0 auto; padding: 0 1rem 2rem; color: var(--muted); font-size: .8rem; }
 `;
 
@@ -204,9 +267,11 @@ export const CONSOLE_JS = String.raw`
   if (window.EventSource && window.fetch && window.DOMParser && body.hasAttribute('data-live')) {
     var baseTitle = body.getAttribute('data-title') || document.title;
     var unseen = Number(body.getAttribute('data-unseen') || 0);
+    // Messages waiting when the page was made, plus those that arrived since (docs/inbox.md).
+    var waiting = Number(body.getAttribute('data-waiting') || 0);
     var newMessages = {}, messageCount = 0;
     var setTitle = function () {
-      var n = unseen + messageCount;
+      var n = unseen + waiting + messageCount;
       document.title = (n > 0 ? '(' + n + ') ' : '') + baseTitle;
     };
     var refreshing = false, again = false;
@@ -228,9 +293,13 @@ export const CONSOLE_JS = String.raw`
           fresh.querySelectorAll('li[data-task-id]').forEach(function (li) {
             if (!before[li.getAttribute('data-task-id')]) li.classList.add('fresh');
           });
+          // A sheet the operator opened stays open across the refresh.
+          var sheetOpen = current.querySelector('details.toolbar[open]');
           current.replaceWith(document.adoptNode(fresh));
-          var count = doc.querySelector('.nav .count'), mine = document.querySelector('.nav .count');
-          if (count && mine) mine.replaceWith(document.adoptNode(count));
+          var sheet = fresh.querySelector('details.toolbar');
+          if (sheetOpen && sheet) sheet.open = true;
+          var freshNav = doc.querySelector('.nav'), myNav = document.querySelector('.nav');
+          if (freshNav && myNav && !myNav.querySelector('details[open]')) myNav.replaceWith(document.adoptNode(freshNav));
           localTimes(fresh);
         })
         .catch(function () {})
@@ -335,7 +404,9 @@ export const CONSOLE_JS = String.raw`
       var d = new Date(el.getAttribute('datetime'));
       if (isNaN(d.getTime())) return;
       el.title = el.textContent;
-      el.textContent = d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+      el.textContent = el.getAttribute('data-local') === 'short'
+        ? d.toLocaleString(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' })
+        : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
     });
   }
   localTimes(document);
@@ -454,6 +525,26 @@ export const CONSOLE_JS = String.raw`
       if (e.dataTransfer && e.dataTransfer.files) sendAll(e.dataTransfer.files);
     });
   });
+
+  // The phone's "More" menu closes on a tap elsewhere or Escape, as menus do.
+  var closeMenus = function (except) {
+    document.querySelectorAll('details.more[open]').forEach(function (menu) { if (menu !== except) menu.open = false; });
+  };
+  document.addEventListener('click', function (event) { closeMenus(event.target.closest ? event.target.closest('details.more') : null); });
+  document.addEventListener('keydown', function (event) { if (event.key === 'Escape') closeMenus(null); });
+
+  // Reply boxes: one open at a time (browsers without exclusive <details name> get it here), and
+  // the opened one takes the typing focus.
+  document.querySelectorAll('details.reply-box').forEach(function (box) {
+    box.addEventListener('toggle', function () {
+      if (!box.open) return;
+      document.querySelectorAll('details.reply-box[open]').forEach(function (other) { if (other !== box) other.open = false; });
+      var area = box.querySelector('textarea');
+      if (area) area.focus();
+    });
+  });
+  var openReply = document.querySelector('details.reply-box[open] textarea');
+  if (openReply) openReply.focus();
 
   // Copy buttons.
   document.querySelectorAll('[data-copy]').forEach(function (button) {

@@ -7,7 +7,7 @@ import { iso, parseDateTime } from '../../domain/time.js';
 import { contractError, sendError } from '../../http/errors.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { unseenTasks } from '../../services/live-console.js';
-import { countByStatus } from '../../services/operator.js';
+import { waitingCount } from '../../services/message-states.js';
 import { asStoreUnavailable } from '../../store/faults.js';
 import { flash, page, type Section } from './layout.js';
 import { csrfMatches, readSession, type Session } from './session.js';
@@ -44,6 +44,7 @@ export const DONE: Record<string, string> = {
   retried: 'Queued again; the worker sends it shortly.',
   withdrawn: 'Task withdrawn: rejected with the reason “Withdrawn at the requester’s request.”',
   replied: 'Reply queued: it is mailed to the sender shortly and shown below.',
+  message_done: 'Marked done: the message no longer waits.',
   blocked: 'Sender blocked. New tasks and messages from it are refused.',
   file_removed: 'File removed.',
   webhook: 'Webhook queued again; the worker sends it shortly.',
@@ -141,13 +142,12 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
   });
 
   const render = async (reply: FastifyReply, session: Session | null, section: Section, title: string, body: SafeHtml, status = 200) => {
-    const [openCount, unseen] = session
-      ? await Promise.all([countByStatus(deps).then((c) => (c.submitted ?? 0) + (c.accepted ?? 0)), unseenTasks(deps)])
-      : [undefined, undefined];
+    // Kept counts (docs/inbox.md): the same cost whatever the history.
+    const counts = session ? await Promise.all([unseenTasks(deps), waitingCount(deps)]) : undefined;
     return reply
       .code(status)
       .type('text/html; charset=utf-8')
-      .send(page({ title, section, session, body, ...(openCount !== undefined ? { openCount } : {}), ...(unseen !== undefined ? { unseen } : {}) }));
+      .send(page({ title, section, session, body, ...(counts ? { unseen: counts[0], waiting: counts[1] } : {}) }));
   };
 
   scope.setErrorHandler(async (error: FastifyError, request, reply) => {
@@ -164,7 +164,7 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
           ? `Something went wrong on our side. Request id: ${request.id}.`
           : (known?.message ?? 'The request could not be handled.');
     const details = (known?.extras.details as string[] | undefined) ?? [];
-    const body = html`${flash('error', message, details)}<p><a href="/operator">← Back to the queue</a></p>`;
+    const body = html`${flash('error', message, details)}<div><a class="back" href="/operator">← Back to the queue</a></div>`;
     return render(reply, request.operatorSession ?? null, 'none', status === 404 ? 'Not found' : 'Error', body, status);
   });
 
@@ -189,7 +189,7 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
         session,
         'none',
         'Form expired',
-        html`${flash('error', 'This form has expired or did not come from the console. Reload the page and try again.')}<p><a href="/operator">← Back to the queue</a></p>`,
+        html`${flash('error', 'This form has expired or did not come from the console. Reload the page and try again.')}<div><a class="back" href="/operator">← Back to the queue</a></div>`,
         403,
       );
     }

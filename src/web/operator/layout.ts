@@ -10,35 +10,48 @@ export interface PageOptions {
   section: Section;
   session: Session | null;
   body: SafeHtml;
-  /** Open tasks, shown beside Queue in the navigation. */
-  openCount?: number;
-  /** Waiting tasks not opened yet: the title leads with it, so a background tab shows it. */
+  /** Waiting tasks not opened by any operator yet: beside Queue, and in the title. */
   unseen?: number;
+  /** Messages no operator has answered or marked done: beside Messages, and in the title. */
+  waiting?: number;
 }
 
-const NAV: [Exclude<Section, 'none'>, string, string][] = [
-  ['queue', 'Queue', '/operator'],
-  ['messages', 'Messages', '/operator/messages'],
-  ['blocklist', 'Blocklist', '/operator/blocklist'],
-  ['outbox', 'Outbox', '/operator/outbox'],
-  ['stats', 'Stats', '/operator/stats'],
-  ['team', 'Team', '/operator/team'],
+/** The navigation: Queue and Messages always in view; the rest in "More" on a phone (one row). */
+const NAV: [Exclude<Section, 'none'>, string, string, 'main' | 'more'][] = [
+  ['queue', 'Queue', '/operator', 'main'],
+  ['messages', 'Messages', '/operator/messages', 'main'],
+  ['blocklist', 'Blocklist', '/operator/blocklist', 'more'],
+  ['outbox', 'Outbox', '/operator/outbox', 'more'],
+  ['stats', 'Stats', '/operator/stats', 'more'],
+  ['team', 'Team', '/operator/team', 'more'],
 ];
+
+function navCount(count: number | undefined, what: string): SafeHtml | '' {
+  return count ? html`<span class="count" aria-label="${count} ${what}">${count}</span>` : '';
+}
+
+function navLink(key: Section, label: string, href: string, options: PageOptions, extra = ''): SafeHtml {
+  const count = key === 'queue' ? navCount(options.unseen, 'new') : key === 'messages' ? navCount(options.waiting, 'waiting') : '';
+  return html`<a class="${extra}" href="${href}" ${raw(options.section === key ? 'aria-current="page"' : '')}>${label}${count}</a>`;
+}
 
 export function page(options: PageOptions): string {
   const { session } = options;
-  const nav = session
-    ? html`<nav class="nav" aria-label="Console">
-        ${NAV.map(
-          ([key, label, href]) =>
-            html`<a href="${href}" ${raw(options.section === key ? 'aria-current="page"' : '')}>${label}${key === 'queue' && options.openCount ? html`<span class="count" aria-label="${options.openCount} open">${options.openCount}</span>` : ''}</a>`,
-        )}
-      </nav>
-      <form method="post" action="/operator/logout">
+  const signOut = (session: Session) => html`<form method="post" action="/operator/logout">
         ${csrfField(session)}
         <button class="btn ghost small" type="submit">Sign out</button>
-      </form>`
+      </form>`;
+  const nav = session
+    ? html`<nav class="nav" aria-label="Console">
+        ${NAV.map(([key, label, href, where]) => navLink(key, label, href, options, where === 'more' ? 'wide-only' : ''))}
+        <details class="more narrow-only"><summary>More</summary><div class="more-menu">
+          ${NAV.filter(([, , , where]) => where === 'more').map(([key, label, href]) => navLink(key, label, href, options))}
+          ${signOut(session)}
+        </div></details>
+      </nav>
+      <div class="wide-only">${signOut(session)}</div>`
     : '';
+  const unread = (options.unseen ?? 0) + (options.waiting ?? 0);
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -46,17 +59,17 @@ export function page(options: PageOptions): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
-<title>${options.unseen ? `(${options.unseen}) ` : ''}${options.title} · Operator desk</title>
+<title>${unread ? `(${unread}) ` : ''}${options.title} · Operator desk</title>
 <link rel="stylesheet" href="/operator/assets/console.css">
 <link rel="manifest" href="/operator/manifest.webmanifest">
 <meta name="theme-color" content="#3553d6">
 <link rel="apple-touch-icon" href="/operator/assets/icon-192.png">
 <script src="/operator/assets/console.js" defer></script>
 </head>
-<body${session ? html` data-live data-title="${options.title} · Operator desk" data-unseen="${options.unseen ?? 0}"` : ''}>
+<body${session ? html` data-live data-title="${options.title} · Operator desk" data-unseen="${options.unseen ?? 0}" data-waiting="${options.waiting ?? 0}"` : ''}>
 <a class="skip" href="#main">Skip to content</a>
 <header class="topbar"><div class="topbar-inner">
-  <a class="brand" href="/operator"><span class="brand-mark" aria-hidden="true">HT</span>Operator desk</a>
+  <a class="brand" href="/operator"><span class="brand-mark" aria-hidden="true">HT</span><span class="brand-name">Operator desk</span></a>
   ${nav}
 </div></header>
 <main id="main">
@@ -64,6 +77,27 @@ ${options.body}
 </main>
 </body>
 </html>`.toString();
+}
+
+/** A task's name for people: the first words of its description (its type when it has none). */
+export function taskTitle(task: { description: string; task_type: string }, max = 60): string {
+  const flat = task.description.replace(/\s+/g, ' ').trim();
+  if (flat === '') return humanType(task.task_type);
+  if (flat.length <= max) return flat.replace(/[.\s]+$/, '');
+  const cut = flat.slice(0, max);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[,;:.\s]+$/, '')}…`;
+}
+
+/** Who sent a message, as a person reads it: the name they gave and their address. */
+export function senderLabel(m: { from: string | null; reply_to: string }): string {
+  if (m.from && m.reply_to) return `${m.from} <${m.reply_to}>`;
+  return m.from || m.reply_to || 'Sender erased by retention';
+}
+
+/** How a task's result reaches the requester, in words. */
+export function deliveryWords(delivery: string): string {
+  return delivery === 'status_poll' ? 'Checks the status page' : 'By e-mail';
 }
 
 /** Messages that look like a withdrawal (the spec's way to withdraw a task), flagged for the operator. */
@@ -75,6 +109,19 @@ export function csrfField(session: Session): SafeHtml {
 
 export function statusPill(status: string): SafeHtml {
   return html`<span class="pill st-${status.replace(/[^a-z_]/g, '')}">${status.replace('_', ' ')}</span>`;
+}
+
+/**
+ * A deadline or other instant as the operator reads it: formatted, in UTC without script and in
+ * the operator's own zone with it; `short` for the queue's narrow column (day and time).
+ */
+export function at(value: string | null, short = false): SafeHtml {
+  if (!value) return html`<span class="sub">—</span>`;
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return html`${value}`;
+  const full = `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const shown = short ? `${date.toUTCString().slice(0, 3)} ${date.toISOString().slice(11, 16)} UTC` : full;
+  return html`<time datetime="${date.toISOString()}" title="${full}" data-local="${short ? 'short' : ''}">${shown}</time>`;
 }
 
 export function humanType(taskType: string): string {

@@ -7,11 +7,16 @@ import { actorOf } from '../../http/admin-auth.js';
 import { addBlock, type BlockInput, listBlocks, removeBlock } from '../../services/blocklist.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { repliesByMessage } from '../../services/message-replies.js';
-import { adminStats, listMessages, statusesOf } from '../../services/operator.js';
+import { doneStates, namedTasks, waitingCount, waitingMessages } from '../../services/message-states.js';
+import { adminStats, listMessages } from '../../services/operator.js';
 import { countOutbox, listOutbox, OUTBOX_STATUSES, type OutboxStatus, retryOutbox } from '../../services/outbox-admin.js';
 import { type ConsoleKit, FOR_ADMIN, FOR_OPERATOR, type Form, HIDDEN, isForm, localToIso, OPEN_QUERY, PARAM, QUERY_FIELD, text } from './console-kit.js';
 import { flash } from './layout.js';
-import { type BlocklistForm, blocklistView, messagesView, outboxView, statsView } from './views/lists.js';
+import { type BlocklistForm, blocklistView, outboxView, statsView } from './views/lists.js';
+import { messagesView } from './views/messages.js';
+
+/** The most waiting messages one page shows (newest first); the count says how many wait in all. */
+const WAITING_PAGE = 50;
 
 /** The console's lists: messages, blocklist, outbox and stats. */
 export function registerListRoutes(plain: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
@@ -20,21 +25,48 @@ export function registerListRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
   const asAdmin = { ...guarded, config: FOR_ADMIN };
   const withId = { ...guarded, config: FOR_ADMIN, schema: { ...HIDDEN, params: Type.Object({ id: PARAM }) } };
-  const messagesQuery = { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, querystring: Type.Object({ cursor: QUERY_FIELD }, OPEN_QUERY) } };
+  const messagesQuery = {
+    ...guarded,
+    config: FOR_OPERATOR,
+    schema: { ...HIDDEN, querystring: Type.Object({ cursor: QUERY_FIELD, show: QUERY_FIELD, reply: QUERY_FIELD }, OPEN_QUERY) },
+  };
+  // The inbox of messages (docs/inbox.md): the waiting ones by default, all of them a tab away.
   scope.get('/operator/messages', messagesQuery, async (request, reply) => {
-    const list = await listMessages(deps, { cursor: text(request.query, 'cursor'), limit: 25 });
-    const ids = [...new Set(list.messages.flatMap((m) => m.task_ids))];
-    const statuses = await statusesOf(deps, ids);
-    const replies = await repliesByMessage(
-      deps,
-      list.messages.map((m) => m.message_id),
-    );
+    const show = text(request.query, 'show') === 'all' ? 'all' : 'waiting';
+    const [list, waitingTotal] = await Promise.all([
+      show === 'all'
+        ? listMessages(deps, { cursor: text(request.query, 'cursor'), limit: 25 })
+        : waitingMessages(deps, WAITING_PAGE).then((messages) => ({ messages, next_cursor: null })),
+      waitingCount(deps),
+    ]);
+    const ids = list.messages.map((m) => m.message_id);
+    const [tasks, replies, done] = await Promise.all([
+      namedTasks(
+        deps,
+        list.messages.flatMap((m) => m.task_ids.slice(0, 1)),
+      ),
+      repliesByMessage(deps, ids),
+      doneStates(deps, ids),
+    ]);
+    const next = list.next_cursor ? `/operator/messages?show=all&cursor=${encodeURIComponent(list.next_cursor)}` : null;
     return render(
       reply,
       session(request),
       'messages',
       'Messages',
-      messagesView(list, statuses, deps.clock.now(), { session: session(request), replies, notice: kit.doneNotice(request) }),
+      messagesView({
+        messages: list.messages,
+        show,
+        waitingTotal,
+        session: session(request),
+        replies,
+        done,
+        tasks,
+        now: deps.clock.now(),
+        replyTo: text(request.query, 'reply'),
+        notice: kit.doneNotice(request),
+        next,
+      }),
     );
   });
 

@@ -8,6 +8,7 @@ import { actorOf } from '../../http/admin-auth.js';
 import { blockTaskSender } from '../../services/block-sender.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { replyToMessage } from '../../services/message-replies.js';
+import { markDone } from '../../services/message-states.js';
 import { type ConsoleKit, FOR_ADMIN, FOR_OPERATOR, type Form, HIDDEN, notes, PARAM, text } from './console-kit.js';
 import { flash } from './layout.js';
 import { showTaskPage } from './task-routes.js';
@@ -15,7 +16,7 @@ import type { BlockDraft } from './views/talk.js';
 
 /**
  * Talking with the operator, from the task page (contract "Talking with the operator"): a reply to
- * a message (mailed to its reply_to, threaded, recorded) and blocking the task's sender in one
+ * a message (mailed to its reply_to, threaded, recorded), marking one done, and blocking the task's sender in one
  * action. The withdrawal is a task action (task-routes.ts). Thin adapters over the services.
  */
 export function registerTalkRoutes(plain: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
@@ -35,7 +36,8 @@ export function registerTalkRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       const form = (request.body ?? {}) as Form;
       const taskId = text(form, 'task_id') ?? '';
       // Back to the task the reply was written on; only a well-formed id, so never off the console.
-      const back = TASK_ID_PATTERN.test(taskId) ? `/operator/tasks/${taskId}` : '/operator/messages';
+      // From the messages page, to all messages: the answered one has left the waiting ones.
+      const back = TASK_ID_PATTERN.test(taskId) ? `/operator/tasks/${taskId}?` : '/operator/messages?show=all&';
       try {
         await replyToMessage(deps, actorOf(request), message_id, { message: notes(form, 'message') ?? '' });
       } catch (error) {
@@ -48,7 +50,20 @@ export function registerTalkRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
           error.status,
         );
       }
-      return reply.redirect(`${back}?done=replied`, 303);
+      return reply.redirect(`${back}done=replied`, 303);
+    },
+  );
+
+  // "Mark done" (docs/inbox.md): the message stops waiting; back where it was pressed.
+  scope.post(
+    '/operator/messages/:message_id/done',
+    { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, params: Type.Object({ message_id: PARAM }) } },
+    async (request, reply) => {
+      const form = (request.body ?? {}) as Form;
+      await markDone(deps, actorOf(request), request.params.message_id);
+      const taskId = text(form, 'task_id') ?? '';
+      const back = text(form, 'back') === 'queue' ? '/operator' : TASK_ID_PATTERN.test(taskId) ? `/operator/tasks/${taskId}` : '/operator/messages';
+      return reply.redirect(`${back}?done=message_done`, 303);
     },
   );
 

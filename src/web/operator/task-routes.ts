@@ -2,12 +2,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { AppError, isAppError } from '../../domain/errors.js';
-import type { SafeHtml } from '../../domain/html.js';
+import { html, type SafeHtml } from '../../domain/html.js';
 import { statusPagePath } from '../../domain/urls.js';
 import { actorOf } from '../../http/admin-auth.js';
 import { operatorAttachments } from '../../services/attachments.js';
 import { taskAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { doneStates, markDone, namedTasks, waitingCount, waitingMessages } from '../../services/message-states.js';
 import { countByStatus, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
 import { assignmentCounts, listOperators } from '../../services/operators.js';
@@ -28,7 +29,7 @@ import {
   type TaskAction,
   text,
 } from './console-kit.js';
-import { flash } from './layout.js';
+import { flash, taskTitle } from './layout.js';
 import { assignmentCard, assignmentTabs } from './views/assignment.js';
 import { deliverConfirmView } from './views/deliver-confirm.js';
 import { queueView } from './views/queue.js';
@@ -62,6 +63,10 @@ export async function showTaskPage(
   const limits = { maxPerTask: deps.config.attachments.maxPerTask, maxBytes: deps.config.attachments.maxBytes };
   const webhooks = await listWebhooks(deps, { taskId: task.task_id });
   const audit = await taskAudit(deps, task.task_id);
+  const messageDone = await doneStates(
+    deps,
+    task.messages.map((m) => m.message_id),
+  );
   const session = kit.session(request);
   const assignment = assignmentCard({ taskId: task.task_id, assignee: task.assignee, operators: await listOperators(deps), actor: session.actor, session });
   const { notice, draft = {}, status = 200, block, result, questionDraft } = extras;
@@ -80,9 +85,13 @@ export async function showTaskPage(
     ...(block ? { block } : {}),
     ...(result ? { result } : {}),
     questionDraft,
+    messageDone,
   });
-  return kit.render(reply, session, 'queue', `Task ${task.task_id.slice(0, 18)}…`, body, status);
+  return kit.render(reply, session, 'queue', taskTitle(task, 40), body, status);
 }
+
+/** Waiting messages at the top of the inbox; the rest are a link away on the messages page. */
+const INBOX_MESSAGES = 5;
 
 /** The console's queue, task page and task actions (accept, deliver, reject, notes, eta, withdraw, webhook retry). */
 export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
@@ -111,18 +120,28 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       listOperators(deps),
     ]);
     const mail = await messagesNamingAny(deps, queue.tasks);
+    // The inbox (docs/inbox.md): on the first page of open work, the waiting messages come first.
+    const inbox = filter === 'open' && !text(query, 'cursor');
+    const [waiting, waitingTotal] = inbox ? await Promise.all([waitingMessages(deps, INBOX_MESSAGES), waitingCount(deps)]) : [[], 0];
+    const named = await namedTasks(
+      deps,
+      waiting.flatMap((m) => m.task_ids.slice(0, 1)),
+    );
     const options = {
       order,
       targetHours: deps.profile.response_target_hours,
       pushKey: deps.vapid.publicKey,
       mailFallback: deps.config.operatorEmail !== undefined,
       test,
-      // Inside the live part: another operator's "Take it" moves these counts without a reload.
-      head: assignmentTabs(view, byAssignment, actor),
+      session: session(request),
+      assignment: assignmentTabs(view, byAssignment, actor),
       operatorNames: new Map(operators.map((op) => [op.operator_id, op.name])),
       me: actor.kind === 'operator' ? actor.operatorId : undefined,
+      waiting,
+      waitingTotal,
+      named,
     } as const;
-    const body = queueView(queue, filter, counts, mail, deps.clock.now(), options);
+    const body = html`${kit.doneNotice(request) ?? ''}${queueView(queue, filter, counts, mail, deps.clock.now(), options)}`;
     return render(reply, session(request), 'queue', 'Queue', body);
   });
 
@@ -149,7 +168,7 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const { task_id, action } = request.params;
     if (!(TASK_ACTIONS as readonly string[]).includes(action)) throw new AppError('not_found', 'No such action.');
     const form = (request.body ?? {}) as Form;
-    const patch = patchFor(action as TaskAction, form);
+    const patch = patchFor(action as TaskAction, form, deps.clock.now());
     // A delivery is final: it asks once. With the script, the browser's confirm() sets confirmed=1;
     // without it, this step shows the server-computed hash and asks here.
     if (action === 'deliver' && text(form, 'confirmed') !== '1') {
@@ -172,6 +191,15 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     }
     const done =
       action === 'accept' ? 'accepted' : action === 'deliver' ? 'delivered' : action === 'reject' ? 'rejected' : action === 'withdraw' ? 'withdrawn' : action;
+    // Withdrawn from the messages page: the withdrawal message is dealt with too.
+    const messageId = text(form, 'message_id');
+    if (action === 'withdraw' && messageId) {
+      await markDone(deps, actorOf(request), messageId).catch((error: unknown) => {
+        if (!isAppError(error)) throw error;
+      });
+    }
+    // Accepted from the queue's card: back to the queue, where the next card waits.
+    if (action === 'accept' && text(form, 'back') === 'queue') return reply.redirect(`/operator?done=${done}`, 303);
     return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}?done=${done}`, 303);
   });
 
@@ -187,9 +215,13 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
 }
 
 /** The PATCH body each console action sends to the one transition service. */
-function patchFor(action: TaskAction, form: Form): Record<string, unknown> {
+function patchFor(action: TaskAction, form: Form, now: Date): Record<string, unknown> {
   switch (action) {
     case 'accept': {
+      // The queue's ETA chips send hours from now (the moment of the press, not of the page).
+      const hours = Number(text(form, 'eta_hours'));
+      if (Number.isInteger(hours) && hours > 0 && hours <= 24 * 365)
+        return { status: 'accepted', eta: new Date(now.getTime() + hours * 3_600_000).toISOString() };
       const eta = localToIso(form, 'eta_local');
       return eta ? { status: 'accepted', eta } : { status: 'accepted' };
     }

@@ -9,13 +9,18 @@ import type { Session } from '../session.js';
  * exactly the text that will be delivered, so the hash is right without any script. Confirming
  * posts the same text again with `confirmed=1`.
  */
+/** The hash the receipt will sign, one tap away (issue 31: hashes behind "Technical details"). */
+function technical(hash: string): SafeHtml {
+  return html`<details class="tech"><summary>Technical details</summary><p class="sub">The receipt signs this SHA-256 (of the canonical JSON, for an answer):</p><p class="hash mono" id="confirm-hash">${hash}</p></details>`;
+}
+
 export function deliverConfirmView(taskId: string, notes: string, session: Session): SafeHtml {
-  return html`<p><a href="/operator/tasks/${taskId}">← Back to the task</a></p>
+  return html`<div><a class="back" href="/operator/tasks/${taskId}">← Back to the task</a></div>
     <section class="card" aria-labelledby="confirm-heading">
       <h1 id="confirm-heading">Deliver and sign the receipt?</h1>
-      <p>The deliverable below is frozen once delivered. The receipt signs its SHA-256:</p>
-      <p class="hash mono" id="confirm-hash">${deliverableSha256(notes)}</p>
+      <p>The result below is frozen once delivered, and the receipt signs it.</p>
       <p class="prose quote">${notes}</p>
+      ${technical(deliverableSha256(notes))}
       <form class="action" method="post" action="/operator/tasks/${taskId}/deliver">
         ${csrfField(session)}
         <input type="hidden" name="confirmed" value="1">
@@ -34,12 +39,12 @@ ${notes}</textarea>
  * JSON (the deliverable the receipt signs). Confirming posts that canonical JSON again.
  */
 export function deliverResultConfirmView(taskId: string, canonical: string, session: Session): SafeHtml {
-  return html`<p><a href="/operator/tasks/${taskId}">← Back to the task</a></p>
+  return html`<div><a class="back" href="/operator/tasks/${taskId}">← Back to the task</a></div>
     <section class="card" aria-labelledby="confirm-heading">
       <h1 id="confirm-heading">Deliver and sign the receipt?</h1>
-      <p>The answer below is frozen once delivered. The receipt signs the SHA-256 of its canonical JSON:</p>
-      <p class="hash mono" id="confirm-hash">${deliverableSha256(canonical)}</p>
+      <p>The answer below is frozen once delivered, and the receipt signs it.</p>
       ${resultTable(JSON.parse(canonical))}
+      ${technical(deliverableSha256(canonical))}
       <form class="action" method="post" action="/operator/tasks/${taskId}/result">
         ${csrfField(session)}
         <input type="hidden" name="confirmed" value="1">

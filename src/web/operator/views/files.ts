@@ -32,7 +32,7 @@ function item(options: FilesViewOptions, file: OperatorAttachment): SafeHtml {
     ${file.has_thumbnail ? html`<img src="${base}/thumbnail" alt="" width="64" height="64" loading="lazy">` : html`<span class="file-icon" aria-hidden="true">${file.media_type.split('/')[0] === 'video' ? '▶' : '📄'}</span>`}
     <div class="file-meta">
       <a href="${base}" download>${file.name}</a> <span class="sub">${file.media_type} · ${size(file.size)}</span>${file.metadata_kept ? html` <span class="badge warn">metadata kept</span>` : ''}
-      <code class="mono file-hash">sha256 ${file.sha256}</code>
+      <details class="tech"><summary>Technical details</summary><code class="mono file-hash">sha256 ${file.sha256}</code></details>
     </div>
     ${
       options.status === 'accepted'

@@ -1,45 +1,13 @@
-import type { AdminStats, MessageList, MessageReply } from '../../../domain/admin-schemas.js';
+import type { AdminStats } from '../../../domain/admin-schemas.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import type { BlockEntry } from '../../../services/blocklist.js';
 import { BLOCK_KINDS } from '../../../services/blocklist.js';
 import type { OutboxEntry, OutboxStatus } from '../../../services/outbox-admin.js';
-import { csrfField, duration, relative, statusPill, WITHDRAWAL, when } from '../layout.js';
+import { csrfField, duration, relative, statusPill, when } from '../layout.js';
 import { PASSKEY_SCRIPTS } from '../passkey-assets.js';
 import type { Session } from '../session.js';
-import { repliesList, replyForm } from './talk.js';
 
 /** The console's secondary pages: messages, blocklist, outbox, stats. */
-
-export function messagesView(
-  list: MessageList,
-  taskStatuses: Map<string, string>,
-  now: Date,
-  talk?: { session: Session; replies: Map<string, MessageReply[]>; notice?: SafeHtml | undefined },
-): SafeHtml {
-  const next = list.next_cursor ? `/operator/messages?cursor=${encodeURIComponent(list.next_cursor)}` : null;
-  return html`<div class="page-head"><div><h1>Messages</h1><p class="sub">Newest first. Answer with the reply form (mailed to the sender, threaded); a message that names a task is also shown on that task.</p></div></div>
-    ${talk?.notice ?? ''}
-    ${
-      list.messages.length === 0
-        ? html`<div class="card empty">No messages yet.</div>`
-        : html`<ul class="messages">${list.messages.map(
-            (m) => html`<li class="card">
-              <div class="message-head">
-                <div><strong>${m.subject ?? 'No subject'}</strong> <span class="sub">from ${m.from ?? 'an unnamed sender'}</span>${m.task_ids.length > 0 && WITHDRAWAL.test(`${m.subject ?? ''} ${m.message}`) ? html` <span class="badge danger">Withdrawal?</span>` : ''}</div>
-                <span class="sub"><time datetime="${m.created_at}" title="${m.created_at}">${relative(m.created_at, now)}</time></span>
-              </div>
-              <p class="prose">${m.message}</p>
-              <div class="row sub">
-                <span>Reply to <a href="mailto:${encodeURIComponent(m.reply_to).replace(/%40/g, '@')}">${m.reply_to}</a></span>
-                ${m.email_unverified ? html`<span class="badge warn">Unverified address</span>` : ''}
-                ${m.task_ids.map((id) => html`<a class="badge" href="/operator/tasks/${id}">${id.slice(0, 18)}… ${taskStatuses.get(id) ?? 'unknown task'}</a>`)}
-              </div>
-              ${talk ? html`${repliesList(talk.replies.get(m.message_id) ?? [], now)}${replyForm(null, m, talk.session)}` : ''}
-            </li>`,
-          )}</ul>`
-    }
-    ${next ? html`<div class="pager"><a class="btn secondary" href="${next}">Older messages →</a></div>` : ''}`;
-}
 
 export interface BlocklistForm {
   kind?: string;

@@ -1,18 +1,20 @@
 import type { AdminMessage, AdminTask, Queue } from '../../../domain/admin-schemas.js';
 import { dueOf } from '../../../domain/due.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
-import { isFinal, OPEN_STATUSES } from '../../../domain/task.js';
+import { isFinal } from '../../../domain/task.js';
+import type { NamedTask } from '../../../services/message-states.js';
 import { unseenPastTarget } from '../../../services/response-target.js';
-import { humanType, relative, statusPill, WITHDRAWAL } from '../layout.js';
+import { at, csrfField, relative, senderLabel, taskTitle, WITHDRAWAL } from '../layout.js';
+import type { Session } from '../session.js';
+import { queueToolbar } from './queue-toolbar.js';
 
-const FILTERS: [string, string][] = [
-  ['open', 'Open'],
-  ['submitted', 'Submitted'],
-  ['accepted', 'Accepted'],
-  ['delivered', 'Delivered'],
-  ['rejected', 'Rejected'],
-  ['all', 'All'],
-];
+/**
+ * The queue as an inbox (issue 31, docs/inbox.md): one stream of what needs the operator. On the
+ * first page of open work, the messages still waiting come first; then the tasks, each with a
+ * human title, why it is here (new, answer in, due soon, overdue…), the place, the time left and
+ * one action reachable from the list (accept with an ETA chip, reply, mark done). Each card is two
+ * lines and, where there is one, a row of actions: it stays under 120 px on a phone.
+ */
 
 export function isOverdue(task: Pick<AdminTask, 'status' | 'eta'>, now: Date): boolean {
   return task.status === 'accepted' && task.eta !== null && Date.parse(task.eta) < now.getTime();
@@ -23,6 +25,13 @@ function excerpt(text: string, max = 220): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+/** The ETA chips of the quick accept: hours from the moment the operator presses one. */
+export const QUICK_ETA_HOURS: [number, string][] = [
+  [2, '2 h'],
+  [24, '1 day'],
+  [72, '3 days'],
+];
+
 export interface QueueViewOptions {
   order: 'oldest' | 'newest' | 'due';
   targetHours: number;
@@ -32,11 +41,19 @@ export interface QueueViewOptions {
   mailFallback?: boolean;
   /** The test-task filter (issue 19): only, exclude, or absent. */
   test?: string | undefined;
-  /** Shown first inside the live part, so it refreshes with the list (the Mine / Unassigned views and counts). */
-  head?: SafeHtml;
   /** Operators by id, to name a task's assignee; `me` is the signed-in operator (issue 26). */
   operatorNames?: ReadonlyMap<string, string>;
   me?: string | undefined;
+  /** For the per-card forms (quick accept, mark done). */
+  session?: Session;
+  /** The assignment views, shown in the toolbar's sheet. */
+  assignment?: SafeHtml;
+  /** Messages waiting for an operator, shown first in the stream (first page of open work only). */
+  waiting?: AdminMessage[];
+  /** How many messages wait in all (the stream shows the newest few). */
+  waitingTotal?: number;
+  /** The tasks those messages name: their titles. */
+  named?: Map<string, NamedTask>;
 }
 
 /** Offers push notifications on this device; the button shows only where the browser can do it. */
@@ -49,54 +66,95 @@ function notifications(options: QueueViewOptions): SafeHtml {
   </section>`;
 }
 
-/** How long a waiting task has waited, against the response target. */
-function age(task: AdminTask, now: Date, targetHours: number): SafeHtml {
-  if (task.status !== 'submitted') return html``;
-  const hours = Math.max(0, (now.getTime() - Date.parse(task.created_at)) / 3_600_000);
-  const shown = hours < 1 ? `${Math.round(hours * 60)} min` : `${Math.floor(hours)} h`;
-  const late = unseenPastTarget(task, targetHours, now);
-  return html`<span class="${late ? 'overdue-text' : ''}">Waiting ${shown} of ${targetHours} h target</span>`;
-}
+const span = (h: number) => (h < 1 ? `${Math.max(1, Math.round(h * 60))} min` : h < 48 ? `${Math.floor(h)} h` : `${Math.floor(h / 24)} days`);
 
-/** How long is left until the task is due: the earlier of its deadline and its response target (open tasks only). */
+/** The card's right column: the time left until due (open tasks), else how long ago it changed. */
 function timeLeft(task: AdminTask, now: Date, targetHours: number): SafeHtml {
-  if (isFinal(task.status)) return html``;
+  if (isFinal(task.status)) return html`<span>${relative(task.updated_at, now)}</span>`;
   const due = dueOf(task, targetHours);
   const ms = due.at.getTime() - now.getTime();
-  const span = (h: number) => (h < 1 ? `${Math.max(1, Math.round(h * 60))} min` : h < 48 ? `${Math.floor(h)} h` : `${Math.floor(h / 24)} days`);
   const why = due.by === 'deadline' ? 'deadline' : 'response target';
   return ms >= 0
-    ? html`<span data-due="${due.at.toISOString()}">${span(ms / 3_600_000)} left (${why})</span>`
-    : html`<span class="overdue-text" data-due="${due.at.toISOString()}">${why === 'deadline' ? 'Deadline passed' : 'Response target passed'} ${span(-ms / 3_600_000)} ago</span>`;
+    ? html`<span data-due="${due.at.toISOString()}" title="Until the ${why}">${span(ms / 3_600_000)} left</span>`
+    : html`<span class="overdue-text" data-due="${due.at.toISOString()}">${why === 'deadline' ? 'Deadline passed' : 'Target passed'} ${span(-ms / 3_600_000)} ago</span>`;
 }
 
-function item(task: AdminTask, mail: AdminMessage[], now: Date, options: QueueViewOptions): SafeHtml {
-  const late = unseenPastTarget(task, options.targetHours, now);
-  const overdue = isOverdue(task, now) || late;
+/** When an open task is due, in the operator's time (second line of the card). */
+function dueLine(task: AdminTask, targetHours: number): SafeHtml | '' {
+  if (isFinal(task.status)) return '';
+  const due = dueOf(task, targetHours);
+  return html`<span>${due.by === 'deadline' ? 'deadline' : 'due'} ${at(due.at.toISOString(), true)}</span>`;
+}
+
+/** Why the task is in front of the operator, first thing on its second line. */
+function reason(task: AdminTask, now: Date, targetHours: number): SafeHtml {
+  if (isOverdue(task, now)) return html`<span class="overdue-text">Overdue: ETA was ${relative(task.eta, now)}</span>`;
+  if (unseenPastTarget(task, targetHours, now)) return html`<span class="badge danger">Overdue: not seen within ${targetHours} h</span>`;
+  if (task.status === 'submitted' && task.seen_by_operator_at === null) return html`<span class="badge new">New</span>`;
+  if (task.status === 'submitted') return html`<span class="badge">To review</span>`;
+  const last = task.questions.at(-1);
+  if (last && last.answer !== null && task.status === 'accepted') return html`<span class="badge new">Answer in</span>`;
+  if (task.awaiting_answer) return html`<span class="badge warn">Waiting for an answer</span>`;
+  if (task.status === 'accepted') {
+    const due = dueOf(task, targetHours).at.getTime() - now.getTime();
+    return due < 24 * 3_600_000 ? html`<span class="badge warn">Due soon</span>` : html`<span class="badge">In progress</span>`;
+  }
+  return html`<span class="badge">${task.status === 'delivered' ? 'Delivered' : task.status === 'rejected' ? 'Rejected' : task.status.replace('_', ' ')}</span>`;
+}
+
+function place(task: AdminTask): string {
+  if (task.location_required) return task.location_detail ? excerpt(task.location_detail, 40) : 'On site, place not given';
+  return task.location_detail ? excerpt(task.location_detail, 40) : 'Remote';
+}
+
+/** Accept from the list with an ETA chip: a small form per card, working without script. */
+function quickAccept(task: AdminTask, session: Session): SafeHtml {
+  return html`<form class="quick" method="post" action="/operator/tasks/${task.task_id}/accept">
+    ${csrfField(session)}<input type="hidden" name="back" value="queue">
+    <span class="quick-label" aria-hidden="true">Accept, ETA</span>
+    ${QUICK_ETA_HOURS.map(([hours, label]) => html`<button class="chip" type="submit" name="eta_hours" value="${hours}"><span class="vh">Accept, ETA </span>${label}</button>`)}
+  </form>`;
+}
+
+function taskItem(task: AdminTask, mail: AdminMessage[], now: Date, options: QueueViewOptions): SafeHtml {
+  const overdue = isOverdue(task, now) || unseenPastTarget(task, options.targetHours, now);
   const withdrawal = mail.some((m) => WITHDRAWAL.test(`${m.subject ?? ''} ${m.message}`));
   return html`<li data-task-id="${task.task_id}"><a class="item${overdue ? ' overdue' : ''}" href="/operator/tasks/${task.task_id}">
-    <div class="item-top">
-      ${statusPill(task.status)}
-      <span class="item-type">${humanType(task.task_type)}</span>
-      ${task.seen_by_operator_at === null ? html`<span class="badge new">New</span>` : ''}
+    <span class="item-title">${taskTitle(task)}</span>
+    <span class="item-when">${timeLeft(task, now, options.targetHours)}</span>
+    <span class="item-line">
+      ${reason(task, now, options.targetHours)}
       ${testBadge(task)}
       ${assigneeBadge(task, options)}
-      ${late ? html`<span class="badge danger">Overdue: not seen within ${options.targetHours} h</span>` : ''}
-      ${task.email_unverified ? html`<span class="badge warn" title="The MX check could not run at submission">E-mail unverified</span>` : ''}
       ${withdrawal ? html`<span class="badge danger">Withdrawal?</span>` : mail.length > 0 ? html`<span class="badge">${mail.length} message${mail.length > 1 ? 's' : ''}</span>` : ''}
-      ${task.delivery === 'status_poll' ? html`<span class="badge" title="The result goes in operator_notes, not by e-mail">status_poll</span>` : ''}
-      ${task.location_required ? html`<span class="badge" title="Needs physical presence">On site: ${excerpt(task.location_detail ?? 'location not given', 40)}</span>` : ''}
-    </div>
-    <div class="item-when"><time datetime="${task.created_at}" title="${task.created_at}">${relative(task.created_at, now)}</time></div>
-    <div class="item-desc">${excerpt(task.description)}</div>
-    <div class="item-meta">
-      ${age(task, now, options.targetHours)}
-      ${timeLeft(task, now, options.targetHours)}
-      ${task.requester ? html`<span>From ${excerpt(task.requester, 60)}</span>` : html`<span>No requester given</span>`}
-      ${task.eta ? html`<span class="${overdue ? 'overdue-text' : ''}">${overdue ? `Overdue: ETA was ${relative(task.eta, now)}` : `ETA ${relative(task.eta, now)}`}</span>` : ''}
-      ${task.deadline ? html`<span>Deadline ${excerpt(task.deadline, 40)}</span>` : ''}
-    </div>
-  </a></li>`;
+      ${task.email_unverified ? html`<span class="badge warn" title="The MX check could not run at submission">Address not checked</span>` : ''}
+      <span>${place(task)}</span>
+      ${dueLine(task, options.targetHours)}
+      ${task.requester ? html`<span>from ${excerpt(task.requester, 40)}</span>` : ''}
+    </span>
+  </a>${task.status === 'submitted' && options.session ? quickAccept(task, options.session) : ''}</li>`;
+}
+
+/** A waiting message in the stream: who, about what, and Reply / Mark done from the list. */
+function messageItem(m: AdminMessage, now: Date, options: QueueViewOptions): SafeHtml {
+  const about = m.task_ids[0] ? options.named?.get(m.task_ids[0]) : undefined;
+  const anchor = `/operator/messages#m-${m.message_id}`;
+  return html`<li data-message-id="${m.message_id}"><a class="item" href="${anchor}">
+    <span class="item-title">${m.subject ? excerpt(m.subject, 60) : taskTitle({ description: m.message, task_type: 'message' })}</span>
+    <span class="item-when"><span>${relative(m.created_at, now)}</span></span>
+    <span class="item-line">
+      ${WITHDRAWAL.test(`${m.subject ?? ''} ${m.message}`) && m.task_ids.length > 0 ? html`<span class="badge danger">Withdrawal?</span>` : html`<span class="badge new">Message</span>`}
+      <span>from ${excerpt(senderLabel(m), 60)}</span>
+      ${about ? html`<span>about ${taskTitle(about, 40)}</span>` : ''}
+    </span>
+  </a>${
+    options.session
+      ? html`<div class="quick">
+      <a class="chip" href="/operator/messages?reply=${m.message_id}#m-${m.message_id}">Reply</a>
+      <form method="post" action="/operator/messages/${m.message_id}/done">${csrfField(options.session)}<input type="hidden" name="back" value="queue"><button class="chip" type="submit">Mark done</button></form>
+    </div>`
+      : ''
+  }</li>`;
 }
 
 /** Who holds the task (issue 26): "Yours", or the assignee's name. */
@@ -113,18 +171,6 @@ export function testBadge(task: Pick<AdminTask, 'is_test'>): SafeHtml | '' {
     : '';
 }
 
-/** The test-task filter (issue 19), kept apart from the status tabs: it narrows whichever is open. */
-function testFilter(filter: string, test: string | undefined): SafeHtml {
-  const options: [string | undefined, string][] = [
-    [undefined, 'All tasks'],
-    ['only', 'Test tasks only'],
-    ['exclude', 'Without test tasks'],
-  ];
-  return html`<nav class="tabs test-filter" aria-label="Filter test tasks">
-      ${options.map(([key, label]) => html`<a href="/operator?status=${filter}${key ? `&test=${key}` : ''}" ${test === key ? html`aria-current="page"` : ''}>${label}</a>`)}
-    </nav>`;
-}
-
 export function queueView(
   queue: Queue,
   filter: string,
@@ -133,34 +179,27 @@ export function queueView(
   now: Date,
   options: QueueViewOptions = { order: 'oldest', targetHours: 12 },
 ): SafeHtml {
-  const count = (key: string): number => {
-    if (key === 'all') return Object.values(counts).reduce((a, b) => a + b, 0);
-    if (key === 'open') return OPEN_STATUSES.reduce((sum, status) => sum + (counts[status] ?? 0), 0);
-    return counts[key] ?? 0;
-  };
   const overdue = queue.tasks.filter((t) => isOverdue(t, now) || unseenPastTarget(t, options.targetHours, now)).length;
   const order = options.order;
+  const test = options.test === 'only' || options.test === 'exclude' ? options.test : undefined;
   const next = queue.next_cursor
-    ? `/operator?status=${filter}&order=${order}${options.test ? `&test=${options.test}` : ''}&cursor=${encodeURIComponent(queue.next_cursor)}`
+    ? `/operator?status=${filter}&order=${order}${test ? `&test=${test}` : ''}&cursor=${encodeURIComponent(queue.next_cursor)}`
     : null;
-  return html`<div data-live-list>${options.head ?? ''}<div class="page-head">
-      <div><h1>Queue</h1><p class="sub">${order === 'due' ? 'Due first: the earlier of deadline and response target on top.' : order === 'oldest' ? 'Oldest first: the longest wait on top.' : 'Newest first.'} Target: every task seen within ${options.targetHours} h. Open a task to review it; the first view stamps it as seen.</p></div>
+  const waiting = options.waiting ?? [];
+  const more = (options.waitingTotal ?? waiting.length) - waiting.length;
+  const empty = queue.tasks.length === 0 && waiting.length === 0;
+  return html`<div data-live-list><div class="page-head">
+      <h1>Queue</h1>
       ${overdue > 0 ? html`<span class="badge danger">${overdue} overdue</span>` : ''}
+      <p class="sub wide-only">${order === 'due' ? 'Due first: the earlier of deadline and response target on top.' : order === 'oldest' ? 'Oldest first: the longest wait on top.' : 'Newest first.'} Target: every task seen within ${options.targetHours} h. Open a task to review it; the first view stamps it as seen.</p>
     </div>
-    <nav class="tabs" aria-label="Filter by status">
-      ${FILTERS.map(([key, label]) => html`<a href="/operator?status=${key}&amp;order=${order}" ${filter === key ? html`aria-current="page"` : ''}>${label}<span class="n">${count(key)}</span></a>`)}
-    </nav>
-    <nav class="tabs" aria-label="Order">
-      <a href="/operator?status=${filter}&amp;order=due" ${order === 'due' ? html`aria-current="page"` : ''}>Due first</a>
-      <a href="/operator?status=${filter}&amp;order=oldest" ${order === 'oldest' ? html`aria-current="page"` : ''}>Oldest first</a>
-      <a href="/operator?status=${filter}&amp;order=newest" ${order === 'newest' ? html`aria-current="page"` : ''}>Newest first</a>
-    </nav>
-    ${testFilter(filter, options.test === 'only' || options.test === 'exclude' ? options.test : undefined)}
+    ${queueToolbar({ filter, order, test, counts, assignment: options.assignment })}
     ${
-      queue.tasks.length === 0
+      empty
         ? html`<div class="card empty">${filter === 'open' ? 'Nothing waiting. New tasks appear here.' : 'No tasks here.'}</div>`
-        : html`<ul class="queue">${queue.tasks.map((task) => item(task, mail.get(task.task_id) ?? [], now, options))}</ul>`
+        : html`<ul class="queue">${waiting.map((m) => messageItem(m, now, options))}${queue.tasks.map((task) => taskItem(task, mail.get(task.task_id) ?? [], now, options))}</ul>`
     }
+    ${more > 0 ? html`<p class="sub"><a href="/operator/messages">${more} more waiting message${more > 1 ? 's' : ''}</a></p>` : ''}
     ${next ? html`<div class="pager"><a class="btn secondary" href="${next}">More tasks →</a></div>` : ''}</div>
     ${notifications(options)}`;
 }

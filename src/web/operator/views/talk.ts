@@ -1,6 +1,6 @@
 import type { AdminMessage, AdminTaskDetail, MessageReply } from '../../../domain/admin-schemas.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
-import { csrfField, relative, WITHDRAWAL, when } from '../layout.js';
+import { csrfField, relative, senderLabel, WITHDRAWAL, when } from '../layout.js';
 import type { Session } from '../session.js';
 
 /**
@@ -39,18 +39,30 @@ export function repliesList(replies: readonly MessageReply[], now: Date): SafeHt
   return html`<ul class="replies">${replies.map((r) => html`<li><span class="sub">You replied ${when(r.created_at, now)}</span><p class="prose">${r.message}</p></li>`)}</ul>`;
 }
 
-export function conversation(task: AdminTaskDetail, session: Session, now: Date): SafeHtml {
+/**
+ * The messages naming the task, each with one reply box behind its own "Reply" (a <details>; the
+ * boxes share a name, so opening one closes the others) and "Mark done" while it waits.
+ */
+export function conversation(task: AdminTaskDetail, session: Session, now: Date, done: ReadonlyMap<string, string | null> = new Map()): SafeHtml {
   const list = task.messages;
   if (list.length === 0) return html`<p class="sub">No message names this task.</p>`;
-  return html`<ul class="messages">${list.map(
-    (m) => html`<li class="quote">
-      <div class="message-head"><strong>${m.subject ?? 'No subject'}</strong>${asksWithdrawal(m) ? html` <span class="badge danger">Withdrawal?</span>` : ''}<span class="sub">${relative(m.created_at, now)}</span></div>
+  return html`<ul class="messages">${list.map((m) => {
+    const waiting = (done.get(m.message_id) ?? null) === null;
+    return html`<li class="quote" id="m-${m.message_id}">
+      <div class="message-head"><strong>${m.subject ?? 'No subject'}</strong>${asksWithdrawal(m) ? html` <span class="badge danger">Withdrawal?</span>` : ''}${waiting ? html` <span class="badge warn">Waiting</span>` : ''}<span class="sub">${relative(m.created_at, now)}</span></div>
       <p class="prose">${m.message}</p>
-      <p class="sub">From ${m.from ?? 'unnamed sender'} · reply to <a href="${mailto(m.reply_to)}">${m.reply_to}</a></p>
+      <p class="sub">From ${senderLabel(m)}${m.reply_to ? html` · <a href="${mailto(m.reply_to)}">write from your mail</a>` : ''}</p>
       ${repliesList(m.replies ?? [], now)}
-      ${replyForm(task.task_id, m, session)}
-    </li>`,
-  )}</ul>`;
+      <div class="row msg-actions">
+        ${m.reply_to ? html`<details class="reply-box" name="reply"><summary class="btn secondary small">Reply</summary>${replyForm(task.task_id, m, session)}</details>` : ''}
+        ${
+          waiting
+            ? html`<form method="post" action="/operator/messages/${m.message_id}/done">${csrfField(session)}<input type="hidden" name="task_id" value="${task.task_id}"><button class="btn ghost small" type="submit">Mark done</button></form>`
+            : ''
+        }
+      </div>
+    </li>`;
+  })}</ul>`;
 }
 
 /** One click when the requester asked: reject with the contract's reason. */

@@ -6,7 +6,7 @@ import { deliverableSha256 } from '../../../receipts/payload.js';
 import type { OperatorAttachment } from '../../../services/attachments.js';
 import type { WebhookEventView } from '../../../services/webhooks.js';
 import { resultTable } from '../../pages/result-table.js';
-import { csrfField, humanType, statusPill, utcInputValue, when } from '../layout.js';
+import { csrfField, deliveryWords, humanType, statusPill, taskTitle, utcInputValue, when } from '../layout.js';
 import type { Session } from '../session.js';
 import { auditView } from './audit.js';
 import { filesView } from './files.js';
@@ -39,6 +39,8 @@ export interface TaskViewOptions {
   audit?: { entries: AuditEntry[]; names: ReadonlyMap<string, string> };
   /** A refused question, kept in the ask form. */
   questionDraft?: string | undefined;
+  /** When each message naming the task was done (null: waiting). */
+  messageDone?: ReadonlyMap<string, string | null>;
 }
 
 const DEFAULT_ETA_HOURS = 24;
@@ -52,21 +54,24 @@ const REASONS: [string, string][] = [
 function fields(task: AdminTaskDetail, now: Date): SafeHtml {
   const overdue = isOverdue(task, now);
   return html`<dl class="kv">
-    <dt>Type</dt><dd>${humanType(task.task_type)} <span class="sub mono">${task.task_type}</span></dd>
-    <dt>Output format</dt><dd>${task.output_format}</dd>
-    <dt>Delivery</dt><dd>${task.delivery === 'status_poll' ? 'status_poll — the deliverable is shown in operator_notes' : 'E-mail to the requester'}</dd>
+    <dt>Type</dt><dd>${humanType(task.task_type)}</dd>
+    <dt>Output format</dt><dd>${humanType(task.output_format)}</dd>
+    <dt>Delivery</dt><dd>${task.delivery === 'status_poll' ? 'Checks the status page — the result is shown there' : 'By e-mail to the requester'}</dd>
     <dt>Contact e-mail</dt><dd>${
       task.contact_email
-        ? html`<a href="mailto:${encodeURIComponent(task.contact_email).replace(/%40/g, '@')}">${task.contact_email}</a> ${task.email_unverified ? html`<span class="badge warn">Unverified: the MX check could not run</span>` : ''}`
-        : html`<span class="sub">none (status_poll)</span>`
+        ? html`<a href="mailto:${encodeURIComponent(task.contact_email).replace(/%40/g, '@')}">${task.contact_email}</a> ${task.email_unverified ? html`<span class="badge warn" title="The MX check could not run at submission">Address not checked</span>` : html`<span class="badge">Checked address</span>`}`
+        : html`<span class="sub">none: the requester checks the status page</span>`
     }</dd>
     <dt>Budget</dt><dd>${task.budget_usd === null ? html`<span class="sub">none (ignored in the pilot)</span>` : html`${task.budget_usd} USD <span class="sub">(ignored in the pilot)</span>`}</dd>
     <dt>Source</dt><dd>${task.source}</dd>
     <dt>Submitted</dt><dd>${when(task.created_at, now)}</dd>
     <dt>First seen</dt><dd>${when(task.seen_by_operator_at, now)}</dd>
     ${task.eta ? html`<dt>ETA</dt><dd class="${overdue ? 'overdue-text' : ''}">${when(task.eta, now)}${overdue ? ' — overdue' : ''}</dd>` : ''}
+  </dl>
+  <details class="tech"><summary>Technical details</summary><dl class="kv">
+    <dt>Type</dt><dd class="mono">${task.task_type}</dd>
     <dt>Request hash</dt><dd class="mono">${task.request_sha256}</dd>
-  </dl>`;
+  </dl></details>`;
 }
 
 /** What the decision needs, right under the description, so a phone shows it before the actions. */
@@ -74,6 +79,7 @@ function keyFacts(task: AdminTaskDetail, now: Date): SafeHtml {
   return html`<dl class="kv key-facts">
     <dt>Location</dt><dd>${task.location_required ? html`<strong>Required</strong> — ${task.location_detail ?? html`<span class="badge warn">no location given</span>`}` : (task.location_detail ?? html`<span class="sub">not required</span>`)}</dd>
     <dt>Deadline</dt><dd>${task.deadline ? when(task.deadline, now) : html`<span class="sub">none</span>`}</dd>
+    <dt>Result by</dt><dd>${deliveryWords(task.delivery)}</dd>
     <dt>Requester</dt><dd>${task.requester || html`<span class="sub">not given</span>`}</dd>
   </dl>`;
 }
@@ -100,18 +106,18 @@ function etaField(id: string, value: Date, label: string): SafeHtml {
 
 // The HTML parser drops a newline right after <textarea>, so the forms always write one there:
 // notes that begin with a line break keep it (and keep their hash).
-function rejectForm(task: AdminTaskDetail, session: Session, reason: string | undefined): SafeHtml {
-  return html`<form class="action" method="post" action="/operator/tasks/${task.task_id}/reject" data-confirm="Reject this task? This is final.">
+/** Reject, in a card of its own below the next step: a final action kept apart from the primary one. */
+function rejectCard(task: AdminTaskDetail, session: Session, reason: string | undefined): SafeHtml {
+  return html`<section class="card danger-zone" aria-labelledby="rej"><h2 id="rej">Reject</h2><form class="action" method="post" action="/operator/tasks/${task.task_id}/reject" data-confirm="Reject this task? This is final.">
     ${csrfField(session)}
-    <h3>Reject</h3>
     <div class="field">
-      <label for="reason">Reason <span class="hint">— shown to the requester in operator_notes</span></label>
+      <label for="reason">Reason <span class="hint">— shown to the requester</span></label>
       <textarea id="reason" name="operator_notes" rows="3" maxlength="50000">
 ${reason ?? ''}</textarea>
       <div class="row">${REASONS.map(([label, text]) => html`<button type="button" class="chip" data-fill="reason" data-text="${text}" hidden>${label}</button>`)}</div>
     </div>
     <div class="row end"><button class="btn danger" type="submit">Reject task</button></div>
-  </form>`;
+  </form></section>`;
 }
 
 function actions(options: TaskViewOptions): SafeHtml {
@@ -127,7 +133,6 @@ function actions(options: TaskViewOptions): SafeHtml {
         ${etaField('eta', defaultEta, 'Delivery estimate')}
         <button class="btn" type="submit">Accept task</button>
       </form>
-      ${rejectForm(task, session, draft.reason)}
     </section>`;
   }
   if (task.status === 'accepted' && task.response_schema !== null) return structuredDeliver(options, task.response_schema);
@@ -140,17 +145,16 @@ function actions(options: TaskViewOptions): SafeHtml {
         ${csrfField(session)}
         <input type="hidden" name="confirmed" value="0" data-confirmed>
         <div class="field">
-          <label for="notes">Deliverable <span class="hint">— ${task.delivery === 'status_poll' ? 'the requester reads this in operator_notes' : 'e-mailed to the requester and kept in operator_notes'}</span></label>
+          <label for="notes">Result for the requester <span class="hint">— ${task.delivery === 'status_poll' ? 'shown on their status page' : 'e-mailed to them and shown on their status page'}</span></label>
           <textarea id="notes" name="operator_notes" rows="10" maxlength="50000" data-sha256="notes-hash">
 ${notes}</textarea>
-          <p class="hint">SHA-256 the receipt will sign: <code class="hash" id="notes-hash" aria-live="polite">${deliverableSha256(notes)}</code></p>
+          <details class="tech"><summary>Technical details</summary><p class="hint">SHA-256 the receipt will sign: <code class="hash" id="notes-hash">${deliverableSha256(notes)}</code></p></details>
         </div>
         <div class="row end">
           <button class="btn secondary" type="submit" formaction="/operator/tasks/${task.task_id}/notes" data-no-confirm>Save draft</button>
           <button class="btn" type="submit">Deliver &amp; sign receipt</button>
         </div>
       </form>
-      ${moveEtaAndReject(task, session, defaultEta, draft.reason)}
     </section>`;
   }
   if (task.status === 'delivered') {
@@ -159,11 +163,13 @@ ${notes}</textarea>
       ${task.result !== null ? resultTable(task.result) : html`<p class="prose quote">${task.operator_notes ?? ''}</p>`}
       <dl class="kv">
         <dt>Delivered</dt><dd>${when(task.delivered_at, now)}</dd>
-        <dt>Deliverable SHA-256</dt><dd class="mono">${task.deliverable_sha256 ?? ''}</dd>
         <dt>Receipt issued</dt><dd>${when(task.receipt_issued_at ?? null, now)}</dd>
       </dl>
-      <details><summary>Receipt (compact JWS)</summary><p class="mono" id="receipt">${task.receipt ?? ''}</p><button type="button" class="btn small secondary" data-copy="receipt" hidden>Copy receipt</button></details>
-      <p class="hint">Anyone can check it: <code>npm run verify-receipt -- ${task.task_id}</code></p>
+      <details class="tech"><summary>Technical details</summary>
+        <dl class="kv"><dt>Result SHA-256</dt><dd class="mono">${task.deliverable_sha256 ?? ''}</dd></dl>
+        <p class="sub">Signed receipt (compact JWS):</p><p class="mono" id="receipt">${task.receipt ?? ''}</p><button type="button" class="btn small secondary" data-copy="receipt" hidden>Copy receipt</button>
+        <p class="hint">Anyone can check it: <code>npm run verify-receipt -- ${task.task_id}</code></p>
+      </details>
     </section>`;
   }
   return html`<section class="card" aria-labelledby="act">
@@ -200,15 +206,16 @@ function webhooks(list: WebhookEventView[], session: Session, now: Date): SafeHt
 }
 
 export function taskView(options: TaskViewOptions): SafeHtml {
-  const { task, now } = options;
+  const { task, now, session } = options;
   const withdrawal = task.messages.some(asksWithdrawal);
-  return html`<p data-task-id="${task.task_id}"><a href="/operator">← Queue</a></p>
+  return html`<div data-task-id="${task.task_id}"><a class="back" href="/operator">← Queue</a></div>
     ${options.notice ?? ''}
     <div class="page-head">
       <div>
-        <div class="row">${statusPill(task.status)}${testBadge(task)}${isOverdue(task, now) ? html`<span class="badge danger">Overdue</span>` : ''}${task.email_unverified ? html`<span class="badge warn">E-mail unverified</span>` : ''}${withdrawal ? html`<span class="badge danger">Withdrawal requested?</span>` : ''}${task.awaiting_answer ? html`<span class="badge warn">Awaiting answer</span>` : ''}</div>
-        <h1>${humanType(task.task_type)}</h1>
-        <div class="idline"><span class="mono" id="task-id">${task.task_id}</span><button type="button" class="btn small ghost" data-copy="task-id" hidden>Copy id</button><a href="${options.statusPageUrl}" target="_blank" rel="noopener noreferrer">Public status page ↗</a></div>
+        <div class="row">${statusPill(task.status)}${testBadge(task)}${isOverdue(task, now) ? html`<span class="badge danger">Overdue</span>` : ''}${task.email_unverified ? html`<span class="badge warn">Address not checked</span>` : ''}${withdrawal ? html`<span class="badge danger">Withdrawal requested?</span>` : ''}${task.awaiting_answer ? html`<span class="badge warn">Awaiting answer</span>` : ''}</div>
+        <h1>${taskTitle(task, 90)}</h1>
+        <p class="sub">${humanType(task.task_type)}</p>
+        <div class="idline"><span class="mono nobreak" id="task-id">${task.task_id}</span><button type="button" class="btn small ghost" data-copy="task-id" hidden>Copy id</button><a href="${options.statusPageUrl}" target="_blank" rel="noopener noreferrer">Public status page ↗</a></div>
       </div>
     </div>
     <div class="grid-2">
@@ -216,8 +223,10 @@ export function taskView(options: TaskViewOptions): SafeHtml {
         <section class="card" aria-labelledby="req"><h2 id="req">What the agent asked</h2><p class="prose quote">${task.description}</p>${keyFacts(task, now)}</section>
         ${filesView({ taskId: task.task_id, status: task.status, files: options.files, session: options.session, locationRequired: task.location_required, ...options.limits })}
         ${actions(options)}
-        ${questionsView(task, options.session, now, options.questionDraft)}
-        <section class="card" aria-labelledby="msgs"><h2 id="msgs">Messages naming this task</h2>${conversation(task, options.session, now)}</section>
+        ${questionsView(task, session, now, options.questionDraft)}
+        ${task.status === 'accepted' ? moveEta(task, session, now) : ''}
+        ${canTransition(task.status, 'rejected') ? rejectCard(task, session, options.draft?.reason) : ''}
+        <section class="card" aria-labelledby="msgs"><h2 id="msgs">Messages naming this task</h2>${conversation(task, session, now, options.messageDone)}</section>
       </div>
       <div>
         ${options.assignment ?? ''}
@@ -227,7 +236,8 @@ export function taskView(options: TaskViewOptions): SafeHtml {
         ${options.webhooks && options.webhooks.length > 0 ? webhooks(options.webhooks, options.session, now) : ''}
         ${blockSenderForm(task, options.session, options.block)}
       </div>
-    </div>`;
+    </div>
+    ${actionBar(task, session)}`;
 }
 
 /**
@@ -236,8 +246,7 @@ export function taskView(options: TaskViewOptions): SafeHtml {
  * once, as for text, with the hash of the result's canonical JSON.
  */
 function structuredDeliver(options: TaskViewOptions, schema: Record<string, unknown>): SafeHtml {
-  const { task, session, now, draft = {}, result = {} } = options;
-  const defaultEta = new Date(now.getTime() + DEFAULT_ETA_HOURS * 3600_000);
+  const { task, session, result = {} } = options;
   const formAction = `/operator/tasks/${task.task_id}/result`;
   return html`<section class="card" aria-labelledby="act">
       <h2 id="act">Deliver</h2>
@@ -262,16 +271,29 @@ function structuredDeliver(options: TaskViewOptions, schema: Record<string, unkn
           <div class="row end"><button class="btn" type="submit" name="result_source" value="json">Deliver this JSON &amp; sign receipt</button></div>
         </details>
       </form>
-      ${moveEtaAndReject(task, session, defaultEta, draft.reason)}
     </section>`;
 }
 
-/** The accepted task's other actions, under either deliver form: move the ETA, or reject. */
-function moveEtaAndReject(task: AdminTaskDetail, session: Session, defaultEta: Date, reason: string | undefined): SafeHtml {
-  return html`<form class="action" method="post" action="/operator/tasks/${task.task_id}/eta">
+/** The accepted task's ETA, in a card of its own below the deliver form. */
+function moveEta(task: AdminTaskDetail, session: Session, now: Date): SafeHtml {
+  const defaultEta = new Date(now.getTime() + DEFAULT_ETA_HOURS * 3600_000);
+  return html`<section class="card" aria-labelledby="eta-h"><h2 id="eta-h">ETA</h2><form class="action" method="post" action="/operator/tasks/${task.task_id}/eta">
         ${csrfField(session)}
         ${etaField('eta', task.eta ? new Date(task.eta) : defaultEta, 'Move the ETA')}
         <button class="btn secondary" type="submit">Update ETA</button>
-      </form>
-      ${rejectForm(task, session, reason)}`;
+      </form></section>`;
+}
+
+/**
+ * The next step, always in reach at the bottom of a phone's screen: Accept (one tap, ETA in a
+ * day), Deliver or Ask. Links to the forms above, so it works without script; Reject is never here.
+ */
+function actionBar(task: AdminTaskDetail, session: Session): SafeHtml | '' {
+  if (canTransition(task.status, 'accepted')) {
+    return html`<div class="action-bar narrow-only"><form method="post" action="/operator/tasks/${task.task_id}/accept">${csrfField(session)}<button class="btn" type="submit" name="eta_hours" value="24">Accept, 1 day</button></form><a class="btn secondary" href="#act">Pick ETA</a><a class="btn secondary" href="#question">Ask</a></div>`;
+  }
+  if (task.status === 'accepted') {
+    return html`<div class="action-bar narrow-only"><a class="btn" href="${task.response_schema !== null ? '#act' : '#notes'}">Deliver</a><a class="btn secondary" href="#question">Ask</a></div>`;
+  }
+  return '';
 }
