@@ -16,6 +16,7 @@ import * as m130 from './130_questions_deadlines.js';
 import * as m140 from './140_team.js';
 import * as m150 from './150_history_costs.js';
 import * as m180 from './180_imported_ids.js';
+import * as m210 from './210_inbox_speed.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '140_team': m140,
   '150_history_costs': m150,
   '180_imported_ids': m180,
+  '210_inbox_speed': m210,
 };

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ServiceDeps } from '../../services/context.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { consoleKit } from './console-kit.js';
+import { registerInboxRoutes } from './inbox-routes.js';
 import { registerListRoutes } from './list-routes.js';
 import { registerLiveRoute } from './live.js';
 import { registerPasskeyRoutes } from './passkey-routes.js';
@@ -32,5 +33,6 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
     registerResultRoutes(scope, deps, kit);
     registerPasskeyRoutes(scope, deps, kit);
     registerTeamRoutes(scope, deps, kit);
+    registerInboxRoutes(scope, deps, kit);
   });
 }

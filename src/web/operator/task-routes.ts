@@ -8,7 +8,8 @@ import { actorOf } from '../../http/admin-auth.js';
 import { operatorAttachments } from '../../services/attachments.js';
 import { taskAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { countByStatus, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
+import { holdAction } from '../../services/held-actions.js';
+import { countByStatus, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
 import { assignmentCounts, listOperators } from '../../services/operators.js';
 import { listWebhooks, retryWebhook } from '../../services/webhooks.js';
@@ -28,10 +29,13 @@ import {
   type TaskAction,
   text,
 } from './console-kit.js';
+import { inboxList, inboxQueue, toolbarQuery } from './inbox-queue.js';
+import { taskInboxTools } from './inbox-task.js';
 import { flash } from './layout.js';
 import { assignmentCard, assignmentTabs } from './views/assignment.js';
 import { deliverConfirmView } from './views/deliver-confirm.js';
 import { queueView } from './views/queue.js';
+import { queueToolbar } from './views/queue-toolbar.js';
 import type { ResultDraft } from './views/result-form.js';
 import { type BlockDraft, WITHDRAWN_REASON } from './views/talk.js';
 import { taskView } from './views/task.js';
@@ -64,7 +68,8 @@ export async function showTaskPage(
   const audit = await taskAudit(deps, task.task_id);
   const session = kit.session(request);
   const assignment = assignmentCard({ taskId: task.task_id, assignee: task.assignee, operators: await listOperators(deps), actor: session.actor, session });
-  const { notice, draft = {}, status = 200, block, result, questionDraft } = extras;
+  const { draft = {}, status = 200, block, result, questionDraft } = extras;
+  const notice = html`${extras.notice ?? ''}${await taskInboxTools(deps, session, task)}`;
   const body = taskView({
     task,
     session,
@@ -104,11 +109,14 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const actor = session(request).actor;
     const view = text(query, 'view') === 'mine' && actor.kind === 'operator' ? 'mine' : text(query, 'view') === 'unassigned' ? 'unassigned' : 'all';
     const assignee = view === 'mine' && actor.kind === 'operator' ? actor.operatorId : view === 'unassigned' ? 'none' : undefined;
-    const [queue, counts, byAssignment] = await Promise.all([
-      listQueue(deps, { status: filter === 'all' ? undefined : filter, order, test, assignee, cursor: text(query, 'cursor'), limit: 25 }),
+    // Search, filters, sorts, snoozes and bulk selection (issue 31): inbox-queue.ts.
+    const search = toolbarQuery(query, { status: filter, order: asked, test, view });
+    const [inbox, counts, byAssignment] = await Promise.all([
+      inboxQueue(deps, search, { status: filter === 'all' ? undefined : filter, order, test, assignee, cursor: text(query, 'cursor'), limit: 25 }),
       countByStatus(deps),
       assignmentCounts(deps, actor),
     ]);
+    const { queue } = inbox;
     const mail = await messagesNamingAny(deps, queue.tasks);
     const options = {
       order,
@@ -116,8 +124,10 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       pushKey: deps.vapid.publicKey,
       mailFallback: deps.config.operatorEmail !== undefined,
       test,
+      search,
     } as const;
-    const body = html`${assignmentTabs(view, byAssignment, actor)}${queueView(queue, filter, counts, mail, deps.clock.now(), options)}`;
+    const list = inboxList(inbox, search, session(request), deps.clock.now());
+    const body = html`${assignmentTabs(view, byAssignment, actor)}${list ? html`${queueToolbar(search)}${list}` : queueView(queue, filter, counts, mail, deps.clock.now(), options)}`;
     return render(reply, session(request), 'queue', 'Queue', body);
   });
 
@@ -158,7 +168,11 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       return render(reply, session(request), 'queue', 'Confirm delivery', deliverConfirmView(task_id, String(patch.operator_notes ?? ''), session(request)));
     }
     try {
-      await patchTask(deps, actorOf(request), task_id, patch);
+      // Accept, reject and deliver are held for undo (issue 31); the other actions apply at once.
+      if (action === 'accept' || action === 'reject' || action === 'deliver') {
+        const held = await holdAction(deps, actorOf(request), { taskId: task_id, kind: action, payload: patch });
+        if (held) return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}`, 303);
+      } else await patchTask(deps, actorOf(request), task_id, patch);
     } catch (error) {
       if (!isAppError(error) || error.code === 'task_not_found') throw error;
       const details = (error.extras.details as string[] | undefined) ?? [];

@@ -4,6 +4,7 @@ import { html, type SafeHtml } from '../../../domain/html.js';
 import { isFinal, OPEN_STATUSES } from '../../../domain/task.js';
 import { unseenPastTarget } from '../../../services/response-target.js';
 import { humanType, relative, statusPill, WITHDRAWAL } from '../layout.js';
+import { type QueueToolbarQuery, queueToolbar } from './queue-toolbar.js';
 
 const FILTERS: [string, string][] = [
   ['open', 'Open'],
@@ -32,6 +33,8 @@ export interface QueueViewOptions {
   mailFallback?: boolean;
   /** The test-task filter (issue 19): only, exclude, or absent. */
   test?: string | undefined;
+  /** The current search, filters and sort (issue 31), for the toolbar. */
+  search?: QueueToolbarQuery;
 }
 
 /** Offers push notifications on this device; the button shows only where the browser can do it. */
@@ -143,6 +146,7 @@ export function queueView(
       <a href="/operator?status=${filter}&amp;order=newest" ${order === 'newest' ? html`aria-current="page"` : ''}>Newest first</a>
     </nav>
     ${testFilter(filter, options.test === 'only' || options.test === 'exclude' ? options.test : undefined)}
+    ${queueToolbar(options.search ?? { status: filter, order })}
     ${
       queue.tasks.length === 0
         ? html`<div class="card empty">${filter === 'open' ? 'Nothing waiting. New tasks appear here.' : 'No tasks here.'}</div>`
