@@ -27,15 +27,16 @@ export const INBOX_CSS = String.raw`
 `;
 
 /**
- * j/k move through the queue, o (or Enter) opens, / searches, ? shows the list. On a task page:
- * a accepts, r goes to the reply box, d to the result box (then the delivery button), x to the
- * reject reason, u undoes a held action. Keys are ignored while typing in a field.
+ * j/k move through the queue, o opens, / searches, g goes back to the queue, ? shows the list. On
+ * a task page: a accepts, r goes to the reply (or question) box, d to the deliverable, x to the
+ * reject reason, u undoes a held action; Ctrl+Enter sends the form being typed in. Keys are ignored
+ * while typing in a field.
  */
 export const KEYS_JS = String.raw`(function () {
   'use strict';
   if (window.__inboxKeys) return;
   window.__inboxKeys = true;
-  var HELP = [['j / k', 'next / previous task'], ['o', 'open the task'], ['/', 'search'], ['a', 'accept (task page)'], ['r', 'reply (task page)'], ['d', 'deliver (task page)'], ['x', 'reject (task page)'], ['u', 'undo the last action'], ['?', 'show these keys'], ['Esc', 'close this list']];
+  var HELP = [['j / k', 'next / previous task'], ['o', 'open the task'], ['/', 'search'], ['a', 'accept (task page)'], ['r', 'reply (task page)'], ['d', 'deliver (task page)'], ['x', 'reject (task page)'], ['u', 'undo the last action'], ['g', 'back to the queue'], ['Ctrl+Enter', 'send the form you are typing in'], ['?', 'show these keys'], ['Esc', 'close this list']];
   var current = -1;
   function items() { return Array.prototype.slice.call(document.querySelectorAll('ul.queue > li[data-task-id]')); }
   function mark(index) {
@@ -97,9 +98,15 @@ export const KEYS_JS = String.raw`(function () {
   var helpButton = document.querySelector('[data-key-help]');
   if (helpButton) { helpButton.hidden = false; helpButton.addEventListener('click', help); }
   document.addEventListener('keydown', function (event) {
-    if (event.ctrlKey || event.metaKey || event.altKey) return;
     var target = event.target;
     var typing = target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+    // Ctrl+Enter (Cmd+Enter) sends the form being typed in: the reply, question, reason or deliverable.
+    if ((event.ctrlKey || event.metaKey) && event.key === 'Enter' && typing && target.form) {
+      event.preventDefault();
+      if (target.form.requestSubmit) target.form.requestSubmit(); else target.form.submit();
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.key === 'Escape') {
       var box = document.getElementById('key-help');
       if (box) box.remove();
@@ -119,6 +126,7 @@ export const KEYS_JS = String.raw`(function () {
       case 'r': handled = focusField('form[action$="/reply"] textarea') || focusField('form[action$="/questions"] textarea'); break;
       case 'd': handled = focusField('form[action$="/deliver"] textarea, form[action$="/result"] textarea'); break;
       case 'u': handled = submitForm('form[action$="/undo"]'); break;
+      case 'g': window.location.href = '/operator'; break;
       default: handled = false;
     }
     if (handled) event.preventDefault();
