@@ -9,7 +9,7 @@ export const INBOX_CSS = String.raw`
 .toolbar-row { display: flex; gap: .5rem; }
 .toolbar-row input[type=search] { flex: 1; min-width: 0; min-height: 2.75rem; padding: .4rem .7rem; font: inherit; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); }
 .toolbar-sheet { margin-top: .35rem; }
-.toolbar-sheet summary { cursor: pointer; min-height: 2.75rem; display: flex; align-items: center; color: var(--muted); }
+.toolbar-sheet summary, details.snooze summary, details.templates-card summary { cursor: pointer; min-height: 2.75rem; display: flex; align-items: center; color: var(--muted); }
 .toolbar-fields { display: grid; grid-template-columns: repeat(auto-fill, minmax(12rem, 1fr)); gap: .5rem .75rem; align-items: end; padding: .5rem 0; }
 .toolbar-fields label { display: grid; gap: .2rem; font-size: .9rem; }
 .toolbar-fields label.check, .bulk-list label.check { display: flex; gap: .5rem; align-items: center; min-height: 2.75rem; }
@@ -21,6 +21,8 @@ export const INBOX_CSS = String.raw`
 .bulk-list input[type=checkbox], .toolbar-fields input[type=checkbox] { width: 1.4rem; height: 1.4rem; }
 .bulk-actions { border: 1px solid var(--border); border-radius: 8px; margin: 0 0 .6rem; display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; }
 .snoozed-list li { list-style: none; }
+details.snooze, details.templates-card { margin: 0 0 .75rem; }
+.templates { list-style: none; padding: 0; }
 .queue li.key-current a.item, .queue li.key-current { outline: 3px solid var(--accent); outline-offset: 2px; }
 .key-help { position: fixed; inset: auto 1rem 1rem auto; max-width: 22rem; z-index: 20; }
 .key-help kbd { font-family: ui-monospace, monospace; border: 1px solid var(--border); border-radius: 4px; padding: 0 .3rem; }

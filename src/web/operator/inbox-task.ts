@@ -1,9 +1,10 @@
-import type { AdminTask } from '../../domain/admin-schemas.js';
+import type { AdminTask, AdminTaskDetail } from '../../domain/admin-schemas.js';
 import { html, type SafeHtml } from '../../domain/html.js';
 import { isFinal, type TaskStatus } from '../../domain/task.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { type HeldAction, heldActionsOf } from '../../services/held-actions.js';
 import { snoozedUntil } from '../../services/snoozes.js';
+import { listTemplates, type Template } from '../../services/templates.js';
 import { csrfField, when } from './layout.js';
 import type { Session } from './session.js';
 
@@ -54,8 +55,38 @@ function snoozeCard(task: AdminTask, until: string | undefined, session: Session
     </form></details>`;
 }
 
-export async function taskInboxTools(deps: ServiceDeps, session: Session, task: AdminTask): Promise<SafeHtml> {
+/**
+ * Templates on the task page, without JavaScript: "Use" reloads the page with `?template=`; a
+ * delivery template fills the deliverable (task-routes.ts), a canned reply fills a reply form to
+ * the sender of the task's latest message, shown here, to edit before sending.
+ */
+function templateCard(task: AdminTaskDetail, templates: Template[], chosen: Template | undefined, session: Session): SafeHtml {
+  const replyTo = task.messages.find((m) => m.reply_to);
+  const results = task.status === 'accepted' && task.response_schema === null ? templates.filter((t) => t.kind === 'result') : [];
+  const replies = replyTo ? templates.filter((t) => t.kind === 'reply') : [];
+  if (results.length === 0 && replies.length === 0) return html``;
+  const picker = (list: Template[], label: string) =>
+    list.length === 0
+      ? ''
+      : html`<form method="get" action="/operator/tasks/${task.task_id}" class="row">
+      <label>${label} <select name="template">${list.map((t) => html`<option value="${t.id}" ${chosen?.id === t.id ? html`selected` : ''}>${t.name}</option>`)}</select></label>
+      <button class="btn secondary" type="submit">Use</button></form>`;
+  const cannedReply =
+    chosen?.kind === 'reply' && replyTo
+      ? html`<form class="action reply" method="post" action="/operator/messages/${replyTo.message_id}/reply">
+      ${csrfField(session)}<input type="hidden" name="task_id" value="${task.task_id}">
+      <div class="field"><label for="canned-reply">Reply to ${replyTo.from ?? 'the sender'} (their latest message)</label>
+      <textarea id="canned-reply" name="message" rows="4" maxlength="10000" required>
+${chosen.body}</textarea></div>
+      <div class="row end"><button class="btn secondary" type="submit">Send reply</button></div></form>`
+      : '';
+  return html`<details class="templates-card" ${chosen ? html`open` : ''}><summary>Templates…</summary>
+    ${picker(results, 'Use a delivery template')}${picker(replies, 'Use a canned reply')}${cannedReply}
+    <p class="sub"><a href="/operator/templates">Manage templates</a></p></details>`;
+}
+
+export async function taskInboxTools(deps: ServiceDeps, session: Session, task: AdminTaskDetail, chosen?: Template): Promise<SafeHtml> {
   const now = deps.clock.now();
-  const [held, until] = await Promise.all([heldActionsOf(deps, task.task_id), snoozedUntil(deps, task.task_id)]);
-  return html`<link rel="stylesheet" href="/operator/assets/inbox.css"><script src="/operator/assets/keys.js" defer></script>${held.map((h) => heldBanner(h, session, now))}${snoozeCard(task, until, session, now)}`;
+  const [held, until, templates] = await Promise.all([heldActionsOf(deps, task.task_id), snoozedUntil(deps, task.task_id), listTemplates(deps)]);
+  return html`<link rel="stylesheet" href="/operator/assets/inbox.css"><script src="/operator/assets/keys.js" defer></script>${held.map((h) => heldBanner(h, session, now))}${snoozeCard(task, until, session, now)}${templateCard(task, templates, chosen, session)}`;
 }

@@ -13,6 +13,7 @@ import { registerResultRoutes } from './result-routes.js';
 import { registerTalkRoutes } from './talk-routes.js';
 import { registerTaskRoutes } from './task-routes.js';
 import { registerTeamRoutes } from './team-routes.js';
+import { registerTemplateRoutes } from './template-routes.js';
 
 /**
  * The operator console at /operator: server-rendered pages over the same services as the admin
@@ -34,5 +35,6 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
     registerPasskeyRoutes(scope, deps, kit);
     registerTeamRoutes(scope, deps, kit);
     registerInboxRoutes(scope, deps, kit);
+    registerTemplateRoutes(scope, deps, kit);
   });
 }

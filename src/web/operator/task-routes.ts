@@ -11,6 +11,7 @@ import type { ServiceDeps } from '../../services/context.js';
 import { holdAction } from '../../services/held-actions.js';
 import { countByStatus, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
+import { getTemplate } from '../../services/templates.js';
 import { assignmentCounts, listOperators } from '../../services/operators.js';
 import { listWebhooks, retryWebhook } from '../../services/webhooks.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
@@ -20,6 +21,7 @@ import {
   FOR_OPERATOR,
   type Form,
   HIDDEN,
+  isForm,
   localToIso,
   notes,
   OPEN_QUERY,
@@ -50,6 +52,8 @@ export interface TaskPageExtras {
   result?: ResultDraft;
   /** A question refused (question-routes.ts), kept in the ask form. */
   questionDraft?: string;
+  /** A template chosen with "Use" (issue 31): a delivery template fills the deliverable, a canned reply the reply form. */
+  template?: string | undefined;
 }
 
 /** The task page, with everything its blocks need; also used by talk-routes.ts to show a refusal. */
@@ -68,8 +72,10 @@ export async function showTaskPage(
   const audit = await taskAudit(deps, task.task_id);
   const session = kit.session(request);
   const assignment = assignmentCard({ taskId: task.task_id, assignee: task.assignee, operators: await listOperators(deps), actor: session.actor, session });
-  const { draft = {}, status = 200, block, result, questionDraft } = extras;
-  const notice = html`${extras.notice ?? ''}${await taskInboxTools(deps, session, task)}`;
+  const { status = 200, block, result, questionDraft } = extras;
+  const template = extras.template ? await getTemplate(deps, extras.template) : undefined;
+  const draft = template?.kind === 'result' && extras.draft?.notes === undefined ? { ...extras.draft, notes: template.body } : (extras.draft ?? {});
+  const notice = html`${extras.notice ?? ''}${await taskInboxTools(deps, session, task, template)}`;
   const body = taskView({
     task,
     session,
@@ -145,7 +151,8 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, params: Type.Object({ task_id: PARAM }) } },
     async (request, reply) => {
       const { task_id } = request.params;
-      return showTask(request, reply, task_id, kit.doneNotice(request));
+      const template = isForm(request.query) ? text(request.query, 'template') : undefined;
+      return showTaskPage(deps, kit, request, reply, task_id, { notice: kit.doneNotice(request), template });
     },
   );
 
