@@ -66,7 +66,12 @@ describe.each(STORES)('templates in the console on %s', (store) => {
     expect(replies).toEqual([{ body: 'Thanks for your message: we are on it and will report back today.' }]);
 
     // The admin edits and deletes; each change is audited.
-    const edited = await postForm(t, `/operator/templates/${replyId}`, { _csrf: admin.csrf, kind: 'reply', name: 'On our way (edited)', body: 'On it.' }, admin.cookie);
+    const edited = await postForm(
+      t,
+      `/operator/templates/${replyId}`,
+      { _csrf: admin.csrf, kind: 'reply', name: 'On our way (edited)', body: 'On it.' },
+      admin.cookie,
+    );
     expect(edited.status).toBe(303);
     expect(await page(admin.cookie, '/operator/templates')).toContain('On our way (edited)');
     expect((await postForm(t, `/operator/templates/${resultId}/delete`, { _csrf: admin.csrf }, admin.cookie)).status).toBe(303);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { postForm, signIn } from './console.support.js';
 import { patchOk } from './operator.support.js';
-import { postJson, STORES, type TestApp, TestClock, useTestApp } from './support/app.js';
+import { postJson, STORES, startTestApp, type TestApp, TestClock, useTestApp, validTask } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 import { submitWithCallback, useReceiver, WEBHOOK_TEST_ENV } from './webhooks.support.js';
 
@@ -122,6 +122,20 @@ describe.each(STORES)('undo in the console on %s', (store) => {
     await settled(t);
     expect(await traces(id, '/ok-undo-reply')).toEqual({ ...before, held: 0 });
     expect(t.smtp.received.some((m) => m.to === 'asker@mail.example-agent.dev')).toBe(false);
+
+    // A reply from the messages list (no task page): its own page offers Undo.
+    const fromList = await postForm(t, `/operator/messages/${messageId}/reply`, { _csrf: csrf, message: 'Typed into the wrong box.' }, cookie);
+    expect(fromList.status).toBe(303);
+    const heldPage = await (await fetch(`${t.url}${fromList.headers.get('location')}`, { headers: { cookie } })).text();
+    expect(heldPage).toContain('Reply sent');
+    const undoFromList = /action="(\/operator\/held\/[^/]+\/undo)"/.exec(heldPage)?.[1] ?? '';
+    const undoneFromList = await postForm(t, undoFromList, { _csrf: csrf }, cookie);
+    expect(await undoneFromList.text()).toContain('Undone. Nothing was sent.');
+    clock.advance(WINDOW_MS + 1000);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await settled(t);
+    expect(await t.store.db.selectFrom('message_replies').select('id').execute()).toHaveLength(before.replies);
+    expect(t.smtp.received.some((m) => m.to === 'asker@mail.example-agent.dev')).toBe(false);
   });
 
   it('without undo, the held accept lands after the window: status, audit row, mail and webhook together', async () => {
@@ -156,5 +170,31 @@ describe.each(STORES)('undo in the console on %s', (store) => {
     expect(await t.store.db.selectFrom('held_actions').select('id').execute()).toEqual([]);
     const task = (await (await fetch(`${t.url}/api/v1/tasks/${id}`)).json()) as { eta: string };
     expect(task.eta).toBe('2030-06-05T12:00:00.000Z');
+  });
+
+  it('a held action survives a restart: a fresh instance on the same store commits it', async () => {
+    const restartClock = new TestClock(new Date('2030-06-02T09:00:00.000Z'));
+    const env = { CONSOLE_UNDO_SECONDS: String(WINDOW_MS / 1000), CONSOLE_UNDO_POLL_MS: '50' };
+    const before = await startTestApp({ store, clock: restartClock, env });
+    let after: TestApp | undefined;
+    try {
+      const res = await postJson(`${before.url}/api/v1/tasks`, validTask());
+      const id = ((await res.json()) as { task_id: string }).task_id;
+      const { cookie, csrf } = await signIn(before);
+      expect((await postForm(before, `/operator/tasks/${id}/accept`, { _csrf: csrf }, cookie)).status).toBe(303);
+      expect(await before.store.db.selectFrom('held_actions').select('task_id').execute()).toEqual([{ task_id: id }]);
+      // The first instance never runs its committer (as if it stopped); the next one commits on start.
+      after = await startTestApp({ store, clock: restartClock, shareDatabaseWith: before, background: true, env });
+      restartClock.advance(WINDOW_MS + 1000);
+      await waitUntil(
+        async () => ((await (await fetch(`${after?.url}/api/v1/tasks/${id}`)).json()) as { status: string }).status === 'accepted',
+        10_000,
+        'the held accept to commit after the restart',
+      );
+      expect(await before.store.db.selectFrom('held_actions').select('id').execute()).toEqual([]);
+    } finally {
+      await after?.close();
+      await before.close();
+    }
   });
 });

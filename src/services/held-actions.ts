@@ -90,6 +90,12 @@ export async function undoHeld(deps: ServiceDeps, id: string): Promise<HeldActio
   return toHeld(row);
 }
 
+/** One held action, while it is held (the console's page of a reply held from the messages list). */
+export async function findHeldAction(deps: ServiceDeps, id: string): Promise<HeldAction | undefined> {
+  const row = id.length <= 100 ? await findHeld(deps.store.db, id) : undefined;
+  return row ? toHeld(row) : undefined;
+}
+
 /** The actions held on a task now (the task page shows each with its Undo button). */
 export async function heldActionsOf(deps: ServiceDeps, taskId: string): Promise<HeldAction[]> {
   return (await heldOnTask(deps.store.db, taskId)).map(toHeld);

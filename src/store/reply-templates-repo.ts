@@ -32,6 +32,10 @@ export async function deleteTemplate(db: Db, id: string): Promise<boolean> {
 }
 
 export async function countTemplates(db: Db): Promise<number> {
-  const rows = await db.selectFrom('reply_templates').select('id').limit(TEMPLATES_MAX + 1).execute();
+  const rows = await db
+    .selectFrom('reply_templates')
+    .select('id')
+    .limit(TEMPLATES_MAX + 1)
+    .execute();
   return rows.length;
 }

@@ -2,14 +2,16 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import { AppError, isAppError } from '../../domain/errors.js';
+import { html } from '../../domain/html.js';
 import { TASK_ID_PATTERN } from '../../domain/ids.js';
 import { actorOf } from '../../http/admin-auth.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { undoHeld } from '../../services/held-actions.js';
+import { findHeldAction, undoHeld } from '../../services/held-actions.js';
 import { patchTask } from '../../services/operator-transitions.js';
 import { snoozeTask, wakeTask } from '../../services/snoozes.js';
 import { type ConsoleKit, FOR_OPERATOR, type Form, HIDDEN, localToIso, PARAM, text } from './console-kit.js';
 import { INBOX_CSS, KEYS_JS } from './inbox-assets.js';
+import { heldBanner } from './inbox-task.js';
 import { flash } from './layout.js';
 import { showTaskPage } from './task-routes.js';
 import { type BulkOutcome, bulkResultView } from './views/inbox-lists.js';
@@ -33,8 +35,25 @@ export function registerInboxRoutes(plain: FastifyInstance, deps: ServiceDeps, k
   );
 
   const withId = { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, params: Type.Object({ id: PARAM }) } };
+  // A reply held from the messages list: its Undo, then back to the list.
+  scope.get('/operator/held/:id', withId, async (request, reply) => {
+    const held = await findHeldAction(deps, request.params.id);
+    const body = held
+      ? html`${heldBanner(held, session(request), deps.clock.now())}<p><a href="/operator/messages">← Messages</a></p>`
+      : html`${flash('ok', 'Sent.')}<p><a href="/operator/messages">← Messages</a></p>`;
+    return render(reply, session(request), 'messages', held ? 'Reply held' : 'Sent', body);
+  });
   scope.post('/operator/held/:id/undo', withId, async (request, reply) => {
     const undone = await undoHeld(deps, request.params.id);
+    if (undone && undone.task_id === '') {
+      return render(
+        reply,
+        session(request),
+        'messages',
+        'Undone',
+        html`${flash('ok', 'Undone. Nothing was sent.')}<p><a href="/operator/messages">← Messages</a></p>`,
+      );
+    }
     if (!undone) {
       const body = flash('error', 'Too late to undo: the action was already committed (or undone).');
       return render(reply, session(request), 'queue', 'Too late to undo', body, 409);

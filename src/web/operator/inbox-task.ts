@@ -29,12 +29,12 @@ export const SNOOZE_CHOICES: [string, string][] = [
   ['168', '1 week'],
 ];
 
-function heldBanner(held: HeldAction, session: Session, now: Date): SafeHtml {
+export function heldBanner(held: HeldAction, session: Session, now: Date): SafeHtml {
   return html`<div class="flash ok held" role="status" data-held="${held.id}" data-commit-at="${held.commit_at}">
     <form method="post" action="/operator/held/${held.id}/undo" class="row">
       ${csrfField(session)}
       <strong>${HELD_WORDS[held.kind] ?? held.kind}</strong>
-      <span class="sub">— the requester is told at ${when(held.commit_at, now)}; until then you can take it back.</span>
+      <span class="sub">— ${held.kind === 'reply' ? 'mailed' : 'the requester is told'} at ${when(held.commit_at, now)}; until then you can take it back.</span>
       <button class="btn secondary" type="submit" data-key-undo>Undo</button>
     </form>
   </div>`;

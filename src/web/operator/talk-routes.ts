@@ -8,7 +8,6 @@ import { actorOf } from '../../http/admin-auth.js';
 import { blockTaskSender } from '../../services/block-sender.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { holdAction } from '../../services/held-actions.js';
-import { replyToMessage } from '../../services/message-replies.js';
 import { type ConsoleKit, FOR_ADMIN, FOR_OPERATOR, type Form, HIDDEN, notes, PARAM, text } from './console-kit.js';
 import { flash } from './layout.js';
 import { showTaskPage } from './task-routes.js';
@@ -38,11 +37,14 @@ export function registerTalkRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       // Back to the task the reply was written on; only a well-formed id, so never off the console.
       const back = TASK_ID_PATTERN.test(taskId) ? `/operator/tasks/${taskId}` : '/operator/messages';
       try {
-        // Held for undo (issue 31) when the reply was written on a task page; at once otherwise.
-        const held = TASK_ID_PATTERN.test(taskId)
-          ? await holdAction(deps, actorOf(request), { taskId, kind: 'reply', payload: { message_id, message: notes(form, 'message') ?? '' } })
-          : await replyToMessage(deps, actorOf(request), message_id, { message: notes(form, 'message') ?? '' }).then(() => undefined);
-        if (held) return reply.redirect(back, 303);
+        // Held for undo (issue 31): back to the task page, or to the held reply's own page from the messages list.
+        const onTask = TASK_ID_PATTERN.test(taskId);
+        const held = await holdAction(deps, actorOf(request), {
+          taskId: onTask ? taskId : '',
+          kind: 'reply',
+          payload: { message_id, message: notes(form, 'message') ?? '' },
+        });
+        if (held) return reply.redirect(onTask ? back : `/operator/held/${held.id}`, 303);
       } catch (error) {
         if (!isAppError(error) || !TASK_ID_PATTERN.test(taskId) || error.code === 'not_found') throw error;
         return refused(

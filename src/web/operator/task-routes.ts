@@ -11,8 +11,8 @@ import type { ServiceDeps } from '../../services/context.js';
 import { holdAction } from '../../services/held-actions.js';
 import { countByStatus, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
-import { getTemplate } from '../../services/templates.js';
 import { assignmentCounts, listOperators } from '../../services/operators.js';
+import { getTemplate } from '../../services/templates.js';
 import { listWebhooks, retryWebhook } from '../../services/webhooks.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
 import {

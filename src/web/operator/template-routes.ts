@@ -15,7 +15,14 @@ export function registerTemplateRoutes(plain: FastifyInstance, deps: ServiceDeps
   const { guarded, render, session } = kit;
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
   const show = async (request: FastifyRequest, reply: FastifyReply, notice?: SafeHtml, draft?: TemplateDraft, status = 200) =>
-    render(reply, session(request), 'none', 'Templates', templatesView(await listTemplates(deps), session(request), { notice, ...(draft ? { draft } : {}) }), status);
+    render(
+      reply,
+      session(request),
+      'none',
+      'Templates',
+      templatesView(await listTemplates(deps), session(request), { notice, ...(draft ? { draft } : {}) }),
+      status,
+    );
   const input = (form: Form) => ({ kind: text(form, 'kind') ?? '', name: text(form, 'name') ?? '', body: text(form, 'body') ?? '' });
   const refused = (request: FastifyRequest, reply: FastifyReply, error: unknown, draft: TemplateDraft) => {
     if (!isAppError(error) || error.code === 'not_found') throw error;
