@@ -19,7 +19,12 @@ export const INBOX_CSS = String.raw`
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .bulk-list { list-style: none; padding: 0; margin: 0 0 .75rem; }
 .bulk-list input[type=checkbox], .toolbar-fields input[type=checkbox] { width: 1.4rem; height: 1.4rem; }
-.bulk-actions { border: 1px solid var(--border); border-radius: 8px; margin: 0 0 .6rem; display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; }
+.bulk-list li { border-bottom: 1px solid var(--border); }
+.bulk-list label.check { display: grid; grid-template-columns: auto minmax(0, 1fr); gap: .75rem; align-items: center; padding: .4rem 0; font-weight: normal; }
+.bulk-item { display: grid; gap: .15rem; min-width: 0; overflow-wrap: anywhere; }
+.bulk-actions { border: 1px solid var(--border); border-radius: 8px; margin: 0 0 .6rem; padding: .5rem .75rem .75rem; display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; }
+.bulk-actions label { display: grid; gap: .2rem; min-width: 0; flex: 1 1 12rem; }
+@media (hover: none) { [data-key-help] { display: none; } }
 .snoozed-list li { list-style: none; }
 details.snooze, details.templates-card { margin: 0 0 .75rem; }
 .templates { list-style: none; padding: 0; }

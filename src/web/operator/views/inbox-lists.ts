@@ -27,7 +27,7 @@ export function bulkView(tasks: AdminTask[], session: Session, now: Date, back: 
       ${open.map(
         (task) => html`<li data-task-id="${task.task_id}"><label class="check">
           <input type="checkbox" name="task_id" value="${task.task_id}">
-          ${statusPill(task.status)} <span>${title(task)}</span> <span class="sub">${humanType(task.task_type)}</span>
+          <span class="bulk-item"><span class="bulk-title">${title(task)}</span><span class="sub">${statusPill(task.status)} ${humanType(task.task_type)}</span></span>
         </label></li>`,
       )}
     </ul>

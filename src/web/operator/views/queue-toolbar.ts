@@ -56,7 +56,7 @@ export function queueToolbar(query: QueueToolbarQuery): SafeHtml {
     ${hidden('status', query.status === 'snoozed' ? 'open' : query.status)}${hidden('order', query.order)}${hidden('test', query.test)}${hidden('view', query.view)}${hidden('select', query.select)}
     <div class="toolbar-row">
       <label class="visually-hidden" for="queue-q">Search</label>
-      <input id="queue-q" type="search" name="q" value="${query.q ?? ''}" placeholder="Search words, task id, message id, e-mail" autocomplete="off" data-key-search>
+      <input id="queue-q" type="search" name="q" value="${query.q ?? ''}" placeholder="Words, task id, message id, e-mail" autocomplete="off" data-key-search>
       <button class="btn" type="submit">Search</button>
     </div>
     ${query.note ? html`<p class="sub" role="status">${query.note}</p>` : ''}
@@ -70,7 +70,7 @@ export function queueToolbar(query: QueueToolbarQuery): SafeHtml {
         <label>Requester <input type="text" name="requester" value="${query.requester ?? ''}" placeholder="e-mail or name"></label>
         <label>Deadline by <input type="date" name="deadline_before" value="${query.deadline_before ?? ''}"></label>
         <label class="check"><input type="checkbox" name="overdue" value="1" ${query.overdue === '1' ? html`checked` : ''}> Overdue only</label>
-        <label>Sort <select name="sort">${option('', 'Queue order', query.sort)}${option('deadline', 'Deadline, soonest (tasks with one)', query.sort)}${option('eta', 'ETA, soonest (accepted tasks)', query.sort)}</select></label>
+        <label>Sort <select name="sort">${option('', 'Queue order', query.sort)}${option('deadline', 'Deadline, soonest', query.sort)}${option('eta', 'ETA, soonest', query.sort)}</select></label>
         <button class="btn secondary" type="submit">Apply</button>
       </div>
     </details>
