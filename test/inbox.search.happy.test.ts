@@ -64,6 +64,7 @@ describe.each(STORES)('the queue finds tasks by search, filter and sort on %s', 
     expect(listed(await queue('status=open&q=shelbyville'))).toEqual([museum]);
     // A task id and a message id: found by key, whatever the status tab.
     expect(listed(await queue(`status=all&q=${done}`))).toEqual([done]);
+    expect(listed(await queue(`status=open&q=${done}`))).toEqual([done]);
     expect(listed(await queue(`status=open&q=${messageId}`))).toEqual([museum]);
     // An e-mail address: the requester's contact, across statuses on the All tab.
     expect(listed(await queue('status=all&order=newest&q=maria%40mail.example-agent.dev'))).toEqual([done, app]);

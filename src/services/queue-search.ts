@@ -193,8 +193,10 @@ export async function searchQueue(
   const now = deps.clock.now();
   const { rows, full } = await candidates(deps, c, options.statuses, limit, now);
   const seen = new Set<string>();
+  // A task or message id finds its tasks whatever the status tab: the operator typed it to get there.
+  const byKey = c.q !== undefined && (MESSAGE_ID.test(c.q) || ANY_TASK_ID_PATTERN.test(c.q));
   const kept = rows.filter((row) => {
-    if (seen.has(row.id) || !options.statuses.includes(row.status)) return false;
+    if (seen.has(row.id) || (!byKey && !options.statuses.includes(row.status))) return false;
     seen.add(row.id);
     if (options.isTest !== undefined && (row.is_test === 1) !== options.isTest) return false;
     return matches(row, c, now);
