@@ -1,5 +1,6 @@
 import type { Queue } from '../../domain/admin-schemas.js';
 import type { SafeHtml } from '../../domain/html.js';
+import { ALL_STATUSES, OPEN_STATUSES } from '../../domain/task.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { listQueue, type QueueOptions } from '../../services/operator.js';
 import { isSearching, type QueueSearch, SEARCH_WINDOW, searchQueue } from '../../services/queue-search.js';
@@ -55,13 +56,11 @@ export async function inboxQueue(deps: ServiceDeps, search: QueueToolbarQuery, o
   return { queue: { tasks: found.tasks, next_cursor: null } };
 }
 
-const OPEN = ['submitted', 'under_review', 'in_progress', 'accepted'];
-const ALL = [...OPEN, 'delivered', 'rejected'];
-
+/** The statuses a status tab covers (an unknown one: the open queue). */
 function statusesOf(status: string | undefined): string[] {
-  if (status === undefined) return ALL;
-  if (status === 'open') return OPEN;
-  return ALL.includes(status) ? [status] : OPEN;
+  if (status === undefined) return [...ALL_STATUSES];
+  if (status === 'open') return [...OPEN_STATUSES];
+  return (ALL_STATUSES as readonly string[]).includes(status) ? [status] : [...OPEN_STATUSES];
 }
 
 /** The snoozed list or the bulk selection, when the query asks for one; undefined for the cards. */
