@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { adminGet, type Json, submit } from './operator.support.js';
+import { postForm, signIn } from './console.support.js';
+import { adminGet, type Json, submit, taskIn } from './operator.support.js';
 import { STORES, TEST_ADMIN_KEY, TestClock, useTestApp } from './support/app.js';
 import { useBrowser } from './support/browser.js';
 
@@ -97,5 +98,30 @@ describe.each(STORES)('keyboard shortcuts in the console on %s', (store) => {
     expect(await status(ids[2])).toMatchObject({ status: 'rejected', operator_notes: 'We cannot get there this week.' });
     expect(await status(ids[3])).toMatchObject({ status: 'delivered', operator_notes: 'Roses are 4 EUR each; a bouquet of 12 is 40 EUR.' });
     expect(await status(ids[4])).toMatchObject({ status: 'rejected', operator_notes: 'Timetables are online; no visit needed.' });
+  });
+
+  it('with the script, "Use" puts a delivery template into the deliverable box in place, under the strict CSP', async () => {
+    const { cookie, csrf } = await signIn(t);
+    const body = 'Checked on site:\n- open 7:30–12:00';
+    expect((await postForm(t, '/operator/templates', { _csrf: csrf, kind: 'result', name: 'Hours', body }, cookie)).status).toBe(303);
+    const id = await taskIn(t, 'accepted');
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    await page.goto(`${t.url}/operator/login`);
+    await page.getByLabel('Operator key').fill(TEST_ADMIN_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/operator(\?|$)/);
+    await page.goto(`${t.url}/operator/tasks/${id}`);
+    await page.getByText('Templates…').click();
+    await page.getByLabel('Use a delivery template').selectOption({ label: 'Hours' });
+    await page.getByRole('button', { name: 'Use', exact: true }).click();
+    await expect.poll(() => page.locator('#notes').inputValue()).toBe(body);
+    expect(page.url()).toBe(`${t.url}/operator/tasks/${id}`);
+    expect(errors).toEqual([]);
+    await context.close();
   });
 });

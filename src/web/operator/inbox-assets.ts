@@ -140,3 +140,29 @@ export const KEYS_JS = String.raw`(function () {
   });
 })();
 `;
+
+/**
+ * Templates without a reload: "Use" puts the chosen template's text into the box it is for (the
+ * deliverable, or the reply box of the sender's latest message) and focuses it; the box's own
+ * script (the live hash of the deliverable) hears an input event. Without this script "Use"
+ * reloads the page with the box filled by the server.
+ */
+export const TEMPLATES_JS = String.raw`(function () {
+  'use strict';
+  document.querySelectorAll('form[data-template-target]').forEach(function (form) {
+    form.addEventListener('submit', function (event) {
+      var box = document.getElementById(form.getAttribute('data-template-target'));
+      var select = form.querySelector('select[name=template]');
+      var option = select && select.options[select.selectedIndex];
+      if (!box || !option || !option.hasAttribute('data-body')) return;
+      event.preventDefault();
+      box.value = option.getAttribute('data-body');
+      box.dispatchEvent(new Event('input', { bubbles: true }));
+      var details = box.closest('details');
+      if (details) details.open = true;
+      box.focus();
+      box.scrollIntoView({ block: 'center' });
+    });
+  });
+})();
+`;

@@ -10,7 +10,7 @@ import { findHeldAction, undoHeld } from '../../services/held-actions.js';
 import { patchTask } from '../../services/operator-transitions.js';
 import { snoozeTask, wakeTask } from '../../services/snoozes.js';
 import { type ConsoleKit, FOR_OPERATOR, type Form, HIDDEN, localToIso, PARAM, text } from './console-kit.js';
-import { INBOX_CSS, KEYS_JS } from './inbox-assets.js';
+import { INBOX_CSS, KEYS_JS, TEMPLATES_JS } from './inbox-assets.js';
 import { heldBanner } from './inbox-task.js';
 import { flash } from './layout.js';
 import { showTaskPage } from './task-routes.js';
@@ -32,6 +32,9 @@ export function registerInboxRoutes(plain: FastifyInstance, deps: ServiceDeps, k
   );
   scope.get('/operator/assets/keys.js', { config: { kind: 'none' }, schema: HIDDEN }, async (_request, reply) =>
     reply.header('Cache-Control', 'no-cache').type('text/javascript; charset=utf-8').send(KEYS_JS),
+  );
+  scope.get('/operator/assets/templates.js', { config: { kind: 'none' }, schema: HIDDEN }, async (_request, reply) =>
+    reply.header('Cache-Control', 'no-cache').type('text/javascript; charset=utf-8').send(TEMPLATES_JS),
   );
 
   const withId = { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, params: Type.Object({ id: PARAM }) } };

@@ -65,11 +65,12 @@ function templateCard(task: AdminTaskDetail, templates: Template[], chosen: Temp
   const results = task.status === 'accepted' && task.response_schema === null ? templates.filter((t) => t.kind === 'result') : [];
   const replies = replyTo ? templates.filter((t) => t.kind === 'reply') : [];
   if (results.length === 0 && replies.length === 0) return html``;
-  const picker = (list: Template[], label: string) =>
+  // With the script, "Use" fills the box in place (templates.js); without it, the server does.
+  const picker = (list: Template[], label: string, target: string) =>
     list.length === 0
       ? ''
-      : html`<form method="get" action="/operator/tasks/${task.task_id}" class="row">
-      <label>${label} <select name="template">${list.map((t) => html`<option value="${t.id}" ${chosen?.id === t.id ? html`selected` : ''}>${t.name}</option>`)}</select></label>
+      : html`<form method="get" action="/operator/tasks/${task.task_id}" class="row" data-template-target="${target}">
+      <label>${label} <select name="template">${list.map((t) => html`<option value="${t.id}" data-body="${t.body}" ${chosen?.id === t.id ? html`selected` : ''}>${t.name}</option>`)}</select></label>
       <button class="btn secondary" type="submit">Use</button></form>`;
   const cannedReply =
     chosen?.kind === 'reply' && replyTo
@@ -81,7 +82,8 @@ ${chosen.body}</textarea></div>
       <div class="row end"><button class="btn secondary" type="submit">Send reply</button></div></form>`
       : '';
   return html`<details class="templates-card" ${chosen ? html`open` : ''}><summary>Templates…</summary>
-    ${picker(results, 'Use a delivery template')}${picker(replies, 'Use a canned reply')}${cannedReply}
+    ${picker(results, 'Use a delivery template', 'notes')}${picker(replies, 'Use a canned reply', replyTo ? `reply-${replyTo.message_id}` : '')}${cannedReply}
+    <script src="/operator/assets/templates.js" defer></script>
     <p class="sub"><a href="/operator/templates">Manage templates</a></p></details>`;
 }
 
