@@ -62,7 +62,13 @@ describe.each(STORES)('undo in the console on %s', (store) => {
 
   it('an accept, reject, delivery or reply undone within the window leaves no trace in the store, mail, webhooks or audit', async () => {
     const { cookie, csrf } = await signIn(t);
-    const cases: { name: string; path: string; prepare: (id: string) => Promise<Record<string, string>>; action: (id: string) => string }[] = [
+    const cases: {
+      name: string;
+      path: string;
+      create?: () => Promise<string>;
+      prepare: (id: string) => Promise<Record<string, string>>;
+      action: (id: string) => string;
+    }[] = [
       { name: 'accept', path: '/ok-undo-accept', prepare: async () => ({ eta_local: '2030-06-05T12:00' }), action: (id) => `/operator/tasks/${id}/accept` },
       { name: 'reject', path: '/ok-undo-reject', prepare: async () => ({ operator_notes: 'Out of scope.' }), action: (id) => `/operator/tasks/${id}/reject` },
       {
@@ -75,8 +81,22 @@ describe.each(STORES)('undo in the console on %s', (store) => {
         action: (id) => `/operator/tasks/${id}/deliver`,
       },
     ];
+    // A structured result (a task with a response schema) is held like a text deliverable.
+    cases.push({
+      name: 'deliver a result',
+      path: '/ok-undo-result',
+      create: () =>
+        submitWithCallback(t, `${receiver.url}/ok-undo-result`, {
+          response_schema: { type: 'object', properties: { open: { type: 'boolean' } }, required: ['open'] },
+        }),
+      prepare: async (id) => {
+        await patchOk(t, id, { status: 'accepted' });
+        return { result_source: 'json', result_json: '{"open":true}', confirmed: '1' };
+      },
+      action: (id) => `/operator/tasks/${id}/result`,
+    });
     for (const c of cases) {
-      const id = await submitWithCallback(t, `${receiver.url}${c.path}`);
+      const id = await (c.create ?? (() => submitWithCallback(t, `${receiver.url}${c.path}`)))();
       const fields = await c.prepare(id);
       // The operator has the task open (the first view stamps it as seen: not part of the action).
       await fetch(`${t.url}/operator/tasks/${id}`, { headers: { cookie } });
