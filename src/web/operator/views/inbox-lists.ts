@@ -62,8 +62,9 @@ export function bulkResultView(action: string, outcomes: BulkOutcome[], back: st
 }
 
 export function snoozedView(items: { task: AdminTask; until: string }[], session: Session, now: Date): SafeHtml {
-  if (items.length === 0) return html`<div class="card empty">No snoozed task. Snooze a task from its page to hide it from the inbox for a while.</div>`;
-  return html`<ul class="queue snoozed-list">${items.map(
+  const head = html`<h1>Snoozed</h1><p class="sub">Hidden from the inbox until their time, the soonest back first. <a href="/operator">Back to the queue</a></p>`;
+  if (items.length === 0) return html`${head}<div class="card empty">No snoozed task. Snooze a task from its page to hide it from the inbox for a while.</div>`;
+  return html`${head}<ul class="queue snoozed-list">${items.map(
     ({ task, until }) => html`<li data-task-id="${task.task_id}" class="card">
       <a href="/operator/tasks/${task.task_id}"><strong>${title(task)}</strong></a>
       <div class="row"><span>Snoozed until ${when(until, now)}</span>
