@@ -1,6 +1,7 @@
 import type { ServiceDeps } from './services/context.js';
 import { startDeadlineSweep } from './services/deadlines.js';
 import { startDevOperator } from './services/dev-operator.js';
+import { startHeldCommitter } from './services/held-actions.js';
 import { startOutboxWorker } from './services/mail-worker.js';
 import { startPeriodic } from './services/periodic.js';
 import { startPushAnnouncer } from './services/push.js';
@@ -30,6 +31,8 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const stopDevOperator = startDevOperator(deps);
   // Passed deadlines (issue 25): swept at start, so one that passed while the service was down is handled now.
   const stopDeadlines = startDeadlineSweep(deps);
+  // Console actions held for undo (issue 31): committed when their window passes, also after a restart.
+  const stopHeld = startHeldCommitter(deps);
   // The first retention run waits a while, so a starting fleet does not run it at once.
   const stopRetention = startPeriodic(deps, {
     name: 'retention run',
@@ -45,7 +48,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
         for (const name of ['mail', 'webhooks', 'retention']) deps.workers.stopped(name);
         stopPush();
         stopDevOperator();
-        await Promise.all([worker.stop(), webhooks.stop(), stopRetention(), stopDeadlines()]);
+        await Promise.all([worker.stop(), webhooks.stop(), stopRetention(), stopDeadlines(), stopHeld()]);
       })();
       return stopping;
     },

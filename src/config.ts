@@ -165,6 +165,10 @@ export interface Config {
   retention: RetentionSettings;
   dev: DevSettings;
   deadlines: DeadlineSettings;
+  /** CONSOLE_UNDO_SECONDS: how long a console accept, reject, reply or delivery is held for Undo (0: at once; issue 31). */
+  undoSeconds: number;
+  /** CONSOLE_UNDO_POLL_MS: how often the held-action committer looks for actions whose window has passed. */
+  undoPollMs: number;
 }
 
 /** Web Push to the operator's devices (services/push.ts). */
@@ -391,6 +395,8 @@ export function loadConfig(env: Env = process.env): Config {
       autoReject: boolean(env, 'DEADLINE_AUTO_REJECT', true),
       sweepIntervalMs: integer(env, 'DEADLINE_SWEEP_INTERVAL_MS', 20_000, 50, 60_000),
     },
+    undoSeconds: integer(env, 'CONSOLE_UNDO_SECONDS', 10, 0, 120),
+    undoPollMs: integer(env, 'CONSOLE_UNDO_POLL_MS', 1000, 50, 60_000),
   };
 }
 

@@ -13,7 +13,19 @@ import { postJson, STORES, TestClock, useTestApp } from './support/app.js';
  */
 
 /** Tables that grow with history; the others hold a handful of rows (settings, keys, operators…). */
-const HISTORY = ['tasks', 'messages', 'message_tasks', 'outbox', 'webhook_outbox', 'webhook_attempts', 'attachments', 'message_replies', 'idempotency_keys'];
+const HISTORY = [
+  'tasks',
+  'messages',
+  'message_tasks',
+  'outbox',
+  'webhook_outbox',
+  'webhook_attempts',
+  'attachments',
+  'message_replies',
+  'idempotency_keys',
+  'task_snoozes',
+  'held_actions',
+];
 
 /** An aggregate over a history table: counts the table (or a range of it) on every call. */
 const AGGREGATE = new RegExp(`\\b(count|sum|min|max|avg)\\s*\\([^)]*\\)[\\s\\S]*\\bfrom\\s+"?(${HISTORY.join('|')})"?\\b`, 'i');
@@ -114,6 +126,8 @@ for (const store of STORES) {
       }
       const { cookie, csrf } = await signIn(t);
       const console = (path: string) => fetch(`${t.url}${path}`, { headers: { cookie } });
+      const snoozed = await taskIn(t, 'submitted');
+      expect((await postForm(t, `/operator/tasks/${snoozed}/snooze`, { _csrf: csrf, hours: '3' }, cookie)).status).toBe(303);
 
       capturing = true;
       const pages: string[] = [];
@@ -131,6 +145,28 @@ for (const store of STORES) {
         '/operator/outbox',
         '/operator/blocklist',
       );
+      // Issue 31: search by key (task id, message id, e-mail) and words, each filter and sort, snoozes.
+      const messageId = ((await (await adminGet(t, '/api/v1/admin/messages?limit=1')).json()) as { messages: { message_id: string }[] }).messages[0]
+        ?.message_id;
+      for (const status of ['open', 'all', 'delivered']) {
+        for (const filter of [
+          `q=${open}`,
+          `q=${messageId}`,
+          'q=agent%40mail.example-agent.dev',
+          'q=bakery',
+          'type=real_world_verification',
+          'location=onsite',
+          'location=remote',
+          'requester=agent%40mail.example-agent.dev',
+          'deadline_before=2030-12-31',
+          'overdue=1',
+          'sort=deadline',
+          'sort=eta',
+          'select=1&order=newest',
+        ])
+          pages.push(`/operator?status=${status}&${filter}`);
+      }
+      pages.push('/operator?status=snoozed');
       for (const status of ['pending', 'sent', 'failed']) pages.push(`/operator/outbox?status=${status}`);
       for (const path of pages) expect((await console(path)).status, path).toBe(200);
       // The inbox's "Mark done" (issue 31): a key lookup, the kept count and the audit entry.

@@ -38,7 +38,7 @@ function normalized(raw: unknown): unknown {
 }
 
 /** Every problem at once, each naming its field (the same checker as every other payload). */
-function parseReply(raw: unknown): string {
+export function parseReply(raw: unknown): string {
   const { value, fieldErrors } = checkReply(normalized(raw));
   if (fieldErrors.length > 0) throw validationFailed(fieldErrors);
   return value.message;

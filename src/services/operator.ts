@@ -70,10 +70,13 @@ export interface QueueOptions extends ListOptions {
   order?: string | undefined;
   /** An operator_id, or `none` for the unassigned tasks. */
   assignee?: string | undefined;
+  /** Leaves out the tasks snoozed past now (the console's default inbox, issue 31). */
+  hideSnoozed?: boolean;
 }
 
 // The REST routes pass coerced numbers, the console raw query text: both go through these.
 const checkQueueQuery = queryChecker<QueueQuery>(QueueQuerySchema);
+// hideSnoozed is the console's, not a query parameter of the contract.
 const checkMessageQuery = queryChecker<MessageQuery>(MessageQuerySchema);
 const checkStatsQuery = queryChecker<StatsQuery>(StatsQuerySchema);
 
@@ -84,7 +87,8 @@ function given<T extends object>(options: T): Partial<T> {
 
 /** The queue, newest (or oldest) first, optionally filtered by status (or `open`). */
 export async function listQueue(deps: ServiceDeps, options: QueueOptions = {}): Promise<Queue> {
-  const query = checkQueueQuery(given(options));
+  const { hideSnoozed: _console, ...queryOptions } = options;
+  const query = checkQueueQuery(given(queryOptions));
   const limit = query.limit ?? ADMIN_PAGE_DEFAULT;
   const filter = query.status;
   const order = query.order ?? 'newest';
@@ -95,7 +99,8 @@ export async function listQueue(deps: ServiceDeps, options: QueueOptions = {}): 
   const statuses = filter === 'open' ? [...OPEN_STATUSES] : filter ? [filter] : undefined;
   const isTest = query.test === 'only' ? true : query.test === 'exclude' ? false : undefined;
   const assignee = query.assignee === 'none' ? null : query.assignee;
-  const rows = await listTasks(deps.store.db, { statuses, isTest, after, limit: limit + 1, order, ...(assignee !== undefined ? { assignee } : {}) });
+  const awakeAt = options.hideSnoozed ? iso(deps.clock.now()) : undefined;
+  const rows = await listTasks(deps.store.db, { statuses, isTest, after, limit: limit + 1, order, awakeAt, ...(assignee !== undefined ? { assignee } : {}) });
   const page = rows.slice(0, limit);
   const last = rows.length > limit ? page.at(-1) : undefined;
   // Keyset position: (due_at, id) in the due order, (created_at, id) otherwise.

@@ -387,6 +387,9 @@ export interface Database {
   signin_failures: SigninFailuresTable;
   task_assignments: TaskAssignmentsTable;
   assignment_counts: AssignmentCountsTable;
+  task_snoozes: TaskSnoozesTable;
+  held_actions: HeldActionsTable;
+  reply_templates: ReplyTemplatesTable;
 }
 
 /** Imported task ids by case-folded form (migration 180), for linking messages that name them. */
@@ -397,3 +400,33 @@ export interface ImportedTaskIdsTable {
 
 // Generated is re-exported for migrations that add auto columns later.
 export type { Generated };
+
+/** A task hidden from the default inbox until `until` (migration 210). */
+export interface TaskSnoozesTable {
+  task_id: string;
+  until: string;
+  created_at: string;
+}
+
+/** A console action held for the undo window, committed when `commit_at` passes (migration 210). */
+export interface HeldActionsTable {
+  id: string;
+  task_id: string;
+  kind: string;
+  /** JSON: the service call's input. */
+  payload: string;
+  /** JSON: the actor who acted. */
+  actor: string;
+  created_at: string;
+  commit_at: string;
+}
+
+/** A canned reply (`reply`) or delivery template (`result`) the operator uses (migration 210). */
+export interface ReplyTemplatesTable {
+  id: string;
+  kind: string;
+  name: string;
+  body: string;
+  created_at: string;
+  updated_at: string;
+}

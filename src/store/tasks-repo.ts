@@ -421,9 +421,11 @@ export async function listTasks(
     order?: 'newest' | 'oldest' | 'due';
     /** An operator_id: their tasks; null: the unassigned ones (task_assignments, migration 140). */
     assignee?: string | null;
+    /** Leaves out tasks snoozed past this instant (the console's default inbox; migration 210). */
+    awakeAt?: string | undefined;
   },
 ): Promise<TaskRow[]> {
-  const { after, isTest, limit, assignee } = options;
+  const { after, isTest, limit, assignee, awakeAt } = options;
   const assigned = (eb: ExpressionBuilder<Database, 'tasks'>) =>
     eb.selectFrom('task_assignments').select('task_id').whereRef('task_assignments.task_id', '=', 'tasks.id');
   if (options.order === 'due') {
@@ -435,6 +437,7 @@ export async function listTasks(
     else if (assignee !== undefined) query = query.where((eb) => eb.exists(assigned(eb).where('task_assignments.operator_id', '=', assignee)));
     if (after)
       query = query.where((eb) => eb.or([eb('due_at', '>', after.created_at), eb.and([eb('due_at', '=', after.created_at), eb('id', '>', after.id)])]));
+    if (awakeAt !== undefined) query = query.where((eb) => eb.not(eb.exists(snoozedPast(eb, awakeAt))));
     return query.orderBy('due_at', 'asc').orderBy('id', 'asc').limit(limit).execute();
   }
   // Newest first by default; oldest first is the console's queue (the longest wait on top).
@@ -448,6 +451,7 @@ export async function listTasks(
       if (assignee === null) query = query.where((eb) => eb.not(eb.exists(assigned(eb))));
       else if (assignee !== undefined) query = query.where((eb) => eb.exists(assigned(eb).where('task_assignments.operator_id', '=', assignee)));
       if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), past, eb.tuple(after.created_at, after.id)));
+      if (awakeAt !== undefined) query = query.where((eb) => eb.not(eb.exists(snoozedPast(eb, awakeAt))));
       return query.orderBy('created_at', direction).orderBy('id', direction).limit(limit).execute();
     }),
   );
@@ -566,4 +570,51 @@ export async function markDeadlinePassed(db: Db, id: string, at: string): Promis
     .where('deadline_passed_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** A snooze of the outer task that lasts past `at` (task_snoozes, migration 210: its primary key). */
+function snoozedPast(eb: ExpressionBuilder<Database, 'tasks'>, at: string) {
+  return eb.selectFrom('task_snoozes').select('task_snoozes.task_id').whereRef('task_snoozes.task_id', '=', 'tasks.id').where('task_snoozes.until', '>', at);
+}
+
+/** The tasks among `ids` (search hits by id), in no particular order. */
+export async function findTasks(db: Db, ids: string[]): Promise<TaskRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('tasks').selectAll().where('id', 'in', ids).execute();
+}
+
+/**
+ * The console queue's filters and sorts (issue 31), for one status: a walk down one index of
+ * migration 210 (or 130's tasks_status_due_idx) that stops after `limit` rows.
+ * - `by: 'created'`: type, requester (contact e-mail) and on-site filters, newest or oldest first
+ *   (tasks_type_queue_idx, tasks_contact_queue_idx, tasks_onsite_queue_idx).
+ * - `by: 'deadline'`: tasks with a deadline, soonest first, optionally before a date (tasks_deadline_queue_idx).
+ * - `by: 'eta'`: tasks with an ETA, soonest first, optionally passed (tasks_eta_queue_idx).
+ * - `by: 'due'`: tasks whose due instant is before a date, soonest first (tasks_status_due_idx).
+ * One filter column drives each walk; the caller narrows further among the rows it returns.
+ */
+export async function filteredTasks(
+  db: Db,
+  options: {
+    status: string;
+    by: 'created' | 'deadline' | 'eta' | 'due';
+    direction?: 'asc' | 'desc';
+    taskType?: string | undefined;
+    contactEmail?: string | undefined;
+    onSite?: boolean | undefined;
+    before?: string | undefined;
+    limit: number;
+  },
+): Promise<TaskRow[]> {
+  let query = db.selectFrom('tasks').selectAll().where('status', '=', options.status);
+  if (options.by === 'created') {
+    if (options.taskType !== undefined) query = query.where('task_type', '=', options.taskType);
+    else if (options.contactEmail !== undefined) query = query.where('contact_email', '=', options.contactEmail);
+    else if (options.onSite !== undefined) query = query.where('location_required', '=', options.onSite ? 1 : 0);
+    const direction = options.direction ?? 'desc';
+    return query.orderBy('created_at', direction).orderBy('id', direction).limit(options.limit).execute();
+  }
+  const column = options.by === 'deadline' ? 'deadline_at' : options.by === 'eta' ? 'eta' : 'due_at';
+  query = options.before !== undefined ? query.where(column, '<', options.before) : query.where(column, 'is not', null);
+  return query.orderBy(column, 'asc').orderBy('id', 'asc').limit(options.limit).execute();
 }

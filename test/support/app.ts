@@ -121,6 +121,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     DATABASE_URL: databaseUrl,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ADMIN_KEY: TEST_ADMIN_KEY,
+    // Console actions apply at once in tests unless a test turns undo on (test/inbox.undo.*).
+    CONSOLE_UNDO_SECONDS: '0',
     ...((options.limits ?? 'relaxed') === 'relaxed' ? RELAXED_LIMITS : {}),
     ...options.env,
   });

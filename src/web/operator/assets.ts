@@ -293,9 +293,19 @@ export const CONSOLE_JS = String.raw`
           fresh.querySelectorAll('li[data-task-id]').forEach(function (li) {
             if (!before[li.getAttribute('data-task-id')]) li.classList.add('fresh');
           });
-          // A sheet the operator opened stays open across the refresh.
+          // A sheet the operator opened stays open across the refresh; a toolbar being typed in
+          // (focus or changed fields) stays as it is.
           var sheetOpen = current.querySelector('details.toolbar[open]');
+          var bar = current.querySelector('form.queue-toolbar');
+          var typing = bar && (bar.contains(document.activeElement) || Array.prototype.some.call(bar.querySelectorAll('input, select'), function (el) {
+            if (el.type === 'hidden') return false;
+            if (el.type === 'checkbox') return el.checked !== el.defaultChecked;
+            if (el.tagName === 'SELECT') return Array.prototype.some.call(el.options, function (o) { return o.selected !== o.defaultSelected; });
+            return el.value !== el.defaultValue;
+          }));
+          var freshBar = fresh.querySelector('form.queue-toolbar');
           current.replaceWith(document.adoptNode(fresh));
+          if (typing && freshBar) freshBar.replaceWith(bar);
           var sheet = fresh.querySelector('details.toolbar');
           if (sheetOpen && sheet) sheet.open = true;
           var freshNav = doc.querySelector('.nav'), myNav = document.querySelector('.nav');

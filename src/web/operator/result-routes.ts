@@ -7,8 +7,9 @@ import { isJsonObject, type JsonObject } from '../../domain/response-schema.js';
 import { resultProblems } from '../../domain/response-validator.js';
 import { actorOf } from '../../http/admin-auth.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { holdAction } from '../../services/held-actions.js';
 import { viewTask } from '../../services/operator.js';
-import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
+import { checkPatchNow } from '../../services/operator-transitions.js';
 import { type ConsoleKit, FOR_OPERATOR, type Form, HIDDEN, PARAM, text } from './console-kit.js';
 import { flash } from './layout.js';
 import { parseResultForm, valueAt } from './result-form-parse.js';
@@ -81,7 +82,10 @@ async function deliverStructured(deps: ServiceDeps, kit: ConsoleKit, request: Fa
         deliverResultConfirmView(taskId, canonicalJson(read.value), kit.session(request)),
       );
     }
-    await patchTask(deps, actorOf(request), taskId, patch);
+    // Held for undo like a text delivery (issue 31).
+    if (await holdAction(deps, actorOf(request), { taskId, kind: 'deliver', payload: patch })) {
+      return reply.redirect(`/operator/tasks/${encodeURIComponent(taskId)}`, 303);
+    }
   } catch (error) {
     if (!isAppError(error) || error.code === 'task_not_found') throw error;
     return show(deps, kit, request, reply, taskId, { ...draft, problems: (error.extras.details as string[] | undefined) ?? [] }, error);

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ServiceDeps } from '../../services/context.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { consoleKit } from './console-kit.js';
+import { registerInboxRoutes } from './inbox-routes.js';
 import { registerListRoutes } from './list-routes.js';
 import { registerLiveRoute } from './live.js';
 import { registerPasskeyRoutes } from './passkey-routes.js';
@@ -12,6 +13,7 @@ import { registerResultRoutes } from './result-routes.js';
 import { registerTalkRoutes } from './talk-routes.js';
 import { registerTaskRoutes } from './task-routes.js';
 import { registerTeamRoutes } from './team-routes.js';
+import { registerTemplateRoutes } from './template-routes.js';
 
 /**
  * The operator console at /operator: server-rendered pages over the same services as the admin
@@ -32,5 +34,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
     registerResultRoutes(scope, deps, kit);
     registerPasskeyRoutes(scope, deps, kit);
     registerTeamRoutes(scope, deps, kit);
+    registerInboxRoutes(scope, deps, kit);
+    registerTemplateRoutes(scope, deps, kit);
   });
 }

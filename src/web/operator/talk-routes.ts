@@ -7,7 +7,7 @@ import { TASK_ID_PATTERN } from '../../domain/ids.js';
 import { actorOf } from '../../http/admin-auth.js';
 import { blockTaskSender } from '../../services/block-sender.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { replyToMessage } from '../../services/message-replies.js';
+import { holdAction } from '../../services/held-actions.js';
 import { markDone } from '../../services/message-states.js';
 import { type ConsoleKit, FOR_ADMIN, FOR_OPERATOR, type Form, HIDDEN, notes, PARAM, text } from './console-kit.js';
 import { flash } from './layout.js';
@@ -39,7 +39,14 @@ export function registerTalkRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       // From the messages page, to all messages: the answered one has left the waiting ones.
       const back = TASK_ID_PATTERN.test(taskId) ? `/operator/tasks/${taskId}?` : '/operator/messages?show=all&';
       try {
-        await replyToMessage(deps, actorOf(request), message_id, { message: notes(form, 'message') ?? '' });
+        // Held for undo (issue 31): back to the task page, or to the held reply's own page from the messages list.
+        const onTask = TASK_ID_PATTERN.test(taskId);
+        const held = await holdAction(deps, actorOf(request), {
+          taskId: onTask ? taskId : '',
+          kind: 'reply',
+          payload: { message_id, message: notes(form, 'message') ?? '' },
+        });
+        if (held) return reply.redirect(onTask ? `/operator/tasks/${taskId}` : `/operator/held/${held.id}`, 303);
       } catch (error) {
         if (!isAppError(error) || !TASK_ID_PATTERN.test(taskId) || error.code === 'not_found') throw error;
         return refused(

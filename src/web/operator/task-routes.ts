@@ -8,10 +8,12 @@ import { actorOf } from '../../http/admin-auth.js';
 import { operatorAttachments } from '../../services/attachments.js';
 import { taskAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { holdAction } from '../../services/held-actions.js';
 import { doneStates, markDone, namedTasks, waitingCount, waitingMessages } from '../../services/message-states.js';
-import { countByStatus, listQueue, messagesNamingAny, viewTask } from '../../services/operator.js';
+import { countByStatus, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
 import { assignmentCounts, listOperators } from '../../services/operators.js';
+import { getTemplate } from '../../services/templates.js';
 import { listWebhooks, retryWebhook } from '../../services/webhooks.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
 import {
@@ -20,6 +22,7 @@ import {
   FOR_OPERATOR,
   type Form,
   HIDDEN,
+  isForm,
   localToIso,
   notes,
   OPEN_QUERY,
@@ -29,10 +32,13 @@ import {
   type TaskAction,
   text,
 } from './console-kit.js';
+import { inboxList, inboxQueue, toolbarQuery } from './inbox-queue.js';
+import { taskInboxTools } from './inbox-task.js';
 import { flash, taskTitle } from './layout.js';
 import { assignmentCard, assignmentTabs } from './views/assignment.js';
 import { deliverConfirmView } from './views/deliver-confirm.js';
 import { queueView } from './views/queue.js';
+import { FILTER_FIELDS, queueToolbar } from './views/queue-toolbar.js';
 import type { ResultDraft } from './views/result-form.js';
 import { type BlockDraft, WITHDRAWN_REASON } from './views/talk.js';
 import { taskView } from './views/task.js';
@@ -47,6 +53,8 @@ export interface TaskPageExtras {
   result?: ResultDraft;
   /** A question refused (question-routes.ts), kept in the ask form. */
   questionDraft?: string;
+  /** A template chosen with "Use" (issue 31): a delivery template fills the deliverable, a canned reply the reply form. */
+  template?: string | undefined;
 }
 
 /** The task page, with everything its blocks need; also used by talk-routes.ts to show a refusal. */
@@ -69,7 +77,10 @@ export async function showTaskPage(
   );
   const session = kit.session(request);
   const assignment = assignmentCard({ taskId: task.task_id, assignee: task.assignee, operators: await listOperators(deps), actor: session.actor, session });
-  const { notice, draft = {}, status = 200, block, result, questionDraft } = extras;
+  const { status = 200, block, result, questionDraft } = extras;
+  const template = extras.template ? await getTemplate(deps, extras.template) : undefined;
+  const draft = template?.kind === 'result' && extras.draft?.notes === undefined ? { ...extras.draft, notes: template.body } : (extras.draft ?? {});
+  const notice = html`${extras.notice ?? ''}${await taskInboxTools(deps, session, task, template)}`;
   const body = taskView({
     task,
     session,
@@ -113,16 +124,21 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const actor = session(request).actor;
     const view = text(query, 'view') === 'mine' && actor.kind === 'operator' ? 'mine' : text(query, 'view') === 'unassigned' ? 'unassigned' : 'all';
     const assignee = view === 'mine' && actor.kind === 'operator' ? actor.operatorId : view === 'unassigned' ? 'none' : undefined;
-    const [queue, counts, byAssignment, operators] = await Promise.all([
-      listQueue(deps, { status: filter === 'all' ? undefined : filter, order, test, assignee, cursor: text(query, 'cursor'), limit: 25 }),
+    // Search, filters, sorts, snoozes and bulk selection (issue 31): inbox-queue.ts.
+    const search = toolbarQuery(query, { status: filter, order: asked, test, view });
+    const [inbox, counts, byAssignment, operators] = await Promise.all([
+      inboxQueue(deps, search, { status: filter === 'all' ? undefined : filter, order, test, assignee, cursor: text(query, 'cursor'), limit: 25 }),
       countByStatus(deps),
       assignmentCounts(deps, actor),
       listOperators(deps),
     ]);
+    const { queue } = inbox;
     const mail = await messagesNamingAny(deps, queue.tasks);
-    // The inbox (docs/inbox.md): on the first page of open work, the waiting messages come first.
-    const inbox = filter === 'open' && !text(query, 'cursor');
-    const [waiting, waitingTotal] = inbox ? await Promise.all([waitingMessages(deps, INBOX_MESSAGES), waitingCount(deps)]) : [[], 0];
+    // The inbox (docs/inbox.md): on the first page of open work, the waiting messages come first
+    // (not while searching, filtering or selecting: then only the tasks that match).
+    const plain = !search.q && !search.select && FILTER_FIELDS.every((field) => !search[field]);
+    const streamFirst = filter === 'open' && !text(query, 'cursor') && plain;
+    const [waiting, waitingTotal] = streamFirst ? await Promise.all([waitingMessages(deps, INBOX_MESSAGES), waitingCount(deps)]) : [[], 0];
     const named = await namedTasks(
       deps,
       waiting.flatMap((m) => m.task_ids.slice(0, 1)),
@@ -140,8 +156,14 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       waiting,
       waitingTotal,
       named,
+      search,
     } as const;
-    const body = html`${kit.doneNotice(request) ?? ''}${queueView(queue, filter, counts, mail, deps.clock.now(), options)}`;
+    const list = inboxList(inbox, search, session(request), deps.clock.now());
+    const body = html`${kit.doneNotice(request) ?? ''}${
+      list
+        ? html`${queueToolbar(search, { counts, assignment: options.assignment })}${list}`
+        : queueView(queue, filter, counts, mail, deps.clock.now(), options)
+    }`;
     return render(reply, session(request), 'queue', 'Queue', body);
   });
 
@@ -159,7 +181,8 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, params: Type.Object({ task_id: PARAM }) } },
     async (request, reply) => {
       const { task_id } = request.params;
-      return showTask(request, reply, task_id, kit.doneNotice(request));
+      const template = isForm(request.query) ? text(request.query, 'template') : undefined;
+      return showTaskPage(deps, kit, request, reply, task_id, { notice: kit.doneNotice(request), template });
     },
   );
 
@@ -182,7 +205,11 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       return render(reply, session(request), 'queue', 'Confirm delivery', deliverConfirmView(task_id, String(patch.operator_notes ?? ''), session(request)));
     }
     try {
-      await patchTask(deps, actorOf(request), task_id, patch);
+      // Accept, reject and deliver are held for undo (issue 31); the other actions apply at once.
+      if (action === 'accept' || action === 'reject' || action === 'deliver') {
+        const held = await holdAction(deps, actorOf(request), { taskId: task_id, kind: action, payload: patch });
+        if (held) return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}`, 303);
+      } else await patchTask(deps, actorOf(request), task_id, patch);
     } catch (error) {
       if (!isAppError(error) || error.code === 'task_not_found') throw error;
       const details = (error.extras.details as string[] | undefined) ?? [];

@@ -6,7 +6,7 @@ import type { NamedTask } from '../../../services/message-states.js';
 import { unseenPastTarget } from '../../../services/response-target.js';
 import { at, csrfField, relative, senderLabel, taskTitle, WITHDRAWAL } from '../layout.js';
 import type { Session } from '../session.js';
-import { queueToolbar } from './queue-toolbar.js';
+import { type QueueToolbarQuery, queueToolbar } from './queue-toolbar.js';
 
 /**
  * The queue as an inbox (issue 31, docs/inbox.md): one stream of what needs the operator. On the
@@ -54,6 +54,8 @@ export interface QueueViewOptions {
   waitingTotal?: number;
   /** The tasks those messages name: their titles. */
   named?: Map<string, NamedTask>;
+  /** The current search, filters and sort (issue 31), for the toolbar. */
+  search?: QueueToolbarQuery;
 }
 
 /** Offers push notifications on this device; the button shows only where the browser can do it. */
@@ -193,7 +195,7 @@ export function queueView(
       ${overdue > 0 ? html`<span class="badge danger">${overdue} overdue</span>` : ''}
       <p class="sub wide-only">${order === 'due' ? 'Due first: the earlier of deadline and response target on top.' : order === 'oldest' ? 'Oldest first: the longest wait on top.' : 'Newest first.'} Target: every task seen within ${options.targetHours} h. Open a task to review it; the first view stamps it as seen.</p>
     </div>
-    ${queueToolbar({ filter, order, test, counts, assignment: options.assignment })}
+    ${queueToolbar(options.search ?? { status: filter, order, test }, { counts, assignment: options.assignment })}
     ${
       empty
         ? html`<div class="card empty">${filter === 'open' ? 'Nothing waiting. New tasks appear here.' : 'No tasks here.'}</div>`
