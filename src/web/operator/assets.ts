@@ -50,6 +50,10 @@ p { margin: 0 0 .75rem; }
 .narrow-only { display: none; }
 @media (max-width: 700px) {
   .wide-only { display: none !important; }
+  /* The queue on a phone: the nav already says where you are; the search and the sheet come first. */
+  .queue-head h1 { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  .queue-head { margin-bottom: .5rem; }
+  .queue-head:not(:has(.badge)) { margin: 0; }
   .narrow-only { display: block; }
   .topbar-inner { gap: .25rem; padding: .25rem .75rem; flex-wrap: nowrap; }
   .brand-name { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
@@ -300,7 +304,11 @@ export const CONSOLE_JS = String.raw`
           var typing = bar && (bar.contains(document.activeElement) || Array.prototype.some.call(bar.querySelectorAll('input, select'), function (el) {
             if (el.type === 'hidden') return false;
             if (el.type === 'checkbox') return el.checked !== el.defaultChecked;
-            if (el.tagName === 'SELECT') return Array.prototype.some.call(el.options, function (o) { return o.selected !== o.defaultSelected; });
+            if (el.tagName === 'SELECT') {
+              // With no option marked selected, the first one is: that is not a change.
+              var initial = Array.prototype.findIndex.call(el.options, function (o) { return o.defaultSelected; });
+              return el.selectedIndex !== (initial < 0 ? 0 : initial);
+            }
             return el.value !== el.defaultValue;
           }));
           var freshBar = fresh.querySelector('form.queue-toolbar');

@@ -190,7 +190,7 @@ export function queueView(
   const waiting = options.waiting ?? [];
   const more = (options.waitingTotal ?? waiting.length) - waiting.length;
   const empty = queue.tasks.length === 0 && waiting.length === 0;
-  return html`<div data-live-list><div class="page-head">
+  return html`<div data-live-list><div class="page-head queue-head">
       <h1>Queue</h1>
       ${overdue > 0 ? html`<span class="badge danger">${overdue} overdue</span>` : ''}
       <p class="sub wide-only">${order === 'due' ? 'Due first: the earlier of deadline and response target on top.' : order === 'oldest' ? 'Oldest first: the longest wait on top.' : 'Newest first.'} Target: every task seen within ${options.targetHours} h. Open a task to review it; the first view stamps it as seen.</p>
