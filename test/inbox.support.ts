@@ -1,17 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { patchOk, submit } from './operator.support.js';
 import { answer, ask } from './questions.support.js';
 import { postJson, TEST_ADMIN_KEY, type TestApp } from './support/app.js';
+import { seriousAxeViolations } from './support/axe.js';
 
 /**
  * The operator's inbox (issue 31): a console as the walk-through found it, 13 tasks in every state
  * and 4 messages, and the checks every console page passes on a phone and a desktop.
  */
-
-const require = createRequire(import.meta.url);
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 const DESCRIPTIONS = [
   'Photograph the opening hours sign at the bakery on 12 Main Street',
@@ -130,26 +126,7 @@ export async function smallTargets(page: Page): Promise<string[]> {
   });
 }
 
-export async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: AXE });
-  const result = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (ctx: Document, options: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    return axe.run(document, { resultTypes: ['violations'] });
-  });
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(', ')}`,
-    );
-}
+export const axeViolations = seriousAxeViolations;
 
 export async function sideways(page: Page): Promise<boolean> {
   return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);

@@ -1,11 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 
 /** What the requester-facing page suites check in Chromium: tap targets, axe, sideways scroll. */
-
-const require = createRequire(import.meta.url);
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 export const PHONE = { width: 390, height: 844 };
 export const DESKTOP = { width: 1366, height: 900 };
@@ -58,27 +53,7 @@ export async function sidewaysScroll(page: Page): Promise<number> {
   return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 }
 
-/** axe-core's serious and critical violations (the context needs bypassCSP to inject it). */
-export async function seriousAxeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: AXE });
-  const result = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (ctx: Document, options: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    return axe.run(document, { resultTypes: ['violations'] });
-  });
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(', ')}`,
-    );
-}
+export { seriousAxeViolations } from './support/axe.js';
 
 /** Saves a full-page screenshot when SCREENSHOT_PREFIX is set (e.g. /tmp/i31p), for a person to look at. */
 export async function screenshot(page: Page, name: string): Promise<void> {

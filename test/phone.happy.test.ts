@@ -1,14 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTS } from '../src/docs/endpoints.js';
 import { patchOk, submit } from './operator.support.js';
 import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, TestClock } from './support/app.js';
+import { seriousAxeViolations as axeViolations } from './support/axe.js';
 import { launchBrowser } from './support/browser.js';
 
-const require = createRequire(import.meta.url);
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const LONG = `A${'x'.repeat(400)} unbroken https://example-agent.dev/${'segment'.repeat(40)}`;
 
 interface PageCheck {
@@ -39,27 +36,6 @@ async function inspect(page: Page): Promise<PageCheck> {
     }
     return { overflow: { scrollWidth: doc.scrollWidth, clientWidth: doc.clientWidth }, smallTargets: small };
   });
-}
-
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: AXE });
-  const result = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (ctx: Document, options: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    return axe.run(document, { resultTypes: ['violations'] });
-  });
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(', ')}`,
-    );
 }
 
 describe.each(STORES)('every page on a phone and a desktop on %s', (store) => {
