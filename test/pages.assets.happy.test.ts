@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { staticAsset } from '../src/web/static-assets.js';
+import { signIn } from './console.support.js';
 import { useTestApp } from './support/app.js';
 import { useBrowser } from './support/browser.js';
 
@@ -67,6 +68,40 @@ describe('the pages’ stylesheet and script as files', () => {
     await expect(page.locator('label[for="f-deadline"]').innerText()).resolves.toContain('Europe/Berlin');
     expect(violations).toEqual([]);
     await page.close();
+  });
+
+  it('the console uses the same mechanism: every stylesheet and script at a hashed, immutable address', async () => {
+    const { cookie } = await signIn(t);
+    const seen = new Set<string>();
+    for (const [page, headers] of [
+      ['/operator/login', {}],
+      ['/operator', { cookie }],
+      ['/operator/templates', { cookie }],
+    ] as const) {
+      const body = await (await fetch(`${t.url}${page}`, { headers })).text();
+      expect(body, page).not.toMatch(/<style|\sstyle=|<script>/i);
+      for (const m of body.matchAll(/(?:href|src)="(\/operator\/assets\/[a-z]+(?:\.[0-9a-f]{12})?\.(?:css|js))"/g)) seen.add(m[1] ?? '');
+    }
+    // The vendored WebAuthn bundle is served from node_modules as installed, not from src/web/assets.
+    seen.delete('/operator/assets/webauthn.js');
+    expect([...seen].map((url) => path.basename(url).replace(/\.[0-9a-f]{12}\./, '.')).sort()).toEqual([
+      'console.css',
+      'console.js',
+      'inbox.css',
+      'keys.js',
+      'passkey.js',
+    ]);
+    for (const url of seen) {
+      expect(url, url).toMatch(/\.[0-9a-f]{12}\.(css|js)$/);
+      const res = await fetch(`${t.url}${url}`);
+      expect(res.status, url).toBe(200);
+      expect(res.headers.get('cache-control'), url).toBe('public, max-age=31536000, immutable');
+      const file = path.basename(url).replace(/\.[0-9a-f]{12}\./, '.');
+      expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(path.join(ASSETS, file))), url).toBe(true);
+    }
+    // The service worker keeps its fixed address (its scope), from its file.
+    const sw = await fetch(`${t.url}/operator/sw.js`);
+    expect(Buffer.from(await sw.arrayBuffer()).equals(readFileSync(path.join(ASSETS, 'sw.js')))).toBe(true);
   });
 
   it('a missing file stops the service at start, naming it', () => {

@@ -8,6 +8,7 @@ import { adminKeyMatches, markFailedKeyAttempt } from '../../http/admin-auth.js'
 import { recordAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { actorOfPersonalKey } from '../../services/operators.js';
+import { registerStaticAssets } from '../static-assets.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { type ConsoleKit, FOR_OPERATOR, type Form, HIDDEN, OPEN_QUERY, QUERY_FIELD, safeNext, text } from './console-kit.js';
 import type { LiveStreams } from './live.js';
@@ -17,12 +18,7 @@ import { loginView } from './views/lists.js';
 /** The console's assets, sign-in and sign-out (which also ends the session's live event streams). */
 export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit, live: LiveStreams): void {
   const { render, session, guarded } = kit;
-  scope.get('/operator/assets/console.css', { config: { kind: 'none' }, schema: HIDDEN }, async (_request, reply) =>
-    reply.header('Cache-Control', 'no-cache').type('text/css; charset=utf-8').send(CONSOLE_CSS),
-  );
-  scope.get('/operator/assets/console.js', { config: { kind: 'none' }, schema: HIDDEN }, async (_request, reply) =>
-    reply.header('Cache-Control', 'no-cache').type('text/javascript; charset=utf-8').send(CONSOLE_JS),
-  );
+  registerStaticAssets(scope, [CONSOLE_CSS, CONSOLE_JS]);
 
   const loginQuery = { ...HIDDEN, querystring: Type.Object({ next: QUERY_FIELD }, OPEN_QUERY) };
   scope.withTypeProvider<TypeBoxTypeProvider>().get('/operator/login', { config: { kind: 'admin' }, schema: loginQuery }, async (request, reply) => {

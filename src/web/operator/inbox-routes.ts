@@ -9,6 +9,7 @@ import type { ServiceDeps } from '../../services/context.js';
 import { findHeldAction, undoHeld } from '../../services/held-actions.js';
 import { patchTask } from '../../services/operator-transitions.js';
 import { snoozeTask, wakeTask } from '../../services/snoozes.js';
+import { registerStaticAssets } from '../static-assets.js';
 import { type ConsoleKit, FOR_OPERATOR, type Form, HIDDEN, localToIso, PARAM, text } from './console-kit.js';
 import { INBOX_CSS, KEYS_JS, TEMPLATES_JS } from './inbox-assets.js';
 import { heldBanner } from './inbox-task.js';
@@ -27,15 +28,7 @@ const BULK_MAX = 50;
 export function registerInboxRoutes(plain: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
   const { guarded, render, session } = kit;
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-  scope.get('/operator/assets/inbox.css', { config: { kind: 'none' }, schema: HIDDEN }, async (_request, reply) =>
-    reply.header('Cache-Control', 'no-cache').type('text/css; charset=utf-8').send(INBOX_CSS),
-  );
-  scope.get('/operator/assets/keys.js', { config: { kind: 'none' }, schema: HIDDEN }, async (_request, reply) =>
-    reply.header('Cache-Control', 'no-cache').type('text/javascript; charset=utf-8').send(KEYS_JS),
-  );
-  scope.get('/operator/assets/templates.js', { config: { kind: 'none' }, schema: HIDDEN }, async (_request, reply) =>
-    reply.header('Cache-Control', 'no-cache').type('text/javascript; charset=utf-8').send(TEMPLATES_JS),
-  );
+  registerStaticAssets(plain, [INBOX_CSS, KEYS_JS, TEMPLATES_JS]);
 
   const withId = { ...guarded, config: FOR_OPERATOR, schema: { ...HIDDEN, params: Type.Object({ id: PARAM }) } };
   // A reply held from the messages list: its Undo, then back to the list.

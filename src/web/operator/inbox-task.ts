@@ -5,6 +5,7 @@ import type { ServiceDeps } from '../../services/context.js';
 import { type HeldAction, heldActionsOf } from '../../services/held-actions.js';
 import { snoozedUntil } from '../../services/snoozes.js';
 import { listTemplates, type Template } from '../../services/templates.js';
+import { INBOX_CSS, KEYS_JS, TEMPLATES_JS } from './inbox-assets.js';
 import { csrfField, when } from './layout.js';
 import type { Session } from './session.js';
 
@@ -83,12 +84,12 @@ ${chosen.body}</textarea></div>
       : '';
   return html`<details class="templates-card" ${chosen ? html`open` : ''}><summary>Templates…</summary>
     ${picker(results, 'Use a delivery template', 'notes')}${picker(replies, 'Use a canned reply', replyTo ? `reply-${replyTo.message_id}` : '')}${cannedReply}
-    <script src="/operator/assets/templates.js" defer></script>
+    <script src="${TEMPLATES_JS.url}" defer></script>
     <p class="sub"><a href="/operator/templates">Manage templates</a></p></details>`;
 }
 
 export async function taskInboxTools(deps: ServiceDeps, session: Session, task: AdminTaskDetail, chosen?: Template): Promise<SafeHtml> {
   const now = deps.clock.now();
   const [held, until, templates] = await Promise.all([heldActionsOf(deps, task.task_id), snoozedUntil(deps, task.task_id), listTemplates(deps)]);
-  return html`<link rel="stylesheet" href="/operator/assets/inbox.css"><script src="/operator/assets/keys.js" defer></script>${held.map((h) => heldBanner(h, session, now))}${snoozeCard(task, until, session, now)}${templateCard(task, templates, chosen, session)}`;
+  return html`<link rel="stylesheet" href="${INBOX_CSS.url}"><script src="${KEYS_JS.url}" defer></script>${held.map((h) => heldBanner(h, session, now))}${snoozeCard(task, until, session, now)}${templateCard(task, templates, chosen, session)}`;
 }

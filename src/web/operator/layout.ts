@@ -1,4 +1,5 @@
 import { html, raw, type SafeHtml } from '../../domain/html.js';
+import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import type { Session } from './session.js';
 
 /** The console's page shell and small shared pieces. Every value an agent wrote goes through `html`. */
@@ -60,11 +61,11 @@ export function page(options: PageOptions): string {
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
 <title>${unread ? `(${unread}) ` : ''}${options.title} · Operator desk</title>
-<link rel="stylesheet" href="/operator/assets/console.css">
+<link rel="stylesheet" href="${CONSOLE_CSS.url}">
 <link rel="manifest" href="/operator/manifest.webmanifest">
 <meta name="theme-color" content="#3553d6">
 <link rel="apple-touch-icon" href="/operator/assets/icon-192.png">
-<script src="/operator/assets/console.js" defer></script>
+<script src="${CONSOLE_JS.url}" defer></script>
 </head>
 <body${session ? html` data-live data-title="${options.title} · Operator desk" data-unseen="${options.unseen ?? 0}" data-waiting="${options.waiting ?? 0}"` : ''}>
 <a class="skip" href="#main">Skip to content</a>

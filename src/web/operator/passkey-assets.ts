@@ -2,9 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { html } from '../../domain/html.js';
-
-/** The script tags of a page with a passkey button (the invite page, the sign-in page). */
-export const PASSKEY_SCRIPTS = html`<script src="/operator/assets/webauthn.js" defer></script><script src="/operator/assets/passkey.js" defer></script>`;
+import { staticAsset } from '../static-assets.js';
 
 /**
  * The scripts of the passkey ceremonies, served from the console's own origin (its CSP allows
@@ -23,51 +21,7 @@ export function webauthnBrowserBundle(): string {
  * Progressive: the passkey buttons stay hidden without this script (the key form still works).
  * `data-passkey-register` holds the invite's base path; `data-passkey-signin` the page to go to after.
  */
-export const PASSKEY_JS = `(function () {
-  'use strict';
-  var W = window.SimpleWebAuthnBrowser;
-  if (!W || !W.browserSupportsWebAuthn()) return;
-  function post(url, body) {
-    return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'same-origin' })
-      .then(function (res) {
-        return res.json().then(function (json) {
-          if (!res.ok) throw new Error(json.message || 'The passkey step failed.');
-          return json;
-        });
-      });
-  }
-  function say(message) {
-    var status = document.getElementById('passkey-status');
-    if (status) { status.textContent = message; status.hidden = false; }
-  }
-  var register = document.querySelector('[data-passkey-register]');
-  if (register) {
-    register.hidden = false;
-    register.addEventListener('click', function () {
-      var base = register.getAttribute('data-passkey-register');
-      post(base + '/options', {})
-        .then(function (ceremony) {
-          return W.startRegistration({ optionsJSON: ceremony.options }).then(function (response) {
-            return post(base + '/register', { challenge_id: ceremony.challenge_id, response: response });
-          });
-        })
-        .then(function (done) { window.location.assign(done.next); })
-        .catch(function (error) { say(error.message); });
-    });
-  }
-  var signin = document.querySelector('[data-passkey-signin]');
-  if (signin) {
-    signin.hidden = false;
-    signin.addEventListener('click', function () {
-      post('/operator/passkey/options', {})
-        .then(function (ceremony) {
-          return W.startAuthentication({ optionsJSON: ceremony.options }).then(function (response) {
-            return post('/operator/passkey/signin', { challenge_id: ceremony.challenge_id, response: response, next: signin.getAttribute('data-passkey-signin') });
-          });
-        })
-        .then(function (done) { window.location.assign(done.next); })
-        .catch(function (error) { say(error.message); });
-    });
-  }
-})();
-`;
+export const PASSKEY_JS = staticAsset('passkey.js', '/operator/assets');
+
+/** The script tags of a page with a passkey button (the invite page, the sign-in page). */
+export const PASSKEY_SCRIPTS = html`<script src="/operator/assets/webauthn.js" defer></script><script src="${PASSKEY_JS.url}" defer></script>`;

@@ -10,6 +10,7 @@ import { sendError } from '../../http/errors.js';
 import { recordAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { authenticationOptions, invitedOperator, registerPasskey, registrationOptions, signInWithPasskey } from '../../services/passkeys.js';
+import { registerStaticAssets } from '../static-assets.js';
 import { type ConsoleKit, HIDDEN, safeNext } from './console-kit.js';
 import { PASSKEY_JS, PASSKEY_SCRIPTS, webauthnBrowserBundle } from './passkey-assets.js';
 import { startSession } from './session.js';
@@ -30,9 +31,7 @@ export function registerPasskeyRoutes(plain: FastifyInstance, deps: ServiceDeps,
     bundle ??= webauthnBrowserBundle();
     return reply.header('Cache-Control', 'no-cache').type('text/javascript; charset=utf-8').send(bundle);
   });
-  scope.get('/operator/assets/passkey.js', open, async (_request, reply) =>
-    reply.header('Cache-Control', 'no-cache').type('text/javascript; charset=utf-8').send(PASSKEY_JS),
-  );
+  registerStaticAssets(scope, [PASSKEY_JS]);
 
   /** The ceremonies answer JSON, and only to the console's own pages: a cross-site request is 403. */
   const ceremony = { config: { kind: 'read' as const }, schema: HIDDEN };

@@ -3,6 +3,7 @@ import { actorOf } from '../../http/admin-auth.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { subscribePush, unsubscribePush } from '../../services/push.js';
 import { loadSharp } from '../../services/sharp.js';
+import { staticAsset } from '../static-assets.js';
 import { FOR_OPERATOR } from './console-kit.js';
 
 /**
@@ -33,29 +34,7 @@ export const MANIFEST = {
 };
 
 /** Shows what the service pushed; a tap focuses or opens that console page (never another origin). */
-export const SERVICE_WORKER_JS = String.raw`
-'use strict';
-self.addEventListener('install', function () { self.skipWaiting(); });
-self.addEventListener('activate', function (event) { event.waitUntil(self.clients.claim()); });
-self.addEventListener('push', function (event) {
-  var data = {};
-  try { data = event.data ? event.data.json() : {}; } catch (e) { data = {}; }
-  var url = typeof data.url === 'string' && data.url.indexOf('/operator') === 0 ? data.url : '/operator';
-  event.waitUntil(self.registration.showNotification(data.title || 'Operator desk', {
-    body: data.body || '', tag: data.tag, data: { url: url }, icon: '/operator/assets/icon-192.png', badge: '/operator/assets/icon-192.png'
-  }));
-});
-self.addEventListener('notificationclick', function (event) {
-  event.notification.close();
-  var url = (event.notification.data && event.notification.data.url) || '/operator';
-  event.waitUntil(self.clients.matchAll({ type: 'window', includeUncontrolled: true }).then(function (list) {
-    for (var i = 0; i < list.length; i++) {
-      if (new URL(list[i].url).pathname === url && 'focus' in list[i]) return list[i].focus();
-    }
-    return self.clients.openWindow(url);
-  }));
-});
-`;
+export const SERVICE_WORKER_JS = staticAsset('sw.js', '/operator');
 
 const icons = new Map<number, Promise<Buffer>>();
 function icon(size: number): Promise<Buffer> {
@@ -87,7 +66,7 @@ export function registerPwaRoutes(scope: FastifyInstance, deps: ServiceDeps, gua
     );
   }
   scope.get('/operator/sw.js', open, async (_request, reply) =>
-    reply.header('Cache-Control', 'no-cache').header('Service-Worker-Allowed', '/operator').type('text/javascript; charset=utf-8').send(SERVICE_WORKER_JS),
+    reply.header('Cache-Control', 'no-cache').header('Service-Worker-Allowed', '/operator').type('text/javascript; charset=utf-8').send(SERVICE_WORKER_JS.body),
   );
 
   scope.post('/operator/push/subscriptions', { ...guarded, config: FOR_OPERATOR }, async (request: FastifyRequest, reply: FastifyReply) => {

@@ -1,5 +1,6 @@
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { OPEN_STATUSES, TASK_TYPES } from '../../../domain/task.js';
+import { INBOX_CSS, KEYS_JS } from '../inbox-assets.js';
 import { humanType } from '../layout.js';
 
 /**
@@ -99,7 +100,7 @@ export function queueToolbar(query: QueueToolbarQuery, context: QueueToolbarCont
   ]
     .filter(Boolean)
     .join(' · ');
-  return html`<link rel="stylesheet" href="/operator/assets/inbox.css"><form class="queue-toolbar" method="get" action="/operator" role="search" aria-label="Search and filter the queue">
+  return html`<link rel="stylesheet" href="${INBOX_CSS.url}"><form class="queue-toolbar" method="get" action="/operator" role="search" aria-label="Search and filter the queue">
     ${hidden('status', query.status === 'snoozed' ? 'open' : query.status)}${hidden('order', query.order)}${hidden('test', query.test)}${hidden('view', query.view)}${hidden('select', query.select)}
     <div class="toolbar-row">
       <label class="visually-hidden" for="queue-q">Search</label>
@@ -141,5 +142,5 @@ export function queueToolbar(query: QueueToolbarQuery, context: QueueToolbarCont
       </div>
     </details>
   </form>
-  <script src="/operator/assets/keys.js" defer></script>`;
+  <script src="${KEYS_JS.url}" defer></script>`;
 }

@@ -1,5 +1,6 @@
 import { html, type SafeHtml } from '../../../domain/html.js';
 import type { Template, TemplateKind } from '../../../services/templates.js';
+import { INBOX_CSS } from '../inbox-assets.js';
 import { csrfField } from '../layout.js';
 import type { Session } from '../session.js';
 
@@ -48,7 +49,7 @@ function item(t: Template, session: Session, canEdit: boolean): SafeHtml {
 export function templatesView(templates: Template[], session: Session, options: { notice?: SafeHtml | undefined; draft?: TemplateDraft } = {}): SafeHtml {
   const canEdit = session.actor.role === 'admin';
   const draft = options.draft ?? { kind: 'reply' };
-  return html`<link rel="stylesheet" href="/operator/assets/inbox.css"><p><a href="/operator">← Queue</a></p>
+  return html`<link rel="stylesheet" href="${INBOX_CSS.url}"><p><a href="/operator">← Queue</a></p>
     <div class="page-head"><div><h1>Templates</h1><p class="sub">${canEdit ? 'Add, change or delete them here; every operator can use them.' : 'An admin edits these; you can use them from a task page.'}</p></div></div>
     ${options.notice ?? ''}
     ${(['reply', 'result'] as const).map(
