@@ -205,6 +205,8 @@ describe.each(STORES)('audit log on %s', (store) => {
     const page = await (await fetch(`${t.url}/operator/tasks/${id}`, { headers: { cookie } })).text();
     expect(page).toContain('Who did what');
     expect(page).toContain('data-audit="task.accepted"');
+    // In words, with the API's name on hover (issue 31).
+    expect(page).toContain('<span title="task.accepted">accepted the task</span>');
     expect(page).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(page).not.toContain('<img src=x');
   });

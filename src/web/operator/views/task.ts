@@ -55,7 +55,7 @@ function fields(task: AdminTaskDetail, now: Date): SafeHtml {
   const overdue = isOverdue(task, now);
   return html`<dl class="kv">
     <dt>Type</dt><dd>${humanType(task.task_type)}</dd>
-    <dt>Output format</dt><dd>${humanType(task.output_format)}</dd>
+    <dt>Output format</dt><dd>${humanType(task.output_format).replace(/\bjson\b/i, 'JSON')}</dd>
     <dt>Delivery</dt><dd>${task.delivery === 'status_poll' ? 'Checks the status page — the result is shown there' : 'By e-mail to the requester'}</dd>
     <dt>Contact e-mail</dt><dd>${
       task.contact_email
@@ -63,7 +63,7 @@ function fields(task: AdminTaskDetail, now: Date): SafeHtml {
         : html`<span class="sub">none: the requester checks the status page</span>`
     }</dd>
     <dt>Budget</dt><dd>${task.budget_usd === null ? html`<span class="sub">none (ignored in the pilot)</span>` : html`${task.budget_usd} USD <span class="sub">(ignored in the pilot)</span>`}</dd>
-    <dt>Source</dt><dd>${task.source}</dd>
+    <dt>Source</dt><dd>${task.source === 'web_form' ? 'The web form' : 'The API (an agent)'}</dd>
     <dt>Submitted</dt><dd>${when(task.created_at, now)}</dd>
     <dt>First seen</dt><dd>${when(task.seen_by_operator_at, now)}</dd>
     ${task.eta ? html`<dt>ETA</dt><dd class="${overdue ? 'overdue-text' : ''}">${when(task.eta, now)}${overdue ? ' — overdue' : ''}</dd>` : ''}
