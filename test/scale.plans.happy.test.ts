@@ -132,7 +132,7 @@ for (const store of STORES) {
       capturing = true;
       const pages: string[] = [];
       for (const status of ['open', 'all', 'submitted', 'accepted', 'delivered', 'rejected', 'under_review', 'in_progress']) {
-        for (const order of ['oldest', 'newest']) {
+        for (const order of ['oldest', 'newest', 'due']) {
           for (const test of ['', 'only', 'exclude']) pages.push(`/operator?status=${status}&order=${order}${test ? `&test=${test}` : ''}`);
         }
       }

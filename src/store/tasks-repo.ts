@@ -406,9 +406,10 @@ export interface PagePosition {
 }
 
 /**
- * Tasks newest first, optionally of some statuses, strictly after `after`; at most `limit` rows.
- * Each status (and test filter) is one walk down an index ending in (created_at, id) that stops
- * after `limit` rows (tasks_queue_idx, tasks_test_queue_idx, tasks_created_idx); several are
+ * Tasks newest first (or oldest, or due first), optionally of some statuses, strictly after
+ * `after`; at most `limit` rows. Each status (and test filter) is one walk down an index ending in
+ * (created_at, id) or (due_at, id) that stops after `limit` rows (tasks_queue_idx,
+ * tasks_test_queue_idx, tasks_created_idx, tasks_status_due_idx, tasks_test_due_idx); several are
  * merged here, so a page never sorts every matching task.
  */
 export async function listTasks(
@@ -428,21 +429,13 @@ export async function listTasks(
   const { after, isTest, limit, assignee, awakeAt } = options;
   const assigned = (eb: ExpressionBuilder<Database, 'tasks'>) =>
     eb.selectFrom('task_assignments').select('task_id').whereRef('task_assignments.task_id', '=', 'tasks.id');
-  if (options.order === 'due') {
-    // Due first (issue 25): by due_at, then id. The position's created_at slot carries due_at here.
-    let query = db.selectFrom('tasks').selectAll();
-    if (options.statuses !== undefined) query = query.where('status', 'in', options.statuses);
-    if (isTest !== undefined) query = query.where('is_test', '=', isTest ? 1 : 0);
-    if (assignee === null) query = query.where((eb) => eb.not(eb.exists(assigned(eb))));
-    else if (assignee !== undefined) query = query.where((eb) => eb.exists(assigned(eb).where('task_assignments.operator_id', '=', assignee)));
-    if (after)
-      query = query.where((eb) => eb.or([eb('due_at', '>', after.created_at), eb.and([eb('due_at', '=', after.created_at), eb('id', '>', after.id)])]));
-    if (awakeAt !== undefined) query = query.where((eb) => eb.not(eb.exists(snoozedPast(eb, awakeAt))));
-    return query.orderBy('due_at', 'asc').orderBy('id', 'asc').limit(limit).execute();
-  }
-  // Newest first by default; oldest first is the console's queue (the longest wait on top).
-  const [past, direction] = options.order === 'oldest' ? (['>', 'asc'] as const) : (['<', 'desc'] as const);
-  const statuses: (string | undefined)[] = options.statuses ?? (isTest === undefined ? [undefined] : [...ALL_STATUSES]);
+  // Newest first by default; oldest first by creation; due first by due_at (issue 25: the
+  // position's created_at slot then carries due_at). Every order walks an index per status.
+  const due = options.order === 'due';
+  const column = due ? 'due_at' : 'created_at';
+  const [past, direction] = options.order === 'oldest' || due ? (['>', 'asc'] as const) : (['<', 'desc'] as const);
+  // Due first has no index over every status (tasks_status_due_idx leads with the status).
+  const statuses: (string | undefined)[] = options.statuses ?? (isTest === undefined && !due ? [undefined] : [...ALL_STATUSES]);
   const parts = await Promise.all(
     statuses.map((status) => {
       let query = db.selectFrom('tasks').selectAll();
@@ -450,14 +443,14 @@ export async function listTasks(
       if (status !== undefined) query = query.where('status', '=', status);
       if (assignee === null) query = query.where((eb) => eb.not(eb.exists(assigned(eb))));
       else if (assignee !== undefined) query = query.where((eb) => eb.exists(assigned(eb).where('task_assignments.operator_id', '=', assignee)));
-      if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), past, eb.tuple(after.created_at, after.id)));
+      if (after) query = query.where((eb) => eb(eb.refTuple(column, 'id'), past, eb.tuple(after.created_at, after.id)));
       if (awakeAt !== undefined) query = query.where((eb) => eb.not(eb.exists(snoozedPast(eb, awakeAt))));
-      return query.orderBy('created_at', direction).orderBy('id', direction).limit(limit).execute();
+      return query.orderBy(column, direction).orderBy('id', direction).limit(limit).execute();
     }),
   );
   if (parts.length === 1) return parts[0] ?? [];
   const sign = direction === 'asc' ? 1 : -1;
-  const key = (row: TaskRow) => `${row.created_at}\u0000${row.id}`;
+  const key = (row: TaskRow) => `${(due ? row.due_at : row.created_at) ?? ''}\u0000${row.id}`;
   return parts
     .flat()
     .sort((a, b) => (key(a) < key(b) ? -sign : key(a) > key(b) ? sign : 0))

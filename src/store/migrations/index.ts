@@ -19,6 +19,7 @@ import * as m180 from './180_imported_ids.js';
 import * as m190 from './190_team_alerts_counts.js';
 import * as m200 from './200_message_states.js';
 import * as m210 from './210_inbox_speed.js';
+import * as m220 from './220_test_due_index.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '190_team_alerts_counts': m190,
   '200_message_states': m200,
   '210_inbox_speed': m210,
+  '220_test_due_index': m220,
 };
