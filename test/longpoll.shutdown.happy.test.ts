@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,9 @@ beforeAll(() => {
     ['src/server.ts', '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outfile=${BUNDLE}`, '--log-level=warning'],
     { cwd: ROOT, stdio: 'inherit' },
   );
+  // The stylesheets and scripts are files read at start from assets/ next to the bundle, as
+  // scripts/build.mjs copies them beside dist/server.mjs.
+  cpSync(path.join(ROOT, 'src', 'web', 'assets'), path.join(path.dirname(BUNDLE), 'assets'), { recursive: true });
 });
 
 const dirs: string[] = [];
