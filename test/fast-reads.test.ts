@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { patchOk, submit } from './operator.support.js';
 import { STORES, type TestApp, useTestApp, writeTask } from './support/app.js';
 
@@ -126,7 +126,15 @@ describe.each(STORES)('status read fast lane under the read limit (%s)', (store)
   const t = useTestApp({ store, env: { READ_LIMIT_PER_MINUTE: '4' } });
 
   it('counts every read it answers, and the read over the limit is refused with 429', async () => {
+    // The lane keeps a new task only once its creation has come back through the change feed (on
+    // PostgreSQL a NOTIFY, a moment after the 202): wait for that, so no counted read is spent on it.
+    const seen = new Set<string>();
+    const stop = t.deps.changes.subscribe((change) => {
+      if (change.kind === 'task') seen.add(change.taskId);
+    });
     const id = await submit(t);
+    await vi.waitFor(() => expect(seen.has(id)).toBe(true), { timeout: 5_000 });
+    stop();
     const first = await rawRead(t, id);
     const second = await rawRead(t, id);
     const third = await rawRead(t, id);
