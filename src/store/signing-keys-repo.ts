@@ -26,10 +26,15 @@ export async function insertActiveKeyIfNone(db: Db, row: Insertable<SigningKeysT
  */
 export async function replaceActiveKey(db: Db, row: Insertable<SigningKeysTable>, retiredAt: string): Promise<string | null> {
   return withTransaction(db, async (trx) => {
-    const previous = await activeKeyRow(trx);
-    if (previous) {
-      await trx.updateTable('signing_keys').set({ active_slot: null, retired_at: retiredAt, private_jwk: '' }).where('kid', '=', previous.kid).execute();
-    }
+    // Write first: on SQLite a transaction that reads before it writes cannot wait for another
+    // process's write (SQLITE_BUSY at once: `keys:rotate` beside a running service); a first write
+    // waits for the lock like any other.
+    const previous = await trx
+      .updateTable('signing_keys')
+      .set({ active_slot: null, retired_at: retiredAt, private_jwk: '' })
+      .where('active_slot', '=', ACTIVE_SLOT)
+      .returning('kid')
+      .executeTakeFirst();
     await trx.insertInto('signing_keys').values(row).execute();
     return previous?.kid ?? null;
   });
