@@ -49,6 +49,21 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   return { port, received: () => received, stop: () => child.kill() };
 }
 
+/** The service's environment for the default path: real per-client limits, the sink, the local DNS. */
+export function defaultPathEnv(sink: SmtpSink, dnsAddress: string): Record<string, string> {
+  return {
+    TRUST_PROXY: '1',
+    SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
+    DNS_SERVERS: dnsAddress,
+    DNS_TIMEOUT_MS: '500',
+    // The real per-client limits: each submission comes from a client of its own.
+    TASK_LIMIT_PER_HOUR: '3',
+    TASK_LIMIT_PER_DAY: '5',
+    // Every submission's mail: the operator's new-task notification (requesters get mail on changes).
+    OPERATOR_EMAIL: 'operator@mail.bench-operator.dev',
+  };
+}
+
 export interface DefaultPathOptions {
   base: string;
   sink: SmtpSink;

@@ -1,5 +1,5 @@
 /**
- * CPU profile of one benchmark scenario (npm run bench:profile -- <read|submit> [sqlite|postgres] [instances]):
+ * CPU profile of one benchmark scenario (npm run bench:profile -- <read|submit|mail> [sqlite|postgres] [instances]):
  * starts the service as `npm start` does plus --cpu-prof, drives the scenario with autocannon for
  * BENCH_SECONDS (default 10), stops the service and prints the top frames by self time, grouped
  * by function and by package, with the profile's path (open it in Chrome DevTools or speedscope
@@ -8,6 +8,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { startDnsServer } from '../test/support/dns-server.js';
+import { defaultPathEnv, defaultPathRun, startSmtpSink } from './default-path.js';
 import { type BenchService, POSTGRES_URL, startSetup } from './service.js';
 
 interface ProfileNode {
@@ -97,25 +99,37 @@ async function drive(scenario: string, base: string): Promise<autocannon.Result>
 async function main(): Promise<void> {
   const scenario = process.argv[2] ?? 'read';
   const store = process.argv[3] === 'postgres' ? 'postgres' : 'sqlite';
-  if (!['read', 'submit'].includes(scenario)) throw new Error('scenario: read or submit');
+  if (!['read', 'submit', 'mail'].includes(scenario)) throw new Error('scenario: read, submit or mail');
   if (store === 'postgres' && !POSTGRES_URL) throw new Error('set DATABASE_URL or TEST_POSTGRES_URL for PostgreSQL');
   const profileDir = path.resolve(import.meta.dirname, '..', 'bench', 'profiles');
+  // The default path (mail): the local DNS server and SMTP sink of bench/default-path.ts.
+  const dns = scenario === 'mail' ? await startDnsServer() : undefined;
+  const sink = scenario === 'mail' ? await startSmtpSink() : undefined;
   const setup: { services: BenchService[]; base: string; stop: () => Promise<void> } = await startSetup({
     store,
     instances: Number(process.argv[4] ?? 1),
     extraFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+    env: sink && dns ? defaultPathEnv(sink, dns.address) : {},
   });
   const started = Date.now();
-  let result: autocannon.Result;
   try {
-    result = await drive(scenario, setup.base);
+    if (sink) {
+      const run = await defaultPathRun({ base: setup.base, sink, seconds: DURATION, connections: 50 }, `${setup.base}/api/v1/health`);
+      process.stdout.write(
+        `mail on ${store}: ${Math.round(run.rate)}/s, ${run.latency}, outbox behind at most ${run.lagSeconds.toFixed(1)} s, errors ${run.errors}\n`,
+      );
+    } else {
+      const result = await drive(scenario, setup.base);
+      const rate = scenario === 'submit' ? result['2xx'] / DURATION : result.requests.average;
+      process.stdout.write(
+        `${scenario} on ${store}: ${Math.round(rate)}/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}\n`,
+      );
+    }
   } finally {
     await setup.stop();
+    sink?.stop();
+    await dns?.close();
   }
-  const rate = scenario === 'submit' ? result['2xx'] / DURATION : result.requests.average;
-  process.stdout.write(
-    `${scenario} on ${store}: ${Math.round(rate)}/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}\n`,
-  );
   const newest = readdirSync(profileDir)
     .filter((f) => f.endsWith('.cpuprofile'))
     .map((f) => path.join(profileDir, f))

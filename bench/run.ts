@@ -30,7 +30,7 @@ import autocannon from 'autocannon';
 import { startDnsServer } from '../test/support/dns-server.js';
 import { freePort, waitForServer } from '../test/support/net.js';
 import { benchCrowd } from './crowd.js';
-import { type DefaultPathRun, defaultPathRun, startSmtpSink } from './default-path.js';
+import { type DefaultPathRun, defaultPathEnv, defaultPathRun, startSmtpSink } from './default-path.js';
 import { benchLongPoll } from './longpoll.js';
 import { ADMIN_KEY, POSTGRES_URL, startSetup } from './service.js';
 
@@ -112,17 +112,7 @@ async function defaultPath(setup: Setup, target: number | undefined, failures: s
   const running = await startSetup({
     store: setup.store,
     instances: setup.instances,
-    env: {
-      TRUST_PROXY: '1',
-      SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
-      DNS_SERVERS: dns.address,
-      DNS_TIMEOUT_MS: '500',
-      // The real per-client limits: each submission comes from a client of its own.
-      TASK_LIMIT_PER_HOUR: '3',
-      TASK_LIMIT_PER_DAY: '5',
-      // Every submission's mail: the operator's new-task notification (requesters get mail on changes).
-      OPERATOR_EMAIL: 'operator@mail.bench-operator.dev',
-    },
+    env: defaultPathEnv(sink, dns.address),
   });
   try {
     const created = await fetch(`${running.base}/api/v1/tasks`, {

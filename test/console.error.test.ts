@@ -104,6 +104,7 @@ describe.each(STORES)('operator console refusals on %s', (store) => {
       locked_until: null,
       created_at: now,
       sent_at: null,
+      claim_rank: 0,
     };
     await t.store.db
       .insertInto('outbox')

@@ -41,6 +41,7 @@ async function queue(app: TestApp, count: number) {
       last_error: null,
       created_at: at,
       sent_at: null,
+      claim_rank: 1,
     })),
   );
   return claimDue(app.deps, TOKEN, count, 60_000);

@@ -173,6 +173,7 @@ describe.each(STORES)('batch statements on %s', (storeName) => {
       created_at: AT,
       sent_at: null,
       in_reply_to: null,
+      claim_rank: 1,
     });
     await insertOutbox(store.db, mail(5, 'first'));
     await insertOutbox(

@@ -8,7 +8,7 @@ import { incrementCounter } from '../store/counters-repo.js';
 import { loadMailAttachments } from './attachments.js';
 import type { MailDeps } from './context.js';
 import { describeSendError, isPermanentRejection, logSafeError, responseCodeOf } from './errors.js';
-import { DIGEST_KIND, digestMail, isNotification, NOTIFICATION_KINDS, notificationShare, notificationVerdict } from './priority.js';
+import { claimRank, DIGEST_KIND, digestMail, isNotification, NOTIFICATION_KINDS, notificationShare, notificationVerdict } from './priority.js';
 import { bundleIntoDigest, claimDue, markFailed, type OutboxRow, postpone, type SentMarks, scheduleRetry } from './queue.js';
 import { headerText, isSafeAddress, maskAddress } from './sanitize.js';
 import type { MailTransport } from './transport.js';
@@ -137,6 +137,7 @@ async function digest(ctx: DeliveryContext, row: OutboxRow, context: Record<stri
     last_error: null,
     created_at: at,
     sent_at: null,
+    claim_rank: claimRank(DIGEST_KIND),
   });
   log.warn({ ...context, bundled: rows.length, digest_id: id }, 'outbox: daily e-mail cap is near; notifications bundled into one digest');
 }

@@ -9,6 +9,7 @@ import type { OutboxTable } from '../store/schema.js';
 import { type TaskRow, taskSummaries } from '../store/tasks-repo.js';
 import { alertAudience, messageAlertTask, namedTaskIds } from './alert-audience.js';
 import type { MailDeps } from './context.js';
+import { claimRank } from './priority.js';
 import { bodyText, headerText, isSafeAddress } from './sanitize.js';
 import type { MailParts } from './templates/layout.js';
 import { type LinkedTask, messageReceivedMail, taskSubmittedMail } from './templates/operator.js';
@@ -73,6 +74,7 @@ function outboxRow(deps: MailDeps, mail: NewMail): Insertable<OutboxTable> | und
     created_at: now,
     sent_at: null,
     in_reply_to: mail.inReplyTo ?? null,
+    claim_rank: claimRank(mail.kind),
   };
 }
 

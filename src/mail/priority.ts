@@ -22,6 +22,13 @@ export function isNotification(kind: string): boolean {
   return NOTIFICATION_KINDS.includes(kind);
 }
 
+/** The outbox's claim order (its `claim_rank`): requester mail first, operator notifications after. */
+export const CLAIM_RANKS = [0, 1] as const;
+
+export function claimRank(kind: string): number {
+  return isNotification(kind) ? 1 : 0;
+}
+
 /** Units of the daily cap kept for requester mail: a quarter, at least one (none when the cap is 0). */
 export function requesterReserve(cap: number): number {
   return cap <= 0 ? 0 : Math.max(1, Math.ceil(cap / 4));

@@ -4,7 +4,7 @@ import { extendLease as extendQueueLease, extendLeases as extendQueueLeases } fr
 import { claimDueOutbox, markClaimedOutboxSent, type OutboxRow, replaceClaimedOutbox, updateClaimedOutbox } from '../store/outbox-repo.js';
 import type { OutboxTable } from '../store/schema.js';
 import type { MailDeps } from './context.js';
-import { NOTIFICATION_KINDS } from './priority.js';
+import { CLAIM_RANKS, claimRank } from './priority.js';
 
 /**
  * The mail worker's view of the outbox: claims under a lease and the outcome of each claimed mail
@@ -20,7 +20,9 @@ type QueueDeps = Pick<MailDeps, 'store' | 'clock'>;
 export async function claimDue(deps: QueueDeps, token: string, limit: number, leaseMs: number, onlyKinds?: readonly string[]): Promise<OutboxRow[]> {
   const now = deps.clock.now();
   const lease = { locked_until: iso(new Date(now.getTime() + leaseMs)), claim_token: token };
-  return claimDueOutbox(deps.store, iso(now), lease, limit, { laterKinds: NOTIFICATION_KINDS, ...(onlyKinds ? { onlyKinds } : {}) });
+  if (onlyKinds === undefined) return claimDueOutbox(deps.store, iso(now), lease, limit, { ranks: CLAIM_RANKS });
+  const ranks = CLAIM_RANKS.filter((rank) => onlyKinds.some((kind) => claimRank(kind) === rank));
+  return claimDueOutbox(deps.store, iso(now), lease, limit, { ranks, onlyKinds });
 }
 
 /** The heartbeat: while a mail is being sent its lease is renewed, so only a dead worker's claim expires. */

@@ -1,4 +1,4 @@
-import { type Insertable, type Selectable, sql } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import { writeChunks } from './batches.js';
 import { type Db, type DialectName, withTransaction } from './db.js';
 import { claimDue } from './leased-queue.js';
@@ -30,7 +30,7 @@ const LISTED = [
 export type ListedOutboxRow = Pick<OutboxRow, (typeof LISTED)[number]>;
 
 /** The columns of the outbox table (the parameters a row binds at most). */
-const OUTBOX_COLUMNS = 18;
+const OUTBOX_COLUMNS = 19;
 
 /**
  * Queues mails; a row with the same id already queued wins (mails that must exist at most once).
@@ -46,27 +46,21 @@ export async function insertOutbox(db: Db, rows: Insertable<OutboxTable> | Inser
   }
 }
 
-/** Claims up to `limit` rows due at `at` (store/leased-queue.ts): `laterKinds` after every other due row. */
+/** Claims up to `limit` rows due at `at` (store/leased-queue.ts): lower `claim_rank` first. */
 export async function claimDueOutbox(
   store: { db: Db; dialect: DialectName },
   at: string,
   lease: { locked_until: string; claim_token: string },
   limit: number,
-  order: ClaimOrder = { laterKinds: [] },
+  order: ClaimOrder,
 ): Promise<OutboxRow[]> {
-  const later = [...order.laterKinds];
-  return claimDue(store, 'outbox', at, lease, limit, {
-    ...(later.length > 0
-      ? { rank: { sql: sql<number>`case when kind in (${sql.join(later)}) then 1 else 0 end`, of: (row) => (later.includes(row.kind ?? '') ? 1 : 0) } }
-      : {}),
-    ...(order.onlyKinds !== undefined ? { kinds: order.onlyKinds } : {}),
-  });
+  return claimDue(store, 'outbox', at, lease, limit, { ranks: order.ranks, ...(order.onlyKinds !== undefined ? { kinds: order.onlyKinds } : {}) });
 }
 
 /** The claim's priority order and an optional filter by kind. */
 export interface ClaimOrder {
-  /** Kinds claimed only after every other due row (operator notifications). */
-  laterKinds: readonly string[];
+  /** The `claim_rank` values to claim, in order (every rank a row can have). */
+  ranks: readonly number[];
   /** Claim only rows of these kinds. */
   onlyKinds?: readonly string[];
 }
@@ -90,7 +84,6 @@ export async function replaceClaimedOutbox(
       .set({ status: 'sent', sent_at: at, last_error: note, locked_until: null, claim_token: null })
       .where('id', 'in', ids)
       .where('claim_token', '=', token)
-      .where('status', '=', 'pending')
       .execute();
   });
 }
@@ -122,7 +115,6 @@ export async function markClaimedOutboxSent(db: Db, ids: string[], token: string
       .set((eb) => ({ status: 'sent', sent_at: at, attempts: eb('attempts', '+', 1), last_error: null, locked_until: null, claim_token: null }))
       .where('id', 'in', ids.slice(i, i + MARK_CHUNK))
       .where('claim_token', '=', token)
-      .where('status', '=', 'pending')
       .returning('id')
       .execute();
     for (const row of rows) marked.add(row.id);

@@ -130,6 +130,8 @@ export interface OutboxTable {
   claim_token: string | null;
   /** The Message-ID this mail answers, for In-Reply-To and References (migration 080). */
   in_reply_to: string | null;
+  /** Claimed before higher ranks: 0 requester mail, 1 operator notifications (migration 230). */
+  claim_rank: number;
 }
 
 export interface SigningKeysTable {

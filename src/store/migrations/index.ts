@@ -20,6 +20,7 @@ import * as m190 from './190_team_alerts_counts.js';
 import * as m200 from './200_message_states.js';
 import * as m210 from './210_inbox_speed.js';
 import * as m220 from './220_test_due_index.js';
+import * as m230 from './230_outbox_claim_rank.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '200_message_states': m200,
   '210_inbox_speed': m210,
   '220_test_due_index': m220,
+  '230_outbox_claim_rank': m230,
 };
