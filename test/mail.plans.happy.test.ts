@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { postJson, STORES, useTestApp, validTask } from './support/app.js';
 import { planProblems } from './support/plans.js';
-import { driveTransition } from './support/smtp.js';
+import { driveTransition, waitUntil } from './support/smtp.js';
 
 /**
  * Issue 28, the default path: the mail worker's statements (claim by rank, lease renewal, the
@@ -37,6 +37,11 @@ for (const store of STORES) {
       // Requester mail (rank 0) beside the operator's notifications (rank 1).
       for (const id of ids.slice(0, 3)) await driveTransition(t, id, { status: 'accepted' });
       await t.smtp.waitFor(15);
+      // The marks follow the sends in batches: wait until every mail is marked sent.
+      await waitUntil(async () => {
+        const pending = await t.store.db.selectFrom('outbox').select('id').where('status', '=', 'pending').limit(1).execute();
+        return pending.length === 0;
+      });
       capturing = false;
 
       const statements = [...seen.keys()];

@@ -1,5 +1,5 @@
 import { iso, nextUtcMidnight, utcDay } from '../domain/time.js';
-import { consumeCounter, readCounters } from '../store/counters-repo.js';
+import { consumeCounter, consumeCounterBlock, incrementCounter, readCounters } from '../store/counters-repo.js';
 import type { Db } from '../store/db.js';
 import type { AbuseDeps } from './context.js';
 
@@ -48,6 +48,20 @@ export async function consumeEmailCap(db: Db, deps: Pick<AbuseDeps, 'config' | '
   const now = deps.clock.now();
   const count = await consumeCounter(db, dailyEmailCapKey(now), limit, iso(new Date(nextUtcMidnight(now).getTime() + 86_400_000)));
   return count !== null;
+}
+
+/**
+ * Takes `units` of today's e-mail cap at once if they all fit under `limit` (the mail worker's
+ * blocks, mail/cap-units.ts); false takes nothing.
+ */
+export async function consumeEmailCapBlock(db: Db, now: Date, units: number, limit: number): Promise<boolean> {
+  return consumeCounterBlock(db, dailyEmailCapKey(now), units, limit, iso(new Date(nextUtcMidnight(now).getTime() + 86_400_000)));
+}
+
+/** Gives back units of the e-mail cap taken on `day`'s date and not used (a failed send, a block's rest). */
+export async function returnEmailCap(db: Db, day: Date, units: number): Promise<void> {
+  if (units <= 0) return;
+  await incrementCounter(db, dailyEmailCapKey(day), iso(new Date(nextUtcMidnight(day).getTime() + 86_400_000)), -units);
 }
 
 /** Units of today's e-mail cap already used. */

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AbuseDeps } from '../abuse/context.js';
-import { consumeEmailCap, dailyEmailCapKey, emailCapUsed } from '../abuse/quotas.js';
+import { consumeEmailCap, emailCapUsed, returnEmailCap } from '../abuse/quotas.js';
 import type { MailSettings } from '../config.js';
 import { iso, nextUtcMidnight, utcDay } from '../domain/time.js';
-import { incrementCounter } from '../store/counters-repo.js';
 import { loadMailAttachments } from './attachments.js';
+import type { CapUnits } from './cap-units.js';
 import type { MailDeps } from './context.js';
 import { describeSendError, isPermanentRejection, logSafeError, responseCodeOf } from './errors.js';
 import { claimRank, DIGEST_KIND, digestMail, isNotification, NOTIFICATION_KINDS, notificationShare, notificationVerdict } from './priority.js';
@@ -35,6 +35,8 @@ export interface DeliveryContext {
   leaseMs: number;
   /** Where sent mails are marked, in batches. */
   sent: SentMarks;
+  /** Units of the daily e-mail cap held by this worker (mail/cap-units.ts). */
+  capUnits: CapUnits;
   /** Takes the mails of these kinds this worker claimed but has not started (a digest bundles them too). */
   takeClaimed(kinds: readonly string[]): OutboxRow[];
 }
@@ -65,7 +67,8 @@ export async function deliverOne(ctx: DeliveryContext, row: OutboxRow): Promise<
       attachments,
     });
   } catch (error) {
-    await refundEmailCap(ctx, takenAt);
+    // The cap counts mail that went out: a failed attempt gives its unit back.
+    await returnEmailCap(deps.store.db, takenAt, 1);
     await recordFailure(ctx, row, error, context);
     return;
   }
@@ -88,6 +91,8 @@ export async function deliverOne(ctx: DeliveryContext, row: OutboxRow): Promise<
 async function takeCapUnit(ctx: DeliveryContext, row: OutboxRow, takenAt: Date, context: Record<string, unknown>): Promise<boolean> {
   const { deps, log, token } = ctx;
   const cap = deps.config.limits.dailyEmailCap;
+  if (await ctx.capUnits.take(row.kind, takenAt)) return true;
+  // Near the cap, and for a digest: one unit at a time, read against the share.
   if (isNotification(row.kind)) {
     const verdict = notificationVerdict(row.kind, await emailCapUsed(deps.store.db, takenAt), cap);
     if (verdict === 'digest') {
@@ -157,10 +162,4 @@ async function recordFailure(ctx: DeliveryContext, row: OutboxRow, error: unknow
   // An outage fails every attempt: warn on the first and then now and again, not every 30 s.
   const level = attempts === 1 || attempts % 20 === 0 ? 'warn' : 'debug';
   log[level]({ ...details, retry_at: iso(retryAt) }, 'outbox: send failed; will retry');
-}
-
-/** The cap counts mail that went out: a failed attempt gives its unit back. */
-async function refundEmailCap(ctx: DeliveryContext, takenAt: Date): Promise<void> {
-  const expires = iso(new Date(nextUtcMidnight(takenAt).getTime() + 86_400_000));
-  await incrementCounter(ctx.deps.store.db, dailyEmailCapKey(takenAt), expires, -1);
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MailSettings } from '../config.js';
+import { CapUnits } from '../mail/cap-units.js';
 import { type DeliveryContext, deliverOne } from '../mail/deliver.js';
 import { claimDue, extendLease, extendLeases, type OutboxRow, release, SentMarks } from '../mail/queue.js';
 import { createMailTransport, type MailTransport } from '../mail/transport.js';
@@ -65,6 +66,9 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
     return taken;
   };
   const sent = new SentMarks(deps, token);
+  const capUnits = new CapUnits(deps.store.db, deps.config.limits.dailyEmailCap);
+  const giveBackCap = () =>
+    capUnits.giveBack().catch((error: unknown) => log.warn({ err: error }, 'outbox: could not give back e-mail cap units; they count as used today'));
   const delivery: DeliveryContext = {
     deps,
     log,
@@ -73,12 +77,16 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
     settings: options,
     leaseMs,
     sent,
+    capUnits,
     takeClaimed,
     retryDelayMs: (n) => retryDelayMs(n, options),
   };
   const claim = async (): Promise<OutboxRow | undefined> => {
     if (claimed.rows.length === 0) claimed = { rows: await claimDue(deps, token, CLAIM_PER_SLOT * Math.max(1, options.concurrency), leaseMs) };
-    return claimed.rows.shift();
+    const next = claimed.rows.shift();
+    // Nothing more to send: the cap units held go back, so the day's count is what went out.
+    if (next === undefined) await giveBackCap();
+    return next;
   };
   const scheduler = startScheduler({
     name: 'outbox',
@@ -105,6 +113,7 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
       await scheduler.stop();
       clearInterval(renewClaimed);
       await sent.drain();
+      await giveBackCap();
       await giveBack().catch((error: unknown) => log.warn({ err: error }, 'outbox: could not give back claimed mail; it is free again when its lease ends'));
       transport.close();
       log.info('outbox: worker stopped');

@@ -33,6 +33,26 @@ export async function consumeCounter(db: Db, key: string, limit: number, expires
   return row ? Number(row.count) : null;
 }
 
+/**
+ * Adds `units` to `key` only if the total stays at or under `limit`, atomically (one upsert, as
+ * consumeCounter). True when the whole block was taken; false takes nothing.
+ */
+export async function consumeCounterBlock(db: Db, key: string, units: number, limit: number, expiresAt: string): Promise<boolean> {
+  if (units <= 0 || units > limit) return false;
+  const rows = await db
+    .insertInto('counters')
+    .values({ key, count: units, expires_at: expiresAt })
+    .onConflict((oc) =>
+      oc
+        .column('key')
+        .doUpdateSet({ count: sql<number>`counters.count + ${units}` })
+        .where(sql<boolean>`counters.count + ${units} <= ${limit}`),
+    )
+    .returning('count')
+    .execute();
+  return rows.length > 0;
+}
+
 /** Adds `by` to `key` with no limit (refusal counts, sent-mail counts). Returns the new count. */
 export async function incrementCounter(db: Db, key: string, expiresAt: string, by = 1): Promise<number> {
   const row = await db

@@ -1,0 +1,87 @@
+import { consumeEmailCapBlock, returnEmailCap } from '../abuse/quotas.js';
+import { utcDay } from '../domain/time.js';
+import type { Db } from '../store/db.js';
+import { DIGEST_KIND, isNotification, notificationShare } from './priority.js';
+
+/** Units of the daily e-mail cap a worker takes from the store at once. */
+export const CAP_BLOCK = 32;
+/** Blocks are taken only while this many blocks would still be left under the limit. */
+const HEADROOM_BLOCKS = 4;
+
+/**
+ * The mail worker's units of the daily e-mail cap, taken from the store in blocks (issue 28): a
+ * counter write per mail, each its own commit, was most of what a mail cost the worker behind a
+ * flood. A block is taken only when it fits under the limit with HEADROOM_BLOCKS more to spare;
+ * nearer the cap, and for digests, the worker takes units one at a time exactly as before
+ * (mail/deliver.ts), so the cap is never exceeded and the notifications' share and its digest
+ * unit hold. Units are kept apart by the limit they were taken under: those taken under the
+ * notifications' share serve any mail, those taken under the whole cap only requester mail.
+ * What a worker holds and has not used is given back when it finds no more mail, when the UTC
+ * day turns and when it stops; a crash leaves at most a block counted as used for that day.
+ */
+export class CapUnits {
+  private day = '';
+  private dayStarted = new Date(0);
+  /** Taken under the notifications' share: good for any mail. */
+  private shared = 0;
+  /** Taken under the whole cap: requester mail only. */
+  private requesterOnly = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly cap: number,
+  ) {}
+
+  /** A unit for a mail of `kind`, from a block held or a new one; false when it must be taken one at a time. */
+  async take(kind: string, now: Date): Promise<boolean> {
+    await this.turnDay(now);
+    if (kind === DIGEST_KIND) return false;
+    if (isNotification(kind)) {
+      if (this.shared > 0) {
+        this.shared -= 1;
+        return true;
+      }
+      // A plain notification may bring the count to one under the share: the last unit is the digest's.
+      if (!(await this.reserve(now, notificationShare(this.cap) - 1))) return false;
+      this.shared += CAP_BLOCK - 1;
+      return true;
+    }
+    if (this.requesterOnly > 0) {
+      this.requesterOnly -= 1;
+      return true;
+    }
+    if (this.shared > 0) {
+      this.shared -= 1;
+      return true;
+    }
+    if (!(await this.reserve(now, this.cap))) return false;
+    this.requesterOnly += CAP_BLOCK - 1;
+    return true;
+  }
+
+  /** Gives back the units held and not used. */
+  async giveBack(): Promise<void> {
+    const units = this.shared + this.requesterOnly;
+    this.shared = 0;
+    this.requesterOnly = 0;
+    await returnEmailCap(this.db, this.dayStarted, units);
+  }
+
+  private reserve(now: Date, limit: number): Promise<boolean> {
+    if (limit - CAP_BLOCK * HEADROOM_BLOCKS < CAP_BLOCK) return Promise.resolve(false);
+    return consumeEmailCapBlock(this.db, now, CAP_BLOCK, limit - CAP_BLOCK * HEADROOM_BLOCKS);
+  }
+
+  /** Yesterday's units go back to yesterday's count. */
+  private async turnDay(now: Date): Promise<void> {
+    const day = utcDay(now);
+    if (day === this.day) return;
+    const units = this.shared + this.requesterOnly;
+    const started = this.dayStarted;
+    this.day = day;
+    this.dayStarted = now;
+    this.shared = 0;
+    this.requesterOnly = 0;
+    await returnEmailCap(this.db, started, units);
+  }
+}
