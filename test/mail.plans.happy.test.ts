@@ -45,8 +45,14 @@ for (const store of STORES) {
       capturing = false;
 
       const statements = [...seen.keys()];
-      expect(statements.some((s) => /from "outbox" where .*"claim_rank" = /.test(s)), 'the claim by rank').toBe(true);
-      expect(statements.some((s) => /^update "outbox" set "status" = .* where "id" in \(/.test(s)), 'the batched mark').toBe(true);
+      expect(
+        statements.some((s) => /from "outbox" where .*"claim_rank" = /.test(s)),
+        'the claim by rank',
+      ).toBe(true);
+      expect(
+        statements.some((s) => /^update "outbox" set "status" = .* where "id" in \(/.test(s)),
+        'the batched mark',
+      ).toBe(true);
       // The worker's statements: those on the two outboxes (the submissions' own are scale.plans's).
       const worker = new Map([...seen].filter(([statement]) => /\b(outbox|webhook_outbox)\b/.test(statement)));
       const problems = await planProblems(t, worker);
