@@ -15,6 +15,11 @@ export function dailyEmailCapKey(now: Date): string {
   return `cap:emails:${utcDay(now)}`;
 }
 
+/** When a day's e-mail cap counter expires: a day after that UTC day ends. */
+function emailCapExpiry(day: Date): string {
+  return iso(new Date(nextUtcMidnight(day).getTime() + 86_400_000));
+}
+
 export interface CapUse {
   used: number;
   cap: number;
@@ -46,7 +51,7 @@ export async function dailyCapUsage(deps: Pick<AbuseDeps, 'config' | 'clock' | '
  */
 export async function consumeEmailCap(db: Db, deps: Pick<AbuseDeps, 'config' | 'clock'>, limit = deps.config.limits.dailyEmailCap): Promise<boolean> {
   const now = deps.clock.now();
-  const count = await consumeCounter(db, dailyEmailCapKey(now), limit, iso(new Date(nextUtcMidnight(now).getTime() + 86_400_000)));
+  const count = await consumeCounter(db, dailyEmailCapKey(now), limit, emailCapExpiry(now));
   return count !== null;
 }
 
@@ -55,13 +60,13 @@ export async function consumeEmailCap(db: Db, deps: Pick<AbuseDeps, 'config' | '
  * blocks, mail/cap-units.ts); false takes nothing.
  */
 export async function consumeEmailCapBlock(db: Db, now: Date, units: number, limit: number): Promise<boolean> {
-  return consumeCounterBlock(db, dailyEmailCapKey(now), units, limit, iso(new Date(nextUtcMidnight(now).getTime() + 86_400_000)));
+  return consumeCounterBlock(db, dailyEmailCapKey(now), units, limit, emailCapExpiry(now));
 }
 
 /** Gives back units of the e-mail cap taken on `day`'s date and not used (a failed send, a block's rest). */
 export async function returnEmailCap(db: Db, day: Date, units: number): Promise<void> {
   if (units <= 0) return;
-  await incrementCounter(db, dailyEmailCapKey(day), iso(new Date(nextUtcMidnight(day).getTime() + 86_400_000)), -units);
+  await incrementCounter(db, dailyEmailCapKey(day), emailCapExpiry(day), -units);
 }
 
 /** Units of today's e-mail cap already used. */

@@ -4,7 +4,7 @@ import type { Db } from '../store/db.js';
 import { DIGEST_KIND, isNotification, notificationShare } from './priority.js';
 
 /** Units of the daily e-mail cap a worker takes from the store at once. */
-export const CAP_BLOCK = 32;
+const CAP_BLOCK = 32;
 /** Blocks are taken only while this many blocks would still be left under the limit. */
 const HEADROOM_BLOCKS = 4;
 
@@ -20,8 +20,8 @@ const HEADROOM_BLOCKS = 4;
  * day turns and when it stops; a crash leaves at most a block counted as used for that day.
  */
 export class CapUnits {
-  private day = '';
-  private dayStarted = new Date(0);
+  /** When the units held were taken: they count against that UTC day. */
+  private heldSince = new Date(0);
   /** Taken under the notifications' share: good for any mail. */
   private shared = 0;
   /** Taken under the whole cap: requester mail only. */
@@ -34,7 +34,8 @@ export class CapUnits {
 
   /** A unit for a mail of `kind`, from a block held or a new one; false when it must be taken one at a time. */
   async take(kind: string, now: Date): Promise<boolean> {
-    await this.turnDay(now);
+    // Yesterday's units go back to yesterday's count.
+    if (utcDay(now) !== utcDay(this.heldSince)) await this.giveBack(now);
     if (kind === DIGEST_KIND) return false;
     if (isNotification(kind)) {
       if (this.shared > 0) {
@@ -43,7 +44,7 @@ export class CapUnits {
       }
       // A plain notification may bring the count to one under the share: the last unit is the digest's.
       if (!(await this.reserve(now, notificationShare(this.cap) - 1))) return false;
-      this.shared += CAP_BLOCK - 1;
+      await this.keepRest(now, 'shared');
       return true;
     }
     if (this.requesterOnly > 0) {
@@ -55,33 +56,31 @@ export class CapUnits {
       return true;
     }
     if (!(await this.reserve(now, this.cap))) return false;
-    this.requesterOnly += CAP_BLOCK - 1;
+    await this.keepRest(now, 'requesterOnly');
     return true;
   }
 
-  /** Gives back the units held and not used. */
-  async giveBack(): Promise<void> {
+  /** Gives back the units held and not used, to the day they were taken on; `from` starts the next holding. */
+  async giveBack(from = this.heldSince): Promise<void> {
     const units = this.shared + this.requesterOnly;
+    const day = this.heldSince;
+    this.heldSince = from;
     this.shared = 0;
     this.requesterOnly = 0;
-    await returnEmailCap(this.db, this.dayStarted, units);
+    await returnEmailCap(this.db, day, units);
+  }
+
+  /**
+   * Keeps the rest of a block taken at `now` (one unit went to the mail that took it), unless
+   * another slot turned the day while the block was being taken: then it goes straight back.
+   */
+  private async keepRest(now: Date, pool: 'shared' | 'requesterOnly'): Promise<void> {
+    if (utcDay(now) === utcDay(this.heldSince)) this[pool] += CAP_BLOCK - 1;
+    else await returnEmailCap(this.db, now, CAP_BLOCK - 1);
   }
 
   private reserve(now: Date, limit: number): Promise<boolean> {
     if (limit - CAP_BLOCK * HEADROOM_BLOCKS < CAP_BLOCK) return Promise.resolve(false);
     return consumeEmailCapBlock(this.db, now, CAP_BLOCK, limit - CAP_BLOCK * HEADROOM_BLOCKS);
-  }
-
-  /** Yesterday's units go back to yesterday's count. */
-  private async turnDay(now: Date): Promise<void> {
-    const day = utcDay(now);
-    if (day === this.day) return;
-    const units = this.shared + this.requesterOnly;
-    const started = this.dayStarted;
-    this.day = day;
-    this.dayStarted = now;
-    this.shared = 0;
-    this.requesterOnly = 0;
-    await returnEmailCap(this.db, started, units);
   }
 }

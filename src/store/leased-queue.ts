@@ -54,7 +54,7 @@ export async function claimDue<T extends QueueTable>(
       .orderBy('next_attempt_at')
       .orderBy('id')
       .limit(max);
-  const claimRank = async (rank: number | undefined, max: number) =>
+  const claimOneRank = async (rank: number | undefined, max: number) =>
     store.dialect === 'postgres'
       ? await withTransaction(store.db, async (trx) => {
           const ids = (await due(trx, rank, max).forUpdate().skipLocked().execute()).map((r) => r.id);
@@ -71,7 +71,7 @@ export async function claimDue<T extends QueueTable>(
   for (const rank of options.ranks ?? [undefined]) {
     if (claimed.length >= limit) break;
     // RETURNING gives no order (on either store): sort as claimed.
-    const rows = await claimRank(rank, limit - claimed.length);
+    const rows = await claimOneRank(rank, limit - claimed.length);
     claimed.push(...rows.sort((a, b) => a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id)));
   }
   return claimed as Selectable<Database[T]>[];
