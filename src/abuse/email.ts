@@ -58,6 +58,14 @@ export class EmailChecker {
     return this.lookup(domain, beforeLookup);
   }
 
+  /** True when the address's domain is known to accept mail without asking DNS (a cached `ok`). */
+  knownDeliverable(address: string): boolean {
+    const domain = domainPart(address);
+    if (domain === null) return false;
+    const cached = this.cache.get(domain);
+    return cached !== undefined && cached.verdict === 'ok' && cached.expires > this.clock.now().getTime();
+  }
+
   /**
    * The cached verdict, else the query under way for the domain (joined: it costs the joiner
    * nothing), else a new query, started under `beforeLookup`. The in-flight entry is set before

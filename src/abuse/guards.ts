@@ -116,6 +116,11 @@ async function takeLookup(deps: AbuseDeps, caller: Caller, policy: string): Prom
 }
 
 export async function screenTask(deps: AbuseDeps, caller: Caller, input: TaskInput, email: string): Promise<Screening> {
+  // A domain already known to take mail sends no DNS query, and the screening exists only to keep
+  // a blocked or spent client from causing one: the submission's transaction checks the blocklist,
+  // the quotas and the daily cap, in this same order (submission-guards.ts). Three statements less
+  // per submission on the common path (a requester's domain seen within the hour).
+  if (deps.abuse.email.knownDeliverable(email)) return { emailUnverified: false };
   const { task } = deps.abuse.policies;
   const quotas = taskQuotas(deps.abuse.policies, input.delivery);
   const precheck = async () => {
