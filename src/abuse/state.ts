@@ -21,29 +21,34 @@ export interface AbuseState {
   adminThrottle: AdminThrottle;
   /** The keyed hash of a client address (domain/client.ts), remembered for recent addresses. */
   clientHash(ip: string): string;
-  /** Keyed hashes of the networks enclosing the client that a block may name (not cached: submissions only). */
-  networkHashes(ip: string): string[];
+  /** Keyed hashes of the networks enclosing the client that a block may name, remembered with its own. */
+  networkHashes(ip: string): readonly string[];
 }
 
 /** How many addresses' hashes are remembered (the map is emptied when full). */
 const HASH_CACHE_MAX = 10_000;
 
 export function createAbuseState(config: Config, store: Pick<Store, 'db'>, clock: Clock, log: Logger, secret: Buffer): AbuseState {
-  const hashes = new Map<string, string>();
+  // An HMAC is a few microseconds; a submission needs its client's and two or three networks'.
+  const hashes = new Map<string, { client: string; networks?: string[] }>();
+  const entry = (ip: string) => {
+    let hashed = hashes.get(ip);
+    if (hashed === undefined) {
+      if (hashes.size >= HASH_CACHE_MAX) hashes.clear();
+      hashed = { client: clientHash(secret, ip) };
+      hashes.set(ip, hashed);
+    }
+    return hashed;
+  };
   return {
-    clientHash: (ip) => {
-      let hash = hashes.get(ip);
-      if (hash === undefined) {
-        if (hashes.size >= HASH_CACHE_MAX) hashes.clear();
-        hash = clientHash(secret, ip);
-        hashes.set(ip, hash);
-      }
-      return hash;
-    },
-    networkHashes: (ip) =>
-      clientKeys(ip)
+    clientHash: (ip) => entry(ip).client,
+    networkHashes: (ip) => {
+      const hashed = entry(ip);
+      hashed.networks ??= clientKeys(ip)
         .slice(1)
-        .map((key) => keyHash(secret, key)),
+        .map((key) => keyHash(secret, key));
+      return hashed.networks;
+    },
     policies: policiesFor(config.limits),
     email: new EmailChecker(config, clock),
     reads: new ReadLimiter(store.db, clock, log, config.limits.readsPerMinute),
