@@ -27,6 +27,9 @@ const load = createRequire(import.meta.url);
 /** better-sqlite3's Database constructor (with `SqliteError`), from the chosen driver. */
 export const SQLite: typeof BetterSqlite3 = load(SQLITE_DRIVER);
 
+/** Where the chosen driver is, for a thread that must load the very same one (checkpointer.ts). */
+export const SQLITE_DRIVER_PATH: string = load.resolve(SQLITE_DRIVER);
+
 /** Version 13 keeps version 12's API for everything the service uses, so 12's types describe both. */
 export type SQLiteDatabase = BetterSqlite3.Database;
 export type SQLiteStatement = BetterSqlite3.Statement;

@@ -1,0 +1,74 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { migrate, openStore, type Store } from '../src/store/db.js';
+import { waitUntil } from './support/smtp.js';
+
+/**
+ * WAL checkpoints run on a thread of their own (src/store/checkpointer.ts), not in the commit that
+ * crosses SQLite's threshold on the service's connection (issue 28: a third of a busy instance's
+ * commit time). Observed from outside: the database file takes the committed pages while the
+ * service's connection has written far less than its own checkpoint threshold.
+ */
+
+const dirs: string[] = [];
+const stores: Store[] = [];
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function freshStore(options: { checkpointInBackground?: boolean } = {}): Promise<{ store: Store; file: string }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'hts-checkpoint-'));
+  dirs.push(dir);
+  const file = path.join(dir, 'service.db');
+  const store = openStore(`sqlite:${file}`, options);
+  stores.push(store);
+  await migrate(store);
+  return { store, file };
+}
+
+/** About 500 KB in 50 commits: a few hundred WAL frames, under SQLite's own automatic threshold (1,000). */
+function writeSome(store: Store): void {
+  const db = store.sqlite;
+  if (!db) throw new Error('not SQLite');
+  const insert = db.prepare('insert into settings (key, value) values (?, ?)');
+  const filler = 'x'.repeat(1000);
+  for (let commit = 0; commit < 50; commit++) {
+    db.transaction(() => {
+      for (let i = 0; i < 10; i++) insert.run(`checkpoint.${commit}.${i}`, filler);
+    })();
+  }
+}
+
+describe('WAL checkpoints on their own thread (SQLite)', () => {
+  it('copy committed pages into the database file while the connection stays under its threshold', async () => {
+    const { store, file } = await freshStore();
+    const before = statSync(file).size;
+    writeSome(store);
+    expect(statSync(`${file}-wal`).size).toBeGreaterThan(400_000);
+    // The service's connection checkpoints only past BACKSTOP_PAGES: only the thread can grow the file.
+    await waitUntil(() => statSync(file).size > before + 400_000, 5_000, 'the database file to take the WAL pages');
+    // And every row is there, read by the service's connection.
+    expect(store.sqlite?.prepare("select count(*) as n from settings where key like 'checkpoint.%'").get()).toEqual({ n: 500 });
+  });
+
+  it('leaves the pages in the WAL when turned off (the control: the file does not grow on its own)', async () => {
+    const { store, file } = await freshStore({ checkpointInBackground: false });
+    const before = statSync(file).size;
+    writeSome(store);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(statSync(file).size).toBe(before);
+  });
+
+  it('stops with the store: closing ends the thread and the file is whole', async () => {
+    const { store, file } = await freshStore();
+    writeSome(store);
+    await store.close();
+    stores.splice(stores.indexOf(store), 1);
+    const again = openStore(`sqlite:${file}`, { checkpointInBackground: false });
+    stores.push(again);
+    expect(again.sqlite?.prepare("select count(*) as n from settings where key like 'checkpoint.%'").get()).toEqual({ n: 500 });
+  });
+});
