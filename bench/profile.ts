@@ -3,9 +3,11 @@
  * starts the service as `npm start` does plus --cpu-prof, drives the scenario with autocannon for
  * BENCH_SECONDS (default 10), stops the service and prints the top frames by self time, grouped
  * by function and by package, with the profile's path (open it in Chrome DevTools or speedscope
- * for the flame graph). PostgreSQL needs DATABASE_URL or TEST_POSTGRES_URL.
+ * for the flame graph). PostgreSQL needs DATABASE_URL or TEST_POSTGRES_URL. Given a .cpuprofile
+ * file instead of a scenario, it prints that profile's summary.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { startDnsServer } from '../test/support/dns-server.js';
@@ -14,7 +16,8 @@ import { type BenchService, POSTGRES_URL, startSetup } from './service.js';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   hitCount?: number;
 }
 
@@ -31,26 +34,82 @@ export function summarizeProfile(profile: CpuProfile, top = 25): string[] {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
   profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
-  const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
+  // Shares of the busy time: an idle stretch (waiting for the outbox after the flood) would dilute them.
+  const idle = profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').reduce((sum, n) => sum + (selfUs.get(n.id) ?? 0), 0);
+  const total = [...selfUs.values()].reduce((a, b) => a + b, 0) - idle;
   const byFunction = new Map<string, number>();
   const byPackage = new Map<string, number>();
   for (const [id, us] of selfUs) {
     const frame = byId.get(id)?.callFrame;
-    if (!frame) continue;
-    const file = frame.url.replace(/^file:\/\//, '');
-    const where = file === '' ? '' : ` ${shortPath(file)}:${frame.lineNumber + 1}`;
+    if (!frame || frame.functionName === '(idle)') continue;
+    const bundled = frame.url.replace(/^file:\/\//, '');
+    const { file, line } = bundled === '' ? { file: '', line: 0 } : original(bundled, frame.lineNumber, frame.columnNumber);
+    const where = file === '' ? '' : ` ${shortPath(file)}:${line}`;
     const key = `${frame.functionName || '(anonymous)'}${where}`;
     byFunction.set(key, (byFunction.get(key) ?? 0) + us);
     const pkg = packageOf(file, frame.functionName);
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
   }
+  // Inclusive time of the service's own functions (src/): each sample counts once for every
+  // distinct function on its stack, so a caller's figure holds all its callees'.
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const keyOf = new Map<number, string | undefined>();
+  const serviceKey = (id: number): string | undefined => {
+    if (keyOf.has(id)) return keyOf.get(id);
+    const frame = byId.get(id)?.callFrame;
+    const bundled = frame?.url.replace(/^file:\/\//, '') ?? '';
+    let key: string | undefined;
+    if (frame && bundled !== '') {
+      const { file, line } = original(bundled, frame.lineNumber, frame.columnNumber);
+      const short = shortPath(file);
+      if (short.startsWith('src/')) key = `${frame.functionName || '(anonymous)'} ${short}:${line}`;
+    }
+    keyOf.set(id, key);
+    return key;
+  };
+  const inclusive = new Map<string, number>();
+  profile.samples.forEach((leaf, i) => {
+    const seen = new Set<string>();
+    for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
+      const key = serviceKey(id);
+      if (key !== undefined) seen.add(key);
+    }
+    for (const key of seen) inclusive.set(key, (inclusive.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
   const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;
   const rank = (map: Map<string, number>, n: number) =>
     [...map.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, n)
       .map(([name, us]) => `  ${pct(us)}  ${name}`);
-  return ['self time by package:', ...rank(byPackage, 12), 'top frames by self time:', ...rank(byFunction, top)];
+  return [
+    `busy ${(total / 1e6).toFixed(1)} s of CPU (idle ${(idle / 1e6).toFixed(1)} s); shares of the busy time:`,
+    'self time by package:',
+    ...rank(byPackage, 14),
+    'top frames by self time:',
+    ...rank(byFunction, top),
+    "the service's functions by inclusive time:",
+    ...rank(inclusive, top),
+  ];
+}
+
+const sourceMaps = new Map<string, SourceMap | undefined>();
+
+/**
+ * Where a frame is in the sources: the bundle is one minified line, so dist/server.mjs frames are
+ * mapped back through its source map to src/ (or the bundled package's file) and line.
+ */
+function original(file: string, line: number, column: number): { file: string; line: number } {
+  if (!sourceMaps.has(file)) {
+    const map = `${file}.map`;
+    sourceMaps.set(file, existsSync(map) ? new SourceMap(JSON.parse(readFileSync(map, 'utf8'))) : undefined);
+  }
+  const entry = sourceMaps.get(file)?.findEntry(line, column);
+  if (entry && 'originalSource' in entry) {
+    return { file: path.resolve(path.dirname(file), entry.originalSource.replace(/^file:\/\//, '')), line: entry.originalLine + 1 };
+  }
+  return { file, line: line + 1 };
 }
 
 function shortPath(file: string): string {
@@ -63,7 +122,7 @@ function packageOf(file: string, functionName: string): string {
   if (file === '') return functionName.startsWith('(') ? functionName : '(native)';
   if (file.startsWith('node:')) return 'node internals';
   const modules = file.lastIndexOf('node_modules/');
-  if (modules < 0) return 'the service (dist/server.mjs)';
+  if (modules < 0) return `the service (${path.relative(path.resolve(import.meta.dirname, '..'), path.dirname(file))})`;
   const rest = file.slice(modules + 'node_modules/'.length).split('/');
   return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1]}` : (rest[0] ?? '?');
 }
@@ -98,6 +157,11 @@ async function drive(scenario: string, base: string): Promise<autocannon.Result>
 
 async function main(): Promise<void> {
   const scenario = process.argv[2] ?? 'read';
+  // A profile already taken: summarize it again (npm run bench:profile -- bench/profiles/X.cpuprofile).
+  if (scenario.endsWith('.cpuprofile')) {
+    for (const line of summarizeProfile(JSON.parse(readFileSync(scenario, 'utf8')) as CpuProfile, 40)) process.stdout.write(`${line}\n`);
+    return;
+  }
   const store = process.argv[3] === 'postgres' ? 'postgres' : 'sqlite';
   if (!['read', 'submit', 'mail'].includes(scenario)) throw new Error('scenario: read, submit or mail');
   if (store === 'postgres' && !POSTGRES_URL) throw new Error('set DATABASE_URL or TEST_POSTGRES_URL for PostgreSQL');
