@@ -187,7 +187,7 @@ describe.each(STORES)('batch statements on %s', (storeName) => {
 
   it('finds the active blocks of a batch, each only under its own kind', async () => {
     const block = (id: string, kind: string, value: string, expiresAt: string | null = null) =>
-      insertBlock(store.db, { id, kind, value, reason: null, source: 'operator', created_at: AT, expires_at: expiresAt });
+      insertBlock(store.db, { id, kind, value, reason: null, source: 'operator', created_at: AT, expires_at: expiresAt, prefix_bits: null });
     await block('b1', 'ip', 'client-blocked');
     await block('b2', 'email', 'spam@spam.example');
     await block('b3', 'domain', 'spam.example');

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { BLOCK_KINDS, type BlockKind } from '../domain/admin-schemas.js';
+import type { NetworkHashes } from '../domain/caller.js';
 import { emailDomain } from '../domain/email.js';
 import { AppError } from '../domain/errors.js';
 import { comparisonKey } from '../domain/text.js';
 import { iso } from '../domain/time.js';
-import { activeBlocksMatching, type BlockMatch, type BlockRow, hasActiveBlock, insertBlock } from '../store/blocklist-repo.js';
+import { type ActiveBlock, activeBlocksMatching, type BlockMatch, hasActiveBlock, insertBlock } from '../store/blocklist-repo.js';
 import type { AbuseDeps } from './context.js';
 
 /**
@@ -53,6 +54,7 @@ export async function blockClient(deps: AbuseDeps, hash: string, reason: string,
     source: 'auto',
     created_at: now,
     expires_at: iso(expiresAt),
+    prefix_bits: null,
   });
   deps.log.warn({ client_hash: hash, expires_at: iso(expiresAt) }, 'client auto-blocked');
 }
@@ -60,13 +62,18 @@ export async function blockClient(deps: AbuseDeps, hash: string, reason: string,
 /** What a submission or message is checked against. */
 export interface BlockSubject {
   clientHash: string;
-  networkHashes?: readonly string[] | undefined;
+  networks?: NetworkHashes | undefined;
   email?: string | undefined;
   requester?: string | undefined;
 }
 
+/** A subject as entries are stored (the store's BlockMatch), with its networks for network entries. */
+export interface SubjectMatch extends BlockMatch {
+  networks?: NetworkHashes | undefined;
+}
+
 /** The subject normalized as entries are stored: e-mail, its domain and each parent, requester. */
-export function blockMatchOf(subject: BlockSubject): BlockMatch {
+export function blockMatchOf(subject: BlockSubject): SubjectMatch {
   const email = subject.email !== undefined ? normalizeEmail(subject.email) : undefined;
   const domain = subject.email !== undefined ? emailDomain(subject.email) : null;
   // The domain and each parent: a block on spam.dev also covers mail.spam.dev.
@@ -77,14 +84,23 @@ export function blockMatchOf(subject: BlockSubject): BlockMatch {
   }
   const normalized = subject.requester === undefined ? '' : normalizeRequester(subject.requester);
   const requester = normalized !== '' ? normalized : undefined;
-  return { clientHash: subject.clientHash, networkHashes: subject.networkHashes, email, domains, requester };
+  return { clientHash: subject.clientHash, networks: subject.networks, email, domains, requester };
+}
+
+/** Does an ip entry name this client: its own hash, or the hash of its network at the entry's prefix? */
+function ipHit(match: SubjectMatch, row: ActiveBlock): boolean {
+  if (row.value === match.clientHash) return true;
+  if (row.prefix_bits === null || match.networks === undefined) return false;
+  // Stored before its prefix was (migration 240): any network the client is in.
+  if (row.prefix_bits < 0) return match.networks.all().includes(row.value);
+  return match.networks.at(row.prefix_bits) === row.value;
 }
 
 /** The kind of the first entry among `active` that matches, in BLOCK_KINDS order, or null. */
-export function blockKindFor(match: BlockMatch, active: Pick<BlockRow, 'kind' | 'value'>[]): BlockKind | null {
+export function blockKindFor(match: SubjectMatch, active: ActiveBlock[]): BlockKind | null {
   const hits = (kind: BlockKind, value: string | undefined) => value !== undefined && active.some((row) => row.kind === kind && row.value === value);
   const matches: Record<BlockKind, boolean> = {
-    ip: hits('ip', match.clientHash) || (match.networkHashes ?? []).some((network) => hits('ip', network)),
+    ip: active.some((row) => row.kind === 'ip' && ipHit(match, row)),
     email: hits('email', match.email),
     domain: match.domains.some((domain) => hits('domain', domain)),
     requester: hits('requester', match.requester),

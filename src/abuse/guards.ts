@@ -131,7 +131,7 @@ export async function screenTask(deps: AbuseDeps, caller: Caller, input: TaskInp
     if (capUsed >= deps.config.limits.dailyTaskCap) throw capacityReached(now, task.policy);
   };
   const reserve = () => reserveQuota(deps, caller, task, quotas, 'task submissions');
-  const subject = { clientHash: caller.clientHash, networkHashes: caller.networkHashes, email, requester: input.requester };
+  const subject = { clientHash: caller.clientHash, networks: caller.networks, email, requester: input.requester };
   return screen(deps, caller, subject, 'contact_email', email, precheck, reserve, task.policy);
 }
 
@@ -139,7 +139,7 @@ export async function screenMessage(deps: AbuseDeps, caller: Caller, input: Mess
   const { message } = deps.abuse.policies;
   const precheck = () => quotaLeft(deps, caller, message, message.quotas, 'messages');
   const reserve = () => reserveQuota(deps, caller, message, message.quotas, 'messages');
-  const subject = { clientHash: caller.clientHash, networkHashes: caller.networkHashes, email: input.reply_to, requester: input.from };
+  const subject = { clientHash: caller.clientHash, networks: caller.networks, email: input.reply_to, requester: input.from };
   return screen(deps, caller, subject, 'reply_to', input.reply_to, precheck, reserve, message.policy);
 }
 
@@ -147,7 +147,7 @@ export async function screenMessage(deps: AbuseDeps, caller: Caller, input: Mess
 export async function screenMailboxlessMessage(deps: AbuseDeps, caller: Caller): Promise<void> {
   const { message } = deps.abuse.policies;
   // No address to check, so no DNS look-up: the blocklist (every spelling of the client), then the quota.
-  const blocked = await matchBlock(deps, { clientHash: caller.clientHash, networkHashes: caller.networkHashes });
+  const blocked = await matchBlock(deps, { clientHash: caller.clientHash, networks: caller.networks });
   if (blocked) throw clientBlocked(blocked);
   await quotaLeft(deps, caller, message, message.quotas, 'messages');
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { clientHash, clientKeys, keyHash } from '../domain/client.js';
+import type { NetworkHashes } from '../domain/caller.js';
+import { clientHash, clientKeys, keyHash, networkKeyAt } from '../domain/client.js';
 import type { Clock } from '../domain/time.js';
 import type { Store } from '../store/db.js';
 import { AdminThrottle } from './admin-throttle.js';
@@ -21,37 +22,52 @@ export interface AbuseState {
   adminThrottle: AdminThrottle;
   /** The keyed hash of a client address (domain/client.ts), remembered for recent addresses. */
   clientHash(ip: string): string;
-  /** Keyed hashes of the networks enclosing the client that a block may name, remembered with its own. */
-  networkHashes(ip: string): readonly string[];
+  /** Keyed hashes of the networks enclosing the client, each worked out when first asked for and remembered. */
+  networks(ip: string): NetworkHashes;
 }
 
 /** How many addresses' hashes are remembered (the map is emptied when full). */
 const HASH_CACHE_MAX = 10_000;
 
 export function createAbuseState(config: Config, store: Pick<Store, 'db'>, clock: Clock, log: Logger, secret: Buffer): AbuseState {
-  // An HMAC is a few microseconds; a submission needs its client's and two or three networks'.
-  const hashes = new Map<string, { client: string; networks?: string[] }>();
+  // An HMAC is a few microseconds: a client's own, and its networks' only for the prefixes blocks name.
+  const hashes = new Map<string, { client: string; networks: NetworkHashes }>();
   const entry = (ip: string) => {
     let hashed = hashes.get(ip);
     if (hashed === undefined) {
       if (hashes.size >= HASH_CACHE_MAX) hashes.clear();
-      hashed = { client: clientHash(secret, ip) };
+      hashed = { client: clientHash(secret, ip), networks: networkHashes(secret, ip) };
       hashes.set(ip, hashed);
     }
     return hashed;
   };
   return {
     clientHash: (ip) => entry(ip).client,
-    networkHashes: (ip) => {
-      const hashed = entry(ip);
-      hashed.networks ??= clientKeys(ip)
-        .slice(1)
-        .map((key) => keyHash(secret, key));
-      return hashed.networks;
-    },
+    networks: (ip) => entry(ip).networks,
     policies: policiesFor(config.limits),
     email: new EmailChecker(config, clock),
     reads: new ReadLimiter(store.db, clock, log, config.limits.readsPerMinute),
     adminThrottle: new AdminThrottle(config.adminThrottle),
+  };
+}
+
+/** A client's network hashes, each computed on first use. */
+function networkHashes(secret: Buffer, ip: string): NetworkHashes {
+  const byPrefix = new Map<number, string | undefined>();
+  let all: readonly string[] | undefined;
+  return {
+    at(prefix) {
+      if (!byPrefix.has(prefix)) {
+        const key = networkKeyAt(ip, prefix);
+        byPrefix.set(prefix, key === null ? undefined : keyHash(secret, key));
+      }
+      return byPrefix.get(prefix);
+    },
+    all() {
+      all ??= clientKeys(ip)
+        .slice(1)
+        .map((key) => keyHash(secret, key));
+      return all;
+    },
   };
 }

@@ -1,12 +1,12 @@
 import type { AppError } from '../domain/errors.js';
 import type { TaskInput } from '../domain/schemas.js';
 import { iso } from '../domain/time.js';
-import { activeBlocksMatching, type BlockMatch, type BlockRow } from '../store/blocklist-repo.js';
+import { type ActiveBlock, activeBlocksMatching } from '../store/blocklist-repo.js';
 import { addCounts, readCounters } from '../store/counters-repo.js';
 import { type Db, lockKeys } from '../store/db.js';
 import { findIdempotencyRecords, type IdempotencyRow, saveIdempotencyRecords } from '../store/idempotency-repo.js';
 import { type DedupeMatch, findByDedupeKeys } from '../store/tasks-repo.js';
-import { blockKindFor, blockMatchOf, clientBlocked } from './blocklist.js';
+import { blockKindFor, blockMatchOf, clientBlocked, type SubjectMatch } from './blocklist.js';
 import type { AbuseDeps, Caller } from './context.js';
 import { type Duplicate, duplicateWindowStart, pickDuplicate } from './duplicates.js';
 import { idempotencyRecord, replayOf, type StoredResponse } from './idempotency.js';
@@ -79,7 +79,7 @@ export class SubmissionGuards {
     private readonly now: Date,
     /** The quota counters each submission uses, worked out once by load. */
     private readonly quotasOf: Map<GuardedSubmission, Counted[]>,
-    private readonly blocks: Pick<BlockRow, 'kind' | 'value'>[],
+    private readonly blocks: ActiveBlock[],
     records: IdempotencyRow[],
     private readonly counts: Map<string, number>,
     recent: DedupeMatch[],
@@ -119,9 +119,9 @@ export class SubmissionGuards {
     return new SubmissionGuards(deps, now, quotasOf, blocks, records, counts, recent, windowStart);
   }
 
-  private static blockMatch(this: void, s: GuardedSubmission): BlockMatch {
-    const { clientHash, networkHashes } = s.caller;
-    return blockMatchOf({ clientHash, networkHashes, email: s.input.contact_email, requester: s.input.requester });
+  private static blockMatch(this: void, s: GuardedSubmission): SubjectMatch {
+    const { clientHash, networks } = s.caller;
+    return blockMatchOf({ clientHash, networks, email: s.input.contact_email, requester: s.input.requester });
   }
 
   /** The counters of the quotas a submission uses (limits.taskQuotas). */

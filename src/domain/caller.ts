@@ -4,8 +4,16 @@ import type { Source } from './task.js';
 export interface Caller {
   /** HMAC of the client address (IPv4 /32, IPv6 /64); the address itself is never stored. */
   clientHash: string;
-  /** Keyed hashes of the networks the client is in that an ip block may name (domain/client.ts clientKeys). */
-  networkHashes?: readonly string[] | undefined;
+  /** Keyed hashes of the networks the client is in, for ip blocks that name a network. */
+  networks?: NetworkHashes | undefined;
   source: Source;
   idempotencyKey?: string | undefined;
+}
+
+/** The keyed hashes of a client's enclosing networks, worked out only for the prefixes asked for. */
+export interface NetworkHashes {
+  /** The hash of the enclosing network of `prefix` bits, or undefined when no block can name it. */
+  at(prefix: number): string | undefined;
+  /** The hash of every enclosing network a block may name (for entries whose prefix is not known). */
+  all(): readonly string[];
 }

@@ -75,10 +75,34 @@ export function clientKey(spelling: string): string {
 export function clientKeys(spelling: string): string[] {
   const address = parseAddress(spelling);
   if (address === null) return [UNKNOWN_CLIENT];
-  const full = address.family === 4 ? 32 : 64;
   const keys: string[] = [];
-  for (let prefix = full; prefix >= MIN_PREFIX[address.family]; prefix--) keys.push(keyOf(address, prefix));
+  for (let prefix = fullPrefix(address); prefix >= MIN_PREFIX[address.family]; prefix--) keys.push(keyOf(address, prefix));
   return keys;
+}
+
+/** The prefix of a client key: IPv4 /32, IPv6 /64. */
+function fullPrefix(address: Address): number {
+  return address.family === 4 ? 32 : 64;
+}
+
+/**
+ * The key of the client's enclosing network of `prefix` bits, when a block may name one (shorter
+ * than the client's own key, not shorter than MIN_PREFIX, the client's family); otherwise null.
+ * A block names one prefix: a submission hashes only the prefixes active blocks name, not every
+ * network it is in (24 of them for IPv4, 48 for IPv6).
+ */
+export function networkKeyAt(spelling: string, prefix: number): string | null {
+  const address = parseAddress(spelling);
+  if (address === null || prefix >= fullPrefix(address) || prefix < MIN_PREFIX[address.family]) return null;
+  return keyOf(address, prefix);
+}
+
+/** The prefix a block's canonical key (networkKey) names: null for one client (IPv4 /32, IPv6 /64). */
+export function blockPrefix(key: string): number | null {
+  const slash = key.lastIndexOf('/');
+  if (slash < 0) return null;
+  const bits = Number(key.slice(slash + 1));
+  return key.includes(':') && bits >= 64 ? null : bits;
 }
 
 /**

@@ -18,7 +18,7 @@ export function callerFrom(request: FastifyRequest, deps: ServiceDeps, source: S
     }
     idempotencyKey = key;
   }
-  return { clientHash: deps.abuse.clientHash(request.ip), networkHashes: deps.abuse.networkHashes(request.ip), source, idempotencyKey };
+  return { clientHash: deps.abuse.clientHash(request.ip), networks: deps.abuse.networks(request.ip), source, idempotencyKey };
 }
 
 /** TRUST_PROXY=N: the client is the address N hops back in X-Forwarded-For (Fastify's trustProxy). */

@@ -3,7 +3,7 @@ import { domainToASCII } from 'node:url';
 import { type BlockSource, normalizeEmail, normalizeRequester } from '../abuse/blocklist.js';
 import type { Actor } from '../domain/actor.js';
 import { type BlockInput, BlockInputSchema, type BlockKind } from '../domain/admin-schemas.js';
-import { keyHash, MIN_PREFIX, networkKey } from '../domain/client.js';
+import { blockPrefix, keyHash, MIN_PREFIX, networkKey } from '../domain/client.js';
 import { emailDomain, isHostname } from '../domain/email.js';
 import { validationFailed } from '../domain/errors.js';
 import { iso, parseDateTime } from '../domain/time.js';
@@ -53,15 +53,16 @@ const checkBlock = schemaChecker<BlockInput>(BlockInputSchema, {
 });
 
 /** The stored form of a value of each kind (ip: the client hash; the address is never stored), or the problem. */
-function normalizeValue(deps: ServiceDeps, kind: BlockKind, value: string): { value: string } | { problem: string } {
+function normalizeValue(deps: ServiceDeps, kind: BlockKind, value: string): { value: string; prefixBits?: number | null } | { problem: string } {
   if (kind === 'ip') {
-    // Stored as the keyed hash of the canonical key (domain/client.ts), whatever the spelling.
+    // Stored as the keyed hash of the canonical key (domain/client.ts), whatever the spelling, with
+    // the prefix a network names (a client's networks are hashed only at prefixes entries name).
     const key = networkKey(value);
     return key === null
       ? {
           problem: `value must be an IPv4 address or network (/${MIN_PREFIX[4]} to /32) or an IPv6 address or network (/${MIN_PREFIX[6]} to /128) when kind is ip`,
         }
-      : { value: keyHash(deps.secret, key) };
+      : { value: keyHash(deps.secret, key), prefixBits: blockPrefix(key) };
   }
   if (kind === 'email')
     return emailDomain(value) === null ? { problem: 'value must be a valid e-mail address when kind is email' } : { value: normalizeEmail(value) };
@@ -75,17 +76,24 @@ function normalizeValue(deps: ServiceDeps, kind: BlockKind, value: string): { va
 }
 
 /** Validates and normalizes an entry from its schema; every problem at once, each naming its field. */
-function checkInput(deps: ServiceDeps, raw: unknown): { kind: BlockKind; value: string; reason: string | null; expiresAt: string | null } {
+function checkInput(
+  deps: ServiceDeps,
+  raw: unknown,
+): { kind: BlockKind; value: string; prefixBits: number | null; reason: string | null; expiresAt: string | null } {
   const { value: input, fieldErrors } = checkBlock(raw);
   const failed = (field: string) => fieldErrors.some((e) => e.startsWith(`${field} `));
   let value = '';
+  let prefixBits: number | null = null;
   if (!failed('value')) {
     const trimmed = input.value.trim();
     if (trimmed === '') fieldErrors.push('value is required (a non-empty string)');
     else if (!failed('kind')) {
       const normalized = normalizeValue(deps, input.kind, trimmed);
       if ('problem' in normalized) fieldErrors.push(normalized.problem);
-      else value = normalized.value;
+      else {
+        value = normalized.value;
+        prefixBits = normalized.prefixBits ?? null;
+      }
     }
   }
   let expiresAt: string | null = null;
@@ -96,7 +104,7 @@ function checkInput(deps: ServiceDeps, raw: unknown): { kind: BlockKind; value: 
     else expiresAt = iso(parsed);
   }
   if (fieldErrors.length > 0) throw validationFailed(fieldErrors);
-  return { kind: input.kind, value, reason: input.reason?.trim() || null, expiresAt };
+  return { kind: input.kind, value, prefixBits, reason: input.reason?.trim() || null, expiresAt };
 }
 
 function normalizeDomain(value: string): string {
@@ -128,6 +136,7 @@ export async function addBlock(
     source: options.source ?? 'admin',
     created_at: iso(deps.clock.now()),
     expires_at: checked.expiresAt,
+    prefix_bits: checked.prefixBits,
   };
   await replaceWithAudit(deps, actor, row, options.taskId ?? null);
   return toEntry(row);
@@ -146,6 +155,7 @@ export async function addClientHashBlock(deps: ServiceDeps, actor: Actor, hash: 
     source: 'admin',
     created_at: iso(deps.clock.now()),
     expires_at: null,
+    prefix_bits: null,
   };
   await replaceWithAudit(deps, actor, row, taskId);
   return toEntry(row);

@@ -9,8 +9,6 @@ export type BlockRow = Selectable<BlocklistTable>;
 /** What a submission or message is matched against, already normalized by the caller. */
 export interface BlockMatch {
   clientHash: string;
-  /** Hashes of the client's enclosing networks (an ip block may name a network). */
-  networkHashes?: readonly string[] | undefined;
   email?: string | undefined;
   /** The e-mail's domain and each parent domain. */
   domains: string[];
@@ -56,31 +54,34 @@ export async function hasActiveBlock(db: Db, kind: string, value: string, now: s
   return row !== undefined;
 }
 
+/** An active entry a subject may match: its kind, value and (ip entries) the prefix it names. */
+export type ActiveBlock = Pick<BlockRow, 'kind' | 'value' | 'prefix_bits'>;
+
 /**
- * Every active entry that matches any of the subjects (the caller tells which matches which).
- * One statement whose text depends only on how many distinct values there are, padded
- * (batches.ts): every kind with every value, through the (kind, value) index; the pairs that match
- * no subject are dropped here.
+ * Every active entry that equals a value of any of the subjects (the caller tells which matches
+ * which), and every active ip entry that names a network (the caller hashes its clients' networks
+ * at those prefixes). One statement whose text depends only on how many distinct values there are,
+ * padded (batches.ts): every kind with every value through the (kind, value) index, and the
+ * networks through their partial index; equal pairs that match no subject are dropped here.
  */
-export async function activeBlocksMatching(db: Db, subjects: BlockMatch[], now: string): Promise<Pick<BlockRow, 'kind' | 'value'>[]> {
+export async function activeBlocksMatching(db: Db, subjects: BlockMatch[], now: string): Promise<ActiveBlock[]> {
   const values = { ip: new Set<string>(), email: new Set<string>(), domain: new Set<string>(), requester: new Set<string>() };
   for (const subject of subjects) {
     values.ip.add(subject.clientHash);
-    for (const network of subject.networkHashes ?? []) values.ip.add(network);
     if (subject.email !== undefined) values.email.add(subject.email);
     for (const domain of subject.domains) values.domain.add(domain);
     if (subject.requester !== undefined) values.requester.add(subject.requester);
   }
   const all = new Set(Object.values(values).flatMap((set) => [...set]));
   if (all.size === 0) return [];
-  const rows = await db
-    .selectFrom('blocklist')
-    .select(['kind', 'value'])
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+  const active = (query: typeof base) => query.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+  const base = db.selectFrom('blocklist').select(['kind', 'value', 'prefix_bits']);
+  const rows = await active(base)
     .where('kind', 'in', Object.keys(values))
     .where('value', 'in', padded([...all]))
+    .unionAll(active(base).where('kind', '=', 'ip').where('prefix_bits', 'is not', null))
     .execute();
-  return rows.filter((row) => values[row.kind as keyof typeof values]?.has(row.value) === true);
+  return rows.filter((row) => row.prefix_bits !== null || values[row.kind as keyof typeof values]?.has(row.value) === true);
 }
 
 /** Deletes up to `limit` entries that expired before `before` (automatic blocks pile up under abuse); returns how many. */

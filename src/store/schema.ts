@@ -107,6 +107,8 @@ export interface BlocklistTable {
   source: string;
   created_at: string;
   expires_at: string | null;
+  /** ip entries: null for one client, the network's bits otherwise, -1 unknown (stored before migration 240). */
+  prefix_bits: number | null;
 }
 
 export interface OutboxTable {

@@ -21,6 +21,7 @@ import * as m200 from './200_message_states.js';
 import * as m210 from './210_inbox_speed.js';
 import * as m220 from './220_test_due_index.js';
 import * as m230 from './230_outbox_claim_rank.js';
+import * as m240 from './240_blocklist_networks.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '210_inbox_speed': m210,
   '220_test_due_index': m220,
   '230_outbox_claim_rank': m230,
+  '240_blocklist_networks': m240,
 };
