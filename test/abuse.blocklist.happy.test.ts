@@ -132,12 +132,42 @@ describe.each(STORES)('blocklist on %s', (store) => {
     expect(res.status).toBe(200);
   });
 
+  it('lists a page at a time, newest first, every active entry once; a cursor edited or from elsewhere is 400', async () => {
+    const added: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      clock.set(`2030-03-10T09:${String(10 + i).padStart(2, '0')}:00.000Z`);
+      added.push(String((await block({ kind: 'requester', value: unique('Paged') })).id));
+    }
+    clock.set('2030-03-10T10:00:00.000Z');
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const url = `${t.url}/api/v1/admin/blocklist?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const page = (await (await fetch(url, { headers: admin })).json()) as { blocklist: Json[]; next_cursor: string | null };
+      expect(page.blocklist.length).toBeLessThanOrEqual(3);
+      seen.push(...page.blocklist.map((e) => String(e.id)));
+      cursor = page.next_cursor;
+      pages += 1;
+    } while (cursor !== null && pages < 100);
+    expect(new Set(seen).size).toBe(seen.length);
+    // Newest first: the seven in reverse order of addition, one after another.
+    const mine = seen.filter((id) => added.includes(id));
+    expect(mine).toEqual([...added].reverse());
+    const first = (await (await fetch(`${t.url}/api/v1/admin/blocklist?limit=1`, { headers: admin })).json()) as { next_cursor: string };
+    const edited = await fetch(`${t.url}/api/v1/admin/blocklist?cursor=${encodeURIComponent(`${first.next_cursor.slice(0, -2)}xx`)}`, { headers: admin });
+    expect(edited.status).toBe(400);
+    expect(((await edited.json()) as Json).error).toBe('invalid_cursor');
+    const tooMany = await fetch(`${t.url}/api/v1/admin/blocklist?limit=201`, { headers: admin });
+    expect(tooMany.status).toBe(400);
+  });
+
   it('the service functions the operator console uses: addBlock, listBlocks, removeBlock', async () => {
     const entry = await addBlock(t.deps, OWNER, { kind: 'domain', value: `${unique('console')}.dev`, reason: 'from the console' });
     expect(entry).toMatchObject({ kind: 'domain', source: 'admin', reason: 'from the console', expires_at: null });
     const auto = await addBlock(t.deps, OWNER, { kind: 'ip', value: newIp(), expires_at: '2030-03-11T10:00:00Z' }, { source: 'auto' });
     expect(auto.source).toBe('auto');
-    const listed = await listBlocks(t.deps);
+    const listed = (await listBlocks(t.deps)).blocklist;
     expect(listed).toContainEqual(entry);
     expect(listed).toContainEqual(auto);
     expect(await removeBlock(t.deps, OWNER, entry.id)).toBe(true);

@@ -124,6 +124,9 @@ export type QueueQuery = Static<typeof QueueQuerySchema>;
 export const MessageQuerySchema = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) });
 export type MessageQuery = Static<typeof MessageQuerySchema>;
 
+export const BlocklistQuerySchema = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) });
+export type BlocklistQuery = Static<typeof BlocklistQuerySchema>;
+
 export const TaskPatchSchema = Type.Object(
   {
     status: Type.Optional(StatusSchema),

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { type BlockSource, normalizeEmail, normalizeRequester } from '../abuse/blocklist.js';
 import type { Actor } from '../domain/actor.js';
-import { type BlockInput, BlockInputSchema, type BlockKind } from '../domain/admin-schemas.js';
+import { ADMIN_PAGE_DEFAULT, type BlockInput, BlockInputSchema, type BlockKind, type BlocklistQuery, BlocklistQuerySchema } from '../domain/admin-schemas.js';
 import { blockPrefix, keyHash, MIN_PREFIX, networkKey } from '../domain/client.js';
 import { emailDomain, isHostname } from '../domain/email.js';
 import { validationFailed } from '../domain/errors.js';
@@ -11,7 +11,8 @@ import { type BlockRow, deleteBlock, listActiveBlocks, replaceBlock } from '../s
 import { withTransaction } from '../store/db.js';
 import { recordAudit } from './audit.js';
 import type { ServiceDeps } from './context.js';
-import { DATE_TIME_RULE, schemaChecker } from './validation.js';
+import { decodeCursor, encodeCursor } from './operator-cursor.js';
+import { DATE_TIME_RULE, queryChecker, schemaChecker } from './validation.js';
 
 export type { BlockSource } from '../abuse/blocklist.js';
 export { BLOCK_KINDS, type BlockInput, type BlockKind } from '../domain/admin-schemas.js';
@@ -111,10 +112,26 @@ function normalizeDomain(value: string): string {
   return domainToASCII(value.replace(/^@/, '').replace(/\.$/, '')).toLowerCase();
 }
 
-/** Active entries (not expired), newest first. */
-export async function listBlocks(deps: ServiceDeps): Promise<BlockEntry[]> {
-  const rows = await listActiveBlocks(deps.store.db, iso(deps.clock.now()));
-  return rows.map(toEntry);
+export interface BlockPage {
+  blocklist: BlockEntry[];
+  /** The next page's cursor, null on the last page. */
+  next_cursor: string | null;
+}
+
+const checkQuery = queryChecker<BlocklistQuery>(BlocklistQuerySchema);
+
+/**
+ * Active entries (not expired), newest first, a page at a time (`limit`, default 50, and `cursor`):
+ * automatic blocks pile up under abuse, and a list of them all would cost more with every one.
+ */
+export async function listBlocks(deps: ServiceDeps, raw: unknown = {}): Promise<BlockPage> {
+  const query = checkQuery(raw);
+  const limit = query.limit ?? ADMIN_PAGE_DEFAULT;
+  const after = query.cursor ? decodeCursor(deps.secret, 'blocklist', query.cursor) : undefined;
+  const rows = await listActiveBlocks(deps.store.db, iso(deps.clock.now()), { after, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const last = rows.length > limit ? page.at(-1) : undefined;
+  return { blocklist: page.map(toEntry), next_cursor: last ? encodeCursor(deps.secret, 'blocklist', { created_at: last.created_at, id: last.id }) : null };
 }
 
 /**

@@ -32,14 +32,28 @@ export async function deleteBlock(db: Db, id: string): Promise<boolean> {
   return Number(result.numDeletedRows) > 0;
 }
 
-/** Entries not expired at `now`, newest first. */
-export async function listActiveBlocks(db: Db, now: string): Promise<BlockRow[]> {
+/**
+ * Entries not expired at `now`, newest first, `limit` after the position `after` (a page): down
+ * the (created_at, id) index. Expired entries are passed over until retention deletes them.
+ */
+export async function listActiveBlocks(
+  db: Db,
+  now: string,
+  page: { after?: { created_at: string; id: string } | undefined; limit: number },
+): Promise<BlockRow[]> {
+  const { after } = page;
   return db
     .selectFrom('blocklist')
     .selectAll()
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .$if(after !== undefined, (q) =>
+      q.where((eb) =>
+        eb.or([eb('created_at', '<', after?.created_at ?? ''), eb.and([eb('created_at', '=', after?.created_at ?? ''), eb('id', '<', after?.id ?? '')])]),
+      ),
+    )
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
+    .limit(page.limit)
     .execute();
 }
 

@@ -21,6 +21,9 @@ const HISTORY = [
   'idempotency_keys',
   'task_snoozes',
   'held_actions',
+  // Not history, but they grow with the crowd: a row per client and window, an automatic block per abuser.
+  'counters',
+  'blocklist',
 ];
 
 /** An aggregate over a history table: counts the table (or a range of it) on every call. */
@@ -40,6 +43,15 @@ const ALLOWED: { pattern: RegExp; why: string }[] = [
   // would cost every mail a write more on the submission path.
   { pattern: /from "outbox" group by "status"/i, why: 'bounded by the sent-mail retention' },
   { pattern: /from "outbox" where "status" = \S+ order by "created_at" desc, "id" desc limit/i, why: 'bounded by the sent-mail retention' },
+  // The blocklist's network entries (migration 240): only operators add them (automatic blocks name
+  // one client), so they are a handful whatever the traffic; a submission matches its networks to them.
+  { pattern: /from "blocklist" where [^]*"kind" = \S+ and "prefix_bits" is not null$/i, why: "the operators' network entries" },
+  // The blocklist page (migration 240): newest first down (created_at, id), a page at a time;
+  // expired entries are passed over until retention deletes them.
+  {
+    pattern: /^select \* from "blocklist" where \("expires_at" is null or "expires_at" > \S+\)( and \([^]*\))? order by "created_at" desc, "id" desc limit/i,
+    why: 'a page, expired entries swept by retention',
+  },
   // A submission's duplicate check: the tasks of one dedupe key within the duplicate window.
   { pattern: /from "tasks" where "dedupe_key" in \([^)]*\) and "created_at" > /i, why: "one key's duplicates in the window" },
 ];

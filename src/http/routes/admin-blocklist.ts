@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
-import { BLOCK_KINDS, BlockInputSchema } from '../../domain/admin-schemas.js';
+import { BLOCK_KINDS, BlockInputSchema, BlocklistQuerySchema } from '../../domain/admin-schemas.js';
 import { AppError } from '../../domain/errors.js';
 import { ErrorSchema } from '../../domain/schemas.js';
 import { addBlock, listBlocks, removeBlock } from '../../services/blocklist.js';
@@ -56,12 +56,19 @@ export async function registerBlocklistRoutes(server: FastifyInstance, deps: Ser
       config: { kind: 'admin', role: 'admin' },
       schema: {
         operationId: 'adminListBlocks',
-        summary: 'Active blocklist entries, newest first',
+        summary: 'Active blocklist entries, newest first, a page at a time',
         tags: ['admin'],
-        response: { 200: Type.Object({ blocklist: Type.Array(BlockEntrySchema) }), ...errors(401) },
+        querystring: BlocklistQuerySchema,
+        response: {
+          200: Type.Object({
+            blocklist: Type.Array(BlockEntrySchema),
+            next_cursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null on the last page.' })),
+          }),
+          ...errors(400, 401),
+        },
       },
     },
-    async () => ({ blocklist: await listBlocks(deps) }),
+    async (request) => listBlocks(deps, request.query),
   );
 
   app.delete(

@@ -10,6 +10,10 @@ import type { Kysely } from 'kysely';
  * An entry stored before this migration holds only a hash, so its prefix cannot be known: `-1`
  * matches it against every network, as before. Automatic blocks always name one client, so they
  * (most entries, and the ones that pile up under abuse) are known to be null.
+ *
+ * Automatic blocks pile up under abuse, so the list and retention's sweep of expired entries read
+ * the table through indexes too: the list pages newest first down (created_at, id), the sweep
+ * walks expires_at.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {
@@ -21,4 +25,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['kind', 'prefix_bits'])
     .where((eb) => eb('prefix_bits', 'is not', null))
     .execute();
+  await db.schema.createIndex('blocklist_created_idx').on('blocklist').columns(['created_at', 'id']).execute();
+  await db.schema.createIndex('blocklist_expires_idx').on('blocklist').column('expires_at').execute();
 }

@@ -71,10 +71,12 @@ export function registerListRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
   });
 
   const showBlocklist = async (request: FastifyRequest, reply: FastifyReply, notice?: SafeHtml, form: BlocklistForm = {}, status = 200) => {
-    const entries = await listBlocks(deps);
-    return render(reply, session(request), 'blocklist', 'Blocklist', blocklistView(entries, session(request), deps.clock.now(), form, notice), status);
+    const cursor = isForm(request.query) ? text(request.query, 'cursor') : undefined;
+    const page = await listBlocks(deps, cursor === undefined ? {} : { cursor });
+    return render(reply, session(request), 'blocklist', 'Blocklist', blocklistView(page, session(request), deps.clock.now(), form, notice), status);
   };
-  scope.get('/operator/blocklist', asAdmin, async (request, reply) => {
+  const blocklistQuery = { ...asAdmin, schema: { ...HIDDEN, querystring: Type.Object({ cursor: QUERY_FIELD, done: QUERY_FIELD }, OPEN_QUERY) } };
+  scope.get('/operator/blocklist', blocklistQuery, async (request, reply) => {
     return showBlocklist(request, reply, kit.doneNotice(request));
   });
   scope.post('/operator/blocklist', asAdmin, async (request, reply) => {

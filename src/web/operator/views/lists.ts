@@ -1,6 +1,6 @@
 import type { AdminStats } from '../../../domain/admin-schemas.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
-import type { BlockEntry } from '../../../services/blocklist.js';
+import type { BlockPage } from '../../../services/blocklist.js';
 import { BLOCK_KINDS } from '../../../services/blocklist.js';
 import type { OutboxEntry, OutboxStatus } from '../../../services/outbox-admin.js';
 import { csrfField, duration, relative, statusPill, when } from '../layout.js';
@@ -15,7 +15,9 @@ export interface BlocklistForm {
   reason?: string;
 }
 
-export function blocklistView(entries: BlockEntry[], session: Session, now: Date, form: BlocklistForm = {}, notice?: SafeHtml): SafeHtml {
+export function blocklistView(page: BlockPage, session: Session, now: Date, form: BlocklistForm = {}, notice?: SafeHtml): SafeHtml {
+  const entries = page.blocklist;
+  const next = page.next_cursor === null ? null : `/operator/blocklist?cursor=${encodeURIComponent(page.next_cursor)}`;
   return html`<div class="page-head"><div><h1>Blocklist</h1><p class="sub">Blocked clients get 403 client_blocked on submissions and messages. Automatic blocks (repeated limit abuse) appear here too.</p></div></div>
     ${notice ?? ''}
     <div class="grid-2">
@@ -36,6 +38,7 @@ export function blocklistView(entries: BlockEntry[], session: Session, now: Date
                 </tr>`,
               )}</tbody></table></div>`
         }
+        ${next ? html`<div class="pager"><a class="btn secondary" href="${next}">Older entries →</a></div>` : ''}
       </section>
       <section class="card" aria-labelledby="add">
         <h2 id="add">Block</h2>
