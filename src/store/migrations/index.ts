@@ -22,6 +22,7 @@ import * as m210 from './210_inbox_speed.js';
 import * as m220 from './220_test_due_index.js';
 import * as m230 from './230_outbox_claim_rank.js';
 import * as m240 from './240_blocklist_networks.js';
+import * as m250 from './250_submission_indexes.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '220_test_due_index': m220,
   '230_outbox_claim_rank': m230,
   '240_blocklist_networks': m240,
+  '250_submission_indexes': m250,
 };
