@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { isLocalhostName } from './domain/addresses.js';
+import { parseSmtpUrl, SmtpUrlError } from './domain/smtp-url.js';
 
 /**
  * Every configuration variable, validated once at start. A bad value stops the process with a
@@ -220,6 +221,19 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+/** SMTP_URL: the forms the mail client takes (domain/smtp-url.ts), refused at start otherwise. */
+function smtpUrl(env: Env): string | undefined {
+  const raw = url(env, 'SMTP_URL', ['smtp:', 'smtps:']);
+  if (raw === undefined) return undefined;
+  try {
+    parseSmtpUrl(raw);
+  } catch (error) {
+    if (error instanceof SmtpUrlError) throw new ConfigError('SMTP_URL', error.message);
+    throw error;
+  }
+  return raw;
+}
+
 function boolean(env: Env, name: string, fallback: boolean): boolean {
   const raw = read(env, name);
   if (raw === undefined) return fallback;
@@ -340,7 +354,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl,
     adminKey,
-    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    smtpUrl: smtpUrl(env),
     mailFrom: email(env, 'MAIL_FROM') ?? `no-reply@${new URL(baseUrl).hostname}`,
     operatorEmail: email(env, 'OPERATOR_EMAIL'),
     dnsServers: dnsServers(env),

@@ -21,12 +21,15 @@ export function responseCodeOf(error: unknown): number | undefined {
 }
 
 /**
- * A permanent rejection of this message: a 5xx reply to MAIL FROM, RCPT TO or DATA. A 5xx at
- * connect or login (EAUTH, a bad greeting) is the server's or the configuration's problem, not
- * the mail's, so those are retried like an outage and go out once it is fixed.
+ * A permanent rejection of this message: a 5xx reply to MAIL FROM, RCPT TO or DATA, or a mail that
+ * cannot be written at all (a header the composer refuses, an envelope address the client refuses
+ * before asking the server). A 5xx at connect or login (EAUTH, a bad greeting) is the server's or
+ * the configuration's problem, not the mail's, so those are retried like an outage and go out
+ * once it is fixed.
  */
 export function isPermanentRejection(error: unknown): boolean {
-  const { code } = fields(error);
+  const { code, response: reply } = fields(error);
+  if (code === 'EHEADER' || (code === 'EENVELOPE' && reply === undefined)) return true;
   const response = responseCodeOf(error);
   return response !== undefined && response >= 500 && response < 600 && (code === 'EENVELOPE' || code === 'EMESSAGE');
 }
