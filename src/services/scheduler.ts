@@ -50,13 +50,25 @@ export function retryDelayMs(failedAttempts: number, settings: { retryBaseMs: nu
 export function startScheduler<J>(options: SchedulerOptions<J>): Scheduler {
   const { log } = options;
   let timer: NodeJS.Timeout | undefined;
+  /** When the pending timer fires (performance.now()). */
+  let timerDue = 0;
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
 
+  /**
+   * Looks for jobs in `ms`, or sooner if a look is already due sooner. A wake never puts off a look
+   * already scheduled: under a flood of enqueues, each wake used to restart the wake delay, so the
+   * look never came while the flood lasted and the outbox sent nothing until it ended.
+   */
   function schedule(ms: number): void {
     if (stopped) return;
-    if (timer) clearTimeout(timer);
+    const due = performance.now() + ms;
+    if (timer) {
+      if (timerDue <= due) return;
+      clearTimeout(timer);
+    }
+    timerDue = due;
     timer = setTimeout(() => void tick(), ms);
   }
 
