@@ -20,11 +20,14 @@ function packageOf(specifier) {
 }
 
 await build({
-  entryPoints: ['src/server.ts'],
+  // The service, and the mail thread it starts with its first mail (src/mail/thread-transport.ts
+  // looks for mail-thread.mjs beside the bundle).
+  entryPoints: { server: 'src/server.ts', 'mail-thread': 'src/mail/thread-entry.ts' },
   bundle: true,
   platform: 'node',
   format: 'esm',
-  outfile: 'dist/server.mjs',
+  outdir: 'dist',
+  outExtension: { '.js': '.mjs' },
   // Stack traces map back to src/ with --enable-source-maps; the sources themselves are not
   // embedded (Node would parse them into the heap at start: about 9 MB).
   sourcemap: true,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dailyCapUsage } from '../src/abuse/quotas.js';
+import { CapUnits } from '../src/mail/cap-units.js';
 import { startOutboxWorker } from '../src/services/mail-worker.js';
 import { postJson, STORES, useTestApp, validTask } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
@@ -41,6 +42,20 @@ for (const store of STORES) {
       expect((await dailyCapUsage(t.deps)).emails.used).toBe(20);
       // A block per sending slot at most, and the give-back of the rest: not a write per mail.
       expect(capWrites).toBeLessThan(10);
+    });
+
+    it('many mails asking at once share one block: one store write per 32 units, not one per asker', async () => {
+      const units = new CapUnits(t.store.db, 1000);
+      const now = t.clock.now();
+      capWrites = 0;
+      const taken = await Promise.all(Array.from({ length: 40 }, () => units.inTurn(() => units.take('task_submitted', now))));
+      expect(taken.every(Boolean)).toBe(true);
+      // Two blocks (32 + 8 of the second): two conditional upserts.
+      expect(capWrites).toBe(2);
+      const before = (await dailyCapUsage(t.deps)).emails.used;
+      await units.giveBack();
+      // The second block's 24 unused units go back.
+      expect((await dailyCapUsage(t.deps)).emails.used).toBe(before - 24);
     });
   });
 }

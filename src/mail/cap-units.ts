@@ -22,6 +22,12 @@ const HEADROOM_BLOCKS = 4;
 export class CapUnits {
   /** When the units held were taken: they count against that UTC day. */
   private heldSince = new Date(0);
+  /**
+   * Takes and give-backs run one at a time: the worker sends many mails at once, and slots that
+   * all found no unit left each took a block of their own, at the same moment, on the same counter
+   * row (on PostgreSQL each waited for the others' row lock: 10 ms a take behind a flood).
+   */
+  private turn: Promise<unknown> = Promise.resolve();
   /** Taken under the notifications' share: good for any mail. */
   private shared = 0;
   /** Taken under the whole cap: requester mail only. */
@@ -32,10 +38,26 @@ export class CapUnits {
     private readonly cap: number,
   ) {}
 
-  /** A unit for a mail of `kind`, from a block held or a new one; false when it must be taken one at a time. */
+  /**
+   * Runs `work` in turn with every other use of the cap by this worker: `take` and `giveBack` run
+   * in turn, and so does the worker's exact, one-unit-at-a-time path near the cap (mail/deliver.ts),
+   * whose read-then-decide (send, or bundle into the digest) assumes no other mail decides meanwhile.
+   */
+  inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(work);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Gives back the units held and not used, to the day they were taken on; `from` starts the next holding. */
+  giveBack(from?: Date): Promise<void> {
+    return this.inTurn(() => this.giveBackNow(from));
+  }
+
+  /** A unit for a mail of `kind`, from a block held or a new one; false when it must be taken one at a time. Call it in turn (inTurn). */
   async take(kind: string, now: Date): Promise<boolean> {
     // Yesterday's units go back to yesterday's count.
-    if (utcDay(now) !== utcDay(this.heldSince)) await this.giveBack(now);
+    if (utcDay(now) !== utcDay(this.heldSince)) await this.giveBackNow(now);
     if (kind === DIGEST_KIND) return false;
     if (isNotification(kind)) {
       if (this.shared > 0) {
@@ -60,8 +82,7 @@ export class CapUnits {
     return true;
   }
 
-  /** Gives back the units held and not used, to the day they were taken on; `from` starts the next holding. */
-  async giveBack(from = this.heldSince): Promise<void> {
+  private async giveBackNow(from = this.heldSince): Promise<void> {
     const units = this.shared + this.requesterOnly;
     const day = this.heldSince;
     this.heldSince = from;
@@ -71,8 +92,8 @@ export class CapUnits {
   }
 
   /**
-   * Keeps the rest of a block taken at `now` (one unit went to the mail that took it), unless
-   * another slot turned the day while the block was being taken: then it goes straight back.
+   * Keeps the rest of a block taken at `now` (one unit went to the mail that took it), unless the
+   * day turned while the block was being taken: then it goes straight back.
    */
   private async keepRest(now: Date, pool: 'shared' | 'requesterOnly'): Promise<void> {
     if (utcDay(now) === utcDay(this.heldSince)) this[pool] += CAP_BLOCK - 1;

@@ -44,11 +44,30 @@ export interface DeliveryContext {
 /** Notifications bundled into one digest at most. */
 const DIGEST_MAX = 200;
 
-export async function deliverOne(ctx: DeliveryContext, row: OutboxRow): Promise<void> {
+function logContext(row: OutboxRow): Record<string, unknown> {
+  return { outbox_id: row.id, kind: row.kind, to: maskAddress(row.recipient), attempt: Number(row.attempts) + 1 };
+}
+
+/**
+ * Before a claimed mail is handed to a sending slot: its unit of the daily cap, taken at `takenAt`
+ * (see takeCapUnit). False when the mail was postponed to the next UTC day or bundled into a
+ * digest instead. The worker admits mails one at a time, in claim order, while many are being
+ * sent: near the cap each decision reads the count, and a digest bundles the claimed mails that
+ * no slot has started.
+ */
+export function admit(ctx: DeliveryContext, row: OutboxRow, takenAt: Date): Promise<boolean> {
+  return ctx.capUnits.inTurn(() => takeCapUnit(ctx, row, takenAt, logContext(row)));
+}
+
+/** Gives back the cap unit of an admitted mail that was not sent (the worker stopped first). */
+export function unadmit(ctx: DeliveryContext, takenAt: Date): Promise<void> {
+  return returnEmailCap(ctx.deps.store.db, takenAt, 1);
+}
+
+/** Sends an admitted mail and records the outcome; a failed attempt gives its cap unit back. */
+export async function deliverOne(ctx: DeliveryContext, row: OutboxRow, takenAt: Date): Promise<void> {
   const { deps, log, transport } = ctx;
-  const context = { outbox_id: row.id, kind: row.kind, to: maskAddress(row.recipient), attempt: Number(row.attempts) + 1 };
-  const takenAt = deps.clock.now();
-  if (!(await takeCapUnit(ctx, row, takenAt, context))) return;
+  const context = logContext(row);
   try {
     if (!isSafeAddress(row.recipient)) throw new Error('recipient is not a plain e-mail address');
     // The row holds no file bytes: a delivery mail's files are loaded (frozen, signed) at send time.

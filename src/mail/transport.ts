@@ -1,8 +1,9 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { composeMail, mailEnvelope, type OutgoingMail } from './mime.js';
-import { SmtpPool, type SmtpPoolOptions } from './smtp-client.js';
+import { composeMail, type OutgoingMail } from './mime.js';
+import type { SmtpPoolOptions } from './smtp-client.js';
+import { ThreadTransport } from './thread-transport.js';
 
 export type { OutgoingMail } from './mime.js';
 
@@ -21,38 +22,14 @@ export interface MailTransport {
   close(): void;
 }
 
-/** One thing per transport, created on first use; close() closes it if it was, and never creates it. */
-function lazy<T>(create: () => T, close: (value: T) => void): { get: () => T; close: () => void } {
-  let value: T | undefined;
-  return {
-    get: () => {
-      value ??= create();
-      return value;
-    },
-    close: () => {
-      if (value !== undefined) close(value);
-    },
-  };
-}
-
 /**
  * SMTP through a pool of up to `connections` kept connections (a new connection per mail capped
- * throughput at a few mails a second against a slow server). The URL was checked at start
- * (config.ts); the pool is made with the first mail.
+ * throughput at a few mails a second against a slow server), composed and sent on a thread of
+ * its own (mail/thread-transport.ts) that starts with the first mail. The URL was checked at
+ * start (config.ts).
  */
-function smtpTransport(smtpUrl: string, connections: number, options: Partial<SmtpPoolOptions> = {}): MailTransport {
-  const pool = lazy(
-    () => new SmtpPool({ connectionTimeoutMs: 10_000, greetingTimeoutMs: 10_000, socketTimeoutMs: 30_000, ...options, url: smtpUrl, poolSize: connections }),
-    (p) => p.close(),
-  );
-  return {
-    name: 'smtp',
-    async send(mail) {
-      const message = composeMail(mail);
-      await pool.get().send(mailEnvelope(mail), message);
-    },
-    close: pool.close,
-  };
+function smtpTransport(smtpUrl: string, connections: number, smtpOptions?: Partial<SmtpPoolOptions>): MailTransport {
+  return new ThreadTransport({ smtpUrl, connections, smtpOptions });
 }
 
 /** Without SMTP_URL: the full MIME message as `<DATA_DIR>/outbox/<created>_<kind>_<id>.eml`, LF line endings. */

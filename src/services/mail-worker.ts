@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MailSettings } from '../config.js';
 import { CapUnits } from '../mail/cap-units.js';
-import { type DeliveryContext, deliverOne } from '../mail/deliver.js';
+import { admit, type DeliveryContext, deliverOne, unadmit } from '../mail/deliver.js';
 import { claimDue, extendLease, extendLeases, type OutboxRow, release, SentMarks } from '../mail/queue.js';
 import { createMailTransport, type MailTransport } from '../mail/transport.js';
 import type { ServiceDeps } from './context.js';
@@ -16,10 +16,25 @@ import { retryDelayMs, startScheduler } from './scheduler.js';
  * polling.
  */
 
-/** Mails claimed per sending slot in one statement. */
+/** Mails claimed per sending slot in one statement, and at most in one claim. */
 const CLAIM_PER_SLOT = 8;
+const CLAIM_MAX = 256;
+/**
+ * Mails in flight per SMTP connection. A send waits for the transport's answer, which comes back
+ * through this thread's event loop: under a flood of submissions a turn of it takes ~15 ms, so a
+ * slot per connection sent at most one mail a turn (4 connections: ~250 a second). The transport
+ * queues what its connections cannot take yet.
+ */
+const SENDS_PER_CONNECTION = 16;
 
 export { retryDelayMs } from './scheduler.js';
+
+/** A claimed mail with its cap unit, handed to a sending slot. */
+interface Job {
+  row: OutboxRow;
+  takenAt: Date;
+  started: boolean;
+}
 
 export interface OutboxWorkerOptions extends MailSettings {
   /** Delay between an enqueue's nudge and the look for mail, so the enqueuing transaction has committed. */
@@ -81,26 +96,40 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
     takeClaimed,
     retryDelayMs: (n) => retryDelayMs(n, options),
   };
-  const claim = async (): Promise<OutboxRow | undefined> => {
-    if (claimed.rows.length === 0) claimed = { rows: await claimDue(deps, token, CLAIM_PER_SLOT * Math.max(1, options.concurrency), leaseMs) };
-    const next = claimed.rows.shift();
-    // Nothing more to send: the cap units held go back, so the day's count is what went out.
-    if (next === undefined) await giveBackCap();
-    return next;
+  const slots = Math.max(1, options.concurrency) * SENDS_PER_CONNECTION;
+  // The scheduler claims one job at a time: each mail is admitted (its cap unit) in claim order,
+  // before a slot starts it (mail/deliver.ts admit).
+  const claim = async (): Promise<Job | undefined> => {
+    for (;;) {
+      if (claimed.rows.length === 0) claimed = { rows: await claimDue(deps, token, Math.min(CLAIM_MAX, CLAIM_PER_SLOT * slots), leaseMs) };
+      const row = claimed.rows.shift();
+      if (row === undefined) {
+        // Nothing more to send: the cap units held go back, so the day's count is what went out.
+        await giveBackCap();
+        return undefined;
+      }
+      const takenAt = deps.clock.now();
+      if (await admit(delivery, row, takenAt)) return { row, takenAt, started: false };
+    }
   };
-  const scheduler = startScheduler({
+  const scheduler = startScheduler<Job>({
     name: 'outbox',
     log,
     pollMs: options.pollMs,
     wakeDelayMs: options.wakeDelayMs ?? 25,
     claim,
-    run: (row) => deliverOne(delivery, row),
-    release: async (row) => {
-      await release(deps, row, token);
+    run: (job) => {
+      job.started = true;
+      return deliverOne(delivery, job.row, job.takenAt);
+    },
+    release: async (job) => {
+      // Never sent: its cap unit goes back (a started one gave its own back when its send failed).
+      if (!job.started) await unadmit(delivery, job.takenAt);
+      await release(deps, job.row, token);
     },
     wake: deps.outboxWake,
-    concurrency: options.concurrency,
-    heartbeat: { everyMs: Math.max(100, Math.floor(leaseMs / 3)), renew: (row) => extendLease(deps, row, token, leaseMs) },
+    concurrency: slots,
+    heartbeat: { everyMs: Math.max(100, Math.floor(leaseMs / 3)), renew: (job) => extendLease(deps, job.row, token, leaseMs) },
   });
   log.info({ via: transport.name, poll_ms: options.pollMs }, 'outbox: worker started');
 

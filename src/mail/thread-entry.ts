@@ -1,0 +1,66 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { composeMail, mailEnvelope } from './mime.js';
+import { SmtpPool } from './smtp-client.js';
+import type { FromThread, SendFailure, ThreadTransportSpec, ToThread } from './thread-transport.js';
+
+/**
+ * The mail thread (mail/thread-transport.ts): composes each mail it is handed and sends it through
+ * its own SMTP pool, answering every mail with its outcome. Bundled on its own as
+ * dist/mail-thread.mjs (scripts/build.mjs).
+ */
+
+const port = parentPort;
+if (port === null) throw new Error('mail/thread-entry.ts runs as a worker thread');
+const spec = workerData as ThreadTransportSpec;
+const pool = new SmtpPool({
+  connectionTimeoutMs: 10_000,
+  greetingTimeoutMs: 10_000,
+  socketTimeoutMs: 30_000,
+  ...spec.smtpOptions,
+  url: spec.smtpUrl,
+  poolSize: spec.connections,
+});
+let inFlight = 0;
+let closing = false;
+
+function failureOf(error: unknown): SendFailure {
+  if (typeof error !== 'object' || error === null) return { name: 'Error', message: String(error) };
+  const { name, message, code, responseCode, response } = error as Record<string, unknown>;
+  return { name: typeof name === 'string' ? name : 'Error', message: typeof message === 'string' ? message : String(error), code, responseCode, response };
+}
+
+function finish(): void {
+  if (!closing || inFlight > 0) return;
+  pool.close();
+  port?.close();
+}
+
+port.on('message', (message: ToThread) => {
+  if ('close' in message) {
+    closing = true;
+    finish();
+    return;
+  }
+  const { seq } = message;
+  // A Buffer crosses the thread boundary as a plain Uint8Array.
+  const mail = {
+    ...message.mail,
+    attachments: message.mail.attachments?.map((a) => ({ ...a, content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.length) })),
+  };
+  inFlight += 1;
+  let sent: Promise<void>;
+  try {
+    sent = pool.send(mailEnvelope(mail), composeMail(mail));
+  } catch (error) {
+    sent = Promise.reject(error);
+  }
+  sent
+    .then(
+      () => port.postMessage({ seq } satisfies FromThread),
+      (error: unknown) => port.postMessage({ seq, failure: failureOf(error) } satisfies FromThread),
+    )
+    .finally(() => {
+      inFlight -= 1;
+      finish();
+    });
+});

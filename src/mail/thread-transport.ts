@@ -1,0 +1,118 @@
+import { Worker } from 'node:worker_threads';
+import type { OutgoingMail } from './mime.js';
+import type { SmtpPoolOptions } from './smtp-client.js';
+
+/**
+ * The SMTP transport on a thread of its own: composing a message and speaking SMTP run in a worker
+ * thread (mail/thread-entry.ts) with its own event loop, while the outbox worker (claims, the cap,
+ * the marks: all the store work) stays on the service's thread with its one connection.
+ *
+ * Why: under a flood of submissions the service's event loop turns every ~15 ms, and each SMTP
+ * reply waited for a turn, so four connections sent ~120 mails a second while 2,000 tasks a second
+ * came in (measured: the outbox sent nothing else until the flood ended). On its own loop a
+ * connection sends thousands a second; the service's thread only posts each mail and hears back,
+ * and the other core does the SMTP work.
+ *
+ * The thread starts with the first mail (an instance that sends none never starts it) and is
+ * started again by the next mail if it ever dies; the sends it held fail like a lost connection
+ * (the outbox worker retries them).
+ */
+
+/** What the thread needs to build the real transport: plain data, copied to it. */
+export interface ThreadTransportSpec {
+  smtpUrl: string;
+  connections: number;
+  smtpOptions?: Partial<SmtpPoolOptions> | undefined;
+}
+
+/** The fields mail/errors.ts reads, carried across the thread boundary. */
+export interface SendFailure {
+  name: string;
+  message: string;
+  code?: unknown;
+  responseCode?: unknown;
+  response?: unknown;
+}
+
+export type ToThread = { seq: number; mail: OutgoingMail } | { close: true };
+export type FromThread = { seq: number; failure?: SendFailure };
+
+interface Pending {
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+/** The Worker running thread-entry: beside the bundle (dist/mail-thread.mjs), or the TypeScript source through tsx (tests, tsx). */
+function startWorker(spec: ThreadTransportSpec): Worker {
+  const here = import.meta.url;
+  // It copies nothing it does not need: a Worker inherits process.env by default (SMTP_URL, keys…).
+  const options = { workerData: spec, env: {} };
+  if (!here.endsWith('.ts')) return new Worker(new URL('./mail-thread.mjs', here), options);
+  const entry = new URL('./thread-entry.ts', here).href;
+  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`, { ...options, eval: true });
+}
+
+/** An Error with the fields the outbox reads (code, responseCode, response). */
+export function failureError(failure: SendFailure): Error {
+  const error = new Error(failure.message);
+  error.name = failure.name;
+  return Object.assign(error, { code: failure.code, responseCode: failure.responseCode, response: failure.response });
+}
+
+export class ThreadTransport {
+  readonly name = 'smtp' as const;
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private seq = 0;
+  private closed = false;
+
+  constructor(private readonly spec: ThreadTransportSpec) {}
+
+  send(mail: OutgoingMail): Promise<void> {
+    if (this.closed) return Promise.reject(failureError({ name: 'SmtpError', message: 'The mail transport is closed', code: 'ECONNECTION' }));
+    const worker = this.thread();
+    const seq = ++this.seq;
+    return new Promise<void>((resolve, reject) => {
+      this.pending.set(seq, { resolve, reject });
+      worker.postMessage({ seq, mail } satisfies ToThread);
+    });
+  }
+
+  /** Ends the thread at once, as a crash would (tests): the sends it holds fail, the next send starts another. */
+  async terminateThread(): Promise<void> {
+    await this.worker?.terminate();
+  }
+
+  /** Lets the thread finish the sends it holds, say QUIT and end. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.worker?.postMessage({ close: true } satisfies ToThread);
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = startWorker(this.spec);
+    // The service's exit never waits for it: stopping the outbox worker closes it first.
+    worker.unref();
+    worker.on('message', (message: FromThread) => {
+      const waiting = this.pending.get(message.seq);
+      if (!waiting) return;
+      this.pending.delete(message.seq);
+      if (message.failure) waiting.reject(failureError(message.failure));
+      else waiting.resolve();
+    });
+    const lost = (reason: string) => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      for (const [seq, waiting] of this.pending) {
+        this.pending.delete(seq);
+        waiting.reject(failureError({ name: 'SmtpError', message: `The mail thread stopped: ${reason}`, code: 'ECONNECTION' }));
+      }
+    };
+    worker.on('error', (error) => lost(error.message));
+    worker.on('exit', (code) => lost(`exit code ${code}`));
+    this.worker = worker;
+    return worker;
+  }
+}
