@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -60,6 +61,25 @@ describe('WAL checkpoints on their own thread (SQLite)', () => {
     writeSome(store);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(statSync(file).size).toBe(before);
+  });
+
+  it('lets a script that closes its store end by itself (the CLIs, bench:scale): the thread is waited for', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'hts-checkpoint-'));
+    dirs.push(dir);
+    const script = `
+      import { migrate, openStore } from './src/store/db.ts';
+      const store = openStore(${JSON.stringify(`sqlite:${path.join(dir, 'service.db')}`)});
+      await migrate(store);
+      await store.close();
+      process.stdout.write('closed');
+    `;
+    const run = spawnSync(path.join(process.cwd(), 'node_modules', '.bin', 'tsx'), ['--input-type=module', '--eval', script], {
+      cwd: process.cwd(),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    // Exit 13 was Node's "unsettled top-level await": the unref'd thread's exit never came.
+    expect({ status: run.status, stdout: run.stdout }).toEqual({ status: 0, stdout: 'closed' });
   });
 
   it('stops with the store: closing ends the thread and the file is whole', async () => {

@@ -76,6 +76,8 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
     async stop() {
+      // Waited for: an unref'd thread would not keep the event loop alive until it has closed.
+      worker.ref();
       worker.postMessage('stop');
       await exited;
     },
