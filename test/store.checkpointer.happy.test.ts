@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,18 +66,16 @@ describe('WAL checkpoints on their own thread (SQLite)', () => {
   it('lets a script that closes its store end by itself (the CLIs, bench:scale): the thread is waited for', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'hts-checkpoint-'));
     dirs.push(dir);
-    const script = `
-      import { migrate, openStore } from './src/store/db.ts';
+    const script = path.join(dir, 'close-store.mts');
+    writeFileSync(
+      script,
+      `import { migrate, openStore } from ${JSON.stringify(path.join(process.cwd(), 'src', 'store', 'db.ts'))};
       const store = openStore(${JSON.stringify(`sqlite:${path.join(dir, 'service.db')}`)});
       await migrate(store);
       await store.close();
-      process.stdout.write('closed');
-    `;
-    const run = spawnSync(path.join(process.cwd(), 'node_modules', '.bin', 'tsx'), ['--input-type=module', '--eval', script], {
-      cwd: process.cwd(),
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+      process.stdout.write('closed');`,
+    );
+    const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: process.cwd(), encoding: 'utf8', timeout: 60_000 });
     // Exit 13 was Node's "unsettled top-level await": the unref'd thread's exit never came.
     expect({ status: run.status, stdout: run.stdout }).toEqual({ status: 0, stdout: 'closed' });
   });
