@@ -47,7 +47,7 @@ export interface MailSettings {
   maxAttempts: number;
   /** A claim's lease; renewed by a heartbeat while the mail is being sent, so a dead worker's mail is free again within it. */
   leaseMs: number;
-  /** Mails sent at once by one worker (and pooled SMTP connections). */
+  /** SMTP connections one worker keeps; it has 16 mails in flight per connection (services/mail-worker.ts). */
   concurrency: number;
 }
 
