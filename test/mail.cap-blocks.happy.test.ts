@@ -14,12 +14,15 @@ import { waitUntil } from './support/smtp.js';
 for (const store of STORES) {
   describe(`e-mail cap units in blocks (${store})`, () => {
     let capWrites = 0;
+    let claimStatements = 0;
     const t = useTestApp({
       store,
       smtp: true,
       env: { TRUST_PROXY: '1', OPERATOR_EMAIL: 'operator@ops.example-service.dev', MAIL_POLL_MS: '20', DAILY_EMAIL_CAP: '1000' },
       onQuery: (query) => {
         if (/^insert into "counters"/.test(query.sql) && query.parameters.some((p) => String(p).startsWith('cap:emails:'))) capWrites += 1;
+        // The claim: one statement on SQLite, the SELECT … FOR UPDATE of the claim on PostgreSQL.
+        if (/from "outbox" where "status" = \S+ and "claim_rank" = /.test(query.sql)) claimStatements += 1;
       },
     });
 
@@ -42,6 +45,35 @@ for (const store of STORES) {
       expect((await dailyCapUsage(t.deps)).emails.used).toBe(20);
       // A block per sending slot at most, and the give-back of the rest: not a write per mail.
       expect(capWrites).toBeLessThan(10);
+    });
+
+    it('a worker that keeps up with a trickle keeps its block and claims once per pass', async () => {
+      let claims = 0;
+      const sentBefore = t.smtp.received.length;
+      const usedBefore = (await dailyCapUsage(t.deps)).emails.used;
+      const worker = startOutboxWorker(t.deps, { ...t.config.mail, pollMs: 1000 });
+      try {
+        capWrites = 0;
+        claimStatements = 0;
+        for (let i = 0; i < 30; i++) {
+          const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ description: `Trickle ${i}: count the benches in the park.` }), {
+            'x-forwarded-for': `192.0.2.${100 + i}`,
+          });
+          expect(res.status).toBe(202);
+          // Each mail goes out before the next comes: the outbox is empty between them.
+          await t.smtp.waitFor(i + 1 + sentBefore);
+        }
+        claims = claimStatements;
+        // One block for the lot (it went back and came again with every mail before), and its rest
+        // given back once the worker has been idle a second.
+        await waitUntil(async () => (await dailyCapUsage(t.deps)).emails.used === usedBefore + 30, 10_000, 'the count to settle');
+        expect(capWrites).toBeLessThanOrEqual(3);
+        // A pass that took every due mail ends without another claim that finds nothing: one claim
+        // a mail here, which is a statement per rank (requester mail, then notifications).
+        expect(claims).toBeLessThanOrEqual(2 * 30 + 6);
+      } finally {
+        await worker.stop();
+      }
     });
 
     it('many mails asking at once share one block: one store write per 32 units, not one per asker', async () => {

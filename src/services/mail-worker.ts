@@ -26,6 +26,8 @@ const CLAIM_MAX = 256;
  * queues what its connections cannot take yet.
  */
 const SENDS_PER_CONNECTION = 16;
+/** How long the worker finds no mail before it gives its unused cap units back. */
+const CAP_IDLE_MS = 1000;
 
 export { retryDelayMs } from './scheduler.js';
 
@@ -97,20 +99,42 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
     retryDelayMs: (n) => retryDelayMs(n, options),
   };
   const slots = Math.max(1, options.concurrency) * SENDS_PER_CONNECTION;
+  const claimSize = Math.min(CLAIM_MAX, CLAIM_PER_SLOT * slots);
+  // A claim that found fewer rows than it asked for took every due one: the pass ends when they
+  // are handed out, rather than with a claim that finds nothing (a write transaction of its own).
+  // Mail queued meanwhile wakes the worker for another pass.
+  let tookAllDue = false;
+  // When the worker last found no mail; its cap units go back once it has been idle a while.
+  let idleSince: number | undefined;
   // The scheduler claims one job at a time: each mail is admitted (its cap unit) in claim order,
   // before a slot starts it (mail/deliver.ts admit).
   const claim = async (): Promise<Job | undefined> => {
     for (;;) {
-      if (claimed.rows.length === 0) claimed = { rows: await claimDue(deps, token, Math.min(CLAIM_MAX, CLAIM_PER_SLOT * slots), leaseMs) };
+      if (claimed.rows.length === 0 && !tookAllDue) {
+        claimed = { rows: await claimDue(deps, token, claimSize, leaseMs) };
+        tookAllDue = claimed.rows.length < claimSize;
+      }
       const row = claimed.rows.shift();
       if (row === undefined) {
-        // Nothing more to send: the cap units held go back, so the day's count is what went out.
-        await giveBackCap();
+        tookAllDue = false;
+        await idle();
         return undefined;
       }
+      idleSince = undefined;
       const takenAt = deps.clock.now();
       if (await admit(delivery, row, takenAt)) return { row, takenAt, started: false };
     }
+  };
+  /**
+   * No mail right now. The cap units held go back once the worker has found none for
+   * CAP_IDLE_MS, so at rest the day's count is the mail that went out; a worker that keeps up
+   * with a flood finds the outbox empty between batches, and gave its block back (and took
+   * another) every time.
+   */
+  const idle = async () => {
+    const now = performance.now();
+    idleSince ??= now;
+    if (now - idleSince >= CAP_IDLE_MS) await giveBackCap();
   };
   const scheduler = startScheduler<Job>({
     name: 'outbox',
