@@ -5,8 +5,9 @@
  * the confirmation mail delivered through the outbox to a local SMTP sink (bench/smtp-sink.ts)
  * during the run. Per run: accepted submissions per second; how far the outbox falls behind (the
  * age of the oldest submission whose mail the sink has not received yet, sampled every 100 ms,
- * until the sink has them all); and a status read probe (one read at a time from another address)
- * while the flood runs: its p99 (issue 28 item 3).
+ * until the sink has them all); and, while the flood runs, a status read probe (one read at a time
+ * from another address) and a console probe (the operator's queue page, signed in, one request
+ * every 100 ms): their p99 (issue 28 item 3).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
@@ -69,6 +70,8 @@ export interface DefaultPathOptions {
   sink: SmtpSink;
   seconds: number;
   connections: number;
+  /** The console's session cookie: the queue page is probed during the flood. */
+  consoleCookie?: string;
 }
 
 export interface DefaultPathRun {
@@ -79,6 +82,8 @@ export interface DefaultPathRun {
   lagSeconds: number;
   /** Status read probe during the flood. */
   probeP99: number;
+  /** Console queue page during the flood (NaN without a console cookie). */
+  consoleP99: number;
   latency: string;
 }
 
@@ -112,6 +117,17 @@ export async function defaultPathRun(options: DefaultPathOptions, probeUrl: stri
       await res.arrayBuffer();
       probes.push(res.status === 200 ? performance.now() - started : Number.POSITIVE_INFINITY);
       await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  const consoleTimes: number[] = [];
+  const consoleProbe = (async () => {
+    if (options.consoleCookie === undefined) return;
+    while (probing) {
+      const started = performance.now();
+      const res = await fetch(`${base}/operator`, { headers: { cookie: options.consoleCookie, 'x-forwarded-for': '192.0.2.3' } });
+      await res.arrayBuffer();
+      consoleTimes.push(res.status === 200 ? performance.now() - started : Number.POSITIVE_INFINITY);
+      await new Promise((r) => setTimeout(r, 100));
     }
   })();
   let lag = 0;
@@ -155,6 +171,7 @@ export async function defaultPathRun(options: DefaultPathOptions, probeUrl: stri
   });
   probing = false;
   await probe;
+  await consoleProbe;
   // Follow the outbox until every confirmation mail is in (at most a minute).
   const until = performance.now() + 60_000;
   while (sample() < count && performance.now() < until) await new Promise((r) => setTimeout(r, 100));
@@ -165,6 +182,7 @@ export async function defaultPathRun(options: DefaultPathOptions, probeUrl: stri
     errors: result.non2xx + result.errors,
     lagSeconds: lag,
     probeP99: percentile(probes, 99),
+    consoleP99: percentile(consoleTimes, 99),
     latency: `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`,
   };
 }

@@ -22,7 +22,7 @@ import { runRetention } from '../src/services/retention.js';
 import { migrate, openStore, type Store, withTransaction } from '../src/store/db.js';
 import { insertMessage } from '../src/store/messages-repo.js';
 import { insertTasks, type TaskRow } from '../src/store/tasks-repo.js';
-import { ADMIN_KEY, createDatabase, POSTGRES_URL, startSetup } from './service.js';
+import { ADMIN_KEY, createDatabase, POSTGRES_URL, signIn, startSetup } from './service.js';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 1_000_000);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? Math.round(TASKS / 5));
@@ -173,17 +173,6 @@ async function measure(name: string, url: string, headers: Record<string, string
 /** Whether a timing misses its target (a failed request always does). */
 function missed(t: Timing): boolean {
   return t.failed !== undefined || t.ms > t.target;
-}
-
-async function signIn(base: string): Promise<string> {
-  const res = await fetch(`${base}/operator/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ key: ADMIN_KEY, next: '/operator' }).toString(),
-    redirect: 'manual',
-  });
-  if (res.status !== 303) throw new Error(`console sign-in: ${res.status}`);
-  return (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
 }
 
 async function runStore(label: string, kind: 'sqlite' | 'postgres', log: (line: string) => void): Promise<Timing[]> {

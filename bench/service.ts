@@ -145,3 +145,15 @@ export async function startSetup(options: SetupOptions): Promise<RunningSetup> {
     stop,
   };
 }
+
+/** Signs in to the console with the benchmark's operator key; the session cookie (name=value). */
+export async function signIn(base: string, headers: Record<string, string> = {}): Promise<string> {
+  const res = await fetch(`${base}/operator/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams({ key: ADMIN_KEY, next: '/operator' }).toString(),
+    redirect: 'manual',
+  });
+  if (res.status !== 303) throw new Error(`console sign-in: ${res.status}`);
+  return (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+}
