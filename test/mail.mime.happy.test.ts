@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { composeMail, mailEnvelope, type OutgoingMail } from '../src/mail/mime.js';
 import { createMailTransport } from '../src/mail/transport.js';
+import { outgoingMail } from './mail.smtp-client.support.js';
 import { parseMail } from './support/smtp.js';
 
 /**
@@ -21,20 +22,8 @@ interface ParsedAttachment {
   content: Buffer;
 }
 
-function mail(overrides: Partial<OutgoingMail> = {}): OutgoingMail {
-  return {
-    id: 'mail-0123456789abcdef0123456789abcdef',
-    kind: 'task_submitted',
-    from: 'tasks@hitl.example-service.dev',
-    to: 'operator@ops.example-service.dev',
-    replyTo: null,
-    subject: 'New task real_world_verification: count the benches',
-    text: 'A new task was submitted.\nOpen it in the console.',
-    html: '<p>A new task was submitted.</p>',
-    createdAt: '2030-03-10T10:00:00.000Z',
-    ...overrides,
-  };
-}
+const mail = (overrides: Partial<OutgoingMail> = {}): OutgoingMail =>
+  outgoingMail({ id: 'mail-0123456789abcdef0123456789abcdef', text: 'A new task was submitted.\nOpen it in the console.', ...overrides });
 
 const source = (m: OutgoingMail) => composeMail(m).toString('latin1');
 const headerBlock = (raw: string) => raw.slice(0, raw.indexOf('\r\n\r\n'));

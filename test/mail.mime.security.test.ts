@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isPermanentRejection } from '../src/mail/errors.js';
 import { composeMail, MailHeaderError, mailEnvelope, type OutgoingMail } from '../src/mail/mime.js';
+import { outgoingMail } from './mail.smtp-client.support.js';
 import { headerNamesOf, parseMail } from './support/smtp.js';
 
 /**
@@ -12,20 +13,16 @@ import { headerNamesOf, parseMail } from './support/smtp.js';
 
 const VICTIM = 'victim@target.example-agent.dev';
 
-function mail(overrides: Partial<OutgoingMail> = {}): OutgoingMail {
-  return {
+const mail = (overrides: Partial<OutgoingMail> = {}): OutgoingMail =>
+  outgoingMail({
     id: 'mail-0123456789abcdef0123456789abcdef',
     kind: 'message_received',
-    from: 'tasks@hitl.example-service.dev',
-    to: 'operator@ops.example-service.dev',
     replyTo: 'agent@mail.example-agent.dev',
     subject: 'Message from planner-bot',
     text: 'Hello',
     html: null,
-    createdAt: '2030-03-10T10:00:00.000Z',
     ...overrides,
-  };
-}
+  });
 
 const BREAKS = ['\r\n', '\n', '\r', '\u0000', '\u001b', '\t'];
 

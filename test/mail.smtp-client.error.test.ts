@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { describeSendError, isPermanentRejection } from '../src/mail/errors.js';
 import { composeMail, mailEnvelope, type OutgoingMail } from '../src/mail/mime.js';
-import { parseSmtpUrl, SmtpError, SmtpPool, type SmtpPoolOptions, SmtpUrlError } from '../src/mail/smtp-client.js';
-import { type RealServer, type ScriptedServer, selfSignedCertificate, smtpReply, startRealServer, startScriptedServer } from './mail.smtp-client.support.js';
+import { parseSmtpUrl, SmtpError, type SmtpPool, SmtpUrlError } from '../src/mail/smtp-client.js';
+import { outgoingMail, selfSignedCertificate, smtpReply, startRealServer, useSmtpFixtures } from './mail.smtp-client.support.js';
 
 /**
  * The SMTP client's failures, as the outbox worker sees them: the error's code and reply, and
@@ -17,45 +16,10 @@ const FROM = 'tasks@hitl.example-service.dev';
 const TO = 'operator@ops.example-service.dev';
 const certificate = selfSignedCertificate();
 
-function mail(overrides: Partial<OutgoingMail> = {}): OutgoingMail {
-  return {
-    id: `mail-${randomBytes(16).toString('hex')}`,
-    kind: 'task_submitted',
-    from: FROM,
-    to: TO,
-    replyTo: null,
-    subject: 'New task',
-    text: 'A new task was submitted.\n',
-    html: null,
-    createdAt: '2030-03-10T10:00:00.000Z',
-    ...overrides,
-  };
-}
+const mail = (overrides: Partial<OutgoingMail> = {}): OutgoingMail =>
+  outgoingMail({ subject: 'New task', text: 'A new task was submitted.\n', html: null, ...overrides });
 
-const servers: { close(): Promise<void> }[] = [];
-const pools: SmtpPool[] = [];
-afterEach(async () => {
-  for (const pool of pools.splice(0)) pool.close();
-  for (const server of servers.splice(0)) await server.close();
-});
-
-async function real(...args: Parameters<typeof startRealServer>): Promise<RealServer> {
-  const server = await startRealServer(...args);
-  servers.push(server);
-  return server;
-}
-
-async function scripted(...args: Parameters<typeof startScriptedServer>): Promise<ScriptedServer> {
-  const server = await startScriptedServer(...args);
-  servers.push(server);
-  return server;
-}
-
-function pool(url: string, options: Partial<SmtpPoolOptions> = {}): SmtpPool {
-  const created = new SmtpPool({ url, ...options });
-  pools.push(created);
-  return created;
-}
+const { real, scripted, pool, track } = useSmtpFixtures();
 
 function send(p: SmtpPool, m: OutgoingMail = mail()): Promise<void> {
   return p.send(mailEnvelope(m), composeMail(m));
@@ -151,10 +115,10 @@ describe('outages: retried, never permanent', () => {
   });
 
   it('connection refused', async () => {
-    const server = await real();
+    // Started and closed here: nothing listens on its port any more.
+    const server = await startRealServer();
     const url = server.url;
     await server.close();
-    servers.pop();
     const error = await failure(send(pool(url)));
     expect(error.code).toBe('ECONNECTION');
     expect(error.message).toContain('ECONNREFUSED');
@@ -340,7 +304,7 @@ describe('hostile or malformed input', () => {
       });
       s.listen(0, '127.0.0.1', () => resolve(s));
     });
-    servers.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+    track({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
     const error = await failure(send(pool(`smtp://127.0.0.1:${port}`)));

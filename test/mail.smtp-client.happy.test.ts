@@ -1,17 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { composeMail, mailEnvelope, type OutgoingMail } from '../src/mail/mime.js';
-import { dataBlock, defaultClientName, parseSmtpUrl, SmtpPool, type SmtpPoolOptions } from '../src/mail/smtp-client.js';
+import { dataBlock, defaultClientName, parseSmtpUrl, type SmtpPool } from '../src/mail/smtp-client.js';
 import { createMailTransport } from '../src/mail/transport.js';
-import {
-  type RealServer,
-  type ScriptedServer,
-  selfSignedCertificate,
-  startRealServer,
-  startScriptedServer,
-  withoutBoundaries,
-} from './mail.smtp-client.support.js';
+import { outgoingMail, selfSignedCertificate, useSmtpFixtures, withoutBoundaries } from './mail.smtp-client.support.js';
 
 /**
  * The SMTP client (src/mail/smtp-client.ts) against a real smtp-server on loopback: pipelined and
@@ -23,45 +16,9 @@ const FROM = 'tasks@hitl.example-service.dev';
 const TO = 'operator@ops.example-service.dev';
 const certificate = selfSignedCertificate();
 
-function mail(overrides: Partial<OutgoingMail> = {}): OutgoingMail {
-  return {
-    id: `mail-${randomBytes(16).toString('hex')}`,
-    kind: 'task_submitted',
-    from: FROM,
-    to: TO,
-    replyTo: null,
-    subject: 'New task real_world_verification: count the benches',
-    text: 'A new task was submitted.\nOpen it in the console.\n',
-    html: '<p>A new task was submitted.</p>',
-    createdAt: '2030-03-10T10:00:00.000Z',
-    ...overrides,
-  };
-}
+const mail = (overrides: Partial<OutgoingMail> = {}): OutgoingMail => outgoingMail({ ...overrides });
 
-const servers: { close(): Promise<void> }[] = [];
-const pools: SmtpPool[] = [];
-afterEach(async () => {
-  for (const pool of pools.splice(0)) pool.close();
-  for (const server of servers.splice(0)) await server.close();
-});
-
-async function real(...args: Parameters<typeof startRealServer>): Promise<RealServer> {
-  const server = await startRealServer(...args);
-  servers.push(server);
-  return server;
-}
-
-async function scripted(...args: Parameters<typeof startScriptedServer>): Promise<ScriptedServer> {
-  const server = await startScriptedServer(...args);
-  servers.push(server);
-  return server;
-}
-
-function pool(url: string, options: Partial<SmtpPoolOptions> = {}): SmtpPool {
-  const created = new SmtpPool({ url, ...options });
-  pools.push(created);
-  return created;
-}
+const { real, scripted, pool } = useSmtpFixtures();
 
 async function send(p: SmtpPool, m: OutgoingMail = mail()): Promise<OutgoingMail> {
   await p.send(mailEnvelope(m), composeMail(m));

@@ -1,10 +1,14 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import { afterEach } from 'vitest';
+import type { OutgoingMail } from '../src/mail/mime.js';
+import { SmtpPool, type SmtpPoolOptions } from '../src/mail/smtp-client.js';
 import { type ParsedMail, parseMail } from './support/smtp.js';
 
 /** Helpers of the SMTP client suites (test/mail.smtp-client.*.test.ts, test/mail.mime.*.test.ts). */
@@ -287,4 +291,57 @@ export function selfSignedCertificate(altNames = 'IP:127.0.0.1,DNS:localhost'): 
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
+}
+
+/**
+ * The servers and pools of one suite, each made through these and closed after every test:
+ * `real` (smtp-server), `scripted` (startScriptedServer) and `pool`.
+ */
+export function useSmtpFixtures(): {
+  real: (...args: Parameters<typeof startRealServer>) => Promise<RealServer>;
+  scripted: (...args: Parameters<typeof startScriptedServer>) => Promise<ScriptedServer>;
+  pool: (url: string, options?: Partial<SmtpPoolOptions>) => SmtpPool;
+  /** Any other server to close after the test. */
+  track: (server: { close(): Promise<void> }) => void;
+} {
+  const servers: { close(): Promise<void> }[] = [];
+  const pools: SmtpPool[] = [];
+  afterEach(async () => {
+    for (const pool of pools.splice(0)) pool.close();
+    for (const server of servers.splice(0)) await server.close();
+  });
+  return {
+    real: async (...args) => {
+      const server = await startRealServer(...args);
+      servers.push(server);
+      return server;
+    },
+    scripted: async (...args) => {
+      const server = await startScriptedServer(...args);
+      servers.push(server);
+      return server;
+    },
+    pool: (url, options = {}) => {
+      const created = new SmtpPool({ url, ...options });
+      pools.push(created);
+      return created;
+    },
+    track: (server) => void servers.push(server),
+  };
+}
+
+/** A mail as the outbox worker hands it to a transport: a notification to the operator, with `overrides`. */
+export function outgoingMail(overrides: Partial<OutgoingMail> = {}): OutgoingMail {
+  return {
+    id: `mail-${randomBytes(16).toString('hex')}`,
+    kind: 'task_submitted',
+    from: 'tasks@hitl.example-service.dev',
+    to: 'operator@ops.example-service.dev',
+    replyTo: null,
+    subject: 'New task real_world_verification: count the benches',
+    text: 'A new task was submitted.\nOpen it in the console.\n',
+    html: '<p>A new task was submitted.</p>',
+    createdAt: '2030-03-10T10:00:00.000Z',
+    ...overrides,
+  };
 }

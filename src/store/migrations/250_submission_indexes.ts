@@ -15,25 +15,18 @@ import type { Kysely } from 'kysely';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('tasks_client_idx').execute();
-  await db.schema.dropIndex('tasks_deadline_queue_idx').execute();
-  await db.schema
-    .createIndex('tasks_deadline_queue_idx')
-    .on('tasks')
-    .columns(['status', 'deadline_at', 'id'])
-    .where((eb) => eb('deadline_at', 'is not', null))
-    .execute();
-  await db.schema.dropIndex('tasks_eta_queue_idx').execute();
-  await db.schema
-    .createIndex('tasks_eta_queue_idx')
-    .on('tasks')
-    .columns(['status', 'eta', 'id'])
-    .where((eb) => eb('eta', 'is not', null))
-    .execute();
-  await db.schema.dropIndex('tasks_contact_queue_idx').execute();
-  await db.schema
-    .createIndex('tasks_contact_queue_idx')
-    .on('tasks')
-    .columns(['contact_email', 'status', 'created_at', 'id'])
-    .where((eb) => eb('contact_email', 'is not', null))
-    .execute();
+  const partial: [name: string, columns: string[], present: string][] = [
+    ['tasks_deadline_queue_idx', ['status', 'deadline_at', 'id'], 'deadline_at'],
+    ['tasks_eta_queue_idx', ['status', 'eta', 'id'], 'eta'],
+    ['tasks_contact_queue_idx', ['contact_email', 'status', 'created_at', 'id'], 'contact_email'],
+  ];
+  for (const [name, columns, present] of partial) {
+    await db.schema.dropIndex(name).execute();
+    await db.schema
+      .createIndex(name)
+      .on('tasks')
+      .columns(columns)
+      .where((eb) => eb(present, 'is not', null))
+      .execute();
+  }
 }
