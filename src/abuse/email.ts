@@ -61,9 +61,13 @@ export class EmailChecker {
   /** True when the address's domain is known to accept mail without asking DNS (a cached `ok`). */
   knownDeliverable(address: string): boolean {
     const domain = domainPart(address);
-    if (domain === null) return false;
-    const cached = this.cache.get(domain);
-    return cached !== undefined && cached.verdict === 'ok' && cached.expires > this.clock.now().getTime();
+    return domain !== null && this.cached(domain) === 'ok';
+  }
+
+  /** The domain's cached verdict while it has not expired. */
+  private cached(domain: string): DnsVerdict | undefined {
+    const entry = this.cache.get(domain);
+    return entry && entry.expires > this.clock.now().getTime() ? entry.verdict : undefined;
   }
 
   /**
@@ -74,9 +78,8 @@ export class EmailChecker {
    */
   private async lookup(domain: string, beforeLookup: (() => Promise<void>) | undefined): Promise<DnsVerdict> {
     for (;;) {
-      const now = this.clock.now().getTime();
-      const cached = this.cache.get(domain);
-      if (cached && cached.expires > now) return cached.verdict;
+      const cached = this.cached(domain);
+      if (cached !== undefined) return cached;
       const shared = this.inFlight.get(domain);
       if (shared) {
         const verdict = await shared.then(

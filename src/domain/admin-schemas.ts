@@ -121,11 +121,9 @@ export const QueueQuerySchema = Type.Object({
 
 export type QueueQuery = Static<typeof QueueQuerySchema>;
 
-export const MessageQuerySchema = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) });
-export type MessageQuery = Static<typeof MessageQuerySchema>;
-
-export const BlocklistQuerySchema = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) });
-export type BlocklistQuery = Static<typeof BlocklistQuerySchema>;
+/** A plain list, newest first: a page size and the previous page's cursor (messages, the blocklist). */
+export const PageQuerySchema = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) });
+export type PageQuery = Static<typeof PageQuerySchema>;
 
 export const TaskPatchSchema = Type.Object(
   {

@@ -12,14 +12,7 @@ import type { FromThread, SendFailure, ThreadTransportSpec, ToThread } from './t
 const port = parentPort;
 if (port === null) throw new Error('mail/thread-entry.ts runs as a worker thread');
 const spec = workerData as ThreadTransportSpec;
-const pool = new SmtpPool({
-  connectionTimeoutMs: 10_000,
-  greetingTimeoutMs: 10_000,
-  socketTimeoutMs: 30_000,
-  ...spec.smtpOptions,
-  url: spec.smtpUrl,
-  poolSize: spec.connections,
-});
+const pool = new SmtpPool({ ...spec.smtpOptions, url: spec.smtpUrl, poolSize: spec.connections });
 let inFlight = 0;
 let closing = false;
 

@@ -7,7 +7,7 @@ import { type AuditRow, insertAudit, listAuditRows } from '../store/audit-repo.j
 import type { Db } from '../store/db.js';
 import { listOperatorRows } from '../store/operators-repo.js';
 import type { ServiceDeps } from './context.js';
-import { decodeCursor, encodeCursor } from './operator-cursor.js';
+import { decodeCursor, nextCursor } from './operator-cursor.js';
 import { queryChecker } from './validation.js';
 
 /**
@@ -70,7 +70,7 @@ export async function listAudit(deps: ServiceDeps, raw: unknown): Promise<AuditL
   });
   const page = rows.slice(0, limit);
   const last = rows.length > limit ? page.at(-1) : undefined;
-  return { entries: page.map(toAuditEntry), next_cursor: last ? encodeCursor(deps.secret, scope, { created_at: last.at, id: last.id }) : null };
+  return { entries: page.map(toAuditEntry), next_cursor: nextCursor(deps.secret, scope, last && { created_at: last.at, id: last.id }) };
 }
 
 /** The refusal of an action an operator may not take on a record that is not theirs. */

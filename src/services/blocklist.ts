@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { type BlockSource, normalizeEmail, normalizeRequester } from '../abuse/blocklist.js';
 import type { Actor } from '../domain/actor.js';
-import { ADMIN_PAGE_DEFAULT, type BlockInput, BlockInputSchema, type BlockKind, type BlocklistQuery, BlocklistQuerySchema } from '../domain/admin-schemas.js';
+import { ADMIN_PAGE_DEFAULT, type BlockInput, BlockInputSchema, type BlockKind, type PageQuery, PageQuerySchema } from '../domain/admin-schemas.js';
 import { blockPrefix, keyHash, MIN_PREFIX, networkKey } from '../domain/client.js';
 import { emailDomain, isHostname } from '../domain/email.js';
 import { validationFailed } from '../domain/errors.js';
@@ -11,7 +11,7 @@ import { type BlockRow, deleteBlock, listActiveBlocks, replaceBlock } from '../s
 import { withTransaction } from '../store/db.js';
 import { recordAudit } from './audit.js';
 import type { ServiceDeps } from './context.js';
-import { decodeCursor, encodeCursor } from './operator-cursor.js';
+import { decodeCursor, nextCursor } from './operator-cursor.js';
 import { DATE_TIME_RULE, queryChecker, schemaChecker } from './validation.js';
 
 export type { BlockSource } from '../abuse/blocklist.js';
@@ -118,7 +118,7 @@ export interface BlockPage {
   next_cursor: string | null;
 }
 
-const checkQuery = queryChecker<BlocklistQuery>(BlocklistQuerySchema);
+const checkQuery = queryChecker<PageQuery>(PageQuerySchema);
 
 /**
  * Active entries (not expired), newest first, a page at a time (`limit`, default 50, and `cursor`):
@@ -131,7 +131,7 @@ export async function listBlocks(deps: ServiceDeps, raw: unknown = {}): Promise<
   const rows = await listActiveBlocks(deps.store.db, iso(deps.clock.now()), { after, limit: limit + 1 });
   const page = rows.slice(0, limit);
   const last = rows.length > limit ? page.at(-1) : undefined;
-  return { blocklist: page.map(toEntry), next_cursor: last ? encodeCursor(deps.secret, 'blocklist', { created_at: last.created_at, id: last.id }) : null };
+  return { blocklist: page.map(toEntry), next_cursor: nextCursor(deps.secret, 'blocklist', last) };
 }
 
 /**

@@ -31,3 +31,8 @@ export function decodeCursor(secret: Buffer, scope: string, cursor: string): Pos
   }
   throw invalid;
 }
+
+/** The cursor of the page after the one ending at `last`, or null on the last page. */
+export function nextCursor(secret: Buffer, scope: string, last: Position | undefined): string | null {
+  return last ? encodeCursor(secret, scope, { created_at: last.created_at, id: last.id }) : null;
+}

@@ -6,8 +6,8 @@ import {
   type AdminTask,
   type AdminTaskDetail,
   type MessageList,
-  type MessageQuery,
-  MessageQuerySchema,
+  type PageQuery,
+  PageQuerySchema,
   type Queue,
   type QueueQuery,
   QueueQuerySchema,
@@ -23,7 +23,7 @@ import { listMessageRows, type MessageRow, messagesNamingTask, messagesNamingTas
 import { countTasksByStatus, findTask, listTasks, markSeen, type TaskRow, taskSummaries, toPublicTask } from '../store/tasks-repo.js';
 import type { ServiceDeps } from './context.js';
 import { repliesByMessage } from './message-replies.js';
-import { decodeCursor, encodeCursor, type Position } from './operator-cursor.js';
+import { decodeCursor, nextCursor } from './operator-cursor.js';
 import { lastRetentionRun } from './retention.js';
 import { taskStats } from './stats.js';
 import { queryChecker } from './validation.js';
@@ -77,7 +77,7 @@ export interface QueueOptions extends ListOptions {
 // The REST routes pass coerced numbers, the console raw query text: both go through these.
 const checkQueueQuery = queryChecker<QueueQuery>(QueueQuerySchema);
 // hideSnoozed is the console's, not a query parameter of the contract.
-const checkMessageQuery = queryChecker<MessageQuery>(MessageQuerySchema);
+const checkMessageQuery = queryChecker<PageQuery>(PageQuerySchema);
 const checkStatsQuery = queryChecker<StatsQuery>(StatsQuerySchema);
 
 /** Drops parameters given as empty text (an empty form field means "not given"). */
@@ -109,11 +109,7 @@ export async function listQueue(deps: ServiceDeps, options: QueueOptions = {}): 
     deps.store.db,
     page.map((row) => row.id),
   );
-  return { tasks: page.map((row) => toAdminTask(row, assignees.get(row.id) ?? null)), next_cursor: nextCursor(deps, scope, position) };
-}
-
-function nextCursor(deps: ServiceDeps, scope: string, last: Position | undefined): string | null {
-  return last ? encodeCursor(deps.secret, scope, { created_at: last.created_at, id: last.id }) : null;
+  return { tasks: page.map((row) => toAdminTask(row, assignees.get(row.id) ?? null)), next_cursor: nextCursor(deps.secret, scope, position) };
 }
 
 function notFound(taskId: string): AppError {
@@ -162,7 +158,7 @@ export async function listMessages(deps: ServiceDeps, options: ListOptions = {})
   const after = query.cursor ? decodeCursor(deps.secret, scope, query.cursor) : undefined;
   const rows = await listMessageRows(deps.store.db, { after, limit: limit + 1 });
   const page = rows.slice(0, limit);
-  return { messages: page.map(toAdminMessage), next_cursor: nextCursor(deps, scope, rows.length > limit ? page.at(-1) : undefined) };
+  return { messages: page.map(toAdminMessage), next_cursor: nextCursor(deps.secret, scope, rows.length > limit ? page.at(-1) : undefined) };
 }
 
 /** Task figures over the window plus today's use of the global daily caps. */

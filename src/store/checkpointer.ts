@@ -34,7 +34,6 @@ let failing = false;
 const timer = setInterval(() => {
   try {
     checkpoint.get();
-    if (failing) parentPort.postMessage({ recovered: true });
     failing = false;
   } catch (error) {
     if (!failing) parentPort.postMessage({ error: String((error && error.code) || (error && error.message) || error) });
@@ -52,8 +51,8 @@ export interface CheckpointerOptions {
   file: string;
   everyMs?: number;
   busyTimeoutMs: number;
-  /** Told when checkpoints start failing (the reason) and when they work again (undefined). */
-  onFault?: (reason: string | undefined) => void;
+  /** Told when checkpoints start failing (once until they work again), or the thread stops. */
+  onFault?: (reason: string) => void;
 }
 
 export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
@@ -71,7 +70,7 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
   // Never keeps the process alive, and a failure of the thread is not the service's failure: the
   // backstop checkpoint on the service's connection goes on.
   worker.unref();
-  worker.on('message', (message: { error?: string; recovered?: boolean }) => options.onFault?.(message.error));
+  worker.on('message', (message: { error: string }) => options.onFault?.(message.error));
   worker.on('error', (error) => options.onFault?.(`checkpointer stopped: ${error.message}`));
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {

@@ -157,9 +157,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
       checkpointer = startCheckpointer({
         file,
         busyTimeoutMs: timeoutMs,
-        onFault: (reason) => {
-          if (reason !== undefined) faults.record(reason);
-        },
+        onFault: (reason) => faults.record(reason),
       });
     }
     const taskChanges = { count: 0 };

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
-import { BLOCK_KINDS, BlockInputSchema, BlocklistQuerySchema } from '../../domain/admin-schemas.js';
+import { BLOCK_KINDS, BlockInputSchema, PageQuerySchema } from '../../domain/admin-schemas.js';
 import { AppError } from '../../domain/errors.js';
 import { ErrorSchema } from '../../domain/schemas.js';
 import { addBlock, listBlocks, removeBlock } from '../../services/blocklist.js';
@@ -58,7 +58,7 @@ export async function registerBlocklistRoutes(server: FastifyInstance, deps: Ser
         operationId: 'adminListBlocks',
         summary: 'Active blocklist entries, newest first, a page at a time',
         tags: ['admin'],
-        querystring: BlocklistQuerySchema,
+        querystring: PageQuerySchema,
         response: {
           200: Type.Object({
             blocklist: Type.Array(BlockEntrySchema),
