@@ -10,10 +10,8 @@
  */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import path from 'node:path';
 import { freePort, waitForServer } from '../test/support/net.js';
-
-const ROOT = path.resolve(import.meta.dirname, '..');
+import { startProbe } from './probes.js';
 
 export interface CrowdOptions {
   base: string;
@@ -101,23 +99,6 @@ async function withBareServer<T>(work: (url: string) => Promise<T>): Promise<T> 
   }
 }
 
-/** The health probe in its own process (bench/probe.ts); stop() resolves with its latencies. */
-function startProbe(url: string): { stop(): Promise<number[]> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/probe.ts'), url], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
-  let output = '';
-  child.stdout?.on('data', (data: Buffer) => {
-    output += String(data);
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    async stop() {
-      child.stdin?.write('stop\n');
-      await exited;
-      return JSON.parse(output.trim() || '[]') as number[];
-    },
-  };
-}
-
 export async function benchCrowd(options: CrowdOptions): Promise<CrowdResult> {
   const { base, clients, waitSeconds } = options;
   const lines: string[] = [];
@@ -171,7 +152,7 @@ export async function benchCrowd(options: CrowdOptions): Promise<CrowdResult> {
   // Long-polls held from distinct addresses, 20 per task, with the health probe running.
   const tasks = await Promise.all(Array.from({ length: Math.ceil(clients / 20) }, (_, i) => createTask(base, i + 1)));
   const polls: { sentAt: number; answer: Promise<Answer> }[] = [];
-  const probe = startProbe(`${base}/api/v1/health`);
+  const probe = await startProbe(`${base}/api/v1/health`);
   for (let i = 0; i < clients; i++) {
     const { id, etag } = tasks[i % tasks.length] as { id: string; etag: string };
     const poll = { sentAt: 0, answer: Promise.resolve<Answer>({ status: 0, etag: undefined, at: 0 }) };
@@ -187,7 +168,7 @@ export async function benchCrowd(options: CrowdOptions): Promise<CrowdResult> {
     if (i % 200 === 199) await new Promise((r) => setTimeout(r, 10));
   }
   const answers = await Promise.all(polls.map((p) => p.answer));
-  const probes = (await probe.stop()).map((ms) => (ms < 0 ? Number.POSITIVE_INFINITY : ms));
+  const probes = await probe.stop();
   const late = answers.map((a, i) => a.at - (polls[i]?.sentAt ?? 0) - waitSeconds * 1000);
   const notReleased = answers.filter((a) => a.status !== 304).length;
   const probeP99 = percentile(probes, 99);

@@ -12,6 +12,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { startProbe } from './probes.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -108,28 +109,13 @@ export async function defaultPathRun(options: DefaultPathOptions, probeUrl: stri
   // (time, submissions accepted so far): the outbox's lag is measured against these.
   const accepted: { at: number; count: number }[] = [];
   let count = 0;
-  let probing = true;
-  const probes: number[] = [];
-  const probe = (async () => {
-    while (probing) {
-      const started = performance.now();
-      const res = await fetch(probeUrl, { headers: { 'x-forwarded-for': '192.0.2.1' } });
-      await res.arrayBuffer();
-      probes.push(res.status === 200 ? performance.now() - started : Number.POSITIVE_INFINITY);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  })();
-  const consoleTimes: number[] = [];
-  const consoleProbe = (async () => {
-    if (options.consoleCookie === undefined) return;
-    while (probing) {
-      const started = performance.now();
-      const res = await fetch(`${base}/operator`, { headers: { cookie: options.consoleCookie, 'x-forwarded-for': '192.0.2.3' } });
-      await res.arrayBuffer();
-      consoleTimes.push(res.status === 200 ? performance.now() - started : Number.POSITIVE_INFINITY);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
+  // Both probes run in processes of their own, as a user's reads come from elsewhere: in this
+  // process they would also time the load generator's busy event loop.
+  const probe = await startProbe(probeUrl, { intervalMs: 10, headers: { 'x-forwarded-for': '192.0.2.1' } });
+  const consoleProbe =
+    options.consoleCookie === undefined
+      ? undefined
+      : await startProbe(`${base}/operator`, { intervalMs: 100, headers: { cookie: options.consoleCookie, 'x-forwarded-for': '192.0.2.3' } });
   let lag = 0;
   const sample = () => {
     const now = performance.now();
@@ -169,9 +155,8 @@ export async function defaultPathRun(options: DefaultPathOptions, probeUrl: stri
       if (statusCode === 202) count += 1;
     });
   });
-  probing = false;
-  await probe;
-  await consoleProbe;
+  const probes = await probe.stop();
+  const consoleTimes = (await consoleProbe?.stop()) ?? [];
   // Follow the outbox until every confirmation mail is in (at most a minute).
   const until = performance.now() + 60_000;
   while (sample() < count && performance.now() < until) await new Promise((r) => setTimeout(r, 100));

@@ -1,11 +1,18 @@
 /**
- * A health probe in a process of its own, so what it measures is the service and not the load
- * generator's busy event loop: GET <url> from 127.0.0.1, one at a time, every 20 ms, until a line
- * arrives on stdin; then prints the latencies (ms, a failed probe as -1) as one JSON array and exits.
+ * A probe in a process of its own, so what it measures is the service and not the load
+ * generator's busy event loop: GET <url> over one kept-alive connection, one request at a time.
+ * It sends one request unmeasured (connection and start-up), prints "ready", then measures until a
+ * line arrives on stdin; then prints the latencies (ms, a failed probe or one not answered 200 as
+ * -1) as one JSON array and exits.
+ *
+ * Arguments: <url> [options as JSON: { intervalMs (default 20), headers, localAddress (default
+ * 127.0.0.1) }]. Start it through startProbe (bench/probes.ts).
  */
 import http from 'node:http';
 
 const url = process.argv[2] ?? '';
+const options = JSON.parse(process.argv[3] ?? '{}') as { intervalMs?: number; headers?: Record<string, string>; localAddress?: string };
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const latencies: number[] = [];
 let running = true;
 process.stdin.once('data', () => {
@@ -15,16 +22,18 @@ process.stdin.once('data', () => {
 const once = () =>
   new Promise<number>((resolve) => {
     const started = performance.now();
-    const request = http.get(url, { agent: false, localAddress: '127.0.0.1' }, (res) => {
+    const request = http.get(url, { agent, localAddress: options.localAddress ?? '127.0.0.1', headers: options.headers }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode === 200 ? performance.now() - started : -1));
     });
     request.on('error', () => resolve(-1));
   });
 
+await once();
+process.stdout.write('ready\n');
 while (running) {
   latencies.push(await once());
-  await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, options.intervalMs ?? 20));
 }
 process.stdout.write(`${JSON.stringify(latencies)}\n`);
 process.exit(0);
