@@ -110,12 +110,13 @@ export async function defaultPathRun(options: DefaultPathOptions, probeUrl: stri
   const accepted: { at: number; count: number }[] = [];
   let count = 0;
   // Both probes run in processes of their own, as a user's reads come from elsewhere: in this
-  // process they would also time the load generator's busy event loop.
-  const probe = await startProbe(probeUrl, { intervalMs: 10, headers: { 'x-forwarded-for': '192.0.2.1' } });
+  // process they would also time the load generator's busy event loop. They keep their connection,
+  // as a polling client does (and as they did with fetch in this process).
+  const probe = await startProbe(probeUrl, { intervalMs: 10, keepAlive: true, headers: { 'x-forwarded-for': '192.0.2.1' } });
   const consoleProbe =
     options.consoleCookie === undefined
       ? undefined
-      : await startProbe(`${base}/operator`, { intervalMs: 100, headers: { cookie: options.consoleCookie, 'x-forwarded-for': '192.0.2.3' } });
+      : await startProbe(`${base}/operator`, { intervalMs: 100, keepAlive: true, headers: { cookie: options.consoleCookie, 'x-forwarded-for': '192.0.2.3' } });
   let lag = 0;
   const sample = () => {
     const now = performance.now();

@@ -1,18 +1,19 @@
 /**
  * A probe in a process of its own, so what it measures is the service and not the load
- * generator's busy event loop: GET <url> over one kept-alive connection, one request at a time.
+ * generator's busy event loop: GET <url>, one request at a time, each on a connection of its own or
+ * all over one kept-alive connection.
  * It sends one request unmeasured (connection and start-up), prints "ready", then measures until a
  * line arrives on stdin; then prints the latencies (ms, a failed probe or one not answered 200 as
  * -1) as one JSON array and exits.
  *
- * Arguments: <url> [options as JSON: { intervalMs (default 20), headers, localAddress (default
- * 127.0.0.1) }]. Start it through startProbe (bench/probes.ts).
+ * Arguments: <url> [options as JSON: { intervalMs (default 20), headers, keepAlive (default
+ * false), localAddress (default 127.0.0.1) }]. Start it through startProbe (bench/probes.ts).
  */
 import http from 'node:http';
 
 const url = process.argv[2] ?? '';
-const options = JSON.parse(process.argv[3] ?? '{}') as { intervalMs?: number; headers?: Record<string, string>; localAddress?: string };
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const options = JSON.parse(process.argv[3] ?? '{}') as { intervalMs?: number; headers?: Record<string, string>; keepAlive?: boolean; localAddress?: string };
+const agent = options.keepAlive ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : false;
 const latencies: number[] = [];
 let running = true;
 process.stdin.once('data', () => {

@@ -8,6 +8,8 @@ export interface ProbeOptions {
   /** Pause between one answer and the next request (default 20 ms). */
   intervalMs?: number;
   headers?: Record<string, string>;
+  /** One kept-alive connection for every request, as a polling client keeps it (default: a connection each). */
+  keepAlive?: boolean;
 }
 
 export interface Probe {
