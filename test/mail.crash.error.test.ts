@@ -75,8 +75,7 @@ describe('a worker killed in the middle of a send', () => {
     } finally {
       db.close();
     }
-    await waitUntil(() => smtp.connections > 0, 10_000, 'the SMTP connection');
-    await new Promise((r) => setTimeout(r, 500));
+    await waitUntil(() => smtp.dataStarted > 0, 10_000, 'the message at the SMTP server');
     a.kill('SIGKILL');
     await new Promise((resolve) => a.once('exit', resolve));
     const killedAt = Date.now();

@@ -69,6 +69,8 @@ export interface TestSmtpServer {
   received: ReceivedMail[];
   /** Connection attempts seen (including refused ones while tempfail/reject). */
   connections: number;
+  /** Messages whose DATA phase has begun (counted before they are read or delayed). */
+  dataStarted: number;
   mode(): SmtpMode;
   setMode(mode: SmtpMode): Promise<void>;
   /** Delay before acknowledging DATA, to widen race windows. */
@@ -110,6 +112,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
   let mode: SmtpMode = 'accept';
   let dataDelay = 0;
   let connections = 0;
+  let dataStarted = 0;
   let port = 0;
 
   const create = () =>
@@ -133,6 +136,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
         return callback();
       },
       onData(stream, session, callback) {
+        dataStarted += 1;
         void (async () => {
           const raw = await readAll(stream);
           const parsed = await simpleParser(raw);
@@ -175,6 +179,9 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
     received,
     get connections() {
       return connections;
+    },
+    get dataStarted() {
+      return dataStarted;
     },
     mode: () => mode,
     async setMode(next) {
