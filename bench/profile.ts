@@ -1,12 +1,12 @@
 /**
  * CPU profile of one benchmark scenario (npm run bench:profile -- <read|submit|mail> [sqlite|postgres] [instances]):
  * starts the service as `npm start` does plus --cpu-prof, drives the scenario with autocannon for
- * BENCH_SECONDS (default 10), stops the service and prints the top frames by self time, grouped
- * by function and by package, with the profile's path (open it in Chrome DevTools or speedscope
- * for the flame graph). PostgreSQL needs DATABASE_URL or TEST_POSTGRES_URL. Given a .cpuprofile
+ * BENCH_SECONDS (default 10), stops the service and prints, for each of its threads (the event loop
+ * first), the top frames by self time, grouped by function and by package, with the profile's path
+ * (open it in Chrome DevTools or speedscope for the flame graph). PostgreSQL needs DATABASE_URL or TEST_POSTGRES_URL. Given a .cpuprofile
  * file instead of a scenario, it prints that profile's summary.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -194,15 +194,20 @@ async function main(): Promise<void> {
     sink?.stop();
     await dns?.close();
   }
-  const newest = readdirSync(profileDir)
+  // One profile per thread of each service process (CPU.<date>.<time>.<pid>.<thread>.<seq>): the
+  // event loop's (thread 0) first, then the checkpointer's and the mail thread's.
+  const written = readdirSync(profileDir)
     .filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => path.join(profileDir, f))
-    .sort()
-    .at(-1);
-  if (!newest) throw new Error('no profile was written');
-  const profile = JSON.parse(readFileSync(newest, 'utf8')) as CpuProfile;
-  process.stdout.write(`profile: ${path.relative(process.cwd(), newest)} (${Math.round((Date.now() - started) / 1000)} s)\n`);
-  for (const line of summarizeProfile(profile)) process.stdout.write(`${line}\n`);
+    .map((f) => ({ file: path.join(profileDir, f), thread: Number(f.split('.').at(-3)) }))
+    .filter(({ file }) => statSync(file).mtimeMs >= started)
+    .sort((a, b) => a.thread - b.thread || a.file.localeCompare(b.file));
+  if (written.length === 0) throw new Error('no profile was written');
+  for (const { file, thread } of written) {
+    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+    const which = thread === 0 ? 'the event loop' : `worker thread ${thread}`;
+    process.stdout.write(`\nprofile of ${which}: ${path.relative(process.cwd(), file)} (${Math.round((Date.now() - started) / 1000)} s)\n`);
+    for (const line of summarizeProfile(profile, thread === 0 ? 25 : 10)) process.stdout.write(`${line}\n`);
+  }
 }
 
 await main();
