@@ -3,8 +3,9 @@
  * starts the service as `npm start` does plus --cpu-prof, drives the scenario with autocannon for
  * BENCH_SECONDS (default 10), stops the service and prints, for each of its threads (the event loop
  * first), the top frames by self time, grouped by function and by package, with the profile's path
- * (open it in Chrome DevTools or speedscope for the flame graph). PostgreSQL needs DATABASE_URL or TEST_POSTGRES_URL. Given a .cpuprofile
- * file instead of a scenario, it prints that profile's summary.
+ * (open it in Chrome DevTools or speedscope for the flame graph). PostgreSQL needs DATABASE_URL or
+ * TEST_POSTGRES_URL. Given a .cpuprofile file instead of a scenario, it prints that profile's
+ * summary.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { SourceMap } from 'node:module';
@@ -202,10 +203,11 @@ async function main(): Promise<void> {
     .filter(({ file }) => statSync(file).mtimeMs >= started)
     .sort((a, b) => a.thread - b.thread || a.file.localeCompare(b.file));
   if (written.length === 0) throw new Error('no profile was written');
+  const seconds = Math.round((Date.now() - started) / 1000);
   for (const { file, thread } of written) {
     const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
     const which = thread === 0 ? 'the event loop' : `worker thread ${thread}`;
-    process.stdout.write(`\nprofile of ${which}: ${path.relative(process.cwd(), file)} (${Math.round((Date.now() - started) / 1000)} s)\n`);
+    process.stdout.write(`\nprofile of ${which}: ${path.relative(process.cwd(), file)} (${seconds} s)\n`);
     for (const line of summarizeProfile(profile, thread === 0 ? 25 : 10)) process.stdout.write(`${line}\n`);
   }
 }
