@@ -10,6 +10,7 @@ import { requestIdFor } from './guards.js';
 import type { CountResponse } from './metrics.js';
 import type { ResponseStep } from './pipeline.js';
 import { STATUS_ROUTE } from './routes/public.js';
+import { holdSubmissions } from './submission-lane.js';
 
 /**
  * The status read's fast lane. Agents poll `GET /api/v1/tasks/{id}` far more than anything else,
@@ -143,9 +144,13 @@ export function installFastReads(app: FastifyInstance, deps: ServiceDeps, option
   const [framework] = app.server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
   if (framework) {
     app.server.removeListener('request', framework);
-    app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-      if (!answer(request, response)) framework(request, response);
-    });
+    // Submissions are held behind everything else while other requests arrive (submission-lane.ts).
+    app.server.on(
+      'request',
+      holdSubmissions((request, response) => {
+        if (!answer(request, response)) framework(request, response);
+      }),
+    );
   }
   return record;
 }

@@ -34,6 +34,8 @@ declare module 'fastify' {
 
 /** The status read's route (also answered by the fast lane, http/fast-reads.ts). */
 export const STATUS_ROUTE = '/api/v1/tasks/:task_id';
+/** The submission's route (also held back under load, http/submission-lane.ts). */
+export const SUBMIT_ROUTE = '/api/v1/tasks';
 
 const TaskIdParams = Type.Object({ task_id: Type.String({ maxLength: 200 }) });
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
@@ -44,7 +46,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
   const limits = deps.config.limits;
 
   app.post(
-    '/api/v1/tasks',
+    SUBMIT_ROUTE,
     {
       config: { kind: 'task' },
       schema: {
