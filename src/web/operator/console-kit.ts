@@ -128,6 +128,14 @@ export interface ConsoleKit {
   guarded: { preHandler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>; config: { kind: 'admin' }; schema: typeof HIDDEN };
   /** The confirmation flash named by `?done=` of a redirect, if any. */
   doneNotice(request: FastifyRequest): SafeHtml | undefined;
+  /** The header's counts for this request, read once (render reads them too). */
+  headerCounts(request: FastifyRequest): Promise<HeaderCounts>;
+}
+
+/** The counts in a signed-in page's header: new tasks not yet seen, messages waiting. */
+export interface HeaderCounts {
+  unseen: number;
+  waiting: number;
 }
 
 /** Installs the console's headers and error page on `scope` and returns the shared helpers. */
@@ -141,13 +149,25 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
     reply.header('Cache-Control', 'no-store');
   });
 
+  // One read of the header's counts per request, whoever asks first (a page that starts it beside
+  // its own reads saves a round trip to the store, docs/performance.md).
+  const started = new WeakMap<FastifyRequest, Promise<HeaderCounts>>();
+  const headerCounts = (request: FastifyRequest): Promise<HeaderCounts> => {
+    let counts = started.get(request);
+    if (counts === undefined) {
+      // Kept counts (docs/inbox.md): the same cost whatever the history.
+      counts = Promise.all([unseenTasks(deps), waitingCount(deps)]).then(([unseen, waiting]) => ({ unseen, waiting }));
+      started.set(request, counts);
+    }
+    return counts;
+  };
+
   const render = async (reply: FastifyReply, session: Session | null, section: Section, title: string, body: SafeHtml, status = 200) => {
-    // Kept counts (docs/inbox.md): the same cost whatever the history.
-    const counts = session ? await Promise.all([unseenTasks(deps), waitingCount(deps)]) : undefined;
+    const counts = session ? await headerCounts(reply.request) : undefined;
     return reply
       .code(status)
       .type('text/html; charset=utf-8')
-      .send(page({ title, section, session, body, ...(counts ? { unseen: counts[0], waiting: counts[1] } : {}) }));
+      .send(page({ title, section, session, body, ...counts }));
   };
 
   scope.setErrorHandler(async (error: FastifyError, request, reply) => {
@@ -208,5 +228,5 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
     const done = isForm(request.query) ? text(request.query, 'done') : undefined;
     return done && DONE[done] ? flash('ok', DONE[done]) : undefined;
   };
-  return { render, session, guarded, doneNotice };
+  return { render, headerCounts, session, guarded, doneNotice };
 }

@@ -7,7 +7,7 @@ import { actorOf } from '../../http/admin-auth.js';
 import { addBlock, type BlockInput, listBlocks, removeBlock } from '../../services/blocklist.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { repliesByMessage } from '../../services/message-replies.js';
-import { doneStates, namedTasks, waitingCount, waitingMessages } from '../../services/message-states.js';
+import { doneStates, namedTasks, waitingMessages } from '../../services/message-states.js';
 import { adminStats, listMessages } from '../../services/operator.js';
 import { countOutbox, listOutbox, OUTBOX_STATUSES, type OutboxStatus, retryOutbox } from '../../services/outbox-admin.js';
 import { type ConsoleKit, FOR_ADMIN, FOR_OPERATOR, type Form, HIDDEN, isForm, localToIso, OPEN_QUERY, PARAM, QUERY_FIELD, text } from './console-kit.js';
@@ -33,11 +33,12 @@ export function registerListRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
   // The inbox of messages (docs/inbox.md): the waiting ones by default, all of them a tab away.
   scope.get('/operator/messages', messagesQuery, async (request, reply) => {
     const show = text(request.query, 'show') === 'all' ? 'all' : 'waiting';
-    const [list, waitingTotal] = await Promise.all([
+    // The header's counts hold the waiting total: read once, beside the list.
+    const [list, { waiting: waitingTotal }] = await Promise.all([
       show === 'all'
         ? listMessages(deps, { cursor: text(request.query, 'cursor'), limit: 25 })
         : waitingMessages(deps, WAITING_PAGE).then((messages) => ({ messages, next_cursor: null })),
-      waitingCount(deps),
+      kit.headerCounts(request),
     ]);
     const ids = list.messages.map((m) => m.message_id);
     const [tasks, replies, done] = await Promise.all([

@@ -9,7 +9,7 @@ import { operatorAttachments } from '../../services/attachments.js';
 import { taskAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { holdAction } from '../../services/held-actions.js';
-import { doneStates, markDone, namedTasks, waitingCount, waitingMessages } from '../../services/message-states.js';
+import { doneStates, markDone, namedTasks, waitingMessages } from '../../services/message-states.js';
 import { countByStatus, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
 import { assignmentCounts, listOperators } from '../../services/operators.js';
@@ -126,23 +126,29 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const assignee = view === 'mine' && actor.kind === 'operator' ? actor.operatorId : view === 'unassigned' ? 'none' : undefined;
     // Search, filters, sorts, snoozes and bulk selection (issue 31): inbox-queue.ts.
     const search = toolbarQuery(query, { status: filter, order: asked, test, view });
-    const [inbox, counts, byAssignment, operators] = await Promise.all([
-      inboxQueue(deps, search, { status: filter === 'all' ? undefined : filter, order, test, assignee, cursor: text(query, 'cursor'), limit: 25 }),
-      countByStatus(deps),
-      assignmentCounts(deps, actor),
-      listOperators(deps),
-    ]);
-    const { queue } = inbox;
-    const mail = await messagesNamingAny(deps, queue.tasks);
     // The inbox (docs/inbox.md): on the first page of open work, the waiting messages come first
     // (not while searching, filtering or selecting: then only the tasks that match).
     const plain = !search.q && !search.select && FILTER_FIELDS.every((field) => !search[field]);
     const streamFirst = filter === 'open' && !text(query, 'cursor') && plain;
-    const [waiting, waitingTotal] = streamFirst ? await Promise.all([waitingMessages(deps, INBOX_MESSAGES), waitingCount(deps)]) : [[], 0];
-    const named = await namedTasks(
-      deps,
-      waiting.flatMap((m) => m.task_ids.slice(0, 1)),
-    );
+    // Every read that does not need another's answer goes out at once, the header's counts
+    // included: each wait for the store is a turn of a loop that may be busy (docs/performance.md).
+    const [inbox, counts, byAssignment, operators, waiting, header] = await Promise.all([
+      inboxQueue(deps, search, { status: filter === 'all' ? undefined : filter, order, test, assignee, cursor: text(query, 'cursor'), limit: 25 }),
+      countByStatus(deps),
+      assignmentCounts(deps, actor),
+      listOperators(deps),
+      streamFirst ? waitingMessages(deps, INBOX_MESSAGES) : [],
+      kit.headerCounts(request),
+    ]);
+    const { queue } = inbox;
+    const waitingTotal = streamFirst ? header.waiting : 0;
+    const [mail, named] = await Promise.all([
+      messagesNamingAny(deps, queue.tasks),
+      namedTasks(
+        deps,
+        waiting.flatMap((m) => m.task_ids.slice(0, 1)),
+      ),
+    ]);
     const options = {
       order,
       targetHours: deps.profile.response_target_hours,
