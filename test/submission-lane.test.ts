@@ -69,8 +69,13 @@ async function flood(t: TestApp, taskId: string, options: { readBefore: boolean;
   try {
     const done = sockets.map((socket, i) => firstResponse(socket, i, turns, arrivals));
     const read = firstResponse(during, -1, turns, arrivals);
-    // A read just before the flood: other requests are arriving, so submissions go on in turns.
-    if (options.readBefore) before.write(readBytes(taskId));
+    // A read answered just before the flood: other requests are arriving, so submissions go on in
+    // turns. (Its answer is awaited: sent beside the flood, it could be read after the flood went on.)
+    if (options.readBefore) {
+      const answered = firstResponse(before, -2, turns, []);
+      before.write(readBytes(taskId));
+      await answered;
+    }
     sockets.forEach((socket, i) => socket.write(submissionBytes(i)));
     if (options.readOnFirst) {
       await Promise.race(done);

@@ -15,8 +15,8 @@ import { SUBMIT_ROUTE } from './routes/public.js';
  * Here a submission (`POST /api/v1/tasks`) is held before the framework sees it, and the held ones
  * go on `PER_TURN` at a time, one group per turn of the event loop (setImmediate), so that the
  * requests that arrive in between are handled first. Only while other requests are arriving: when
- * none came in the last `QUIET_MS`, every held submission goes on at once, and a flood of
- * submissions alone keeps its full batches.
+ * none came since the oldest held submission arrived, nor in the `QUIET_MS` before it, every held
+ * submission goes on at once, and a flood of submissions alone keeps its full batches.
  *
  * Nothing is refused or reordered among submissions (first held, first on), and the wait is
  * bounded: the held ones are at most the open connections times the requests one connection may
@@ -27,10 +27,17 @@ import { SUBMIT_ROUTE } from './routes/public.js';
 
 type Listener = (request: IncomingMessage, response: ServerResponse) => void;
 
+interface Held {
+  request: IncomingMessage;
+  response: ServerResponse;
+  /** When it arrived (performance.now()). */
+  at: number;
+}
+
 /** Submissions let on per turn while others are waiting (docs/performance.md: 4–16 measured). */
 export const PER_TURN = 8;
-/** How long after the last other request submissions are still let on `PER_TURN` at a time. */
-export const QUIET_MS = 100;
+/** Submissions that arrive within this long after another request are let on `PER_TURN` at a time. */
+export const QUIET_MS = 1000;
 
 function isSubmission(request: IncomingMessage): boolean {
   if (request.method !== 'POST') return false;
@@ -40,13 +47,15 @@ function isSubmission(request: IncomingMessage): boolean {
 
 /** Wraps the server's request listener: submissions are held as above, the rest go straight on. */
 export function holdSubmissions(next: Listener): Listener {
-  const held: [IncomingMessage, ServerResponse][] = [];
+  const held: Held[] = [];
   let scheduled = false;
   let lastOther = Number.NEGATIVE_INFINITY;
 
   const release = (): void => {
-    const othersArriving = performance.now() - lastOther < QUIET_MS;
-    for (const [request, response] of held.splice(0, othersArriving ? PER_TURN : held.length)) next(request, response);
+    // Others are arriving if one came since, or shortly before, the oldest held submission: judged
+    // by arrival, not by now, so a flood that takes longer than QUIET_MS to let on stays in turns.
+    const othersArriving = lastOther > (held[0]?.at ?? 0) - QUIET_MS;
+    for (const { request, response } of held.splice(0, othersArriving ? PER_TURN : held.length)) next(request, response);
     scheduled = held.length > 0;
     if (scheduled) setImmediate(release);
   };
@@ -57,7 +66,7 @@ export function holdSubmissions(next: Listener): Listener {
       next(request, response);
       return;
     }
-    held.push([request, response]);
+    held.push({ request, response, at: performance.now() });
     if (scheduled) return;
     scheduled = true;
     setImmediate(release);
