@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SQLite } from '../src/store/sqlite-driver.js';
+import { signIn } from './console.support.js';
 import { postJson, startTestApp, TEST_ADMIN_KEY, type TestApp, validTask } from './support/app.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { startSmtpServer, type TestSmtpServer, waitUntil } from './support/smtp.js';
@@ -107,6 +108,7 @@ describe.skipIf(!pgUrl)('PostgreSQL behind a proxy that is cut and restored', ()
     expect((await fetch(`${base}/.well-known/jwks.json`)).status).toBe(200);
     const before = (await (await postJson(`${base}/api/v1/tasks`, validTask())).json()) as { task_id: string };
     await smtp.waitFor(1, undefined, 10_000);
+    const { cookie } = await signIn(app);
 
     proxy.setMode(mode);
     const timed = async (request: () => Promise<Response>) => {
@@ -129,6 +131,14 @@ describe.skipIf(!pgUrl)('PostgreSQL behind a proxy that is cut and restored', ()
       // 5 s is the promise; the machine is shared, so allow a little scheduling slack.
       expect(ms).toBeLessThan(6500);
     }
+    // The console's queue page (its reads and the header's counts go out together): an error page.
+    const started = Date.now();
+    const page = await fetch(`${base}/operator`, { headers: { cookie } });
+    const text = await page.text();
+    expect(page.status).toBe(503);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(text).not.toMatch(/at \w+ \(|node_modules|pg-pool|kysely/i);
+    expect(Date.now() - started).toBeLessThan(6500);
     // Documents and the keys need no store.
     expect((await fetch(`${base}/openapi.json`)).status).toBe(200);
     expect((await fetch(`${base}/.well-known/jwks.json`)).status).toBe(200);

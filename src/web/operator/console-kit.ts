@@ -158,6 +158,8 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
       // Kept counts (docs/inbox.md): the same cost whatever the history.
       counts = Promise.all([unseenTasks(deps), waitingCount(deps)]).then(([unseen, waiting]) => ({ unseen, waiting }));
       started.set(request, counts);
+      // A failed read is not kept: the error page's render asks the store again.
+      counts.catch(() => started.delete(request));
     }
     return counts;
   };
