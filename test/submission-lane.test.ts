@@ -12,7 +12,7 @@ import { postJson, STORES, type TestApp, useTestApp, validTask } from './support
 const FLOOD = 128;
 
 interface Arrival {
-  /** Which request this was (the submission's index, or -1 for the read). */
+  /** Which request this was (the submission's index, -1 for the read sent during the flood). */
   index: number;
   status: number;
   turn: number;
@@ -47,7 +47,7 @@ function turnCounter(): { now: () => number; stop: () => void } {
   return { now: () => turn, stop: () => (running = false) };
 }
 
-/** Resolves with the first response's status line on the socket, stamped with its turn. */
+/** Resolves once the socket's first response arrives, recorded with its status and turn. */
 function firstResponse(socket: Socket, index: number, turns: { now: () => number }, arrivals: Arrival[]): Promise<void> {
   return new Promise((resolve, reject) => {
     socket.once('data', (chunk: Buffer) => {
