@@ -39,6 +39,9 @@ export const PER_TURN = 8;
 /** Submissions that arrive within this long after another request are let on `PER_TURN` at a time. */
 export const QUIET_MS = 1000;
 
+/** Entries let on before the held queue drops them (when they are also at least half of it). */
+const COMPACT_AFTER = 1024;
+
 function isSubmission(request: IncomingMessage): boolean {
   if (request.method !== 'POST') return false;
   const url = request.url ?? '';
@@ -47,16 +50,29 @@ function isSubmission(request: IncomingMessage): boolean {
 
 /** Wraps the server's request listener: submissions are held as above, the rest go straight on. */
 export function holdSubmissions(next: Listener): Listener {
-  const held: Held[] = [];
+  // A queue: held[first] is the oldest still held. Letting some on moves `first` instead of
+  // shifting the array (a splice from the front moves every entry behind it, each turn).
+  let held: Held[] = [];
+  let first = 0;
   let scheduled = false;
   let lastOther = Number.NEGATIVE_INFINITY;
 
   const release = (): void => {
     // Others are arriving if one came since, or shortly before, the oldest held submission: judged
     // by arrival, not by now, so a flood that takes longer than QUIET_MS to let on stays in turns.
-    const othersArriving = lastOther > (held[0]?.at ?? 0) - QUIET_MS;
-    for (const { request, response } of held.splice(0, othersArriving ? PER_TURN : held.length)) next(request, response);
-    scheduled = held.length > 0;
+    const othersArriving = lastOther > (held[first]?.at ?? 0) - QUIET_MS;
+    const end = othersArriving ? Math.min(held.length, first + PER_TURN) : held.length;
+    const going = held.slice(first, end);
+    first = end;
+    if (first === held.length) {
+      held = [];
+      first = 0;
+    } else if (first >= COMPACT_AFTER && first * 2 >= held.length) {
+      held = held.slice(first);
+      first = 0;
+    }
+    for (const { request, response } of going) next(request, response);
+    scheduled = held.length > first;
     if (scheduled) setImmediate(release);
   };
 
