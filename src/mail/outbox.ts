@@ -1,11 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Insertable } from 'kysely';
 import type { Question } from '../domain/questions.js';
 import { iso } from '../domain/time.js';
-import type { Db } from '../store/db.js';
+import { afterCommit, type Db } from '../store/db.js';
 import type { MessageRow } from '../store/messages-repo.js';
-import { insertOutbox } from '../store/outbox-repo.js';
-import type { OutboxTable } from '../store/schema.js';
+import { insertOutbox, type OutboxRow } from '../store/outbox-repo.js';
 import { type TaskRow, taskSummaries } from '../store/tasks-repo.js';
 import { alertAudience, messageAlertTask, namedTaskIds } from './alert-audience.js';
 import type { MailDeps } from './context.js';
@@ -49,7 +47,7 @@ interface NewMail {
 }
 
 /** The outbox row of a mail, or undefined when its recipient is not a plain address. */
-function outboxRow(deps: MailDeps, mail: NewMail): Insertable<OutboxTable> | undefined {
+function outboxRow(deps: MailDeps, mail: NewMail): OutboxRow | undefined {
   if (!isSafeAddress(mail.recipient)) {
     // Only validated, plain addresses become recipients; anything else is a bug or an attack.
     deps.log.warn({ kind: mail.kind, task_id: mail.taskId, message_id: mail.messageId }, 'outbox: recipient is not a plain e-mail address; mail not queued');
@@ -75,15 +73,31 @@ function outboxRow(deps: MailDeps, mail: NewMail): Insertable<OutboxTable> | und
     sent_at: null,
     in_reply_to: mail.inReplyTo ?? null,
     claim_rank: claimRank(mail.kind),
+    claim_token: null,
   };
 }
 
-/** Writes the mails' rows in the caller's transaction (one statement) and wakes the worker. */
+/**
+ * Writes the mails' rows in the caller's transaction (one statement). With a worker running here,
+ * the rows are written under its claim and handed to it once the transaction has committed
+ * (mail/wake.ts); otherwise the worker is woken to look for them.
+ */
 async function enqueue(db: Db, deps: MailDeps, mails: NewMail[]): Promise<void> {
   const rows = mails.map((mail) => outboxRow(deps, mail)).filter((row) => row !== undefined);
   if (rows.length === 0) return;
-  await insertOutbox(db, rows);
   deps.log.debug({ kinds: [...new Set(rows.map((r) => r.kind))], count: rows.length }, 'outbox: mail queued');
+  const adopter = deps.outboxWake.adopter;
+  const claim = adopter?.claim();
+  const onCommit = claim && afterCommit(db);
+  if (adopter && claim && onCommit) {
+    const claimed = rows.map((row) => ({ ...row, ...claim }));
+    const written = await insertOutbox(db, claimed);
+    // A row whose id was already queued was not written: that one is not this claim's to send.
+    const mine = claimed.filter((row) => written.has(row.id));
+    if (mine.length > 0) onCommit(() => adopter.take(mine));
+    return;
+  }
+  await insertOutbox(db, rows);
   // The caller's transaction commits right after this returns; the worker waits a moment first.
   deps.outboxWake.wake();
 }

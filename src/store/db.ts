@@ -79,9 +79,37 @@ const SQLITE_CACHE_KIB = 2048;
  * Runs `fn` in one transaction, or inside the caller's when `db` already is one. Use cases open
  * their transactions through this; repositories take the transaction as their `db` argument.
  */
-export function withTransaction<T>(db: Db, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(db: Db, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   if (db.isTransaction) return fn(db as Transaction<Database>);
-  return (db as Kysely<Database>).transaction().execute(fn);
+  const hooks: (() => void)[] = [];
+  const value = await (db as Kysely<Database>).transaction().execute((trx) => {
+    commitHooks.set(trx, hooks);
+    return fn(trx);
+  });
+  for (const hook of hooks) {
+    try {
+      hook();
+    } catch {
+      // Hooks are in-memory hand-overs (afterCommit); one that throws must not report a
+      // committed transaction as failed.
+    }
+  }
+  return value;
+}
+
+/** The hooks of each transaction withTransaction opened, run once it has committed. */
+const commitHooks = new WeakMap<object, (() => void)[]>();
+
+/**
+ * How to run something once what `db` writes has committed: outside a transaction each statement
+ * commits as it runs, so the hook runs when called (after the write); inside one that
+ * withTransaction opened, after its COMMIT (never when it rolls back). Undefined for a
+ * transaction opened elsewhere, whose end this module cannot see.
+ */
+export function afterCommit(db: Db): ((hook: () => void) => void) | undefined {
+  if (!db.isTransaction) return (hook) => hook();
+  const hooks = commitHooks.get(db);
+  return hooks && ((hook) => void hooks.push(hook));
 }
 
 /**

@@ -34,16 +34,21 @@ const OUTBOX_COLUMNS = 19;
 
 /**
  * Queues mails; a row with the same id already queued wins (mails that must exist at most once).
- * One statement, or on SQLite one per chunk of a few fixed sizes (batches.ts).
+ * One statement, or on SQLite one per chunk of a few fixed sizes (batches.ts). Returns the ids of
+ * the rows written (not those already queued).
  */
-export async function insertOutbox(db: Db, rows: Insertable<OutboxTable> | Insertable<OutboxTable>[]): Promise<void> {
+export async function insertOutbox(db: Db, rows: Insertable<OutboxTable> | Insertable<OutboxTable>[]): Promise<Set<string>> {
+  const written = new Set<string>();
   for (const chunk of writeChunks(db, Array.isArray(rows) ? rows : [rows], OUTBOX_COLUMNS)) {
-    await db
+    const ids = await db
       .insertInto('outbox')
       .values(chunk)
       .onConflict((oc) => oc.column('id').doNothing())
+      .returning('id')
       .execute();
+    for (const { id } of ids) written.add(id);
   }
+  return written;
 }
 
 /** Claims up to `limit` rows due at `at` (store/leased-queue.ts): lower `claim_rank` first. */

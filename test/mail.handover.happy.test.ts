@@ -1,0 +1,71 @@
+import { type CompiledQuery, DefaultQueryExecutor } from 'kysely';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { type Background, startBackground } from '../src/background.js';
+import { CLAIM_RANKS } from '../src/mail/priority.js';
+import { type OutboxWorker, startOutboxWorker } from '../src/services/mail-worker.js';
+import { postJson, STORES, startTestApp, type TestApp, validTask } from './support/app.js';
+import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';
+
+/**
+ * Issue 28, item 2: mail queued while this instance's worker runs is written under the worker's
+ * claim and handed to it once its transaction has committed (mail/wake.ts), so the worker does not
+ * claim it from the store: a claim rewrote every row, its body included, one more write per mail.
+ * Counted, not timed.
+ */
+
+const executorPrototype = Object.getPrototypeOf(DefaultQueryExecutor.prototype) as { executeQuery: (query: CompiledQuery) => unknown };
+const CLAIM = /^update "outbox" set "locked_until" = \$?\??\d*, "claim_token"/i;
+
+let t: TestApp | undefined;
+let smtp: TestSmtpServer | undefined;
+let background: Background | undefined;
+let worker: OutboxWorker | undefined;
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await background?.stop();
+  background = undefined;
+  await worker?.stop();
+  worker = undefined;
+  await t?.close();
+  t = undefined;
+  await smtp?.close();
+});
+
+async function allSent(app: TestApp, count: number): Promise<void> {
+  await vi.waitFor(async () => {
+    const rows = await app.store.db.selectFrom('outbox').select(['status', 'attempts', 'claim_token']).execute();
+    expect(rows).toHaveLength(count);
+    for (const row of rows) expect([row.status, Number(row.attempts), row.claim_token]).toEqual(['sent', 1, null]);
+  }, 10_000);
+}
+
+describe.each(STORES)('mail handed to the worker on %s', (store) => {
+  it('sends the mail of submissions made while it runs without claiming it from the store', async () => {
+    smtp = await startSmtpServer();
+    // Polls far apart: any claim in this test comes from the worker's start or from a wake.
+    t = await startTestApp({ store, env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: 'operator@ops.example-service.dev', MAIL_POLL_MS: '60000' } });
+    const statements = vi.spyOn(executorPrototype, 'executeQuery');
+    background = await startBackground(t.deps);
+    for (let i = 0; i < 30; i += 1) expect((await postJson(`${t.url}/api/v1/tasks`, validTask())).status).toBe(202);
+    await smtp.waitFor(30, undefined, 20_000);
+    await allSent(t, 30);
+    const claims = statements.mock.calls.filter(([query]) => CLAIM.test(query.sql));
+    // The one claim at the worker's start (a statement per rank); before, every submission's wake
+    // started a pass that claimed its mail (6 statements here).
+    expect(claims.length).toBeLessThanOrEqual(CLAIM_RANKS.length);
+    expect(smtp.received).toHaveLength(30);
+  }, 60_000);
+
+  it('queues mail unclaimed once it holds its bound, and that mail is claimed and sent', async () => {
+    smtp = await startSmtpServer();
+    t = await startTestApp({ store, env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: 'operator@ops.example-service.dev', MAIL_POLL_MS: '60000' } });
+    const statements = vi.spyOn(executorPrototype, 'executeQuery');
+    worker = startOutboxWorker(t.deps, { ...t.deps.config.mail, handoverMax: 0 });
+    for (let i = 0; i < 5; i += 1) expect((await postJson(`${t.url}/api/v1/tasks`, validTask())).status).toBe(202);
+    await smtp.waitFor(5, undefined, 20_000);
+    await allSent(t, 5);
+    // Every mail was queued unclaimed: the worker was woken and claimed it from the store.
+    expect(statements.mock.calls.filter(([query]) => CLAIM.test(query.sql)).length).toBeGreaterThan(1);
+    expect(smtp.received).toHaveLength(5);
+  }, 60_000);
+});
