@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startCheckpointer } from '../src/store/checkpointer.js';
 import { migrate, openStore, type Store } from '../src/store/db.js';
 import { waitUntil } from './support/smtp.js';
 
@@ -20,7 +21,7 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function freshStore(options: { checkpointInBackground?: boolean } = {}): Promise<{ store: Store; file: string }> {
+async function freshStore(options: { checkpointInBackground?: boolean; walRestartFrames?: number } = {}): Promise<{ store: Store; file: string }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'hts-checkpoint-'));
   dirs.push(dir);
   const file = path.join(dir, 'service.db');
@@ -88,5 +89,38 @@ describe('WAL checkpoints on their own thread (SQLite)', () => {
     const again = openStore(`sqlite:${file}`, { checkpointInBackground: false });
     stores.push(again);
     expect(again.sqlite?.prepare("select count(*) as n from settings where key like 'checkpoint.%'").get()).toEqual({ n: 500 });
+  });
+
+  it('starts the WAL over under a steady stream of writes instead of letting it grow to the backstop', async () => {
+    // 200 frames (800 KB) before the connection waits for a whole checkpoint; the backstop stays at 16,000.
+    const { store, file } = await freshStore({ walRestartFrames: 200 });
+    const filler = 'x'.repeat(1000);
+    // About 15 MB of rows in 1,500 commits through the service's query builder, a turn of the event
+    // loop between commits (the thread's reports arrive between them, as between a service's batches).
+    for (let commit = 0; commit < 1500; commit++) {
+      await store.db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('settings')
+          .values(Array.from({ length: 10 }, (_, i) => ({ key: `stream.${commit}.${i}`, value: filler })))
+          .execute();
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // The WAL header's checkpoint sequence number counts the times the WAL started over. Without
+    // the wait it stayed 0: a checkpoint never found the WAL all copied back while commits kept
+    // coming, and the WAL took all 15 MB (on to the backstop's 64 MB in a service).
+    const header = readFileSync(`${file}-wal`).subarray(0, 32);
+    expect(header.readUInt32BE(12)).toBeGreaterThanOrEqual(2);
+    expect(store.sqlite?.prepare("select count(*) as n from settings where key like 'stream.%'").get()).toEqual({ n: 15_000 });
+  });
+
+  it('does not make the connection wait for a thread that has stopped', async () => {
+    const { file } = await freshStore({ checkpointInBackground: false });
+    const checkpointer = startCheckpointer({ file, busyTimeoutMs: 1000, restartFrames: 0 });
+    await checkpointer.stop();
+    expect(checkpointer.needsDrain()).toBe(false);
+    const started = performance.now();
+    await checkpointer.drain();
+    expect(performance.now() - started).toBeLessThan(100);
   });
 });

@@ -15,14 +15,30 @@ import { SQLITE_DRIVER_PATH } from './sqlite-driver.js';
  */
 
 export interface Checkpointer {
+  /**
+   * Whether the WAL has grown past `restartFrames` since it last started over: the service's
+   * connection should let the thread copy all of it back (`drain`) before its next write.
+   */
+  needsDrain(): boolean;
+  /**
+   * Asks the thread for a checkpoint now and resolves when it is done (or the thread did not
+   * answer within DRAIN_TIMEOUT_MS). Called while the service's connection is idle and held, so
+   * the checkpoint copies the whole WAL back and the connection's next write starts it over.
+   */
+  drain(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** The automatic checkpoint's threshold on the service's connection, in pages (SQLite's default is 1,000). */
 export const BACKSTOP_PAGES = 16_000;
+/** WAL frames past which the service's connection waits for a whole checkpoint before its next write. */
+export const RESTART_FRAMES = 8_000;
+/** How long a drain waits for the thread at most: a stuck thread must not hold the store. */
+const DRAIN_TIMEOUT_MS = 1_000;
 
 // The thread's code: a few lines of CommonJS run with `eval`, so it needs no file of its own next
 // to the bundle (dist/server.mjs) or the sources (tests), and loads the very driver the service chose.
+// It reports the WAL's size after each checkpoint ({ frames }) and answers a drain ({ drained }).
 const SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const SQLite = require(workerData.driver);
@@ -31,16 +47,29 @@ db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
 db.pragma('wal_autocheckpoint = 0');
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 let failing = false;
-const timer = setInterval(() => {
+let reported = -1;
+const run = () => {
   try {
-    checkpoint.get();
+    const { log } = checkpoint.get();
     failing = false;
+    if (log !== reported) parentPort.postMessage({ frames: log });
+    reported = log;
   } catch (error) {
     if (!failing) parentPort.postMessage({ error: String((error && error.code) || (error && error.message) || error) });
     failing = true;
   }
-}, workerData.everyMs);
-parentPort.on('message', () => {
+};
+const timer = setInterval(run, workerData.everyMs);
+parentPort.on('message', (message) => {
+  if (message === 'drain') {
+    // The WAL starts over at the connection's next write: the next report says its new size.
+    try {
+      checkpoint.get();
+    } catch {}
+    reported = -1;
+    parentPort.postMessage({ drained: true });
+    return;
+  }
   clearInterval(timer);
   db.close();
   parentPort.close();
@@ -51,11 +80,16 @@ export interface CheckpointerOptions {
   file: string;
   everyMs?: number;
   busyTimeoutMs: number;
+  /** WAL frames past which `needsDrain` says so (default RESTART_FRAMES; tests set fewer). */
+  restartFrames?: number;
   /** Told when checkpoints start failing (once until they work again), or the thread stops. */
   onFault?: (reason: string) => void;
 }
 
+type ThreadMessage = { frames: number } | { drained: true } | { error: string };
+
 export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
+  const restartFrames = options.restartFrames ?? RESTART_FRAMES;
   const worker = new Worker(SOURCE, {
     eval: true,
     workerData: {
@@ -67,13 +101,49 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
     // It holds one statement and no data: a small heap is plenty.
     resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 },
   });
+  // The WAL's size at the thread's last report; reset by a drain, so one report asks for one drain.
+  let frames = 0;
+  let alive = true;
+  const drains = new Set<() => void>();
+  const drained = () => {
+    for (const done of drains) done();
+    drains.clear();
+  };
   // Never keeps the process alive, and a failure of the thread is not the service's failure: the
   // backstop checkpoint on the service's connection goes on.
   worker.unref();
-  worker.on('message', (message: { error: string }) => options.onFault?.(message.error));
+  worker.on('message', (message: ThreadMessage) => {
+    // A report made before the drain was asked for, arriving after it, is stale.
+    if ('frames' in message) frames = drains.size > 0 ? 0 : message.frames;
+    else if ('drained' in message) drained();
+    else options.onFault?.(message.error);
+  });
   worker.on('error', (error) => options.onFault?.(`checkpointer stopped: ${error.message}`));
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    worker.once('exit', () => {
+      alive = false;
+      drained();
+      resolve();
+    }),
+  );
   return {
+    needsDrain: () => alive && frames >= restartFrames,
+    drain() {
+      frames = 0;
+      if (!alive) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          drains.delete(done);
+          resolve();
+        }, DRAIN_TIMEOUT_MS);
+        const done = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        drains.add(done);
+        worker.postMessage('drain');
+      });
+    },
     async stop() {
       // Waited for: an unref'd thread would not keep the event loop alive until it has closed.
       worker.ref();

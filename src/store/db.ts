@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import {
+  type Driver,
   Kysely,
   type KyselyConfig,
   Migrator,
@@ -69,6 +70,8 @@ export interface StoreOptions {
   onQuery?: (query: { sql: string; parameters: readonly unknown[] }) => void;
   /** SQLite: WAL checkpoints on a thread of their own (checkpointer.ts); on unless false. */
   checkpointInBackground?: boolean;
+  /** SQLite: WAL frames past which the next use of the connection waits for a whole checkpoint (tests set fewer). */
+  walRestartFrames?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 3000;
@@ -185,13 +188,14 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
       checkpointer = startCheckpointer({
         file,
         busyTimeoutMs: timeoutMs,
+        ...(options.walRestartFrames !== undefined ? { restartFrames: options.walRestartFrames } : {}),
         onFault: (reason) => faults.record(reason),
       });
     }
     const taskChanges = { count: 0 };
     const transactionEnd = new Set<(committed: boolean) => void>();
     const db = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: withStatementCache(database, taskChanges, transactionEnd) }),
+      dialect: new DrainingSqliteDialect({ database: withStatementCache(database, taskChanges, transactionEnd) }, checkpointer),
       ...queryLog(options),
     });
     return {
@@ -324,6 +328,41 @@ function alreadyRolledBack(transactionEnd: Set<(committed: boolean) => void>): S
       return { changes: 0, lastInsertRowid: 0 };
     },
   };
+}
+
+/**
+ * SQLite's dialect, with the WAL kept from growing under a steady stream of writes. The thread's
+ * checkpoints (checkpointer.ts) copy the WAL back into the database, but the WAL starts over only
+ * when a write finds all of it copied back, which never happens while writes keep coming: it grew
+ * to the backstop (BACKSTOP_PAGES, 64 MB), where the automatic checkpoint ran on the service's
+ * connection, on the event loop, in the commit that crossed it. That checkpoint's pause grew with
+ * the database (the pages it writes are spread over a larger file): status reads during a flood
+ * waited up to 29 ms on a young store, 56 ms after 70,000 submissions (docs/performance.md).
+ * Here, once the WAL has passed RESTART_FRAMES, the next query that takes the connection asks the
+ * thread for a checkpoint and waits for it while holding the idle connection, so the checkpoint
+ * copies everything and the next write starts the WAL over. Queries wait for the connection as
+ * they always do; the event loop does not.
+ */
+class DrainingSqliteDialect extends SqliteDialect {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly checkpointer: Checkpointer | undefined,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    const checkpointer = this.checkpointer;
+    if (checkpointer === undefined) return driver;
+    const acquire = driver.acquireConnection.bind(driver);
+    driver.acquireConnection = async () => {
+      const connection = await acquire();
+      if (checkpointer.needsDrain()) await checkpointer.drain();
+      return connection;
+    };
+    return driver;
+  }
 }
 
 const CHANGES_TASKS = /^\s*(update\s+"tasks"|delete\s+from\s+"tasks")/i;
