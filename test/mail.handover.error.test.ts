@@ -27,25 +27,33 @@ afterEach(async () => {
 
 const OPERATOR = 'operator@ops.example-service.dev';
 
-/** A submitted task's row (its notification already sent), and a copy of it under another id. */
-async function submittedTask(app: TestApp): Promise<{ row: TaskRow; copy: (id: string) => TaskRow }> {
+/**
+ * An app with its worker running, a task submitted and its notification sent: the task's row, a
+ * copy of it under another id (a new task's notification), and the app and SMTP server.
+ */
+async function withWorker(store: 'sqlite' | 'postgres', options: { env?: Record<string, string>; clock?: TestClock } = {}) {
+  const server = await startSmtpServer();
+  smtp = server;
+  const app = await startTestApp({
+    store,
+    ...(options.clock ? { clock: options.clock } : {}),
+    env: { SMTP_URL: server.url, OPERATOR_EMAIL: OPERATOR, ...options.env },
+  });
+  t = app;
+  background = await startBackground(app.deps);
   const created = await postJson(`${app.url}/api/v1/tasks`, validTask());
   expect(created.status).toBe(202);
   const { task_id } = (await created.json()) as { task_id: string };
   const row = await app.store.db.selectFrom('tasks').selectAll().where('id', '=', task_id).executeTakeFirstOrThrow();
-  return { row, copy: (id) => ({ ...row, id }) };
+  await server.waitFor(1, (mail) => mail.text.includes(row.id));
+  return { app, smtp: server, row, copy: (id: string): TaskRow => ({ ...row, id }) };
 }
 
 const mailsFor = (server: TestSmtpServer, taskId: string) => server.received.filter((mail) => mail.text.includes(taskId));
 
 describe.each(STORES)('mail handed to the worker on %s', (store) => {
   it('never hands over the mail of a transaction that rolled back', async () => {
-    smtp = await startSmtpServer();
-    t = await startTestApp({ store, env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: OPERATOR } });
-    background = await startBackground(t.deps);
-    const { row, copy } = await submittedTask(t);
-    await smtp.waitFor(1, (mail) => mail.text.includes(row.id));
-    const app = t;
+    const { app, smtp, copy } = await withWorker(store);
     await expect(
       withTransaction(app.store.db, async (trx) => {
         await enqueueTaskSubmitted(trx, app.deps, [copy('task-rolled-back')]);
@@ -61,12 +69,7 @@ describe.each(STORES)('mail handed to the worker on %s', (store) => {
   }, 30_000);
 
   it('does not hand over a mail whose id was already queued, so it is not sent twice', async () => {
-    smtp = await startSmtpServer();
-    t = await startTestApp({ store, env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: OPERATOR } });
-    background = await startBackground(t.deps);
-    const { row, copy } = await submittedTask(t);
-    await smtp.waitFor(1, (mail) => mail.text.includes(row.id));
-    const app = t;
+    const { app, smtp, row, copy } = await withWorker(store);
     // The same task's notification again (one id per task and kind): nothing is written.
     await withTransaction(app.store.db, (trx) => enqueueTaskSubmitted(trx, app.deps, [row, copy('task-next')]));
     await smtp.waitFor(1, (mail) => mail.text.includes('task-next'));
@@ -75,14 +78,9 @@ describe.each(STORES)('mail handed to the worker on %s', (store) => {
   }, 30_000);
 
   it('leaves a mail whose lease runs out before the next renewal to a claim once the lease has ended', async () => {
-    smtp = await startSmtpServer();
     // A 600 ms lease is renewed every 200 ms: a mail whose transaction took 450 ms has 150 ms left.
     const clock = new TestClock();
-    t = await startTestApp({ store, clock, env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: OPERATOR, MAIL_LEASE_MS: '600', MAIL_POLL_MS: '100' } });
-    background = await startBackground(t.deps);
-    const { row, copy } = await submittedTask(t);
-    await smtp.waitFor(1, (mail) => mail.text.includes(row.id));
-    const app = t;
+    const { app, smtp, copy } = await withWorker(store, { clock, env: { MAIL_LEASE_MS: '600', MAIL_POLL_MS: '100' } });
     await withTransaction(app.store.db, async (trx) => {
       await enqueueTaskSubmitted(trx, app.deps, [copy('task-slow')]);
       clock.advance(450);
