@@ -180,7 +180,9 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
   let stopped = false;
   const adopter: OutboxAdopter = {
     claim: () =>
-      stopped || claimed.length >= (options.handoverMax ?? HANDOVER_MAX) ? undefined : { claim_token: token, locked_until: iso(new Date(deps.clock.now().getTime() + leaseMs)) },
+      stopped || claimed.length >= (options.handoverMax ?? HANDOVER_MAX)
+        ? undefined
+        : { claim_token: token, locked_until: iso(new Date(deps.clock.now().getTime() + leaseMs)) },
     take(rows) {
       if (stopped) return;
       // A row whose lease runs out before the next renewal (a long transaction) stays in the
