@@ -83,8 +83,10 @@ export function startOutboxWorker(deps: ServiceDeps, options: OutboxWorkerOption
   };
   /** Keeps the claimed rows that pass `test`; returns the others. */
   const keep = (test: (row: OutboxRow) => boolean): OutboxRow[] => {
-    const dropped = claimed.filter((row) => !test(row));
-    if (dropped.length > 0) claimed.splice(0, claimed.length, ...claimed.filter(test));
+    const kept: OutboxRow[] = [];
+    const dropped: OutboxRow[] = [];
+    for (const row of claimed) (test(row) ? kept : dropped).push(row);
+    if (dropped.length > 0) claimed.splice(0, claimed.length, ...kept);
     return dropped;
   };
   const renewClaimed = setInterval(

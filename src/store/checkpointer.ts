@@ -62,10 +62,8 @@ const run = () => {
 const timer = setInterval(run, workerData.everyMs);
 parentPort.on('message', (message) => {
   if (message === 'drain') {
+    run();
     // The WAL starts over at the connection's next write: the next report says its new size.
-    try {
-      checkpoint.get();
-    } catch {}
     reported = -1;
     parentPort.postMessage({ drained: true });
     return;
@@ -113,7 +111,8 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
   // backstop checkpoint on the service's connection goes on.
   worker.unref();
   worker.on('message', (message: ThreadMessage) => {
-    // A report made before the drain was asked for, arriving after it, is stale.
+    // A report that arrives while a drain is asked for (the drain's own, or one made before it)
+    // tells the WAL's size before it starts over.
     if ('frames' in message) frames = drains.size > 0 ? 0 : message.frames;
     else if ('drained' in message) drained();
     else options.onFault?.(message.error);
