@@ -1,8 +1,10 @@
 import { type CompiledQuery, DefaultQueryExecutor } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Background, startBackground } from '../src/background.js';
+import { enqueueTaskSubmitted } from '../src/mail/outbox.js';
 import { CLAIM_RANKS } from '../src/mail/priority.js';
 import { type OutboxWorker, startOutboxWorker } from '../src/services/mail-worker.js';
+import { withTransaction } from '../src/store/db.js';
 import { postJson, STORES, startTestApp, type TestApp, validTask } from './support/app.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';
 
@@ -72,10 +74,9 @@ describe.each(STORES)('mail handed to the worker on %s', (store) => {
   }, 60_000);
 
   it('queues mail unclaimed once it holds its bound, and that mail is claimed and sent', async () => {
-    // The default poll: a wake is sent before the commit, and a claim that came before the commit
-    // (a slow PostgreSQL batch) leaves the mail to the next poll.
+    // A poll too slow to matter: the worker is woken once each submission's batch has committed.
     smtp = await startSmtpServer();
-    t = await startTestApp({ store, env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: 'operator@ops.example-service.dev' } });
+    t = await startTestApp({ store, env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: 'operator@ops.example-service.dev', MAIL_POLL_MS: '60000' } });
     const statements = vi.spyOn(executorPrototype, 'executeQuery');
     worker = startOutboxWorker(t.deps, { ...t.deps.config.mail, handoverMax: 0 });
     for (let i = 0; i < 5; i += 1) expect((await postJson(`${t.url}/api/v1/tasks`, validTask())).status).toBe(202);
@@ -85,4 +86,23 @@ describe.each(STORES)('mail handed to the worker on %s', (store) => {
     expect(insertedClaims(statements.mock.calls)).toEqual([null, null, null, null, null]);
     expect(smtp.received).toHaveLength(5);
   }, 60_000);
+
+  it('wakes the worker once a slow transaction has committed, not before, so its mail waits for no poll', async () => {
+    // Queued unclaimed (the worker holds its bound), in a transaction that commits 300 ms after
+    // the mail was queued: a wake sent at once would have the worker claim 25 ms later, see
+    // nothing on PostgreSQL (another connection) and leave the mail to the poll a minute away.
+    smtp = await startSmtpServer();
+    t = await startTestApp({ store, env: { SMTP_URL: smtp.url, OPERATOR_EMAIL: 'operator@ops.example-service.dev', MAIL_POLL_MS: '60000' } });
+    worker = startOutboxWorker(t.deps, { ...t.deps.config.mail, handoverMax: 0 });
+    const app = t;
+    const created = await postJson(`${app.url}/api/v1/tasks`, validTask());
+    const { task_id } = (await created.json()) as { task_id: string };
+    await smtp.waitFor(1, undefined, 5_000);
+    const row = await app.store.db.selectFrom('tasks').selectAll().where('id', '=', task_id).executeTakeFirstOrThrow();
+    await withTransaction(app.store.db, async (trx) => {
+      await enqueueTaskSubmitted(trx, app.deps, [{ ...row, id: 'task-slow-commit' }]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    });
+    await smtp.waitFor(1, (mail) => mail.text.includes('task-slow-commit'), 5_000);
+  }, 30_000);
 });

@@ -86,9 +86,9 @@ async function enqueue(db: Db, deps: MailDeps, mails: NewMail[]): Promise<void> 
   const rows = mails.map((mail) => outboxRow(deps, mail)).filter((row) => row !== undefined);
   if (rows.length === 0) return;
   deps.log.debug({ kinds: [...new Set(rows.map((r) => r.kind))], count: rows.length }, 'outbox: mail queued');
+  const onCommit = afterCommit(db);
   const adopter = deps.outboxWake.adopter;
-  const claim = adopter?.claim();
-  const onCommit = claim && afterCommit(db);
+  const claim = onCommit && adopter?.claim();
   if (adopter && claim && onCommit) {
     const claimed = rows.map((row) => ({ ...row, ...claim }));
     const written = await insertOutbox(db, claimed);
@@ -97,9 +97,12 @@ async function enqueue(db: Db, deps: MailDeps, mails: NewMail[]): Promise<void> 
     if (mine.length > 0) onCommit(() => adopter.take(mine));
     return;
   }
-  await insertOutbox(db, rows);
-  // The caller's transaction commits right after this returns; the worker waits a moment first.
-  deps.outboxWake.wake();
+  await insertOutbox(db, rows, { ids: false });
+  // The worker looks once the rows are there to be claimed: a wake before the commit could meet
+  // a claim that does not see them yet (another connection, on PostgreSQL), leaving them to the
+  // next poll. A transaction opened elsewhere (no hook) wakes it now; the worker waits a moment.
+  if (onCommit) onCommit(() => deps.outboxWake.wake());
+  else deps.outboxWake.wake();
 }
 
 /** One id per (task, kind): a transition mail is never queued twice for the same task. */

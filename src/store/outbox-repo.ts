@@ -35,18 +35,25 @@ const OUTBOX_COLUMNS = 19;
 /**
  * Queues mails; a row with the same id already queued wins (mails that must exist at most once).
  * One statement, or on SQLite one per chunk of a few fixed sizes (batches.ts). Returns the ids of
- * the rows written (not those already queued).
+ * the rows written (not those already queued), or with `ids: false` an empty set (the statement
+ * then returns nothing).
  */
-export async function insertOutbox(db: Db, rows: Insertable<OutboxTable> | Insertable<OutboxTable>[]): Promise<Set<string>> {
+export async function insertOutbox(
+  db: Db,
+  rows: Insertable<OutboxTable> | Insertable<OutboxTable>[],
+  options: { ids: boolean } = { ids: true },
+): Promise<Set<string>> {
   const written = new Set<string>();
   for (const chunk of writeChunks(db, Array.isArray(rows) ? rows : [rows], OUTBOX_COLUMNS)) {
-    const ids = await db
+    const insert = db
       .insertInto('outbox')
       .values(chunk)
-      .onConflict((oc) => oc.column('id').doNothing())
-      .returning('id')
-      .execute();
-    for (const { id } of ids) written.add(id);
+      .onConflict((oc) => oc.column('id').doNothing());
+    if (!options.ids) {
+      await insert.execute();
+      continue;
+    }
+    for (const { id } of await insert.returning('id').execute()) written.add(id);
   }
   return written;
 }
