@@ -12,6 +12,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { type CpuBudget, cpuBudget, cpuSnapshot } from './cpu-budget.js';
 import { startProbe } from './probes.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -73,6 +74,8 @@ export interface DefaultPathOptions {
   connections: number;
   /** The console's session cookie: the queue page is probed during the flood. */
   consoleCookie?: string;
+  /** The service processes, for where the flood's CPU went (cpu-budget.ts). */
+  servicePids?: number[];
 }
 
 export interface DefaultPathRun {
@@ -86,6 +89,8 @@ export interface DefaultPathRun {
   /** Console queue page during the flood (NaN without a console cookie). */
   consoleP99: number;
   latency: string;
+  /** Where the flood's CPU went, per accepted submission (with servicePids). */
+  budget?: CpuBudget;
 }
 
 let nextClient = 0;
@@ -128,6 +133,7 @@ export async function defaultPathRun(options: DefaultPathOptions, probeUrl: stri
     return delivered;
   };
   const sampler = setInterval(sample, 100);
+  const cpuBefore = options.servicePids && cpuSnapshot(options.servicePids);
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
@@ -156,6 +162,7 @@ export async function defaultPathRun(options: DefaultPathOptions, probeUrl: stri
       if (statusCode === 202) count += 1;
     });
   });
+  const cpuAfter = options.servicePids && cpuSnapshot(options.servicePids);
   const probes = await probe.stop();
   const consoleTimes = (await consoleProbe?.stop()) ?? [];
   // Follow the outbox until every confirmation mail is in (at most a minute).
@@ -170,5 +177,6 @@ export async function defaultPathRun(options: DefaultPathOptions, probeUrl: stri
     probeP99: percentile(probes, 99),
     consoleP99: percentile(consoleTimes, 99),
     latency: `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`,
+    ...(cpuBefore && cpuAfter ? { budget: cpuBudget(cpuBefore, cpuAfter, result['2xx']) } : {}),
   };
 }

@@ -12,7 +12,8 @@
  *     held from distinct addresses with a health probe running
  *   - default path (issue 28; bench/default-path.ts): e-mail-delivery submissions, each from its own
  *     address (TRUST_PROXY), confirmation mail to a local SMTP sink; three runs, median accepted/s,
- *     the outbox's lag and a status read probe during the flood
+ *     the outbox's lag and a status read probe during the flood, and where the median run's CPU
+ *     went (bench/cpu-budget.ts: per submission, and the rate the machine's cores could carry)
  * Per scenario: p50/p99 latency and the peak RSS of the service processes. Exits 1 below a target:
  *   status read SQLite ≥ 0.6× bare; PostgreSQL one instance ≥ 0.35× bare; submissions SQLite
  *   ≥ 3,000/s; PostgreSQL two instances ≥ 1,500/s; long-poll wake-up p99 ≤ 50 ms; peak RSS ≤ 110 MB;
@@ -30,6 +31,7 @@ import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import { startDnsServer } from '../test/support/dns-server.js';
 import { freePort, waitForServer } from '../test/support/net.js';
+import { describeBudget } from './cpu-budget.js';
 import { benchCrowd } from './crowd.js';
 import { type DefaultPathRun, defaultPathEnv, defaultPathRun, startSmtpSink } from './default-path.js';
 import { benchLongPoll } from './longpoll.js';
@@ -125,7 +127,8 @@ async function defaultPath(setup: Setup, target: number | undefined, failures: s
     const { task_id } = (await created.json()) as { task_id: string };
     const probeUrl = `${running.base}/api/v1/tasks/${task_id}`;
     const consoleCookie = await signIn(running.base, { 'x-forwarded-for': '192.0.2.3' });
-    const options = { base: running.base, sink, seconds: DURATION, connections: CONNECTIONS, consoleCookie };
+    const servicePids = running.services.map((s) => s.process.pid ?? 0);
+    const options = { base: running.base, sink, seconds: DURATION, connections: CONNECTIONS, consoleCookie, servicePids };
     await defaultPathRun({ ...options, seconds: WARMUP }, probeUrl);
     const runs: DefaultPathRun[] = [];
     for (let round = 0; round < 3; round++) runs.push(await defaultPathRun(options, probeUrl));
@@ -137,6 +140,8 @@ async function defaultPath(setup: Setup, target: number | undefined, failures: s
     process.stdout.write(
       `[${setup.name}] default-path submissions (e-mail, distinct addresses, SMTP sink): median ${Math.round(rate)}/s${target ? ` (target ≥ ${target}/s)` : ''}; ${runs.at(-1)?.latency ?? ''}; outbox behind at most ${lag.toFixed(1)} s (target ≤ ${OUTBOX_LAG_TARGET_S} s); status read during the flood p99 ${probe.toFixed(1)} ms (target ≤ ${FLOOD_READ_P99_TARGET_MS} ms); console queue page during the flood p99 ${consoleP99.toFixed(1)} ms (target ≤ ${FLOOD_CONSOLE_P99_TARGET_MS} ms); peak RSS ${running.rss()} MB; errors ${errors}\n`,
     );
+    const budget = [...runs].sort((a, b) => a.rate - b.rate)[1]?.budget;
+    if (budget) process.stdout.write(`[${setup.name}] default path, the median run: ${describeBudget(budget)}\n`);
     if (target !== undefined && !(rate >= target)) failures.push(`${setup.name}: default-path throughput`);
     if (!(lag <= OUTBOX_LAG_TARGET_S)) failures.push(`${setup.name}: outbox lag`);
     if (!(probe <= FLOOD_READ_P99_TARGET_MS)) failures.push(`${setup.name}: status reads during the flood`);

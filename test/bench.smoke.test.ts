@@ -33,6 +33,7 @@ describe('npm run bench (smoke)', () => {
       /\[SQLite\] crowd long-polls: .* health probe p50 [\d.]+ ms, p99 [\d.]+ ms/,
       /\[SQLite\] default-path submissions \(e-mail, distinct addresses, SMTP sink\): median \d+\/s/,
       /\[SQLite\] default-path .* status read during the flood p99 [\d.]+ ms .* console queue page during the flood p99 [\d.]+ ms/,
+      /\[SQLite\] default path, the median run: CPU per submission: machine \d+ µs = service \d+ µs .* the event loops \d+\/s/,
     ]) {
       expect(out).toMatch(line);
     }

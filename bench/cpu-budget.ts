@@ -1,0 +1,112 @@
+/**
+ * Where a flood's CPU went, per accepted request, and the rate this machine's cores could carry at
+ * that cost (issue 28: is a missed throughput target the service's or the machine's?). Read from
+ * /proc: the whole machine (/proc/stat), each service process and its event loop (its main thread),
+ * and PostgreSQL's processes (by name), over the same stretch of time. Everything else busy on the
+ * machine meanwhile (the load generator, the probes, the SMTP sink, the balancer, the kernel's
+ * network work) is "the rest".
+ *
+ * Two ceilings follow, each an upper bound that ignores every wait:
+ * - the machine: its cores' time divided by the machine's CPU per request;
+ * - the event loops: each service process answers its share on one thread, which cannot be busy
+ *   more than all of the time.
+ */
+
+import { readdirSync, readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+
+/** Clock ticks of /proc (USER_HZ, 100 on Linux). */
+const TICK_US = 10_000;
+
+interface Snapshot {
+  /** Machine time in ticks: busy and in all. */
+  busy: number;
+  total: number;
+  /** Per service pid: the process's ticks and its main thread's. */
+  services: { process: number; loop: number }[];
+  postgres: number;
+}
+
+/** utime + stime of a /proc/<pid>[/task/<tid>]/stat line (fields 14 and 15). */
+function statTicks(file: string): number {
+  try {
+    const raw = readFileSync(file, 'utf8');
+    const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
+function postgresTicks(): number {
+  let sum = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const raw = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (raw.slice(raw.indexOf('(') + 1, raw.lastIndexOf(')')) === 'postgres') sum += statTicks(`/proc/${entry}/stat`);
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return sum;
+}
+
+export function cpuSnapshot(servicePids: number[]): Snapshot {
+  const cpu = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').split(/\s+/).slice(1, 9).map(Number);
+  // user nice system idle iowait irq softirq steal: idle and iowait are not busy.
+  const total = cpu.reduce((a, b) => a + b, 0);
+  const busy = total - (cpu[3] ?? 0) - (cpu[4] ?? 0);
+  return {
+    busy,
+    total,
+    services: servicePids.map((pid) => ({ process: statTicks(`/proc/${pid}/stat`), loop: statTicks(`/proc/${pid}/task/${pid}/stat`) })),
+    postgres: postgresTicks(),
+  };
+}
+
+export interface CpuBudget {
+  /** µs of CPU per accepted request. */
+  machine: number;
+  service: number;
+  /** The busiest service process's event loop, per request that process answered (its share). */
+  loop: number;
+  postgres: number;
+  rest: number;
+  /** Share of the machine's time idle meanwhile. */
+  idle: number;
+  /** Requests/s the cores could carry at this cost, and the event loops. */
+  machineCeiling: number;
+  loopCeiling: number;
+}
+
+export function cpuBudget(before: Snapshot, after: Snapshot, accepted: number): CpuBudget {
+  const per = (ticks: number) => (ticks * TICK_US) / Math.max(1, accepted);
+  const instances = after.services.length;
+  const service = after.services.reduce((sum, s, i) => sum + s.process - (before.services[i]?.process ?? 0), 0);
+  const loops = after.services.map((s, i) => s.loop - (before.services[i]?.loop ?? 0));
+  // A balancer shares requests out evenly, so each process answered about 1/instances of them.
+  const loop = (Math.max(...loops) * TICK_US * instances) / Math.max(1, accepted);
+  const machine = per(after.busy - before.busy);
+  const postgres = per(after.postgres - before.postgres);
+  const cores = cpus().length;
+  return {
+    machine,
+    service: per(service),
+    loop,
+    postgres,
+    rest: Math.max(0, machine - per(service) - postgres),
+    idle: 1 - (after.busy - before.busy) / Math.max(1, after.total - before.total),
+    machineCeiling: (cores * 1e6) / Math.max(1, machine),
+    loopCeiling: (instances * 1e6) / Math.max(1, loop),
+  };
+}
+
+export function describeBudget(budget: CpuBudget): string {
+  const us = (value: number) => `${Math.round(value)} µs`;
+  return (
+    `CPU per submission: machine ${us(budget.machine)} = service ${us(budget.service)} (busiest event loop ${us(budget.loop)} per submission it answered)` +
+    `${budget.postgres >= 10 ? ` + PostgreSQL ${us(budget.postgres)}` : ''} + the rest ${us(budget.rest)} (load generator, probes, SMTP sink, balancer, kernel); ` +
+    `machine idle ${Math.round(budget.idle * 100)} %; at this cost the ${cpus().length} cores carry at most ${Math.round(budget.machineCeiling)}/s, the event loops ${Math.round(budget.loopCeiling)}/s`
+  );
+}
