@@ -134,6 +134,9 @@ describe.each(STORES)('status read fast lane under the read limit (%s)', (store)
     const stop = t.deps.changes.subscribe((change) => {
       if (change.kind === 'task') seen.add(change.taskId);
     });
+    // A NOTIFY sent before the LISTEN connection is up reaches nobody (CI saw it once, a loaded
+    // machine: the feed connects at its first subscription, which may be this one).
+    await vi.waitFor(() => expect(t.deps.changes.connected).toBe(true), { timeout: 5_000 });
     const id = await submit(t);
     await vi.waitFor(() => expect(seen.has(id)).toBe(true), { timeout: 5_000 });
     stop();
