@@ -96,6 +96,10 @@ for (const store of STORES) {
         }
         if (step % 30 === 29) await check();
       }
+      // Some seeds (674) leave no open task assigned; the recount below and the upgrade test need
+      // one. The first operator is never disabled above.
+      const last = await submit(t, { description: 'Check the opening hours of the last shop on Main Street.' });
+      expect((await patch(t, last, { assignee: ids[0] ?? null })).status, `seed ${seed}`).toBe(200);
       await check();
       expect(Object.keys(Object.fromEntries(await recountOpenAssigned(t.store.db))).length, `seed ${seed}`).toBeGreaterThan(0);
     });
