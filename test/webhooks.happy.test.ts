@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { importJWK, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { enqueueTaskEvent } from '../src/services/webhooks.js';
+import { withTransaction } from '../src/store/db.js';
 import { postForm, signIn } from './console.support.js';
 import { connectClient } from './mcp.support.js';
 import { STORES, startTestApp, type TestApp, TestClock, useSuiteResource, useTestApp } from './support/app.js';
@@ -219,6 +221,24 @@ describe.each(STORES)('webhooks on %s', (store) => {
     } finally {
       await retry.close();
     }
+  });
+});
+
+describe.each(STORES)('webhooks under a slow poll on %s', (store) => {
+  const receiver = useReceiver();
+  const t = useTestApp({ store, background: true, env: { ...WEBHOOK_TEST_ENV, MAIL_POLL_MS: '60000' } });
+
+  it('wakes the worker once a slow transaction has committed, not before, so its event waits for no poll', async () => {
+    // The event is queued 300 ms before its transaction commits: a nudge sent at once would have
+    // the worker claim 25 ms later, see nothing on PostgreSQL (another connection) and leave the
+    // event to the poll a minute away.
+    const id = await submitWithCallback(t, `${receiver.url}/ok-slow-commit`);
+    const row = await t.store.db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    await withTransaction(t.store.db, async (trx) => {
+      await enqueueTaskEvent(trx, t.deps, { ...row, status: 'accepted' });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    });
+    await waitUntil(() => (receiver.to('/ok-slow-commit').length > 0 ? true : undefined), 5_000, 'the webhook');
   });
 });
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Question } from '../domain/questions.js';
 import { iso } from '../domain/time.js';
-import { afterCommit, type Db } from '../store/db.js';
+import { afterCommit, type Db, whenCommitted } from '../store/db.js';
 import type { MessageRow } from '../store/messages-repo.js';
 import { insertOutbox, type OutboxRow } from '../store/outbox-repo.js';
 import { type TaskRow, taskSummaries } from '../store/tasks-repo.js';
@@ -98,11 +98,7 @@ async function enqueue(db: Db, deps: MailDeps, mails: NewMail[]): Promise<void> 
     return;
   }
   await insertOutbox(db, rows, { ids: false });
-  // The worker looks once the rows are there to be claimed: a wake before the commit could meet
-  // a claim that does not see them yet (another connection, on PostgreSQL), leaving them to the
-  // next poll. A transaction opened elsewhere (no hook) wakes it now; the worker waits a moment.
-  if (onCommit) onCommit(() => deps.outboxWake.wake());
-  else deps.outboxWake.wake();
+  whenCommitted(db, () => deps.outboxWake.wake());
 }
 
 /** One id per (task, kind): a transition mail is never queued twice for the same task. */

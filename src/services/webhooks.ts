@@ -1,7 +1,7 @@
 import { AppError } from '../domain/errors.js';
 import { ANY_TASK_ID_PATTERN, EVENT_ID_PATTERN, newEventId } from '../domain/ids.js';
 import { iso } from '../domain/time.js';
-import type { Db } from '../store/db.js';
+import { type Db, whenCommitted } from '../store/db.js';
 import { type TaskRow, toPublicTask } from '../store/tasks-repo.js';
 import {
   findWebhookEvent,
@@ -54,7 +54,7 @@ export async function enqueueTaskEvent(db: Db, deps: Pick<ServiceDeps, 'clock' |
     created_at: iso(now),
     delivered_at: null,
   });
-  deps.webhookNudge.fire();
+  whenCommitted(db, () => deps.webhookNudge.fire());
 }
 
 export interface WebhookAttemptView {

@@ -116,6 +116,19 @@ export function afterCommit(db: Db): ((hook: () => void) => void) | undefined {
 }
 
 /**
+ * Runs `nudge` once what `db` writes can be seen from another connection: after the commit of a
+ * transaction withTransaction opened, else now (a transaction opened elsewhere, whose end this
+ * module cannot see). For waking a worker that claims what was just queued: woken before the
+ * commit, its claim on another connection (PostgreSQL) could find nothing and leave the rows to
+ * its next poll.
+ */
+export function whenCommitted(db: Db, nudge: () => void): void {
+  const onCommit = afterCommit(db);
+  if (onCommit) onCommit(nudge);
+  else nudge();
+}
+
+/**
  * PostgreSQL: takes a transaction-scoped advisory lock per key, all in one statement, so a twin
  * transaction on any instance waits here until this one ends. The locks are taken in the order of
  * their hash, whoever asks, so two transactions locking overlapping keys cannot deadlock. SQLite
