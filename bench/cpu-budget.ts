@@ -27,27 +27,28 @@ interface Snapshot {
   postgres: number;
 }
 
-/** utime + stime of a /proc/<pid>[/task/<tid>]/stat line (fields 14 and 15). */
-function statTicks(file: string): number {
+/** A /proc/<pid>[/task/<tid>]/stat file's command name and CPU time (utime + stime, fields 14 and 15); undefined once the process is gone. */
+function readStat(file: string): { comm: string; ticks: number } | undefined {
   try {
     const raw = readFileSync(file, 'utf8');
     const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
+    return { comm: raw.slice(raw.indexOf('(') + 1, raw.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) };
   } catch {
-    return 0;
+    return undefined;
   }
+}
+
+/** A process's CPU time so far, in clock ticks (1/100 s); 0 once it is gone. */
+export function processTicks(pid: number): number {
+  return readStat(`/proc/${pid}/stat`)?.ticks ?? 0;
 }
 
 function postgresTicks(): number {
   let sum = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const raw = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (raw.slice(raw.indexOf('(') + 1, raw.lastIndexOf(')')) === 'postgres') sum += statTicks(`/proc/${entry}/stat`);
-    } catch {
-      // The process ended between the listing and the read.
-    }
+    const stat = readStat(`/proc/${entry}/stat`);
+    if (stat?.comm === 'postgres') sum += stat.ticks;
   }
   return sum;
 }
@@ -60,7 +61,7 @@ export function cpuSnapshot(servicePids: number[]): Snapshot {
   return {
     busy,
     total,
-    services: servicePids.map((pid) => ({ process: statTicks(`/proc/${pid}/stat`), loop: statTicks(`/proc/${pid}/task/${pid}/stat`) })),
+    services: servicePids.map((pid) => ({ process: processTicks(pid), loop: readStat(`/proc/${pid}/task/${pid}/stat`)?.ticks ?? 0 })),
     postgres: postgresTicks(),
   };
 }

@@ -5,15 +5,9 @@
  * the load generator takes, so it is the figure to compare before and after a change. Also
  * prints the group commit's average batch size, read from /metrics.
  */
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { processTicks } from './cpu-budget.js';
 import { ADMIN_KEY, startSetup } from './service.js';
-
-/** CPU time of a process so far, in clock ticks (1/100 s). */
-function cpuTicks(pid: number): number {
-  const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
 
 const scenario = process.argv[2] ?? 'read';
 const store = process.argv[3] === 'postgres' ? 'postgres' : 'sqlite';
@@ -47,9 +41,9 @@ try {
         };
   await autocannon({ ...options, duration: 2, connections: 50 });
   const pids = setup.services.map((service) => service.process.pid ?? 0);
-  const before = pids.map(cpuTicks);
+  const before = pids.map(processTicks);
   const result = await autocannon({ ...options, duration: seconds, connections: Number(process.env.BENCH_CONNECTIONS ?? 50) });
-  const cpuUs = pids.reduce((sum, pid, i) => sum + (cpuTicks(pid) - (before[i] ?? 0)), 0) * 10_000;
+  const cpuUs = pids.reduce((sum, pid, i) => sum + (processTicks(pid) - (before[i] ?? 0)), 0) * 10_000;
   const answered = result['2xx'];
   const metrics = await (await fetch(`${setup.base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text();
   const batchSum = Number(/hts_submission_batch_size_sum (\S+)/.exec(metrics)?.[1] ?? 0);
