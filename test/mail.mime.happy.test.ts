@@ -5,7 +5,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { composeMail, mailEnvelope, type OutgoingMail } from '../src/mail/mime.js';
+import { taskSubmittedMail } from '../src/mail/templates/operator.js';
 import { createMailTransport } from '../src/mail/transport.js';
+import type { TaskRow } from '../src/store/tasks-repo.js';
 import { outgoingMail } from './mail.smtp-client.support.js';
 import { parseMail } from './support/smtp.js';
 
@@ -131,6 +133,31 @@ describe('non-ASCII and long text', () => {
     expect(encodingOf(raw, 'text/plain; charset=utf-8')).toBe('quoted-printable');
     for (const l of raw.split('\r\n')) expect(l.length).toBeLessThanOrEqual(998);
     expect((await parseMail(Buffer.from(raw, 'latin1'))).text).toBe(text);
+  });
+
+  it("the operator's new-task mail for an ASCII task goes 7bit in both parts: its fields table is a row a line", async () => {
+    // The table on one line was 1,007 characters: the whole HTML part went quoted-printable.
+    const task = {
+      id: `task-2030-${'0'.repeat(32)}`,
+      task_type: 'data_collection',
+      deadline: '2030-03-11T10:00:00Z',
+      location_required: 1,
+      location_detail: 'Main square, by the fountain',
+      output_format: 'text',
+      delivery: 'email',
+      requester: 'Bench counter agent',
+      source: 'api',
+      created_at: '2030-03-10T10:00:00.000Z',
+      email_unverified: 1,
+      description: 'Count the benches in the park.',
+    } as unknown as TaskRow;
+    const parts = taskSubmittedMail('https://hitl.example-service.dev', task);
+    const raw = composeMail(mail({ subject: parts.subject, text: parts.text, html: parts.html }));
+    const text = raw.toString('latin1');
+    expect(encodingOf(text, 'text/plain; charset=utf-8')).toBe('7bit');
+    expect(encodingOf(text, 'text/html; charset=utf-8')).toBe('7bit');
+    expect(Math.max(...text.split('\r\n').map((line) => line.length))).toBeLessThanOrEqual(998);
+    expect((await parseMail(raw)).html).toBe(parts.html);
   });
 
   it('an ASCII line of exactly 998 octets still goes 7bit', () => {

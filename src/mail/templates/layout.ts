@@ -41,11 +41,19 @@ export function quoteText(text: string, end: string): string {
   return [...lines.map((line) => `| ${line}`), end].join('\n');
 }
 
+/**
+ * One row a line: the table on one line passed SMTP's 998-character limit with nine fields, and
+ * that single line sent the whole HTML part quoted-printable, encoded a character at a time on the
+ * mail thread. A break between rows changes nothing on the page; a long value still can (its part
+ * then goes quoted-printable, as it must).
+ */
 export function fieldsHtml(fields: Field[]): SafeHtml {
-  return html`<table cellpadding="4" cellspacing="0" style="border-collapse:collapse">${fields.map(
-    (f) =>
-      html`<tr><th align="left" valign="top" style="padding-right:12px">${f.label}</th><td>${f.href ? html`<a href="${f.href}">${f.value}</a>` : f.value}</td></tr>`,
-  )}</table>`;
+  return html`<table cellpadding="4" cellspacing="0" style="border-collapse:collapse">
+${fields.map(
+  (f) =>
+    html`<tr><th align="left" valign="top" style="padding-right:12px">${f.label}</th><td>${f.href ? html`<a href="${f.href}">${f.value}</a>` : f.value}</td></tr>
+`,
+)}</table>`;
 }
 
 /** Agent-written or operator-written text as a block that keeps its line breaks, escaped. */
