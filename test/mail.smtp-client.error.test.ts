@@ -212,6 +212,62 @@ describe('a connection lost with the message: that send fails, and is not sent a
   });
 });
 
+describe("the next message's envelope behind a body (RFC 2920)", () => {
+  it('a connection lost after the body: that send fails and is not sent again, the next goes over a new connection', async () => {
+    // The first connection dies once the first message and the next envelope are in.
+    const server = await scripted({ message: (_body, session) => (session.id === 1 ? 'close' : undefined) });
+    const p = pool(server.url, { poolSize: 1 });
+    const first = mail({ subject: 'first' });
+    const second = mail({ subject: 'second' });
+    const sending = [send(p, first), send(p, second)];
+    const lost = await failure(sending[0] as Promise<void>);
+    expect(lost.code).toBe('ECONNECTION');
+    await sending[1];
+    // The second's envelope had gone to the first connection, which took nothing of it.
+    expect(server.sessions[0]!.commands.filter((c) => c.startsWith('MAIL FROM'))).toHaveLength(2);
+    expect(server.sessions[0]!.messages).toHaveLength(1);
+    expect(server.sessions[1]!.messages).toHaveLength(1);
+    expect(server.sessions[1]!.messages[0]).toContain('Subject: second');
+  });
+
+  it('a message refused at its end does not stop the one whose envelope went behind it, and no RSET cancels that one', async () => {
+    const server = await scripted({ message: (body) => (body.includes('Subject: refused') ? '554 5.7.1 not today' : undefined) });
+    const p = pool(server.url, { poolSize: 1 });
+    const sending = [send(p, mail({ subject: 'refused' })), send(p, mail({ subject: 'fine' }))];
+    const refused = await failure(sending[0] as Promise<void>);
+    expect(refused).toMatchObject({ code: 'EMESSAGE', responseCode: 554 });
+    await sending[1];
+    const session = server.sessions[0]!;
+    expect(server.sessions).toHaveLength(1);
+    expect(session.commands).not.toContain('RSET');
+    expect(session.messages.map((m) => /Subject: (\w+)/.exec(m)?.[1])).toEqual(['refused', 'fine']);
+  });
+
+  it('a refused envelope ahead of its body fails that send alone; the connection goes on', async () => {
+    let mails = 0;
+    let refusedTransaction = false;
+    // As a real server: after a refused MAIL FROM, RCPT TO and DATA are out of sequence.
+    const server = await scripted({
+      reply: (command) => {
+        if (command.startsWith('MAIL FROM')) {
+          refusedTransaction = ++mails === 2;
+          return refusedTransaction ? '451 4.3.0 try later' : undefined;
+        }
+        return refusedTransaction && (command.startsWith('RCPT TO') || command === 'DATA') ? '503 5.5.1 need MAIL first' : undefined;
+      },
+    });
+    const p = pool(server.url, { poolSize: 1 });
+    const sending = [send(p), send(p), send(p)];
+    await sending[0];
+    const later = await failure(sending[1] as Promise<void>);
+    expect(later).toMatchObject({ code: 'EENVELOPE', responseCode: 451 });
+    expect(isPermanentRejection(later)).toBe(false);
+    await sending[2];
+    expect(server.sessions).toHaveLength(1);
+    expect(server.messages).toHaveLength(2);
+  });
+});
+
 describe('authentication and TLS failures', () => {
   const authServer = (methods: string[]) =>
     real({

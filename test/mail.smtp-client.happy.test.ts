@@ -188,6 +188,34 @@ describe('the pool', () => {
     expect(server.connections).toBe(3);
   });
 
+  it("writes the next waiting message's envelope behind a message's body, in one write, so a message costs one round trip", async () => {
+    const server = await scripted();
+    const p = pool(server.url, { poolSize: 1 });
+    const mails = [mail({ subject: 'one' }), mail({ subject: 'two' }), mail({ subject: 'three' })];
+    await Promise.all(mails.map((m) => send(p, m)));
+    const session = server.sessions[0]!;
+    expect(session.messages.map((m) => /Subject: (\w+)/.exec(m)?.[1])).toEqual(['one', 'two', 'three']);
+    // The first envelope alone; the second and third behind the body before them; the last body alone.
+    const envelopes = session.chunks.filter((chunk) => chunk.includes('MAIL FROM:'));
+    expect(envelopes).toHaveLength(3);
+    expect(envelopes[0]).toMatch(/^MAIL FROM:/);
+    for (const chunk of envelopes.slice(1)) expect(chunk).toMatch(/\r\n\.\r\nMAIL FROM:<[^>]+> SIZE=\d+\r\nRCPT TO:<[^>]+>\r\nDATA\r\n$/);
+    expect(session.chunks.at(-1)).toMatch(/Subject: three[\s\S]*\r\n\.\r\n$/);
+  });
+
+  it('sends no envelope ahead to a server without PIPELINING, nor past maxMessages', async () => {
+    const plain = await scripted({ extensions: ['SIZE 10485760'] });
+    await Promise.all([send(pool(plain.url, { poolSize: 1 })), send(pool(plain.url, { poolSize: 1 }))]);
+    const q = pool(plain.url, { poolSize: 1 });
+    await Promise.all([send(q), send(q), send(q)]);
+    for (const session of plain.sessions) expect(session.chunks.some((chunk) => /\.\r\nMAIL FROM/.test(chunk))).toBe(false);
+    const piped = await scripted();
+    const r = pool(piped.url, { poolSize: 1, maxMessages: 2 });
+    await Promise.all([send(r), send(r), send(r)]);
+    expect(piped.sessions.map((session) => session.messages.length)).toEqual([2, 1]);
+    expect(piped.sessions[0]!.commands.filter((c) => c.startsWith('MAIL FROM'))).toHaveLength(2);
+  });
+
   it('says QUIT after maxMessages on a connection and opens a new one', async () => {
     const server = await scripted();
     const p = pool(server.url, { maxMessages: 2 });
@@ -231,7 +259,7 @@ describe('the pool', () => {
     }
   });
 
-  it('close() fails the sends still waiting, lets the one in flight finish, and refuses new ones', async () => {
+  it('close() fails the sends still waiting, lets those in flight finish, and refuses new ones', async () => {
     let arrived: () => void = () => undefined;
     const inFlight = new Promise<void>((resolve) => {
       arrived = resolve;
@@ -242,14 +270,17 @@ describe('the pool', () => {
     });
     const p = pool(server.url, { poolSize: 1 });
     const first = send(p);
+    // The second's envelope goes behind the first's body: in flight too when close() comes.
+    const second = send(p);
     const waiting = [send(p), send(p)];
     for (const w of waiting) w.catch(() => undefined);
     await inFlight;
     p.close();
     await expect(first).resolves.toBeDefined();
+    await expect(second).resolves.toBeDefined();
     for (const w of waiting) await expect(w).rejects.toMatchObject({ code: 'ECONNECTION', message: expect.stringContaining('closed') });
     await expect(send(p)).rejects.toMatchObject({ code: 'ECONNECTION' });
-    expect(server.received).toHaveLength(1);
+    expect(server.received).toHaveLength(2);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(server.open).toBe(0);
   });

@@ -9,7 +9,8 @@ export { parseSmtpUrl, type SmtpServerAddress, SmtpUrlError } from '../domain/sm
  * A pooled SMTP client: up to `poolSize` connections, opened when a send needs one, each sending
  * one message at a time, with a FIFO of sends waiting for a connection. A message costs two
  * writes and two reads: `MAIL FROM`, `RCPT TO` and `DATA` in one write when the server offers
- * PIPELINING (RFC 2920), then the dot-stuffed body with its terminating `.` in another. Every
+ * PIPELINING (RFC 2920), then the dot-stuffed body with its terminating `.` in another; while
+ * sends are waiting, the next one's envelope goes in the body's write, so each costs one. Every
  * socket has Nagle's algorithm off (`noDelay`, which TLS keeps: it wraps the same TCP handle).
  * nodemailer left it on and wrote a message in many small writes, so each one waited ~40 ms for
  * the server's delayed ACK (45 ms a mail on a kept connection); with one write a step it no longer
@@ -19,7 +20,8 @@ export { parseSmtpUrl, type SmtpServerAddress, SmtpUrlError } from '../domain/sm
  * reads to tell a permanent rejection from an outage. A message is never sent twice by the pool:
  * a connection lost once the message was written fails the send, and the outbox worker's retry
  * decides. Only a kept connection found closed before the message was written (the server closed
- * it while idle, or answers 421: it took nothing) hands the send to another connection.
+ * it while idle, or answers 421: it took nothing), or one lost while a send's envelope had gone
+ * ahead of its body, hands the send to another connection.
  */
 
 export type SmtpErrorCode = 'ECONNECTION' | 'ETIMEDOUT' | 'EAUTH' | 'ETLS' | 'EPROTOCOL' | 'EENVELOPE' | 'EMESSAGE';
@@ -286,13 +288,18 @@ class SmtpConnection {
     if (this.server.user !== undefined) await this.login(this.server.user, this.server.password ?? '');
   }
 
-  /** One message; rejects with an SmtpError, `tookNothing` set. */
-  async send(envelope: SmtpEnvelope, data: Buffer): Promise<void> {
+  /**
+   * One message; rejects with an SmtpError, `tookNothing` set. `ahead`: its envelope already went
+   * behind the previous message's body. `follow` is asked, as the body is written, for the message
+   * to send next on this connection: its envelope goes in the same write (RFC 2920 lets a group
+   * start with a message's content), so a message costs one write and one read instead of two.
+   */
+  async send(envelope: SmtpEnvelope, data: Buffer, ahead = false, follow?: () => Outgoing | undefined): Promise<void> {
     this.busy = true;
     this.bodySent = false;
     this.tookNothing = false;
     try {
-      await this.transaction(envelope, data);
+      await this.transaction(envelope, data, ahead, follow);
     } catch (error) {
       // Before the body the server holds no message; a lost connection or a 421 says nothing of this one.
       this.tookNothing = !this.bodySent && error instanceof SmtpError && (error.code === 'ECONNECTION' || error.responseCode === 421);
@@ -300,14 +307,19 @@ class SmtpConnection {
     }
   }
 
-  private async transaction(envelope: SmtpEnvelope, data: Buffer): Promise<void> {
+  /** A message's envelope commands, `DATA` last. */
+  private envelopeCommands(envelope: SmtpEnvelope, data: Buffer): string[] {
     // RFC 1870: the message's size (without the terminating dot line), so an oversized one is refused at MAIL FROM.
     const size = this.extensions.size ? ` SIZE=${data.length - TERMINATOR.length}` : '';
-    const commands = [`MAIL FROM:<${envelope.from}>${size}`, ...envelope.to.map((to) => `RCPT TO:<${to}>`), 'DATA'];
+    return [`MAIL FROM:<${envelope.from}>${size}`, ...envelope.to.map((to) => `RCPT TO:<${to}>`), 'DATA'];
+  }
+
+  private async transaction(envelope: SmtpEnvelope, data: Buffer, ahead: boolean, follow: (() => Outgoing | undefined) | undefined): Promise<void> {
+    const commands = this.envelopeCommands(envelope, data);
     let refused: SmtpError | undefined;
     let dataReply: Reply | undefined;
     if (this.extensions.pipelining) {
-      this.write(`${commands.join('\r\n')}\r\n`);
+      if (!ahead) this.write(`${commands.join('\r\n')}\r\n`);
       for (let i = 0; i < commands.length; i += 1) {
         let reply: Reply;
         try {
@@ -332,7 +344,10 @@ class SmtpConnection {
     }
     if (dataReply === undefined || dataReply.code !== 354) throw new SmtpError('EMESSAGE', 'DATA command failed', dataReply?.text);
     this.bodySent = true;
-    this.write(data);
+    // The next message's envelope behind this body, if this connection may send one more.
+    const next = this.extensions.pipelining && this.messages + 1 < this.options.maxMessages ? follow?.() : undefined;
+    if (next) this.write(data, `${this.envelopeCommands(next.envelope, next.data).join('\r\n')}\r\n`);
+    else this.write(data);
     const done = await this.read();
     if (done.code !== 250) throw new SmtpError('EMESSAGE', 'Message refused', done.text);
     this.messages += 1;
@@ -446,9 +461,17 @@ class SmtpConnection {
     }
   }
 
-  private write(data: string | Buffer): void {
+  /** Writes `data`, and `then` behind it in the same system call (corked: one writev, no copy). */
+  private write(data: string | Buffer, then?: string): void {
     if (this.failure) throw this.failure;
+    if (then === undefined) {
+      this.socket.write(data);
+      return;
+    }
+    this.socket.cork();
     this.socket.write(data);
+    this.socket.write(then);
+    this.socket.uncork();
   }
 
   private command(line: string): Promise<Reply> {
@@ -537,9 +560,13 @@ function tlsError(error: Error): SmtpError {
   return new SmtpError('ETLS', `TLS failed: ${error.message}`, undefined, { cause: error });
 }
 
-interface Job {
+/** A message ready for the wire: its envelope and its DATA block (dataBlock). */
+interface Outgoing {
   envelope: SmtpEnvelope;
   data: Buffer;
+}
+
+interface Job extends Outgoing {
   resolve: () => void;
   reject: (error: unknown) => void;
   /** Times handed to another connection because a kept one was found closed. */
@@ -640,21 +667,50 @@ export class SmtpPool {
     );
   }
 
-  private run(connection: SmtpConnection, job: Job): void {
-    connection.send(job.envelope, job.data).then(
+  /**
+   * Sends `job` over `connection`, then the send that followed it on the connection (its envelope
+   * written behind this body: `ahead`), if one did, and so on while sends are waiting; else the
+   * connection goes back to the pool.
+   */
+  private run(connection: SmtpConnection, job: Job, ahead = false): void {
+    let next: Job | undefined;
+    // Only a send nobody else could take: every other connection is busy, or it would have.
+    const follow = () => {
+      next = this.closed ? undefined : this.queue.shift();
+      return next;
+    };
+    connection.send(job.envelope, job.data, ahead, follow).then(
       () => {
         job.resolve();
-        this.release(connection);
+        if (next) this.run(connection, next, true);
+        else this.release(connection);
       },
       (error: unknown) => {
-        // A kept connection the server had closed (or closes now, 421): the server took nothing,
-        // so the message goes over another connection. Bounded: each try retires a kept one.
-        if (connection.kept && connection.tookNothing && job.handedOn < this.settings.poolSize) {
+        // A kept connection the server had closed (or closes now, 421), or one lost while this
+        // send's envelope went ahead of its body: the server took nothing, so the message goes
+        // over another connection. Bounded: each try retires a connection.
+        if ((connection.kept || ahead) && connection.tookNothing && job.handedOn < this.settings.poolSize) {
           job.handedOn += 1;
           this.queue.unshift(job);
           connection.destroy(error as SmtpError);
         } else {
           job.reject(error);
+        }
+        if (next) {
+          // The follower's envelope went behind this body. Whatever the server answered this
+          // message, its transaction has ended: on a live connection the follower goes on (its
+          // envelope replies are on their way; an RSET now would cancel it). On a lost one the
+          // server took nothing of it.
+          if (!connection.failure) {
+            this.run(connection, next, true);
+            return;
+          }
+          if (next.handedOn < this.settings.poolSize) {
+            next.handedOn += 1;
+            this.queue.unshift(next);
+          } else {
+            next.reject(connection.failure);
+          }
         }
         if (connection.failure) {
           this.drop(connection);
