@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from './ids.js';
 
 /**
  * Pure rules for evidence files: ids, safe file names, Content-Disposition both ways, and the
@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
  */
 
 export function newAttachmentId(now: Date): string {
-  return `att-${now.getUTCFullYear()}-${randomBytes(16).toString('hex')}`;
+  return `att-${now.getUTCFullYear()}-${randomHex(16)}`;
 }
 
 export const ATTACHMENT_ID_PATTERN = /^att-\d{4}-[0-9a-f]{32}$/;

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import Type, { type Static, type TSchema } from 'typebox';
+import { randomHex } from './ids.js';
 
 /**
  * Questions from the operator, answers from the requester (contract "Questions from the operator,
@@ -14,7 +14,7 @@ export const ANSWER_MAX = 5000;
 
 /** `q-<UTC year>-<32 lowercase hex>`. */
 export function newQuestionId(now: Date): string {
-  return `q-${now.getUTCFullYear()}-${randomBytes(16).toString('hex')}`;
+  return `q-${now.getUTCFullYear()}-${randomHex(16)}`;
 }
 export const QUESTION_ID_PATTERN = /^q-\d{4}-[0-9a-f]{32}$/;
 

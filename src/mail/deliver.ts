@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AbuseDeps } from '../abuse/context.js';
 import { consumeEmailCap, emailCapUsed, returnEmailCap } from '../abuse/quotas.js';
 import type { MailSettings } from '../config.js';
+import { randomHex } from '../domain/ids.js';
 import { iso, nextUtcMidnight, utcDay } from '../domain/time.js';
 import { loadMailAttachments } from './attachments.js';
 import type { CapUnits } from './cap-units.js';
@@ -143,7 +143,7 @@ async function digest(ctx: DeliveryContext, row: OutboxRow, context: Record<stri
     rows.map((r) => ({ subject: r.subject, text: r.text_body, created_at: r.created_at })),
   );
   const at = iso(deps.clock.now());
-  const id = `mail-${randomBytes(16).toString('hex')}`;
+  const id = `mail-${randomHex(16)}`;
   await bundleIntoDigest(deps, token, rows, {
     id,
     kind: DIGEST_KIND,

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { randomHex } from '../domain/ids.js';
 import type { Question } from '../domain/questions.js';
 import { iso } from '../domain/time.js';
 import { afterCommit, type Db, whenCommitted } from '../store/db.js';
@@ -55,7 +56,7 @@ function outboxRow(deps: MailDeps, mail: NewMail): OutboxRow | undefined {
   }
   const now = iso(deps.clock.now());
   return {
-    id: mail.id ?? `mail-${randomBytes(16).toString('hex')}`,
+    id: mail.id ?? `mail-${randomHex(16)}`,
     kind: mail.kind,
     recipient: mail.recipient,
     reply_to: isSafeAddress(mail.replyTo) ? mail.replyTo : null,
