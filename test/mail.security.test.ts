@@ -165,6 +165,10 @@ describe('header sanitizing helpers', () => {
   it('turns controls and line separators into spaces and caps the length', () => {
     expect(headerText('a\r\nb\tc\u0000d\u2028e\u202ef')).toBe('a b c d e f');
     expect([...headerText('x'.repeat(500))].length).toBe(150);
+    // Characters, not UTF-16 units: 150 emoji (300 units) fit; 151 are cut to 149 and an ellipsis.
+    expect(headerText('😀'.repeat(150))).toBe('😀'.repeat(150));
+    expect(headerText('😀'.repeat(151))).toBe(`${'😀'.repeat(149)}…`);
+    expect(headerText('x'.repeat(150))).toBe('x'.repeat(150));
     expect(headerText('  spaced   out  ')).toBe('spaced out');
     expect(headerText('=?UTF-8?Q?a=0D=0AX?=')).toBe('= ?UTF-8?Q?a=0D=0AX?=');
   });

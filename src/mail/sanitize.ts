@@ -19,6 +19,8 @@ const UNSAFE_IN_HEADER = /[\p{Cc}\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060-\u
  */
 export function headerText(value: string, max = SUBJECT_MAX_CHARS): string {
   const line = value.replace(UNSAFE_IN_HEADER, ' ').replace(/=\?/g, '= ?').replace(/\s+/g, ' ').trim();
+  // No more UTF-16 units than `max`: no more characters either (a subject three times a mail).
+  if (line.length <= max) return line;
   const chars = [...line];
   return chars.length <= max
     ? line
