@@ -84,4 +84,32 @@ describe.each(STORES)('sent marks on %s', (store) => {
     await marks.drain();
     expect(await within(marks.mark(a))).toBe(true);
   });
+
+  it('marks a steady stream of sent mails a window at a time, not a statement per round trip', async () => {
+    // Marks asked for while a batch was being written used to be written as soon as it was: on
+    // PostgreSQL, behind a fast SMTP server, a flood's marks became a statement (and a commit)
+    // per round trip, a few mails each.
+    const statements: string[] = [];
+    t = await startTestApp({ store, onQuery: (query) => statements.push(query.sql) });
+    const rows = await queue(t, 1000);
+    const marks = new SentMarks(t.deps, TOKEN);
+    const marked: Promise<boolean>[] = [];
+    statements.length = 0;
+    // A mail sent every 0.3 ms for 300 ms (as a flood's mail thread sends them): marks arrive
+    // while each batch is being written.
+    let next = performance.now();
+    for (const row of rows) {
+      marked.push(marks.mark(row));
+      next += 0.3;
+      while (performance.now() < next) await new Promise((r) => setImmediate(r));
+    }
+    expect(await Promise.all(marked)).toEqual(rows.map(() => true));
+    const writes = statements.filter((sql) => /^update "outbox" set "status"/.test(sql));
+    // 300 ms of marks in 50 ms windows (or batches of 256): a handful of statements, at most a
+    // window's and a batch's worth.
+    expect(writes.length).toBeGreaterThan(1);
+    expect(writes.length).toBeLessThanOrEqual(16);
+    const sent = await t.store.db.selectFrom('outbox').select('status').where('status', '=', 'sent').execute();
+    expect(sent).toHaveLength(1000);
+  });
 });

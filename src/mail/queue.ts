@@ -66,9 +66,11 @@ const MARK_DELAY_MS = 50;
 const MARK_BATCH = 256;
 
 /**
- * Marks sent mails in batches: the mails sent within a few milliseconds, and those sent while a
- * batch is being written, are marked together in one statement (a store write per mail was a
- * commit per mail, an fsync each on SQLite). Each caller learns whether its mail's claim held.
+ * Marks sent mails in batches: the mails sent within MARK_DELAY_MS are marked together in one
+ * statement (a store write per mail was a commit per mail, an fsync each on SQLite). Those sent
+ * while a batch is being written wait for a window of their own, unless they fill a batch: written
+ * as soon as the batch before was, on PostgreSQL a flood's marks became a statement and a commit
+ * per round trip, a few mails each. Each caller learns whether its mail's claim held.
  */
 export class SentMarks {
   private waiting: { id: string; done: (marked: boolean) => void; failed: (error: unknown) => void }[] = [];
@@ -90,8 +92,11 @@ export class SentMarks {
 
   /** Writes what waits now; resolves when every mark asked for so far is written. */
   async drain(): Promise<void> {
-    this.flush();
-    while (this.writing !== undefined) await this.writing;
+    for (;;) {
+      this.flush();
+      if (this.writing === undefined) return;
+      await this.writing;
+    }
   }
 
   /**
@@ -105,26 +110,24 @@ export class SentMarks {
     if (this.writing !== undefined || this.waiting.length === 0) return;
     this.writing = this.write().finally(() => {
       this.writing = undefined;
-      // Marks asked for between the last batch and this moment.
-      if (this.waiting.length > 0) this.flush();
+      // Marks asked for while that batch was written: a full batch at once, else in their window.
+      if (this.waiting.length >= MARK_BATCH) this.flush();
+      else if (this.waiting.length > 0) this.timer ??= setTimeout(() => this.flush(), MARK_DELAY_MS);
     });
   }
 
   private async write(): Promise<void> {
-    while (this.waiting.length > 0) {
-      const batch = this.waiting;
-      this.waiting = [];
-      try {
-        const marked = await markClaimedOutboxSent(
-          this.deps.store.db,
-          batch.map((b) => b.id),
-          this.token,
-          iso(this.deps.clock.now()),
-        );
-        for (const b of batch) b.done(marked.has(b.id));
-      } catch (error) {
-        for (const b of batch) b.failed(error);
-      }
+    const batch = this.waiting.splice(0, MARK_BATCH);
+    try {
+      const marked = await markClaimedOutboxSent(
+        this.deps.store.db,
+        batch.map((b) => b.id),
+        this.token,
+        iso(this.deps.clock.now()),
+      );
+      for (const b of batch) b.done(marked.has(b.id));
+    } catch (error) {
+      for (const b of batch) b.failed(error);
     }
   }
 }
