@@ -689,13 +689,8 @@ export class SmtpPool {
         // A kept connection the server had closed (or closes now, 421), or one lost while this
         // send's envelope went ahead of its body: the server took nothing, so the message goes
         // over another connection. Bounded: each try retires a connection.
-        if ((connection.kept || ahead) && connection.tookNothing && job.handedOn < this.settings.poolSize) {
-          job.handedOn += 1;
-          this.queue.unshift(job);
-          connection.destroy(error as SmtpError);
-        } else {
-          job.reject(error);
-        }
+        if ((connection.kept || ahead) && connection.tookNothing && this.handOn(job)) connection.destroy(error as SmtpError);
+        else job.reject(error);
         if (next) {
           // The follower's envelope went behind this body. Whatever the server answered this
           // message, its transaction has ended: on a live connection the follower goes on (its
@@ -705,12 +700,7 @@ export class SmtpPool {
             this.run(connection, next, true);
             return;
           }
-          if (next.handedOn < this.settings.poolSize) {
-            next.handedOn += 1;
-            this.queue.unshift(next);
-          } else {
-            next.reject(connection.failure);
-          }
+          if (!this.handOn(next)) next.reject(connection.failure);
         }
         if (connection.failure) {
           this.drop(connection);
@@ -725,6 +715,17 @@ export class SmtpPool {
         }
       },
     );
+  }
+
+  /**
+   * A send the server took nothing of, back at the front of the queue for another connection;
+   * false once it has been handed on poolSize times (each try retired a connection).
+   */
+  private handOn(job: Job): boolean {
+    if (job.handedOn >= this.settings.poolSize) return false;
+    job.handedOn += 1;
+    this.queue.unshift(job);
+    return true;
   }
 
   /** A connection done with its send: back to the idle list, or QUIT when it has sent its share. */
