@@ -102,6 +102,22 @@ const clientAddress = () => {
   return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 };
 
+/**
+ * The default path's request for autocannon: an e-mail-delivery submission (the default) from an
+ * address of its own, with a description no other submission of the benchmark has.
+ */
+export const defaultPathRequest: autocannon.Request = {
+  setupRequest: (req) => ({
+    ...req,
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': clientAddress() },
+    body: JSON.stringify({
+      task_type: 'data_collection',
+      description: `Default-path benchmark submission ${description++}: count the benches in the park.`,
+      contact_email: `agent${description % 1000}@mail.bench-agent.dev`,
+    }),
+  }),
+};
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
@@ -142,19 +158,7 @@ export async function defaultPathRun(options: DefaultPathOptions, probeUrl: stri
         duration: options.seconds,
         connections: options.connections,
         headers: { 'content-type': 'application/json' },
-        requests: [
-          {
-            setupRequest: (req) => ({
-              ...req,
-              headers: { 'content-type': 'application/json', 'x-forwarded-for': clientAddress() },
-              body: JSON.stringify({
-                task_type: 'data_collection',
-                description: `Default-path benchmark submission ${description++}: count the benches in the park.`,
-                contact_email: `agent${description % 1000}@mail.bench-agent.dev`,
-              }),
-            }),
-          },
-        ],
+        requests: [defaultPathRequest],
       },
       (err, res) => (err ? reject(err) : resolve(res)),
     );
