@@ -68,8 +68,15 @@ async function count(setup: RunningSetup, counted: Counted): Promise<void> {
     control(pid, '--dump');
     const [main = 0, ...others] = totals(pid, run);
     const all = main + others.reduce((a, b) => a + b, 0);
+    const per = (n: number) => Math.round(n / counted.amount);
+    // The other threads by their count, largest first (callgrind numbers threads, it does not name them).
+    const busiest = others
+      .filter((n) => per(n) >= 1000)
+      .sort((a, b) => b - a)
+      .map(per);
     process.stdout.write(
-      `${counted.what}, run ${run}: ${Math.round(main / counted.amount)} instructions per request on the main thread, ${Math.round(all / counted.amount)} over all threads` +
+      `${counted.what}, run ${run}: ${per(main)} instructions per request on the main thread, ${per(all)} over all threads` +
+        ` (the other threads, largest first: ${busiest.join(', ') || 'none'})` +
         (answered === counted.amount ? '\n' : ` (only ${answered} of ${counted.amount} answered as expected)\n`),
     );
   }
