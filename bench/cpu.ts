@@ -7,7 +7,7 @@
  */
 import autocannon from 'autocannon';
 import { processTicks } from './cpu-budget.js';
-import { ADMIN_KEY, startSetup } from './service.js';
+import { ADMIN_KEY, createTask, startSetup } from './service.js';
 
 const scenario = process.argv[2] ?? 'read';
 const store = process.argv[3] === 'postgres' ? 'postgres' : 'sqlite';
@@ -16,12 +16,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 
 const setup = await startSetup({ store, instances });
 try {
-  const created = await fetch(`${setup.base}/api/v1/tasks`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ task_type: 'data_collection', description: 'CPU probe task: count the benches.', delivery: 'status_poll' }),
-  });
-  const { task_id } = (await created.json()) as { task_id: string };
+  const task_id = await createTask(setup.base, 'CPU probe task: count the benches.');
   let n = 0;
   const options: autocannon.Options =
     scenario === 'read'

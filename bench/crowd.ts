@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { freePort, waitForServer } from '../test/support/net.js';
 import { startProbe } from './probes.js';
+import { taskToWatch } from './service.js';
 
 export interface CrowdOptions {
   base: string;
@@ -75,17 +76,7 @@ async function timed(count: number, parallel: number, one: (i: number) => Promis
   return { ms: performance.now() - started, bad };
 }
 
-async function createTask(base: string, n: number): Promise<{ id: string; etag: string }> {
-  const created = await fetch(`${base}/api/v1/tasks`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ task_type: 'data_collection', description: `Crowd benchmark task ${n}: count the benches.`, delivery: 'status_poll' }),
-  });
-  const { task_id } = (await created.json()) as { task_id: string };
-  const read = await fetch(`${base}/api/v1/tasks/${task_id}`);
-  await read.arrayBuffer();
-  return { id: task_id, etag: read.headers.get('etag') ?? '' };
-}
+const crowdTask = (base: string, n: number) => taskToWatch(base, `Crowd benchmark task ${n}: count the benches.`);
 
 /** A bare node:http server in a process of its own, answering 200 to everything, for `work`. */
 async function withBareServer<T>(work: (url: string) => Promise<T>): Promise<T> {
@@ -103,7 +94,7 @@ export async function benchCrowd(options: CrowdOptions): Promise<CrowdResult> {
   const { base, clients, waitSeconds } = options;
   const lines: string[] = [];
   const failures: string[] = [];
-  const task = await createTask(base, 0);
+  const task = await crowdTask(base, 0);
   const readUrl = `${base}/api/v1/tasks/${task.id}`;
 
   // Reads: one address against distinct ones, twice each, alternated (the first pair warms up).
@@ -150,7 +141,7 @@ export async function benchCrowd(options: CrowdOptions): Promise<CrowdResult> {
   if (oneSubmits.bad + crowdSubmits.bad > 0) failures.push('crowd submissions had errors');
 
   // Long-polls held from distinct addresses, 20 per task, with the health probe running.
-  const tasks = await Promise.all(Array.from({ length: Math.ceil(clients / 20) }, (_, i) => createTask(base, i + 1)));
+  const tasks = await Promise.all(Array.from({ length: Math.ceil(clients / 20) }, (_, i) => crowdTask(base, i + 1)));
   const polls: { sentAt: number; answer: Promise<Answer> }[] = [];
   const probe = await startProbe(`${base}/api/v1/health`);
   for (let i = 0; i < clients; i++) {

@@ -23,7 +23,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { startDnsServer } from '../test/support/dns-server.js';
 import { defaultPathEnv, defaultPathRequest, type SmtpSink, startSmtpSink } from './default-path.js';
-import { type RunningSetup, startSetup } from './service.js';
+import { createTask, type RunningSetup, startSetup } from './service.js';
 
 const scenario = process.argv[2] === 'mail' ? 'mail' : 'read';
 const out = mkdtempSync(path.join(tmpdir(), 'hts-callgrind-'));
@@ -85,13 +85,7 @@ async function count(setup: RunningSetup, counted: Counted): Promise<void> {
 async function statusReads(): Promise<void> {
   const setup = await startSetup({ store: 'sqlite', instances: 1, wrapper });
   try {
-    const created = await fetch(`${setup.base}/api/v1/tasks`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ task_type: 'data_collection', description: 'Instruction count task: count the benches.', delivery: 'status_poll' }),
-    });
-    const { task_id } = (await created.json()) as { task_id: string };
-    const url = `${setup.base}/api/v1/tasks/${task_id}`;
+    const url = `${setup.base}/api/v1/tasks/${await createTask(setup.base, 'Instruction count task: count the benches.')}`;
     await count(setup, {
       what: 'status read',
       amount: Number(process.env.BENCH_READS ?? 4000),

@@ -9,6 +9,7 @@
 
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { createTask, taskToWatch } from './service.js';
 
 export interface LongPollOptions {
   base: string;
@@ -59,27 +60,12 @@ export async function benchLongPoll(options: LongPollOptions): Promise<LongPollR
   const failures: string[] = [];
   const taskCount = Math.ceil(waiters / PER_TASK);
   const tasks: { id: string; etag: string }[] = [];
-  for (let i = 0; i < taskCount; i++) {
-    const res = await fetch(`${base}/api/v1/tasks`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ task_type: 'data_collection', description: `Long-poll benchmark task ${i}: count the benches.`, delivery: 'status_poll' }),
-    });
-    const { task_id } = (await res.json()) as { task_id: string };
-    const read = await fetch(`${base}/api/v1/tasks/${task_id}`);
-    await read.arrayBuffer();
-    tasks.push({ id: task_id, etag: read.headers.get('etag') ?? '' });
-  }
+  for (let i = 0; i < taskCount; i++) tasks.push(await taskToWatch(base, `Long-poll benchmark task ${i}: count the benches.`));
 
   // Warm the change path up first, as the other scenarios warm theirs: the first PATCH of the
   // process compiles its code and its queries (about 50 ms on PostgreSQL here), and with 20
   // waiters per change one cold change alone would be the p99.
-  const warmUp = await fetch(`${base}/api/v1/tasks`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ task_type: 'data_collection', description: 'Long-poll benchmark warm-up task: count the benches.', delivery: 'status_poll' }),
-  });
-  const warmUpId = ((await warmUp.json()) as { task_id: string }).task_id;
+  const warmUpId = await createTask(base, 'Long-poll benchmark warm-up task: count the benches.');
   for (const body of [{ status: 'accepted' }, { operator_notes: 'Warming up.' }, { operator_notes: 'Warming up again.' }]) {
     const res = await fetch(`${base}/api/v1/admin/tasks/${warmUpId}`, {
       method: 'PATCH',

@@ -13,7 +13,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { startDnsServer } from '../test/support/dns-server.js';
 import { defaultPathEnv, defaultPathRun, startSmtpSink } from './default-path.js';
-import { type BenchService, POSTGRES_URL, startSetup } from './service.js';
+import { type BenchService, createTask, POSTGRES_URL, startSetup } from './service.js';
 
 interface ProfileNode {
   id: number;
@@ -147,12 +147,7 @@ async function drive(scenario: string, base: string): Promise<autocannon.Result>
       ],
     });
   }
-  const created = await fetch(`${base}/api/v1/tasks`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ task_type: 'data_collection', description: 'Profiled task: count the benches.', delivery: 'status_poll' }),
-  });
-  const { task_id } = (await created.json()) as { task_id: string };
+  const task_id = await createTask(base, 'Profiled task: count the benches.');
   return autocannon({ url: `${base}/api/v1/tasks/${task_id}`, duration: DURATION, connections: 50 });
 }
 

@@ -35,7 +35,7 @@ import { describeBudget } from './cpu-budget.js';
 import { benchCrowd } from './crowd.js';
 import { type DefaultPathRun, defaultPathEnv, defaultPathRun, startSmtpSink } from './default-path.js';
 import { benchLongPoll } from './longpoll.js';
-import { ADMIN_KEY, POSTGRES_URL, signIn, startSetup } from './service.js';
+import { ADMIN_KEY, createTask, POSTGRES_URL, signIn, startSetup } from './service.js';
 
 const DURATION = Math.max(1, Number(process.env.BENCH_SECONDS ?? 10));
 const WARMUP = Math.min(2, DURATION);
@@ -119,12 +119,7 @@ async function defaultPath(setup: Setup, target: number | undefined, failures: s
     env: defaultPathEnv(sink, dns.address),
   });
   try {
-    const created = await fetch(`${running.base}/api/v1/tasks`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-forwarded-for': '192.0.2.2' },
-      body: JSON.stringify({ task_type: 'data_collection', description: 'Default-path probe task: count the benches.', delivery: 'status_poll' }),
-    });
-    const { task_id } = (await created.json()) as { task_id: string };
+    const task_id = await createTask(running.base, 'Default-path probe task: count the benches.', { 'x-forwarded-for': '192.0.2.2' });
     const probeUrl = `${running.base}/api/v1/tasks/${task_id}`;
     const consoleCookie = await signIn(running.base, { 'x-forwarded-for': '192.0.2.3' });
     const servicePids = running.services.map((s) => s.process.pid ?? 0);
@@ -158,12 +153,7 @@ const latency = (r: autocannon.Result) => `p50 ${r.latency.p50} ms, p99 ${r.late
 
 /** Status reads against a bare node:http server serving the very same bytes, A B A B A B. */
 async function statusReads(setup: Setup, base: string, rss: () => number, failures: string[]): Promise<void> {
-  const created = await fetch(`${base}/api/v1/tasks`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ task_type: 'data_collection', description: 'Benchmark task: count the benches in the park.', delivery: 'status_poll' }),
-  });
-  const { task_id } = (await created.json()) as { task_id: string };
+  const task_id = await createTask(base, 'Benchmark task: count the benches in the park.');
   const statusPath = `/api/v1/tasks/${task_id}`;
   const sample = await fetch(`${base}${statusPath}`);
   const bytes = Buffer.from(await sample.arrayBuffer());

@@ -146,6 +146,25 @@ export async function startSetup(options: SetupOptions): Promise<RunningSetup> {
   };
 }
 
+/** Submits a task with status_poll delivery (no mail) for the benchmark to read or change; its id. */
+export async function createTask(base: string, description: string, headers: Record<string, string> = {}): Promise<string> {
+  const res = await fetch(`${base}/api/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ task_type: 'data_collection', description, delivery: 'status_poll' }),
+  });
+  if (res.status !== 202) throw new Error(`benchmark task: ${res.status}`);
+  return ((await res.json()) as { task_id: string }).task_id;
+}
+
+/** A new task (createTask) read once: its id and the ETag a long-poll waits on. */
+export async function taskToWatch(base: string, description: string): Promise<{ id: string; etag: string }> {
+  const id = await createTask(base, description);
+  const read = await fetch(`${base}/api/v1/tasks/${id}`);
+  await read.arrayBuffer();
+  return { id, etag: read.headers.get('etag') ?? '' };
+}
+
 /** Signs in to the console with the benchmark's operator key; the session cookie (name=value). */
 export async function signIn(base: string, headers: Record<string, string> = {}): Promise<string> {
   const res = await fetch(`${base}/operator/login`, {
