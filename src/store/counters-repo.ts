@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
-import { padded, writeChunks } from './batches.js';
+import { type Insertable, sql } from 'kysely';
+import { isSqlite, padded, writeChunks } from './batches.js';
 import type { Db } from './db.js';
-import { reusableQuery } from './prepared.js';
+import { reusableQuery, reusableRows } from './prepared.js';
+import type { CountersTable } from './schema.js';
 
 /**
  * Fixed-window counters in the store, shared by every instance. A window is part of the key
@@ -84,15 +85,22 @@ export async function sweepExpiredCounters(db: Db, now: string, limit = 10_000):
  * new totals: one upsert, or on SQLite one per chunk of a few fixed sizes (batches.ts). The keys
  * must be distinct.
  */
+/** The upsert of counters, compiled once per row count (prepared.ts). */
+const addCountsQuery = reusableRows(['key', 'count', 'expires_at'], (db, rows) =>
+  db
+    .insertInto('counters')
+    .values(rows as Insertable<CountersTable>[])
+    .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql<number>`counters.count + excluded.count` }))
+    .returning(['key', 'count']),
+);
+
 export async function addCounts(db: Db, counts: { key: string; count: number; expiresAt: string }[]): Promise<Map<string, number>> {
   const totals = new Map<string, number>();
+  const chunked = isSqlite(db);
   for (const chunk of writeChunks(db, counts, 3)) {
-    const rows = await db
-      .insertInto('counters')
-      .values(chunk.map((c) => ({ key: c.key, count: c.count, expires_at: c.expiresAt })))
-      .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql<number>`counters.count + excluded.count` }))
-      .returning(['key', 'count'])
-      .execute();
+    const values = chunk.map((c) => ({ key: c.key, count: c.count, expires_at: c.expiresAt }));
+    const compiled = addCountsQuery(db, values, chunked);
+    const rows = compiled ? (await db.executeQuery(compiled)).rows : await addCountsQuery.build(db, values).execute();
     for (const row of rows) totals.set(row.key, Number(row.count));
   }
   return totals;

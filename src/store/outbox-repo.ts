@@ -1,7 +1,8 @@
 import type { Insertable, Selectable } from 'kysely';
-import { writeChunks } from './batches.js';
+import { isSqlite, writeChunks } from './batches.js';
 import { type Db, type DialectName, withTransaction } from './db.js';
 import { claimDue } from './leased-queue.js';
+import { reusableRows } from './prepared.js';
 import type { OutboxTable } from './schema.js';
 
 /**
@@ -29,8 +30,45 @@ const LISTED = [
 ] as const;
 export type ListedOutboxRow = Pick<OutboxRow, (typeof LISTED)[number]>;
 
-/** The columns of the outbox table (the parameters a row binds at most). */
-const OUTBOX_COLUMNS = 19;
+/** Every column of the outbox table; the check below fails to compile when one is missing. */
+const OUTBOX_COLUMNS = [
+  'id',
+  'kind',
+  'recipient',
+  'reply_to',
+  'subject',
+  'text_body',
+  'html_body',
+  'task_id',
+  'message_id',
+  'status',
+  'attempts',
+  'next_attempt_at',
+  'locked_until',
+  'last_error',
+  'created_at',
+  'sent_at',
+  'in_reply_to',
+  'claim_rank',
+  'claim_token',
+] as const satisfies readonly (keyof OutboxTable)[];
+const allColumnsListed: Exclude<keyof OutboxTable, (typeof OUTBOX_COLUMNS)[number]> extends never ? true : never = true;
+void allColumnsListed;
+
+/** The insert of mails with every column given, compiled once per row count (prepared.ts), with and without the ids back. */
+const insertOutboxQuery = reusableRows(OUTBOX_COLUMNS, (db, rows) =>
+  db
+    .insertInto('outbox')
+    .values(rows as Insertable<OutboxTable>[])
+    .onConflict((oc) => oc.column('id').doNothing()),
+);
+const insertOutboxReturningQuery = reusableRows(OUTBOX_COLUMNS, (db, rows) =>
+  db
+    .insertInto('outbox')
+    .values(rows as Insertable<OutboxTable>[])
+    .onConflict((oc) => oc.column('id').doNothing())
+    .returning('id'),
+);
 
 /**
  * Queues mails; a row with the same id already queued wins (mails that must exist at most once).
@@ -44,16 +82,16 @@ export async function insertOutbox(
   options: { ids: boolean } = { ids: true },
 ): Promise<Set<string>> {
   const written = new Set<string>();
-  for (const chunk of writeChunks(db, Array.isArray(rows) ? rows : [rows], OUTBOX_COLUMNS)) {
-    const insert = db
-      .insertInto('outbox')
-      .values(chunk)
-      .onConflict((oc) => oc.column('id').doNothing());
+  const chunked = isSqlite(db);
+  for (const chunk of writeChunks(db, Array.isArray(rows) ? rows : [rows], OUTBOX_COLUMNS.length)) {
     if (!options.ids) {
-      await insert.execute();
+      const compiled = insertOutboxQuery(db, chunk, chunked);
+      await (compiled ? db.executeQuery(compiled) : insertOutboxQuery.build(db, chunk).execute());
       continue;
     }
-    for (const { id } of await insert.returning('id').execute()) written.add(id);
+    const compiled = insertOutboxReturningQuery(db, chunk, chunked);
+    const result = compiled ? (await db.executeQuery(compiled)).rows : await insertOutboxReturningQuery.build(db, chunk).execute();
+    for (const { id } of result) written.add(id);
   }
   return written;
 }

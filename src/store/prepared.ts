@@ -24,3 +24,48 @@ export function reusableQuery<A extends unknown[], R>(build: (db: Db, ...args: A
     return { ...entry.query, parameters: entry.slots.map((i) => args[i]) };
   };
 }
+
+/**
+ * A multi-row write compiled once per row count and reused (reusableQuery), for the writes of a
+ * submission batch: on SQLite a batch is cut into chunks of a few sizes (batches.ts), so each
+ * statement has a handful of shapes, and building a 19-column insert of 32 rows anew cost more
+ * JavaScript than SQLite took to run it. On PostgreSQL a batch is one statement of any size, so
+ * only the one-row shape is reused there.
+ *
+ * `build` gets the rows with every column of `columns` set. The function returned gives the
+ * compiled statement for `rows`, or undefined when the caller runs `build` itself (exposed as
+ * `.build`): a shape not reused (above), or a row that leaves a column out (its default applies,
+ * which a reused statement would overwrite).
+ */
+export function reusableRows<C extends string, Q extends Compilable<unknown>>(columns: readonly C[], build: (db: Db, rows: Record<C, unknown>[]) => Q) {
+  type R = Q extends Compilable<infer O> ? O : never;
+  const bySize = new Map<number, (db: Db, ...values: unknown[]) => CompiledQuery<R>>();
+  const width = columns.length;
+  const queryOf = (size: number) => {
+    let query = bySize.get(size);
+    if (!query) {
+      const rowsOf = (values: unknown[]) =>
+        Array.from({ length: size }, (_, r) => Object.fromEntries(columns.map((c, i) => [c, values[r * width + i]])) as Record<C, unknown>);
+      query = reusableQuery(
+        (db: Db, ...values: unknown[]) => build(db, rowsOf(values)) as Compilable<R>,
+        ...Array.from({ length: size * width }, (_, k): unknown => `\u0000${Math.floor(k / width)}:${columns[k % width]}`),
+      );
+      bySize.set(size, query);
+    }
+    return query;
+  };
+  const compiled = (db: Db, rows: readonly Partial<Record<C, unknown>>[], chunked: boolean): CompiledQuery<R> | undefined => {
+    if (!chunked && rows.length !== 1) return undefined;
+    const values = new Array<unknown>(rows.length * width);
+    let k = 0;
+    for (const row of rows) {
+      for (const column of columns) {
+        const value = row[column];
+        if (value === undefined) return undefined;
+        values[k++] = value;
+      }
+    }
+    return queryOf(rows.length)(db, ...values);
+  };
+  return Object.assign(compiled, { build: (db: Db, rows: readonly Partial<Record<C, unknown>>[]) => build(db, rows as Record<C, unknown>[]) });
+}

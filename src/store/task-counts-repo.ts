@@ -1,6 +1,8 @@
-import { sql } from 'kysely';
-import { writeChunks } from './batches.js';
+import { type Insertable, sql } from 'kysely';
+import { isSqlite, writeChunks } from './batches.js';
 import type { Db } from './db.js';
+import { reusableRows } from './prepared.js';
+import type { TaskCountsTable } from './schema.js';
 
 /**
  * Task counts that do not cost more as history grows (issue 28): kept in `task_counts` by the
@@ -54,6 +56,14 @@ export function countChange(before: CountedTask, after: CountedTask): Map<CountK
  * order, so they cannot deadlock on each other), skipping those that cancel out. Must run in the
  * transaction of the change it counts.
  */
+/** The upsert of task counts, compiled once per row count (prepared.ts). */
+const addTaskCountsQuery = reusableRows(['scope', 'status', 'count'], (db, rows) =>
+  db
+    .insertInto('task_counts')
+    .values(rows as Insertable<TaskCountsTable>[])
+    .onConflict((oc) => oc.columns(['scope', 'status']).doUpdateSet({ count: sql<number>`task_counts.count + excluded.count` })),
+);
+
 export async function addTaskCounts(db: Db, deltas: Map<CountKey, number>): Promise<void> {
   const rows = [...deltas]
     .filter(([, by]) => by !== 0)
@@ -62,12 +72,10 @@ export async function addTaskCounts(db: Db, deltas: Map<CountKey, number>): Prom
       const bar = key.indexOf('|');
       return { scope: key.slice(0, bar), status: key.slice(bar + 1), count };
     });
+  const chunked = isSqlite(db);
   for (const chunk of writeChunks(db, rows, 3)) {
-    await db
-      .insertInto('task_counts')
-      .values(chunk)
-      .onConflict((oc) => oc.columns(['scope', 'status']).doUpdateSet({ count: sql<number>`task_counts.count + excluded.count` }))
-      .execute();
+    const compiled = addTaskCountsQuery(db, chunk, chunked);
+    await (compiled ? db.executeQuery(compiled) : addTaskCountsQuery.build(db, chunk).execute());
   }
 }
 

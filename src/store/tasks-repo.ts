@@ -5,7 +5,7 @@ import { ALL_STATUSES, type Source, type StatusEntry, type TaskStatus, type Task
 import { countStatusChange } from './assignments-repo.js';
 import { isSqlite, padded, writeChunks } from './batches.js';
 import { type Db, type Store, withTransaction } from './db.js';
-import { reusableQuery } from './prepared.js';
+import { reusableRows } from './prepared.js';
 import type { Database, TasksTable } from './schema.js';
 import type { PublicTaskCache } from './task-cache.js';
 import { addTaskCounts, type CountKey, countChange, countTask, dayCounts, dayOf, statusCounts, unseenCount } from './task-counts-repo.js';
@@ -85,31 +85,14 @@ const TASK_COLUMNS = [
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
 
-/**
- * The insert of `count` tasks, always with the same columns, compiled once per row count (and
- * dialect): only the counts batches.ts cuts a batch into on SQLite (powers of two up to 64), and
- * one row on both stores.
- */
-const insertQueries = new Map<number, (db: Db, ...values: unknown[]) => CompiledQuery>();
-
-function insertQuery(count: number): (db: Db, ...values: unknown[]) => CompiledQuery {
-  let query = insertQueries.get(count);
-  if (!query) {
-    const width = TASK_COLUMNS.length;
-    const row = (values: unknown[], r: number) => Object.fromEntries(TASK_COLUMNS.map((c, i) => [c, values[r * width + i]])) as Insertable<TasksTable>;
-    query = reusableQuery(
-      (db: Db, ...values: unknown[]) => db.insertInto('tasks').values(Array.from({ length: count }, (_, r) => row(values, r))),
-      ...Array.from({ length: count }, (_, r) => TASK_COLUMNS.map((c): unknown => `\u0000${r}:${c}`)).flat(),
-    );
-    insertQueries.set(count, query);
-  }
-  return query;
-}
+/** The insert of tasks, every column given, compiled once per row count (prepared.ts). */
+const insertTasksQuery = reusableRows(TASK_COLUMNS, (db, rows) => db.insertInto('tasks').values(rows as Insertable<TasksTable>[]));
 
 /** Inserts one task (an import) and counts it, in one transaction. */
 export async function insertTask(db: Db, row: TaskRow): Promise<void> {
   await withTransaction(db, async (trx) => {
-    await trx.executeQuery(insertQuery(1)(trx, ...TASK_COLUMNS.map((c) => row[c])));
+    const compiled = insertTasksQuery(trx, [row], false);
+    await (compiled ? trx.executeQuery(compiled) : insertTasksQuery.build(trx, [row]).execute());
     await addTaskCounts(trx, countTask(new Map(), row, 1));
   });
 }
@@ -119,17 +102,11 @@ export async function insertTask(db: Db, row: TaskRow): Promise<void> {
  * per chunk (batches.ts), each through its compiled insert.
  */
 export async function insertTasks(db: Db, rows: TaskRow[]): Promise<void> {
-  const compiled = isSqlite(db);
+  const chunked = isSqlite(db);
   await withTransaction(db, async (trx) => {
     for (const chunk of writeChunks(trx, rows, TASK_COLUMNS.length)) {
-      if (compiled || chunk.length === 1) {
-        await trx.executeQuery(insertQuery(chunk.length)(trx, ...chunk.flatMap((row) => TASK_COLUMNS.map((c) => row[c]))));
-      } else {
-        await trx
-          .insertInto('tasks')
-          .values(chunk as Insertable<TasksTable>[])
-          .execute();
-      }
+      const compiled = insertTasksQuery(trx, chunk, chunked);
+      await (compiled ? trx.executeQuery(compiled) : insertTasksQuery.build(trx, chunk).execute());
     }
     // The batch's counts in one statement (a few rows: the day and the statuses it touches).
     const counts = new Map<CountKey, number>();
