@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startSmtpSink } from '../bench/default-path.js';
 import { type Background, startBackground } from '../src/background.js';
 import { isPermanentRejection } from '../src/mail/errors.js';
@@ -115,6 +116,31 @@ describe('the mail thread', () => {
     smtp.setDataDelay(0);
     await transport.send(mail(4));
     expect((await smtp.waitFor(1, (m) => m.subject === 'Mail 4 through the thread'))[0]).toBeDefined();
+  });
+
+  it('hands the mails of one turn over in one message and settles each with its own outcome', async () => {
+    smtp = await startSmtpServer();
+    transport = new ThreadTransport({ smtpUrl: smtp.url, connections: 2 });
+    await transport.send(mail(10));
+    const posted = vi.spyOn(Worker.prototype, 'postMessage');
+    try {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => transport?.send(mail(11 + i))));
+      expect(posted).toHaveBeenCalledTimes(1);
+    } finally {
+      posted.mockRestore();
+    }
+    const subjects = (await smtp.waitFor(21)).map((m) => m.subject);
+    for (let n = 10; n <= 30; n++) expect(subjects).toContain(`Mail ${n} through the thread`);
+  });
+
+  it('sends a mail handed over in the same turn as the close', async () => {
+    smtp = await startSmtpServer();
+    transport = new ThreadTransport({ smtpUrl: smtp.url, connections: 1 });
+    await transport.send(mail(31));
+    const sending = transport.send(mail(32));
+    transport.close();
+    await sending;
+    expect((await smtp.waitFor(2)).map((m) => m.subject)).toContain('Mail 32 through the thread');
   });
 
   it('lets the sends under way finish when closed, and refuses new ones', async () => {

@@ -48,7 +48,10 @@ for (const store of STORES) {
       expect([...(await insertOutbox(t.store.db, partial))]).toEqual([partial.id]);
       const stored = await t.store.db.selectFrom('outbox').select(['in_reply_to', 'claim_rank']).where('id', '=', partial.id).executeTakeFirstOrThrow();
       expect([stored.in_reply_to, Number(stored.claim_rank)]).toEqual([null, 2]);
-      const total = await t.store.db.selectFrom('outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const total = await t.store.db
+        .selectFrom('outbox')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       expect(Number(total.n)).toBe(n);
     });
 

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { composeMail, mailEnvelope } from './mime.js';
+import { composeMail, mailEnvelope, type OutgoingMail } from './mime.js';
 import { SmtpPool } from './smtp-client.js';
 import type { FromThread, SendFailure, ThreadTransportSpec, ToThread } from './thread-transport.js';
 
@@ -28,17 +28,27 @@ function finish(): void {
   port?.close();
 }
 
-port.on('message', (message: ToThread) => {
-  if ('close' in message) {
-    closing = true;
-    finish();
-    return;
+/** Outcomes of this turn, posted together at its end (thread-transport.ts). */
+let outcomes: FromThread['outcomes'] = [];
+
+function answer(outcome: FromThread['outcomes'][number]): void {
+  if (outcomes.length === 0) {
+    setImmediate(() => {
+      const done = outcomes;
+      outcomes = [];
+      port?.postMessage({ outcomes: done } satisfies FromThread);
+      inFlight -= done.length;
+      finish();
+    });
   }
-  const { seq } = message;
+  outcomes.push(outcome);
+}
+
+function send(seq: number, outgoing: OutgoingMail): void {
   // A Buffer crosses the thread boundary as a plain Uint8Array.
   const mail = {
-    ...message.mail,
-    attachments: message.mail.attachments?.map((a) => ({ ...a, content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.length) })),
+    ...outgoing,
+    attachments: outgoing.attachments?.map((a) => ({ ...a, content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.length) })),
   };
   inFlight += 1;
   let sent: Promise<void>;
@@ -47,13 +57,17 @@ port.on('message', (message: ToThread) => {
   } catch (error) {
     sent = Promise.reject(error);
   }
-  sent
-    .then(
-      () => port.postMessage({ seq } satisfies FromThread),
-      (error: unknown) => port.postMessage({ seq, failure: failureOf(error) } satisfies FromThread),
-    )
-    .finally(() => {
-      inFlight -= 1;
-      finish();
-    });
+  sent.then(
+    () => answer({ seq }),
+    (error: unknown) => answer({ seq, failure: failureOf(error) }),
+  );
+}
+
+port.on('message', (message: ToThread) => {
+  if ('close' in message) {
+    closing = true;
+    finish();
+    return;
+  }
+  for (const { seq, mail } of message.mails) send(seq, mail);
 });

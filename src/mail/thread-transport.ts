@@ -34,8 +34,13 @@ export interface SendFailure {
   response?: unknown;
 }
 
-export type ToThread = { seq: number; mail: OutgoingMail } | { close: true };
-export type FromThread = { seq: number; failure?: SendFailure };
+/**
+ * Mails go over, and their outcomes come back, in batches: those handed over in one turn of the
+ * sending loop travel in one message (a message each cost ~2 % of the service's event loop during
+ * a flood, docs/performance.md).
+ */
+export type ToThread = { mails: { seq: number; mail: OutgoingMail }[] } | { close: true };
+export type FromThread = { outcomes: { seq: number; failure?: SendFailure }[] };
 
 interface Pending {
   resolve: () => void;
@@ -65,17 +70,27 @@ export class ThreadTransport {
   private readonly pending = new Map<number, Pending>();
   private seq = 0;
   private closed = false;
+  /** Mails handed over this turn, posted together at its end. */
+  private outgoing: { seq: number; mail: OutgoingMail }[] = [];
 
   constructor(private readonly spec: ThreadTransportSpec) {}
 
   send(mail: OutgoingMail): Promise<void> {
     if (this.closed) return Promise.reject(failureError({ name: 'SmtpError', message: 'The mail transport is closed', code: 'ECONNECTION' }));
-    const worker = this.thread();
+    this.thread();
     const seq = ++this.seq;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
-      worker.postMessage({ seq, mail } satisfies ToThread);
+      if (this.outgoing.length === 0) setImmediate(() => this.post());
+      this.outgoing.push({ seq, mail });
     });
+  }
+
+  private post(): void {
+    const mails = this.outgoing;
+    this.outgoing = [];
+    // Empty when the thread was lost meanwhile: its loss failed them (and a new thread gets its own).
+    if (mails.length > 0) this.worker?.postMessage({ mails } satisfies ToThread);
   }
 
   /** Ends the thread at once, as a crash would (tests): the sends it holds fail, the next send starts another. */
@@ -87,6 +102,7 @@ export class ThreadTransport {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.post();
     this.worker?.postMessage({ close: true } satisfies ToThread);
   }
 
@@ -96,15 +112,18 @@ export class ThreadTransport {
     // The service's exit never waits for it: stopping the outbox worker closes it first.
     worker.unref();
     worker.on('message', (message: FromThread) => {
-      const waiting = this.pending.get(message.seq);
-      if (!waiting) return;
-      this.pending.delete(message.seq);
-      if (message.failure) waiting.reject(failureError(message.failure));
-      else waiting.resolve();
+      for (const { seq, failure } of message.outcomes) {
+        const waiting = this.pending.get(seq);
+        if (!waiting) continue;
+        this.pending.delete(seq);
+        if (failure) waiting.reject(failureError(failure));
+        else waiting.resolve();
+      }
     });
     const lost = (reason: string) => {
       if (this.worker !== worker) return;
       this.worker = undefined;
+      this.outgoing = [];
       for (const [seq, waiting] of this.pending) {
         this.pending.delete(seq);
         waiting.reject(failureError({ name: 'SmtpError', message: `The mail thread stopped: ${reason}`, code: 'ECONNECTION' }));
