@@ -77,7 +77,7 @@ export class ThreadTransport {
 
   send(mail: OutgoingMail): Promise<void> {
     if (this.closed) return Promise.reject(failureError({ name: 'SmtpError', message: 'The mail transport is closed', code: 'ECONNECTION' }));
-    this.thread();
+    this.thread(); // started (or started again) now; post() hands the turn's mails to it
     const seq = ++this.seq;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
