@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { padded } from './batches.js';
 import type { Db } from './db.js';
 import { withTransaction } from './db.js';
+import { reusableList } from './prepared.js';
 import type { BlocklistTable } from './schema.js';
 
 export type BlockRow = Selectable<BlocklistTable>;
@@ -78,6 +79,23 @@ export type ActiveBlock = Pick<BlockRow, 'kind' | 'value' | 'prefix_bits'>;
  * padded (batches.ts): every kind with every value through the (kind, value) index, and the
  * networks through their partial index; equal pairs that match no subject are dropped here.
  */
+/** The statement of activeBlocksMatching, compiled once per number of values (prepared.ts). */
+const activeBlocksQuery = reusableList(
+  (db, list, now: string, ip: string, email: string, domain: string, requester: string) => {
+    const base = db.selectFrom('blocklist').select(['kind', 'value', 'prefix_bits']);
+    const active = (query: typeof base) => query.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+    return active(base)
+      .where('kind', 'in', [ip, email, domain, requester])
+      .where('value', 'in', list as string[])
+      .unionAll(active(base).where('kind', '=', ip).where('prefix_bits', 'is not', null));
+  },
+  '\u0000now',
+  '\u0000ip',
+  '\u0000email',
+  '\u0000domain',
+  '\u0000requester',
+);
+
 export async function activeBlocksMatching(db: Db, subjects: BlockMatch[], now: string): Promise<ActiveBlock[]> {
   const values = { ip: new Set<string>(), email: new Set<string>(), domain: new Set<string>(), requester: new Set<string>() };
   for (const subject of subjects) {
@@ -88,13 +106,7 @@ export async function activeBlocksMatching(db: Db, subjects: BlockMatch[], now: 
   }
   const all = new Set(Object.values(values).flatMap((set) => [...set]));
   if (all.size === 0) return [];
-  const active = (query: typeof base) => query.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
-  const base = db.selectFrom('blocklist').select(['kind', 'value', 'prefix_bits']);
-  const rows = await active(base)
-    .where('kind', 'in', Object.keys(values))
-    .where('value', 'in', padded([...all]))
-    .unionAll(active(base).where('kind', '=', 'ip').where('prefix_bits', 'is not', null))
-    .execute();
+  const { rows } = await db.executeQuery(activeBlocksQuery(db, padded([...all]), now, 'ip', 'email', 'domain', 'requester'));
   return rows.filter((row) => row.prefix_bits !== null || values[row.kind as keyof typeof values]?.has(row.value) === true);
 }
 

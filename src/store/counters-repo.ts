@@ -1,7 +1,7 @@
 import { type Insertable, sql } from 'kysely';
 import { isSqlite, padded, writeChunks } from './batches.js';
 import type { Db } from './db.js';
-import { reusableQuery, reusableRows } from './prepared.js';
+import { reusableList, reusableQuery, reusableRows } from './prepared.js';
 import type { CountersTable } from './schema.js';
 
 /**
@@ -65,9 +65,17 @@ export async function incrementCounter(db: Db, key: string, expiresAt: string, b
   return Number(row.count);
 }
 
+/** The counters of a list of keys, compiled once per list length (prepared.ts). */
+const readCountersQuery = reusableList((db, keys) =>
+  db
+    .selectFrom('counters')
+    .select(['key', 'count'])
+    .where('key', 'in', keys as string[]),
+);
+
 export async function readCounters(db: Db, keys: string[]): Promise<Map<string, number>> {
   if (keys.length === 0) return new Map();
-  const rows = await db.selectFrom('counters').select(['key', 'count']).where('key', 'in', padded(keys)).execute();
+  const { rows } = await db.executeQuery(readCountersQuery(db, padded(keys)));
   return new Map(rows.map((r) => [r.key, Number(r.count)]));
 }
 

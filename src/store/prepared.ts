@@ -69,3 +69,29 @@ export function reusableRows<C extends string, Q extends Compilable<unknown>>(co
   };
   return Object.assign(compiled, { build: (db: Db, rows: readonly Partial<Record<C, unknown>>[]) => build(db, rows as Record<C, unknown>[]) });
 }
+
+/**
+ * A query over a list of values (an IN list, padded to a power of two by batches.ts `padded`),
+ * compiled once per list length and reused: a batch's reads name every key of every submission,
+ * and building their value lists anew cost more than running them. `placeholders` stand for the
+ * other arguments, as in reusableQuery.
+ */
+export function reusableList<A extends unknown[], Q extends Compilable<unknown>>(
+  build: (db: Db, list: readonly unknown[], ...args: A) => Q,
+  ...placeholders: A
+) {
+  type R = Q extends Compilable<infer O> ? O : never;
+  const byLength = new Map<number, (db: Db, ...values: unknown[]) => CompiledQuery<R>>();
+  return (db: Db, list: readonly unknown[], ...args: A): CompiledQuery<R> => {
+    let query = byLength.get(list.length);
+    if (!query) {
+      const length = list.length;
+      query = reusableQuery(
+        (db: Db, ...values: unknown[]) => build(db, values.slice(0, length), ...(values.slice(length) as A)) as Compilable<R>,
+        ...[...Array.from({ length }, (_, i): unknown => `\u0000list:${i}`), ...placeholders],
+      ) as (db: Db, ...values: unknown[]) => CompiledQuery<R>;
+      byLength.set(length, query);
+    }
+    return query(db, ...list, ...args);
+  };
+}

@@ -5,7 +5,7 @@ import { ALL_STATUSES, type Source, type StatusEntry, type TaskStatus, type Task
 import { countStatusChange } from './assignments-repo.js';
 import { isSqlite, padded, writeChunks } from './batches.js';
 import { type Db, type Store, withTransaction } from './db.js';
-import { reusableRows } from './prepared.js';
+import { reusableList, reusableRows } from './prepared.js';
 import type { Database, TasksTable } from './schema.js';
 import type { PublicTaskCache } from './task-cache.js';
 import { addTaskCounts, type CountKey, countChange, countTask, dayCounts, dayOf, statusCounts, unseenCount } from './task-counts-repo.js';
@@ -314,15 +314,21 @@ export async function markSeen(db: Db, id: string, at: string): Promise<boolean>
 export type DedupeMatch = Pick<TaskRow, 'id' | 'client_hash' | 'contact_email' | 'dedupe_key'>;
 
 /** Tasks created after `since` with any of these dedupe keys, newest first. */
+/** Recent tasks of a list of dedupe keys, compiled once per list length (prepared.ts). */
+const findByDedupeKeysQuery = reusableList(
+  (db, keys, since: string) =>
+    db
+      .selectFrom('tasks')
+      .select(['id', 'client_hash', 'contact_email', 'dedupe_key'])
+      .where('dedupe_key', 'in', keys as string[])
+      .where('created_at', '>', since)
+      .orderBy('created_at', 'desc'),
+  '\u0000since',
+);
+
 export async function findByDedupeKeys(db: Db, dedupeKeys: string[], since: string): Promise<DedupeMatch[]> {
   if (dedupeKeys.length === 0) return [];
-  return db
-    .selectFrom('tasks')
-    .select(['id', 'client_hash', 'contact_email', 'dedupe_key'])
-    .where('dedupe_key', 'in', padded([...new Set(dedupeKeys)]))
-    .where('created_at', '>', since)
-    .orderBy('created_at', 'desc')
-    .execute();
+  return (await db.executeQuery(findByDedupeKeysQuery(db, padded([...new Set(dedupeKeys)]), since))).rows;
 }
 
 /** Type and status of each existing task among `ids` (a message's linked tasks, the console's message list). */
