@@ -61,8 +61,15 @@ export function inspectBody(body: unknown, maxDepth = MAX_BODY_DEPTH): BodyFindi
   return { tooDeep: false, problems: problems.reverse() };
 }
 
+/**
+ * Bodies found clean, so a second door on the same object (the HTTP hook, then the service layer)
+ * does not walk it again. Parsed bodies are not changed before the service layer reads them.
+ */
+const clean = new WeakSet<object>();
+
 /** The refusal for a body the guards find fault with, or undefined for a clean one. */
 export function bodyGuardError(body: unknown): AppError | undefined {
+  if (typeof body === 'object' && body !== null && clean.has(body)) return undefined;
   if (!isJsonContainer(body)) {
     if (typeof body === 'number' || typeof body === 'string') {
       const { problems } = inspectBody(body);
@@ -74,5 +81,7 @@ export function bodyGuardError(body: unknown): AppError | undefined {
   if (tooDeep) {
     return new AppError('malformed_request', 'The request body nests too deeply.', { details: [`body must not nest more than ${MAX_BODY_DEPTH} levels`] });
   }
-  return problems.length > 0 ? validationFailed(problems) : undefined;
+  if (problems.length > 0) return validationFailed(problems);
+  clean.add(body);
+  return undefined;
 }

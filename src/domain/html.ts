@@ -12,8 +12,13 @@ export class SafeHtml {
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
 
+const SPECIAL = /[&<>"'`]/;
+const SPECIALS = /[&<>"'`]/g;
+
 export function escapeHtml(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"'`]/g, (c) => ESCAPES[c] ?? c);
+  const text = String(value ?? '');
+  // Most values hold none: a test costs less than a replace that finds nothing.
+  return SPECIAL.test(text) ? text.replace(SPECIALS, (c) => ESCAPES[c] ?? c) : text;
 }
 
 type Value = SafeHtml | string | number | boolean | null | undefined | readonly Value[];
