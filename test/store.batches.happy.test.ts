@@ -7,7 +7,7 @@ import { activeBlocksMatching, insertBlock } from '../src/store/blocklist-repo.j
 import { addCounts, readCounters } from '../src/store/counters-repo.js';
 import { migrate, openStore, type Store } from '../src/store/db.js';
 import { findIdempotencyRecords, type IdempotencyRow, saveIdempotencyRecords } from '../src/store/idempotency-repo.js';
-import { insertOutbox } from '../src/store/outbox-repo.js';
+import { insertOutbox, markClaimedOutboxSent } from '../src/store/outbox-repo.js';
 import { findByDedupeKeys, insertTasks, type TaskRow } from '../src/store/tasks-repo.js';
 import { STORES } from './support/app.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
@@ -209,6 +209,52 @@ describe.each(STORES)('batch statements on %s', (storeName) => {
       'ip:client-blocked',
       'requester:mallory',
     ]);
+  });
+
+  it('marks sent every claimed mail of a window of any size, and none of another claim', async () => {
+    const claimed = (n: number, token: string) => ({
+      id: `mail-mark-${String(n).padStart(4, '0')}`,
+      kind: 'task_submitted',
+      recipient: 'operator@example-agent.dev',
+      reply_to: null,
+      subject: 'mark',
+      text_body: 'body',
+      html_body: null,
+      task_id: null,
+      message_id: null,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: AT,
+      locked_until: LATER,
+      last_error: null,
+      created_at: AT,
+      sent_at: null,
+      in_reply_to: null,
+      claim_rank: 1,
+      claim_token: token,
+    });
+    const sqlite = store.sqlite;
+    const prepare = sqlite ? vi.spyOn(sqlite, 'prepare') : undefined;
+    try {
+      let next = 1;
+      for (const size of range(1, 40)) {
+        const rows = range(next, size).map((n) => claimed(n, 'token-mine'));
+        const other = claimed(next + size, 'token-other');
+        next += size + 1;
+        await insertOutbox(store.db, [...rows, other]);
+        const marked = await markClaimedOutboxSent(store.db, [...rows.map((r) => r.id), other.id], 'token-mine', LATER);
+        expect([...marked].sort()).toEqual(rows.map((r) => r.id));
+      }
+      // A text per power of two, not one per window size (SQLite keeps a prepared statement per text).
+      if (prepare) expect(new Set(prepare.mock.calls.map(([text]) => text).filter((text) => text.startsWith('update "outbox"'))).size).toBeLessThanOrEqual(7);
+    } finally {
+      prepare?.mockRestore();
+    }
+    const rows = await store.db.selectFrom('outbox').select(['status', 'attempts', 'claim_token', 'sent_at']).where('id', 'like', 'mail-mark-%').execute();
+    const sent = rows.filter((r) => r.status === 'sent');
+    expect(sent).toHaveLength(820);
+    expect(sent.every((r) => Number(r.attempts) === 1 && r.claim_token === null && r.sent_at === LATER)).toBe(true);
+    expect(rows.filter((r) => r.status === 'pending' && r.claim_token === 'token-other')).toHaveLength(40);
   });
 
   it.runIf(storeName === 'sqlite')('prepares a few statement texts for batches of every size', async () => {

@@ -1,8 +1,8 @@
-import type { Insertable, Selectable } from 'kysely';
-import { isSqlite, writeChunks } from './batches.js';
+import { type Insertable, type Selectable, sql } from 'kysely';
+import { isSqlite, padded, writeChunks } from './batches.js';
 import { type Db, type DialectName, withTransaction } from './db.js';
 import { claimDue } from './leased-queue.js';
-import { reusableRows } from './prepared.js';
+import { reusableList, reusableRows } from './prepared.js';
 import type { OutboxTable } from './schema.js';
 
 /**
@@ -151,22 +151,40 @@ export async function updateClaimedOutbox(db: Db, id: string, token: string, cha
 }
 
 /** Ids per statement when marking many rows at once (well under every store's parameter limit). */
-const MARK_CHUNK = 500;
+const MARK_CHUNK = 512;
+
+/**
+ * The mark, compiled once per list length (prepared.ts). Its list is padded to a power of two
+ * (batches.ts): a window's marks come in any number, and a text per number churned SQLite's
+ * statement cache (each new text prepared again, and pushing out the others).
+ */
+const markSentQuery = reusableList(
+  (db, ids, token: string, at: string) =>
+    db
+      .updateTable('outbox')
+      .set({
+        status: sql<string>`'sent'`,
+        sent_at: at,
+        attempts: sql<number>`attempts + 1`,
+        last_error: sql<null>`null`,
+        locked_until: sql<null>`null`,
+        claim_token: sql<null>`null`,
+      })
+      .where('id', 'in', ids as string[])
+      .where('claim_token', '=', token)
+      .returning('id'),
+  '\u0000token',
+  '\u0000at',
+);
 
 /**
  * Marks claimed, still pending rows sent at `at` and releases their leases, in one statement per
- * 500 rows; returns the ids it marked (a row missing from it had lost its claim).
+ * 512 rows; returns the ids it marked (a row missing from it had lost its claim).
  */
 export async function markClaimedOutboxSent(db: Db, ids: string[], token: string, at: string): Promise<Set<string>> {
   const marked = new Set<string>();
   for (let i = 0; i < ids.length; i += MARK_CHUNK) {
-    const rows = await db
-      .updateTable('outbox')
-      .set((eb) => ({ status: 'sent', sent_at: at, attempts: eb('attempts', '+', 1), last_error: null, locked_until: null, claim_token: null }))
-      .where('id', 'in', ids.slice(i, i + MARK_CHUNK))
-      .where('claim_token', '=', token)
-      .returning('id')
-      .execute();
+    const { rows } = await db.executeQuery(markSentQuery(db, padded(ids.slice(i, i + MARK_CHUNK)), token, at));
     for (const row of rows) marked.add(row.id);
   }
   return marked;
