@@ -37,7 +37,7 @@ export interface GuardedSubmission {
   /** The id the task gets if admitted (an earlier submission of the batch may be its duplicate). */
   taskId: string;
   dedupeKey: string;
-  /** SHA-256 of the canonical request, compared by Idempotency-Key replays. */
+  /** SHA-256 of the canonical request, compared by Idempotency-Key replays ('' without a key). */
   requestHash: string;
   /** What a replay of this submission answers. */
   response: StoredResponse;

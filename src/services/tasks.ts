@@ -51,9 +51,10 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
   if (unsafe) throw unsafe;
   // A repeated Idempotency-Key replays the original answer before anything else is checked: the
   // request was valid when it was first accepted, even if its deadline has passed since. The
-  // payload is compared as sent (canonical JSON), so any change to it is "another payload".
-  const requestHash = isJsonObject(raw) ? sha256Hex(canonicalJson(raw)) : '';
-  if (requestHash !== '' && caller.idempotencyKey !== undefined) {
+  // payload is compared as sent (canonical JSON), so any change to it is "another payload". Only a
+  // keyed submission is ever compared: without a key there is no hash to take.
+  const requestHash = caller.idempotencyKey !== undefined && isJsonObject(raw) ? sha256Hex(canonicalJson(raw)) : '';
+  if (requestHash !== '') {
     const early = await guards.findReplay(deps.store.db, deps, caller, requestHash);
     if (early) return replayResult(early, await guards.taskQuotaHeaders(deps.store.db, deps, caller));
   }
