@@ -98,6 +98,7 @@ function ipHit(match: SubjectMatch, row: ActiveBlock): boolean {
 
 /** The kind of the first entry among `active` that matches, in BLOCK_KINDS order, or null. */
 export function blockKindFor(match: SubjectMatch, active: ActiveBlock[]): BlockKind | null {
+  if (active.length === 0) return null;
   const hits = (kind: BlockKind, value: string | undefined) => value !== undefined && active.some((row) => row.kind === kind && row.value === value);
   const matches: Record<BlockKind, boolean> = {
     ip: active.some((row) => row.kind === 'ip' && ipHit(match, row)),

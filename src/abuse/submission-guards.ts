@@ -79,6 +79,8 @@ export class SubmissionGuards {
     private readonly now: Date,
     /** The quota counters each submission uses, worked out once by load. */
     private readonly quotasOf: Map<GuardedSubmission, Counted[]>,
+    /** What the blocklist matches each submission by, worked out once by load. */
+    private readonly matches: Map<GuardedSubmission, SubjectMatch>,
     private readonly blocks: ActiveBlock[],
     records: IdempotencyRow[],
     private readonly counts: Map<string, number>,
@@ -103,7 +105,8 @@ export class SubmissionGuards {
       ...submissions.map((s) => `dup:${s.dedupeKey}`),
     ]);
     const windowStart = duplicateWindowStart(deps, now);
-    const blocks = await activeBlocksMatching(trx, submissions.map(SubmissionGuards.blockMatch), at);
+    const matches = new Map(submissions.map((s) => [s, SubmissionGuards.blockMatch(s)]));
+    const blocks = await activeBlocksMatching(trx, [...matches.values()], at);
     const records = await findIdempotencyRecords(
       trx,
       keyed.map((s) => ({ clientHash: s.caller.clientHash, key: s.caller.idempotencyKey ?? '' })),
@@ -116,7 +119,7 @@ export class SubmissionGuards {
       counterKeys.map((key) => `counter:${key}`),
     );
     const counts = await readCounters(trx, counterKeys);
-    return new SubmissionGuards(deps, now, quotasOf, blocks, records, counts, recent, windowStart);
+    return new SubmissionGuards(deps, now, quotasOf, matches, blocks, records, counts, recent, windowStart);
   }
 
   private static blockMatch(this: void, s: GuardedSubmission): SubjectMatch {
@@ -151,7 +154,7 @@ export class SubmissionGuards {
     const { idempotencyKey, clientHash } = s.caller;
     const record = idempotencyKey === undefined ? undefined : this.records.get(pairKey(clientHash, idempotencyKey));
     if (record) return { kind: 'replay', replay: replayOf(record, s.requestHash), headers: this.taskQuotaHeaders(s) };
-    const blocked = blockKindFor(SubmissionGuards.blockMatch(s), this.blocks);
+    const blocked = blockKindFor(this.matches.get(s) ?? SubmissionGuards.blockMatch(s), this.blocks);
     if (blocked) throw clientBlocked(blocked);
 
     const { task } = this.deps.abuse.policies;
