@@ -20,15 +20,29 @@ export interface Window {
   seconds: number;
 }
 
+/**
+ * The last window of each kind worked out, with its start: a submission asks for its windows
+ * several times (its counters, their expiry, its headers), and so do the others of its batch.
+ * Shared, so never changed by a caller.
+ */
+const lastWindows = new Map<WindowKind, { start: number; window: Window }>();
+
 export function windowOf(kind: WindowKind, now: Date): Window {
-  if (kind === 'day') return { id: utcDay(now), resetsAt: nextUtcMidnight(now), seconds: 86_400 };
-  const step = kind === 'hour' ? 3_600_000 : 60_000;
-  const start = Math.floor(now.getTime() / step) * step;
-  return {
-    id: new Date(start).toISOString().slice(0, kind === 'hour' ? 13 : 16),
-    resetsAt: new Date(start + step),
-    seconds: step / 1000,
-  };
+  const at = now.getTime();
+  const last = lastWindows.get(kind);
+  if (last && at >= last.start && at < last.window.resetsAt.getTime()) return last.window;
+  let start: number;
+  let window: Window;
+  if (kind === 'day') {
+    start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+    window = { id: utcDay(now), resetsAt: nextUtcMidnight(now), seconds: 86_400 };
+  } else {
+    const step = kind === 'hour' ? 3_600_000 : 60_000;
+    start = Math.floor(at / step) * step;
+    window = { id: new Date(start).toISOString().slice(0, kind === 'hour' ? 13 : 16), resetsAt: new Date(start + step), seconds: step / 1000 };
+  }
+  lastWindows.set(kind, { start, window });
+  return window;
 }
 
 /** Whole seconds until `at`, at least 1 (a Retry-After of 0 invites an immediate retry). */
@@ -94,9 +108,16 @@ export function counterKey(quota: Quota, clientHash: string, window: Window): st
   return `${quota.prefix}:${clientHash}:${window.id}`;
 }
 
+const expiries = new WeakMap<Window, string>();
+
 /** Counters are kept one hour past their window, then swept. */
 export function counterExpiry(window: Window): string {
-  return new Date(window.resetsAt.getTime() + 3_600_000).toISOString();
+  let expiry = expiries.get(window);
+  if (expiry === undefined) {
+    expiry = new Date(window.resetsAt.getTime() + 3_600_000).toISOString();
+    expiries.set(window, expiry);
+  }
+  return expiry;
 }
 
 /** Where a client stands in one quota after a request. */
