@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import { padded } from './batches.js';
 import type { Db } from './db.js';
 import { withTransaction } from './db.js';
@@ -72,6 +72,23 @@ export async function hasActiveBlock(db: Db, kind: string, value: string, now: s
 /** An active entry a subject may match: its kind, value and (ip entries) the prefix it names. */
 export type ActiveBlock = Pick<BlockRow, 'kind' | 'value' | 'prefix_bits'>;
 
+/** Every kind a subject is matched under (its values are collected per kind below). */
+const BLOCK_KINDS = ['ip', 'email', 'domain', 'requester'] as const;
+
+/** The statement of activeBlocksMatching, compiled once per number of values (prepared.ts). */
+const activeBlocksQuery = reusableList((db, list, now: string) => {
+  const base = db.selectFrom('blocklist').select(['kind', 'value', 'prefix_bits']);
+  const active = (query: typeof base) => query.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+  return active(base)
+    .where(
+      'kind',
+      'in',
+      BLOCK_KINDS.map((kind) => sql.lit(kind)),
+    )
+    .where('value', 'in', list as string[])
+    .unionAll(active(base).where('kind', '=', sql.lit('ip')).where('prefix_bits', 'is not', null));
+}, '\u0000now');
+
 /**
  * Every active entry that equals a value of any of the subjects (the caller tells which matches
  * which), and every active ip entry that names a network (the caller hashes its clients' networks
@@ -79,23 +96,6 @@ export type ActiveBlock = Pick<BlockRow, 'kind' | 'value' | 'prefix_bits'>;
  * padded (batches.ts): every kind with every value through the (kind, value) index, and the
  * networks through their partial index; equal pairs that match no subject are dropped here.
  */
-/** The statement of activeBlocksMatching, compiled once per number of values (prepared.ts). */
-const activeBlocksQuery = reusableList(
-  (db, list, now: string, ip: string, email: string, domain: string, requester: string) => {
-    const base = db.selectFrom('blocklist').select(['kind', 'value', 'prefix_bits']);
-    const active = (query: typeof base) => query.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
-    return active(base)
-      .where('kind', 'in', [ip, email, domain, requester])
-      .where('value', 'in', list as string[])
-      .unionAll(active(base).where('kind', '=', ip).where('prefix_bits', 'is not', null));
-  },
-  '\u0000now',
-  '\u0000ip',
-  '\u0000email',
-  '\u0000domain',
-  '\u0000requester',
-);
-
 export async function activeBlocksMatching(db: Db, subjects: BlockMatch[], now: string): Promise<ActiveBlock[]> {
   const values = { ip: new Set<string>(), email: new Set<string>(), domain: new Set<string>(), requester: new Set<string>() };
   for (const subject of subjects) {
@@ -106,7 +106,7 @@ export async function activeBlocksMatching(db: Db, subjects: BlockMatch[], now: 
   }
   const all = new Set(Object.values(values).flatMap((set) => [...set]));
   if (all.size === 0) return [];
-  const { rows } = await db.executeQuery(activeBlocksQuery(db, padded([...all]), now, 'ip', 'email', 'domain', 'requester'));
+  const { rows } = await db.executeQuery(activeBlocksQuery(db, padded([...all]), now));
   return rows.filter((row) => row.prefix_bits !== null || values[row.kind as keyof typeof values]?.has(row.value) === true);
 }
 

@@ -1,5 +1,5 @@
 import { type Insertable, sql } from 'kysely';
-import { isSqlite, padded, writeChunks } from './batches.js';
+import { padded, writeChunks } from './batches.js';
 import type { Db } from './db.js';
 import { reusableList, reusableQuery, reusableRows } from './prepared.js';
 import type { CountersTable } from './schema.js';
@@ -88,11 +88,6 @@ export async function sweepExpiredCounters(db: Db, now: string, limit = 10_000):
   return Number(result.numDeletedRows);
 }
 
-/**
- * Adds each count to its key (the read limiter's flush, a batch of submissions) and returns the
- * new totals: one upsert, or on SQLite one per chunk of a few fixed sizes (batches.ts). The keys
- * must be distinct.
- */
 /** The upsert of counters, compiled once per row count (prepared.ts). */
 const addCountsQuery = reusableRows(['key', 'count', 'expires_at'], (db, rows) =>
   db
@@ -102,13 +97,18 @@ const addCountsQuery = reusableRows(['key', 'count', 'expires_at'], (db, rows) =
     .returning(['key', 'count']),
 );
 
+/**
+ * Adds each count to its key (the read limiter's flush, a batch of submissions) and returns the
+ * new totals: one upsert, or on SQLite one per chunk of a few fixed sizes (batches.ts). The keys
+ * must be distinct.
+ */
 export async function addCounts(db: Db, counts: { key: string; count: number; expiresAt: string }[]): Promise<Map<string, number>> {
   const totals = new Map<string, number>();
-  const chunked = isSqlite(db);
   for (const chunk of writeChunks(db, counts, 3)) {
-    const values = chunk.map((c) => ({ key: c.key, count: c.count, expires_at: c.expiresAt }));
-    const compiled = addCountsQuery(db, values, chunked);
-    const rows = compiled ? (await db.executeQuery(compiled)).rows : await addCountsQuery.build(db, values).execute();
+    const rows = await addCountsQuery(
+      db,
+      chunk.map((c) => ({ key: c.key, count: c.count, expires_at: c.expiresAt })),
+    );
     for (const row of rows) totals.set(row.key, Number(row.count));
   }
   return totals;

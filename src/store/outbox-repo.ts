@@ -1,5 +1,5 @@
 import { type Insertable, type Selectable, sql } from 'kysely';
-import { isSqlite, padded, writeChunks } from './batches.js';
+import { padded, writeChunks } from './batches.js';
 import { type Db, type DialectName, withTransaction } from './db.js';
 import { claimDue } from './leased-queue.js';
 import { reusableList, reusableRows } from './prepared.js';
@@ -55,20 +55,14 @@ const OUTBOX_COLUMNS = [
 const allColumnsListed: Exclude<keyof OutboxTable, (typeof OUTBOX_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
 
-/** The insert of mails with every column given, compiled once per row count (prepared.ts), with and without the ids back. */
-const insertOutboxQuery = reusableRows(OUTBOX_COLUMNS, (db, rows) =>
+/** The insert of mails (one already queued wins), reused per row count (prepared.ts), without and with the ids back. */
+const insertMails = (db: Db, rows: Record<(typeof OUTBOX_COLUMNS)[number], unknown>[]) =>
   db
     .insertInto('outbox')
     .values(rows as Insertable<OutboxTable>[])
-    .onConflict((oc) => oc.column('id').doNothing()),
-);
-const insertOutboxReturningQuery = reusableRows(OUTBOX_COLUMNS, (db, rows) =>
-  db
-    .insertInto('outbox')
-    .values(rows as Insertable<OutboxTable>[])
-    .onConflict((oc) => oc.column('id').doNothing())
-    .returning('id'),
-);
+    .onConflict((oc) => oc.column('id').doNothing());
+const insertOutboxQuery = reusableRows(OUTBOX_COLUMNS, insertMails);
+const insertOutboxReturningQuery = reusableRows(OUTBOX_COLUMNS, (db, rows) => insertMails(db, rows).returning('id'));
 
 /**
  * Queues mails; a row with the same id already queued wins (mails that must exist at most once).
@@ -82,16 +76,9 @@ export async function insertOutbox(
   options: { ids: boolean } = { ids: true },
 ): Promise<Set<string>> {
   const written = new Set<string>();
-  const chunked = isSqlite(db);
   for (const chunk of writeChunks(db, Array.isArray(rows) ? rows : [rows], OUTBOX_COLUMNS.length)) {
-    if (!options.ids) {
-      const compiled = insertOutboxQuery(db, chunk, chunked);
-      await (compiled ? db.executeQuery(compiled) : insertOutboxQuery.build(db, chunk).execute());
-      continue;
-    }
-    const compiled = insertOutboxReturningQuery(db, chunk, chunked);
-    const result = compiled ? (await db.executeQuery(compiled)).rows : await insertOutboxReturningQuery.build(db, chunk).execute();
-    for (const { id } of result) written.add(id);
+    if (!options.ids) await insertOutboxQuery(db, chunk);
+    else for (const { id } of await insertOutboxReturningQuery(db, chunk)) written.add(id);
   }
   return written;
 }

@@ -1,4 +1,5 @@
 import type { Compilable, CompiledQuery, DialectAdapter } from 'kysely';
+import { isSqlite } from './batches.js';
 import type { Db } from './db.js';
 
 /**
@@ -32,10 +33,10 @@ export function reusableQuery<A extends unknown[], R>(build: (db: Db, ...args: A
  * JavaScript than SQLite took to run it. On PostgreSQL a batch is one statement of any size, so
  * only the one-row shape is reused there.
  *
- * `build` gets the rows with every column of `columns` set. The function returned gives the
- * compiled statement for `rows`, or undefined when the caller runs `build` itself (exposed as
- * `.build`): a shape not reused (above), or a row that leaves a column out (its default applies,
- * which a reused statement would overwrite).
+ * `build` gets the rows with every column of `columns` set. The function returned runs the write
+ * for `rows` and gives the rows it returns: through the reused statement, or through `build` for a
+ * shape not reused (above) or a row that leaves a column out (its default must apply, which a
+ * reused statement would overwrite).
  */
 export function reusableRows<C extends string, Q extends Compilable<unknown>>(columns: readonly C[], build: (db: Db, rows: Record<C, unknown>[]) => Q) {
   type R = Q extends Compilable<infer O> ? O : never;
@@ -54,8 +55,8 @@ export function reusableRows<C extends string, Q extends Compilable<unknown>>(co
     }
     return query;
   };
-  const compiled = (db: Db, rows: readonly Partial<Record<C, unknown>>[], chunked: boolean): CompiledQuery<R> | undefined => {
-    if (!chunked && rows.length !== 1) return undefined;
+  const reused = (db: Db, rows: readonly Partial<Record<C, unknown>>[]): CompiledQuery<R> | undefined => {
+    if (rows.length !== 1 && !isSqlite(db)) return undefined;
     const values = new Array<unknown>(rows.length * width);
     let k = 0;
     for (const row of rows) {
@@ -67,7 +68,10 @@ export function reusableRows<C extends string, Q extends Compilable<unknown>>(co
     }
     return queryOf(rows.length)(db, ...values);
   };
-  return Object.assign(compiled, { build: (db: Db, rows: readonly Partial<Record<C, unknown>>[]) => build(db, rows as Record<C, unknown>[]) });
+  return async (db: Db, rows: readonly Partial<Record<C, unknown>>[]): Promise<R[]> => {
+    const query = reused(db, rows) ?? (build(db, rows as Record<C, unknown>[]).compile() as CompiledQuery<R>);
+    return (await db.executeQuery(query)).rows;
+  };
 }
 
 /**

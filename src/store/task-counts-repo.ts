@@ -1,5 +1,5 @@
 import { type Insertable, sql } from 'kysely';
-import { isSqlite, writeChunks } from './batches.js';
+import { writeChunks } from './batches.js';
 import type { Db } from './db.js';
 import { reusableRows } from './prepared.js';
 import type { TaskCountsTable } from './schema.js';
@@ -51,11 +51,6 @@ export function countChange(before: CountedTask, after: CountedTask): Map<CountK
   return countTask(countTask(new Map(), before, -1), after, 1);
 }
 
-/**
- * Applies the deltas, in key order (two transactions touching the same rows lock them in the same
- * order, so they cannot deadlock on each other), skipping those that cancel out. Must run in the
- * transaction of the change it counts.
- */
 /** The upsert of task counts, compiled once per row count (prepared.ts). */
 const addTaskCountsQuery = reusableRows(['scope', 'status', 'count'], (db, rows) =>
   db
@@ -64,6 +59,11 @@ const addTaskCountsQuery = reusableRows(['scope', 'status', 'count'], (db, rows)
     .onConflict((oc) => oc.columns(['scope', 'status']).doUpdateSet({ count: sql<number>`task_counts.count + excluded.count` })),
 );
 
+/**
+ * Applies the deltas, in key order (two transactions touching the same rows lock them in the same
+ * order, so they cannot deadlock on each other), skipping those that cancel out. Must run in the
+ * transaction of the change it counts.
+ */
 export async function addTaskCounts(db: Db, deltas: Map<CountKey, number>): Promise<void> {
   const rows = [...deltas]
     .filter(([, by]) => by !== 0)
@@ -72,11 +72,7 @@ export async function addTaskCounts(db: Db, deltas: Map<CountKey, number>): Prom
       const bar = key.indexOf('|');
       return { scope: key.slice(0, bar), status: key.slice(bar + 1), count };
     });
-  const chunked = isSqlite(db);
-  for (const chunk of writeChunks(db, rows, 3)) {
-    const compiled = addTaskCountsQuery(db, chunk, chunked);
-    await (compiled ? db.executeQuery(compiled) : addTaskCountsQuery.build(db, chunk).execute());
-  }
+  for (const chunk of writeChunks(db, rows, 3)) await addTaskCountsQuery(db, chunk);
 }
 
 /** Tasks per status, over all time: one row per status. */

@@ -91,8 +91,7 @@ const insertTasksQuery = reusableRows(TASK_COLUMNS, (db, rows) => db.insertInto(
 /** Inserts one task (an import) and counts it, in one transaction. */
 export async function insertTask(db: Db, row: TaskRow): Promise<void> {
   await withTransaction(db, async (trx) => {
-    const compiled = insertTasksQuery(trx, [row], false);
-    await (compiled ? trx.executeQuery(compiled) : insertTasksQuery.build(trx, [row]).execute());
+    await insertTasksQuery(trx, [row]);
     await addTaskCounts(trx, countTask(new Map(), row, 1));
   });
 }
@@ -102,12 +101,8 @@ export async function insertTask(db: Db, row: TaskRow): Promise<void> {
  * per chunk (batches.ts), each through its compiled insert.
  */
 export async function insertTasks(db: Db, rows: TaskRow[]): Promise<void> {
-  const chunked = isSqlite(db);
   await withTransaction(db, async (trx) => {
-    for (const chunk of writeChunks(trx, rows, TASK_COLUMNS.length)) {
-      const compiled = insertTasksQuery(trx, chunk, chunked);
-      await (compiled ? trx.executeQuery(compiled) : insertTasksQuery.build(trx, chunk).execute());
-    }
+    for (const chunk of writeChunks(trx, rows, TASK_COLUMNS.length)) await insertTasksQuery(trx, chunk);
     // The batch's counts in one statement (a few rows: the day and the statuses it touches).
     const counts = new Map<CountKey, number>();
     for (const row of rows) countTask(counts, row, 1);
@@ -313,7 +308,6 @@ export async function markSeen(db: Db, id: string, at: string): Promise<boolean>
  */
 export type DedupeMatch = Pick<TaskRow, 'id' | 'client_hash' | 'contact_email' | 'dedupe_key'>;
 
-/** Tasks created after `since` with any of these dedupe keys, newest first. */
 /** Recent tasks of a list of dedupe keys, compiled once per list length (prepared.ts). */
 const findByDedupeKeysQuery = reusableList(
   (db, keys, since: string) =>
@@ -326,6 +320,7 @@ const findByDedupeKeysQuery = reusableList(
   '\u0000since',
 );
 
+/** Tasks created after `since` with any of these dedupe keys, newest first. */
 export async function findByDedupeKeys(db: Db, dedupeKeys: string[], since: string): Promise<DedupeMatch[]> {
   if (dedupeKeys.length === 0) return [];
   return (await db.executeQuery(findByDedupeKeysQuery(db, padded([...new Set(dedupeKeys)]), since))).rows;
