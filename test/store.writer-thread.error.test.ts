@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { migrate, openStore, type Store, withTransaction } from '../src/store/db.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { migrate, openStore, withTransaction } from '../src/store/db.js';
 import { storeFaultReason } from '../src/store/faults.js';
+import { settingValue, useSqliteFileStore } from './support/sqlite-file.js';
 
 /**
  * SQLite's writer thread when something fails (src/store/sqlite-writer.ts): a transaction whose
@@ -13,20 +14,8 @@ import { storeFaultReason } from '../src/store/faults.js';
  */
 
 describe('SQLite writer thread failures', () => {
-  let dir: string;
-  let store: Store;
-  const setting = async (key: string) => (await store.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst())?.value;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'hts-writer-error-'));
-    store = openStore(`sqlite:${path.join(dir, 'service.db')}`);
-    await migrate(store);
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = useSqliteFileStore('hts-writer-error-');
+  const setting = (key: string) => settingValue(store, key);
 
   beforeEach(async () => {
     await store.db.deleteFrom('settings').where('key', 'like', 'writer.%').execute();

@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createChangeFeed } from '../src/store/change-feed.js';
-import { migrate, openStore, type Store, withTransaction } from '../src/store/db.js';
+import { withTransaction } from '../src/store/db.js';
 import { insertTasks } from '../src/store/tasks-repo.js';
 import { taskRow } from './support/rows.js';
+import { settingValue, useSqliteFileStore } from './support/sqlite-file.js';
 
 /**
  * SQLite's writes on a thread of their own (src/store/sqlite-writer.ts): the event loop goes on
@@ -15,20 +13,8 @@ import { taskRow } from './support/rows.js';
  */
 
 describe('SQLite writes on their own thread', () => {
-  let dir: string;
-  let store: Store;
-  const setting = async (key: string) => (await store.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst())?.value;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'hts-writer-'));
-    store = openStore(`sqlite:${path.join(dir, 'service.db')}`);
-    await migrate(store);
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = useSqliteFileStore('hts-writer-');
+  const setting = (key: string) => settingValue(store, key);
 
   beforeEach(async () => {
     await store.db.deleteFrom('settings').where('key', 'like', 'writer.%').execute();

@@ -9,6 +9,7 @@ import {
   PostgresDialect,
   type PostgresPool,
   type PostgresPoolClient,
+  type SqliteDatabase,
   SqliteDialect,
   type SqliteDialectConfig,
   type SqliteStatement,
@@ -22,7 +23,7 @@ import { migrations } from './migrations/index.js';
 import { loadPg } from './pg.js';
 import type { Database } from './schema.js';
 import { SQLite, type SQLiteDatabase, type SQLiteStatement } from './sqlite-driver.js';
-import { ThreadedSqliteDialect } from './sqlite-writer.js';
+import { changesTasks, ThreadedSqliteDialect } from './sqlite-writer.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
 export type DialectName = 'sqlite' | 'postgres';
@@ -204,12 +205,12 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     // of 256 dirties about 1,000 pages: SQLite writes some of them to the WAL before the commit
     // (no extra fsync; 0-3 % more WAL frames, measured).
     const pragmas = ['synchronous = FULL', `busy_timeout = ${timeoutMs}`, 'foreign_keys = ON', `cache_size = -${SQLITE_CACHE_KIB}`];
-    for (const pragma of pragmas) database.pragma(pragma);
     // Checkpoints run on a thread of their own (checkpointer.ts); the automatic one stays as a backstop.
+    const checkpointsApart = file !== ':memory:' && options.checkpointInBackground !== false;
+    if (checkpointsApart) pragmas.push(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+    for (const pragma of pragmas) database.pragma(pragma);
     let checkpointer: Checkpointer | undefined;
-    if (file !== ':memory:' && options.checkpointInBackground !== false) {
-      pragmas.push(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
-      database.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+    if (checkpointsApart) {
       checkpointer = startCheckpointer({
         file,
         busyTimeoutMs: timeoutMs,
@@ -221,10 +222,13 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     const transactionEnd = new Set<(committed: boolean) => void>();
     // A file's writes run on a thread of their own (sqlite-writer.ts); an in-memory database has
     // only the one connection, on the event loop.
+    const cached = withStatementCache(database, taskChanges, transactionEnd);
     const threaded =
-      file === ':memory:' ? undefined : new ThreadedSqliteDialect({ file, reader: database, pragmas, checkpointer, taskChanges, transactionEnd });
+      file === ':memory:'
+        ? undefined
+        : new ThreadedSqliteDialect({ file, reader: cached, pragmas, statementCacheSize: STATEMENT_CACHE_SIZE, checkpointer, taskChanges, transactionEnd });
     const db = new Kysely<Database>({
-      dialect: threaded ?? new DrainingSqliteDialect({ database: withStatementCache(database, taskChanges, transactionEnd) }, checkpointer),
+      dialect: threaded ?? new DrainingSqliteDialect({ database: cached }, checkpointer),
       ...queryLog(options),
     });
     return {
@@ -396,10 +400,9 @@ class DrainingSqliteDialect extends SqliteDialect {
   }
 }
 
-const CHANGES_TASKS = /^\s*(update\s+"tasks"|delete\s+from\s+"tasks")/i;
-
 /**
- * Prepared statements kept. The service's steady set is under 100 (batch statements come in a few
+ * Prepared statements kept, by each connection (a file's writer thread keeps its own, sqlite-writer.ts).
+ * The service's steady set is under 100 (batch statements come in a few
  * sizes only, batches.ts); a prepared statement holds native memory (up to hundreds of KB for a
  * multi-row insert) until it is evicted and garbage-collected.
  */
@@ -409,13 +412,10 @@ const STATEMENT_CACHE_SIZE = 200;
  * Kysely prepares every query anew, and preparing costs more than running a primary-key lookup.
  * Statements are reused by SQL text (bounded); better-sqlite3 runs them synchronously, so a
  * cached statement is never used by two queries at once. Kysely prepares right before every run,
- * which is where statements that change tasks are counted (see Store.taskChanges).
+ * which is where statements that change tasks are counted (see Store.taskChanges) when this is the
+ * connection that writes (in memory); on a file it serves the event loop's reads.
  */
-function withStatementCache(
-  database: SQLiteDatabase,
-  taskChanges: { count: number },
-  transactionEnd: Set<(committed: boolean) => void>,
-): SqliteDialectConfig['database'] {
+function withStatementCache(database: SQLiteDatabase, taskChanges: { count: number }, transactionEnd: Set<(committed: boolean) => void>): SqliteDatabase {
   const cache = new Map<string, { statement: SQLiteStatement; changesTasks: boolean }>();
   const endings = new Map<string, SqliteStatement>();
   return {
@@ -437,7 +437,7 @@ function withStatementCache(
       }
       let entry = cache.get(sqlText);
       if (!entry) {
-        entry = { statement: database.prepare(sqlText), changesTasks: CHANGES_TASKS.test(sqlText) };
+        entry = { statement: database.prepare(sqlText), changesTasks: changesTasks(sqlText) };
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
         cache.set(sqlText, entry);
       }

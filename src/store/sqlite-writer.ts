@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import { type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SelectQueryNode, SqliteDialect } from 'kysely';
+import { type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SelectQueryNode, type SqliteDatabase, SqliteDialect } from 'kysely';
 import type { Checkpointer } from './checkpointer.js';
-import { SQLITE_DRIVER_PATH, type SQLiteDatabase, type SQLiteStatement } from './sqlite-driver.js';
+import { SQLITE_DRIVER_PATH } from './sqlite-driver.js';
 
 /**
  * SQLite's writes on a thread of their own. better-sqlite3 is synchronous: on the service's one
@@ -23,9 +23,6 @@ import { SQLITE_DRIVER_PATH, type SQLiteDatabase, type SQLiteStatement } from '.
  * reads how many rows a write changed may send its writes without waiting for each
  * (pipelineWrites): it then waits for the thread once, at its COMMIT.
  */
-
-/** Prepared statements kept by the thread (as the event loop's connection keeps, db.ts). */
-const STATEMENT_CACHE_SIZE = 200;
 
 // The thread's code: CommonJS run with `eval` (as checkpointer.ts), so it needs no file of its own
 // beside the bundle or the sources, and loads the very driver the service chose. Each message is
@@ -105,6 +102,7 @@ class WriterThread {
   constructor(
     private readonly file: string,
     private readonly pragmas: readonly string[],
+    private readonly cacheSize: number,
   ) {}
 
   /** The running thread's number, starting one if none runs: a transaction is bound to it. */
@@ -139,7 +137,7 @@ class WriterThread {
   private start(): Worker {
     const worker = new Worker(SOURCE, {
       eval: true,
-      workerData: { driver: SQLITE_DRIVER_PATH, file: this.file, pragmas: this.pragmas, cacheSize: STATEMENT_CACHE_SIZE },
+      workerData: { driver: SQLITE_DRIVER_PATH, file: this.file, pragmas: this.pragmas, cacheSize: this.cacheSize },
     });
     worker.unref();
     worker.on('message', (answer: Answer) => {
@@ -192,10 +190,12 @@ class Turns {
 export interface ThreadedSqliteOptions {
   /** The database file (never `:memory:`: a second connection could not see it). */
   file: string;
-  /** The event loop's connection: reads outside transactions. */
-  reader: SQLiteDatabase;
+  /** The event loop's connection, with its statement cache (db.ts): reads outside transactions. */
+  reader: SqliteDatabase;
   /** Run on the thread's connection when it opens. */
   pragmas: readonly string[];
+  /** Prepared statements the thread keeps, as the event loop's connection does. */
+  statementCacheSize: number;
   checkpointer: Checkpointer | undefined;
   /** Bumped when a write that changed tasks has committed (Store.taskChanges). */
   taskChanges: { count: number };
@@ -221,20 +221,29 @@ const CHANGES_TASKS = /^\s*(update\s+"tasks"|delete\s+from\s+"tasks")/i;
 const SELECT = /^\s*select\b/i;
 const RETURNING = /\breturning\b/i;
 
-/** Prepared statements the event loop's connection keeps for its reads. */
-const READ_CACHE_SIZE = 200;
+/** Whether a statement changes existing tasks (UPDATE or DELETE on `tasks`): Store.taskChanges counts them. */
+export function changesTasks(sqlText: string): boolean {
+  return CHANGES_TASKS.test(sqlText);
+}
+
+/** Whether a statement only reads (Kysely's SELECT, or raw SQL that is one). */
+function isRead(query: CompiledQuery): boolean {
+  return SelectQueryNode.is(query.query) || SELECT.test(query.sql);
+}
 
 class ThreadedSqliteDriver implements Driver {
   private readonly writer: WriterThread;
   private readonly turns = new Turns();
-  private readonly reads = new Map<string, SQLiteStatement>();
-  /** Whether a transaction is open on the thread's connection (Store.transactionOpen). */
-  transactionOpen = false;
   /** The connection holding the open transaction: one at a time (turns). */
   private current: RoutedConnection | undefined;
 
   constructor(private readonly options: ThreadedSqliteOptions) {
-    this.writer = new WriterThread(options.file, options.pragmas);
+    this.writer = new WriterThread(options.file, options.pragmas, options.statementCacheSize);
+  }
+
+  /** Whether a transaction is open on the thread's connection (Store.transactionOpen). */
+  get transactionOpen(): boolean {
+    return this.current !== undefined;
   }
 
   async init(): Promise<void> {}
@@ -249,7 +258,6 @@ class ThreadedSqliteDriver implements Driver {
     routed.turnEnd = await this.turn();
     routed.begun = false;
     this.current = routed;
-    this.transactionOpen = true;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -287,11 +295,11 @@ class ThreadedSqliteDriver implements Driver {
 
   /** Runs a statement outside any transaction: a read at once here, a write in its turn there. */
   async alone(query: CompiledQuery): Promise<QueryResult<unknown>> {
-    if (SelectQueryNode.is(query.query) || SELECT.test(query.sql)) return this.read(query);
+    if (isRead(query)) return this.read(query);
     const end = await this.turn();
     try {
       const result = await this.write(query.sql, query.parameters);
-      if (CHANGES_TASKS.test(query.sql)) this.options.taskChanges.count += 1;
+      if (changesTasks(query.sql)) this.options.taskChanges.count += 1;
       return result;
     } finally {
       end();
@@ -304,15 +312,15 @@ class ThreadedSqliteDriver implements Driver {
    * commit while it holds the turn, so they see what they would see there.
    */
   async inTransaction(connection: RoutedConnection, query: CompiledQuery): Promise<QueryResult<unknown>> {
-    const isSelect = SelectQueryNode.is(query.query) || SELECT.test(query.sql);
-    if (isSelect && !connection.begun) return this.read(query);
-    if (CHANGES_TASKS.test(query.sql)) connection.changedTasks = true;
+    const read = isRead(query);
+    if (read && !connection.begun) return this.read(query);
+    if (changesTasks(query.sql)) connection.changedTasks = true;
     if (!connection.begun) {
       connection.begun = true;
       connection.thread = this.writer.current();
       this.pipelined('begin', [], connection.thread);
     }
-    if (connection.pipelined && !isSelect && !RETURNING.test(query.sql)) {
+    if (connection.pipelined && !read && !RETURNING.test(query.sql)) {
       this.pipelined(query.sql, query.parameters, connection.thread);
       return { rows: [] };
     }
@@ -325,13 +333,7 @@ class ThreadedSqliteDriver implements Driver {
   }
 
   private read(query: CompiledQuery): QueryResult<unknown> {
-    let statement = this.reads.get(query.sql);
-    if (!statement) {
-      statement = this.options.reader.prepare(query.sql);
-      if (this.reads.size >= READ_CACHE_SIZE) this.reads.delete(this.reads.keys().next().value as string);
-      this.reads.set(query.sql, statement);
-    }
-    return { rows: statement.all(query.parameters) as unknown[] };
+    return { rows: this.options.reader.prepare(query.sql).all(query.parameters) };
   }
 
   /** Runs a statement on the thread and waits for it: alone, or in the transaction bound to `thread`. */
@@ -355,7 +357,6 @@ class ThreadedSqliteDriver implements Driver {
   }
 
   private endTransaction(connection: RoutedConnection, committed: boolean): void {
-    this.transactionOpen = false;
     this.current = undefined;
     connection.pipelined = false;
     if (committed && connection.changedTasks) this.options.taskChanges.count += 1;
