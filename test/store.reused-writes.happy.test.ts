@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addCounts, readCounters } from '../src/store/counters-repo.js';
-import { insertOutbox, type OutboxRow } from '../src/store/outbox-repo.js';
+import { insertOutbox } from '../src/store/outbox-repo.js';
 import { STORES, useTestApp } from './support/app.js';
-import { outboxRow } from './support/rows.js';
 
 /**
  * Issue 28: a batch's multi-row writes are compiled once per row count and reused (store/prepared.ts
@@ -10,15 +9,28 @@ import { outboxRow } from './support/rows.js';
  * a row that leaves a column to its default, and a row already there (kept, not returned).
  */
 
-const mail = (n: number, over: Partial<OutboxRow> = {}) =>
-  outboxRow(`mail-reused-${n}`, {
-    recipient: `operator${n}@ops.example-service.dev`,
-    subject: `Mail ${n}`,
-    text_body: `Body ${n}`,
-    html_body: `<p>Body ${n}</p>`,
-    claim_rank: n % 3,
-    ...over,
-  });
+const mail = (n: number, over: Record<string, unknown> = {}) => ({
+  id: `mail-reused-${n}`,
+  kind: 'task_submitted',
+  recipient: `operator${n}@ops.example-service.dev`,
+  reply_to: null,
+  subject: `Mail ${n}`,
+  text_body: `Body ${n}`,
+  html_body: `<p>Body ${n}</p>`,
+  task_id: null,
+  message_id: null,
+  status: 'pending',
+  attempts: 0,
+  next_attempt_at: '2030-03-10T10:00:00.000Z',
+  locked_until: null,
+  last_error: null,
+  created_at: '2030-03-10T10:00:00.000Z',
+  sent_at: null,
+  in_reply_to: null,
+  claim_rank: n % 3,
+  claim_token: null,
+  ...over,
+});
 
 for (const store of STORES) {
   describe(`reused batch writes (${store})`, () => {

@@ -2,7 +2,7 @@ import type { AppError } from '../domain/errors.js';
 import type { TaskInput } from '../domain/schemas.js';
 import { iso } from '../domain/time.js';
 import { type ActiveBlock, activeBlocksMatching } from '../store/blocklist-repo.js';
-import { addCountsQuietly, readCounters } from '../store/counters-repo.js';
+import { addCounts, readCounters } from '../store/counters-repo.js';
 import { type Db, lockKeys } from '../store/db.js';
 import { findIdempotencyRecords, type IdempotencyRow, saveIdempotencyRecords } from '../store/idempotency-repo.js';
 import { type DedupeMatch, findByDedupeKeys } from '../store/tasks-repo.js';
@@ -198,7 +198,7 @@ export class SubmissionGuards {
 
   /** Writes what the admitted submissions used: the counters and the Idempotency-Key records. */
   async save(trx: Db): Promise<void> {
-    await addCountsQuietly(
+    await addCounts(
       trx,
       [...this.added].map(([key, { count, expiresAt }]) => ({ key, count, expiresAt })),
     );

@@ -83,7 +83,7 @@ function outboxRow(deps: MailDeps, mail: NewMail): OutboxRow | undefined {
  * the rows are written under its claim and handed to it once the transaction has committed
  * (mail/wake.ts); otherwise the worker is woken to look for them.
  */
-async function enqueue(db: Db, deps: MailDeps, mails: NewMail[], options: { fresh?: boolean } = {}): Promise<void> {
+async function enqueue(db: Db, deps: MailDeps, mails: NewMail[]): Promise<void> {
   const rows = mails.map((mail) => outboxRow(deps, mail)).filter((row) => row !== undefined);
   if (rows.length === 0) return;
   deps.log.debug({ kinds: [...new Set(rows.map((r) => r.kind))], count: rows.length }, 'outbox: mail queued');
@@ -92,15 +92,9 @@ async function enqueue(db: Db, deps: MailDeps, mails: NewMail[], options: { fres
   const claim = onCommit && adopter?.claim();
   if (adopter && claim && onCommit) {
     const claimed = rows.map((row) => ({ ...row, ...claim }));
+    const written = await insertOutbox(db, claimed);
     // A row whose id was already queued was not written: that one is not this claim's to send.
-    // Fresh mails (ids made from tasks this very transaction creates) cannot have been queued, and
-    // are written without asking which were (SQLite: the write need not be waited for).
-    let mine = claimed;
-    if (options.fresh) await insertOutbox(db, claimed, { ids: false });
-    else {
-      const written = await insertOutbox(db, claimed);
-      mine = claimed.filter((row) => written.has(row.id));
-    }
+    const mine = claimed.filter((row) => written.has(row.id));
     if (mine.length > 0) onCommit(() => adopter.take(mine));
     return;
   }
@@ -124,12 +118,8 @@ async function alertRecipients(db: Db, deps: MailDeps, taskId: string | undefine
   return deps.config.operatorEmail === undefined ? [] : [{ email: deps.config.operatorEmail, key: undefined }];
 }
 
-/**
- * To whoever is alerted (alertRecipients): new tasks. Reply-To is the requester, so the operator can
- * ask back. `fresh`: the caller creates `tasks` in this very transaction, so none of their mails can
- * have been queued before (enqueue).
- */
-export async function enqueueTaskSubmitted(db: Db, deps: MailDeps, tasks: TaskRow[], options: { fresh?: boolean } = {}): Promise<void> {
+/** To whoever is alerted (alertRecipients): a new task. Reply-To is the requester, so the operator can ask back. */
+export async function enqueueTaskSubmitted(db: Db, deps: MailDeps, tasks: TaskRow[]): Promise<void> {
   // A new task has no assignee yet: every operator on duty, or OPERATOR_EMAIL.
   const recipients = await alertRecipients(db, deps, undefined);
   if (recipients.length === 0) return;
@@ -146,7 +136,6 @@ export async function enqueueTaskSubmitted(db: Db, deps: MailDeps, tasks: TaskRo
         taskId: task.id,
       })),
     ),
-    options,
   );
 }
 

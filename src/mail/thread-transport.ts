@@ -5,7 +5,7 @@ import type { SmtpPoolOptions } from './smtp-client.js';
 /**
  * The SMTP transport on a thread of its own: composing a message and speaking SMTP run in a worker
  * thread (mail/thread-entry.ts) with its own event loop, while the outbox worker (claims, the cap,
- * the marks: all the store work) stays on the service's thread and goes through the store.
+ * the marks: all the store work) stays on the service's thread with its one connection.
  *
  * Why: under a flood of submissions the service's event loop turns every ~15 ms, and each SMTP
  * reply waited for a turn, so four connections sent ~120 mails a second while 2,000 tasks a second

@@ -183,20 +183,16 @@ export interface Submission extends guards.GuardedSubmission {
 export async function commitSubmissions(deps: ServiceDeps, submissions: Submission[]): Promise<Outcome<guards.Verdict>[]> {
   deps.metrics.submissionBatch.observe(submissions.length);
   const verdicts = await withTransaction(deps.store.db, async (trx) => {
-    // Nothing here reads how many rows a write changed (SQLite: one wait for the thread, not one a statement).
-    deps.store.pipelineWrites?.();
     const checks = await guards.SubmissionGuards.load(trx, deps, submissions);
     const decided = submissions.map((submission) => checks.decide(submission));
     const admitted = submissions.filter((_, i) => decided[i]?.kind === 'admitted').map((s) => s.row);
-    // The mails first: finding their recipients is the batch's last read, and on SQLite a read
-    // before the transaction's first write runs at once on the event loop's connection.
-    await outbox.enqueueTaskSubmitted(trx, deps, admitted, { fresh: true });
     await checks.save(trx);
     await insertTasks(trx, admitted);
     await deps.changes.publishAll(
       admitted.map((row) => ({ kind: 'task', taskId: row.id })),
       trx,
     );
+    await outbox.enqueueTaskSubmitted(trx, deps, admitted);
     for (const verdict of decided) {
       // Another client matched only by contact e-mail: the id goes to that address (a 409 changes nothing else).
       if (verdict.kind === 'duplicate' && !verdict.duplicate.sameClient) await outbox.enqueueDuplicateNotice(trx, deps, verdict.duplicate);

@@ -81,7 +81,7 @@ class SqliteChangeFeed implements ChangeFeed {
 
   async publish(change: Change, trx?: Db): Promise<void> {
     emit(this.publishListeners, change, this.log);
-    if (trx?.isTransaction && this.store.transactionOpen?.()) this.pending.push(change);
+    if (trx?.isTransaction && this.store.sqlite?.inTransaction) this.pending.push(change);
     else emit(this.listeners, change, this.log);
   }
 

@@ -88,14 +88,14 @@ export async function sweepExpiredCounters(db: Db, now: string, limit = 10_000):
   return Number(result.numDeletedRows);
 }
 
-/** The upsert of counters, compiled once per row count (prepared.ts), without and with the totals back. */
-const upsertCounts = (db: Db, rows: Record<'key' | 'count' | 'expires_at', unknown>[]) =>
+/** The upsert of counters, compiled once per row count (prepared.ts). */
+const addCountsQuery = reusableRows(['key', 'count', 'expires_at'], (db, rows) =>
   db
     .insertInto('counters')
     .values(rows as Insertable<CountersTable>[])
-    .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql<number>`counters.count + excluded.count` }));
-const addCountsQuery = reusableRows(['key', 'count', 'expires_at'], upsertCounts);
-const addCountsReturningQuery = reusableRows(['key', 'count', 'expires_at'], (db, rows) => upsertCounts(db, rows).returning(['key', 'count']));
+    .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql<number>`counters.count + excluded.count` }))
+    .returning(['key', 'count']),
+);
 
 /**
  * Adds each count to its key (the read limiter's flush, a batch of submissions) and returns the
@@ -105,18 +105,14 @@ const addCountsReturningQuery = reusableRows(['key', 'count', 'expires_at'], (db
 export async function addCounts(db: Db, counts: { key: string; count: number; expiresAt: string }[]): Promise<Map<string, number>> {
   const totals = new Map<string, number>();
   for (const chunk of writeChunks(db, counts, 3)) {
-    const rows = await addCountsReturningQuery(db, chunk.map(counterRow));
+    const rows = await addCountsQuery(
+      db,
+      chunk.map((c) => ({ key: c.key, count: c.count, expires_at: c.expiresAt })),
+    );
     for (const row of rows) totals.set(row.key, Number(row.count));
   }
   return totals;
 }
-
-/** As addCounts, without reading the totals back (SQLite: the write need not be waited for). */
-export async function addCountsQuietly(db: Db, counts: { key: string; count: number; expiresAt: string }[]): Promise<void> {
-  for (const chunk of writeChunks(db, counts, 3)) await addCountsQuery(db, chunk.map(counterRow));
-}
-
-const counterRow = (c: { key: string; count: number; expiresAt: string }) => ({ key: c.key, count: c.count, expires_at: c.expiresAt });
 
 export async function deleteCounters(db: Db, keys: string[]): Promise<void> {
   if (keys.length === 0) return;

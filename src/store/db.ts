@@ -9,7 +9,6 @@ import {
   PostgresDialect,
   type PostgresPool,
   type PostgresPoolClient,
-  type SqliteDatabase,
   SqliteDialect,
   type SqliteDialectConfig,
   type SqliteStatement,
@@ -23,7 +22,6 @@ import { migrations } from './migrations/index.js';
 import { loadPg } from './pg.js';
 import type { Database } from './schema.js';
 import { SQLite, type SQLiteDatabase, type SQLiteStatement } from './sqlite-driver.js';
-import { changesTasks, ThreadedSqliteDialect } from './sqlite-writer.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
 export type DialectName = 'sqlite' | 'postgres';
@@ -31,33 +29,21 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<Database>;
   dialect: DialectName;
-  /**
-   * SQLite only: the event loop's connection, for the status read that cannot afford Kysely's
-   * per-query cost. On a file it only reads (sqlite-writer.ts: the writes run on a thread).
-   */
+  /** SQLite only: the raw handle, for the status read that cannot afford Kysely's per-query cost. */
   sqlite?: SQLiteDatabase;
   /**
-   * SQLite only: moves whenever a statement that changes existing tasks (UPDATE or DELETE on
-   * `tasks`) has committed (on a file; in memory, when it is about to run). Every write goes
-   * through this process's one writing connection, so a cached task is current exactly while this
-   * number has not moved.
+   * SQLite only: bumped whenever a statement that changes existing tasks (UPDATE or DELETE on
+   * `tasks`) is about to run. Every write goes through this process's one connection, so a cached
+   * task is current exactly while this number has not moved.
    */
   taskChanges?: { count: number };
   /** Recent store faults (faults.ts), for the health record. */
   faults: StoreFaults;
   /**
-   * SQLite only: told when a transaction on the writing connection ends, after its COMMIT ran
+   * SQLite only: told when a transaction on the one connection ends, after its COMMIT ran
    * (`true`) or its ROLLBACK (`false`); the change feed holds a transaction's changes until then.
    */
   transactionEnd?: Set<(committed: boolean) => void>;
-  /** SQLite only: whether a transaction is open on the connection that writes (sqlite-writer.ts). */
-  transactionOpen?: () => boolean;
-  /**
-   * SQLite only: the open transaction's writes that return no rows go to the writer thread without
-   * waiting for each (sqlite-writer.ts). Only for a transaction that never reads what such a write
-   * reports (the number of rows it changed).
-   */
-  pipelineWrites?: () => void;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
   /** Throws when the store cannot take a write (disk full, read-only, lost connection). */
@@ -197,6 +183,9 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     const database = new SQLite(file);
     // WAL with synchronous=FULL: every acknowledged commit survives a power cut.
     database.pragma('journal_mode = WAL');
+    database.pragma('synchronous = FULL');
+    database.pragma(`busy_timeout = ${timeoutMs}`);
+    database.pragma('foreign_keys = ON');
     // better-sqlite3 builds SQLite with a 16 MB page cache (SQLITE_DEFAULT_CACHE_SIZE=-16000), which
     // a busy instance fills within a minute of submissions and never gives back: the largest part
     // of its native memory. SQLite's own default, 2 MB, holds the upper levels of the B-trees and
@@ -204,13 +193,11 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     // indexes); any other page is one read from the operating system's file cache away. A batch
     // of 256 dirties about 1,000 pages: SQLite writes some of them to the WAL before the commit
     // (no extra fsync; 0-3 % more WAL frames, measured).
-    const pragmas = ['synchronous = FULL', `busy_timeout = ${timeoutMs}`, 'foreign_keys = ON', `cache_size = -${SQLITE_CACHE_KIB}`];
+    database.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
     // Checkpoints run on a thread of their own (checkpointer.ts); the automatic one stays as a backstop.
-    const checkpointsApart = file !== ':memory:' && options.checkpointInBackground !== false;
-    if (checkpointsApart) pragmas.push(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
-    for (const pragma of pragmas) database.pragma(pragma);
     let checkpointer: Checkpointer | undefined;
-    if (checkpointsApart) {
+    if (file !== ':memory:' && options.checkpointInBackground !== false) {
+      database.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
       checkpointer = startCheckpointer({
         file,
         busyTimeoutMs: timeoutMs,
@@ -220,15 +207,8 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     }
     const taskChanges = { count: 0 };
     const transactionEnd = new Set<(committed: boolean) => void>();
-    // A file's writes run on a thread of their own (sqlite-writer.ts); an in-memory database has
-    // only the one connection, on the event loop.
-    const cached = withStatementCache(database, taskChanges, transactionEnd);
-    const threaded =
-      file === ':memory:'
-        ? undefined
-        : new ThreadedSqliteDialect({ file, reader: cached, pragmas, statementCacheSize: STATEMENT_CACHE_SIZE, checkpointer, taskChanges, transactionEnd });
     const db = new Kysely<Database>({
-      dialect: threaded ?? new DrainingSqliteDialect({ database: cached }, checkpointer),
+      dialect: new DrainingSqliteDialect({ database: withStatementCache(database, taskChanges, transactionEnd) }, checkpointer),
       ...queryLog(options),
     });
     return {
@@ -238,8 +218,6 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
       taskChanges,
       faults,
       transactionEnd,
-      transactionOpen: threaded ? () => threaded.driver.transactionOpen : () => database.inTransaction,
-      ...(threaded ? { pipelineWrites: () => threaded.driver.pipelineWrites() } : {}),
       ping: async () => {
         await sql`select 1`.execute(db);
       },
@@ -400,9 +378,10 @@ class DrainingSqliteDialect extends SqliteDialect {
   }
 }
 
+const CHANGES_TASKS = /^\s*(update\s+"tasks"|delete\s+from\s+"tasks")/i;
+
 /**
- * Prepared statements kept, by each connection (a file's writer thread keeps its own, sqlite-writer.ts).
- * The service's steady set is under 100 (batch statements come in a few
+ * Prepared statements kept. The service's steady set is under 100 (batch statements come in a few
  * sizes only, batches.ts); a prepared statement holds native memory (up to hundreds of KB for a
  * multi-row insert) until it is evicted and garbage-collected.
  */
@@ -412,10 +391,13 @@ const STATEMENT_CACHE_SIZE = 200;
  * Kysely prepares every query anew, and preparing costs more than running a primary-key lookup.
  * Statements are reused by SQL text (bounded); better-sqlite3 runs them synchronously, so a
  * cached statement is never used by two queries at once. Kysely prepares right before every run,
- * which is where statements that change tasks are counted (see Store.taskChanges) when this is the
- * connection that writes (in memory); on a file it serves the event loop's reads.
+ * which is where statements that change tasks are counted (see Store.taskChanges).
  */
-function withStatementCache(database: SQLiteDatabase, taskChanges: { count: number }, transactionEnd: Set<(committed: boolean) => void>): SqliteDatabase {
+function withStatementCache(
+  database: SQLiteDatabase,
+  taskChanges: { count: number },
+  transactionEnd: Set<(committed: boolean) => void>,
+): SqliteDialectConfig['database'] {
   const cache = new Map<string, { statement: SQLiteStatement; changesTasks: boolean }>();
   const endings = new Map<string, SqliteStatement>();
   return {
@@ -437,7 +419,7 @@ function withStatementCache(database: SQLiteDatabase, taskChanges: { count: numb
       }
       let entry = cache.get(sqlText);
       if (!entry) {
-        entry = { statement: database.prepare(sqlText), changesTasks: changesTasks(sqlText) };
+        entry = { statement: database.prepare(sqlText), changesTasks: CHANGES_TASKS.test(sqlText) };
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
         cache.set(sqlText, entry);
       }

@@ -28,7 +28,7 @@ export interface PublicTaskCacheOptions {
  * The public status read's cache, one design for both stores: the same frozen task object is
  * returned until the task changes, so a repeated read or a 304 costs no query and no serialization
  * (http/conditional.ts remembers the ETag per object). It is told of changes two ways: the stamp
- * (SQLite's one writing connection sees every write) and invalidate() from the change feed (PostgreSQL,
+ * (SQLite's one connection sees every write) and invalidate() from the change feed (PostgreSQL,
  * where other instances write: LISTEN/NOTIFY reaches every instance on commit). A missed
  * notification cannot become a stale read: while the LISTEN connection is down the cache is not
  * used, and it is dropped whole when the loss is noticed and again on every reconnection.

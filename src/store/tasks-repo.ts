@@ -134,9 +134,8 @@ const readStatements = new WeakMap<object, { get(id: string): unknown }>();
  */
 export async function findPublicTask(store: Store, cache: PublicTaskCache, id: string): Promise<Readonly<PublicTask> | undefined> {
   const { sqlite } = store;
-  // While a transaction is open on SQLite's one connection (an in-memory store; a file's writes run
-  // on a thread, sqlite-writer.ts), a direct read would see its uncommitted writes: wait for it
-  // through Kysely instead, and keep nothing.
+  // While a transaction is open on SQLite's one connection, a direct read would see its
+  // uncommitted writes: wait for it through Kysely instead, and keep nothing.
   if (sqlite?.inTransaction) {
     const row = await findTask(store.db, id);
     return row ? toPublicTask(row) : undefined;
@@ -165,7 +164,7 @@ export async function findPublicTask(store: Store, cache: PublicTaskCache, id: s
 
 /**
  * The public task if the read cache holds a current copy, without waiting or querying: for the
- * status read's fast lane (http/fast-reads.ts). Nothing while SQLite's one connection (in memory) is inside
+ * status read's fast lane (http/fast-reads.ts). Nothing while SQLite's one connection is inside
  * a transaction, as findPublicTask.
  */
 export function cachedPublicTask(store: Store, cache: PublicTaskCache, id: string): Readonly<PublicTask> | undefined {
