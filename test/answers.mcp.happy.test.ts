@@ -7,7 +7,7 @@ import { STORES, TestClock, useTestApp, validTask } from './support/app.js';
 
 describe.each(STORES)('structured answers over MCP on %s', (store) => {
   const clock = new TestClock('2030-03-10T10:00:00.000Z');
-  const t = useTestApp({ store, clock });
+  const t = useTestApp({ store, clock, env: { MCP_TASK_HOLD_SECONDS: '0' } });
   const client = useMcpClient(t);
 
   it('describes response_schema in the input schema of submit_human_task, and result in the task it returns', async () => {

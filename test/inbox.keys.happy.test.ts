@@ -98,7 +98,7 @@ describe.each(STORES)('keyboard shortcuts in the console on %s', (store) => {
     expect(await status(ids[2])).toMatchObject({ status: 'rejected', operator_notes: 'We cannot get there this week.' });
     expect(await status(ids[3])).toMatchObject({ status: 'delivered', operator_notes: 'Roses are 4 EUR each; a bouquet of 12 is 40 EUR.' });
     expect(await status(ids[4])).toMatchObject({ status: 'rejected', operator_notes: 'Timetables are online; no visit needed.' });
-  });
+  }, 90_000);
 
   it('with the script, "Use" puts a delivery template into the deliverable box in place, under the strict CSP', async () => {
     const { cookie, csrf } = await signIn(t);

@@ -14,9 +14,11 @@ const LONG = `A${'x'.repeat(300)} unbroken https://example-agent.dev/${'segment'
  * Issue 31 (items 4–6, requester part): every public page in every state, in Chromium at 390×844
  * and 1366×900: tap targets of at least 44×44 px on the phone, no serious or critical axe
  * violation, no sideways scroll; the form within the phone's first screen; a delivered task read
- * as a green verified box and a sentence, the technical part folded away.
+ * as a green verified box and a sentence, the technical part folded away. Layout does not depend on
+ * the store (what the pages show on each store is in pages.happy and questions.pages): the sweep runs
+ * on the first one.
  */
-describe.each(STORES)('the requester pages on a phone and a desktop on %s', (store) => {
+describe.each(STORES.slice(0, 1))('the requester pages on a phone and a desktop on %s', (store) => {
   let t: TestApp;
   let browser: Browser;
   const ids: Record<'submitted' | 'asked' | 'delivered' | 'rejected', string> = { submitted: '', asked: '', delivered: '', rejected: '' };
@@ -79,13 +81,8 @@ describe.each(STORES)('the requester pages on a phone and a desktop on %s', (sto
         },
       ],
       ['rejected', open(`/tasks?id=${ids.rejected}`)],
-      // The documents do not depend on the store: checked once.
-      ...(store === STORES[0]
-        ? [
-            ['docs', open('/docs')] as [string, (page: Page) => Promise<unknown>],
-            ...DOCUMENTS.map((d) => [`doc ${d.id}`, open(`/docs/${d.id}`)] as [string, (page: Page) => Promise<unknown>]),
-          ]
-        : []),
+      ['docs', open('/docs')],
+      ...DOCUMENTS.map((d) => [`doc ${d.id}`, open(`/docs/${d.id}`)] as [string, (page: Page) => Promise<unknown>]),
       ['page not found', open('/no/such/page')],
     ];
   }
