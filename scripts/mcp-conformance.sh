@@ -25,7 +25,9 @@ trap cleanup EXIT
 (
   cd "$ROOT"
   export PORT="$port" HOST=127.0.0.1 BASE_URL="http://localhost:$port" DATA_DIR="$work/data" LOG_LEVEL=warn
-  exec npx tsx src/server.ts
+  # tsx itself, not through npx: npm exec runs it as a child and does not pass SIGTERM on, which left
+  # the service running after every run.
+  exec "$ROOT/node_modules/.bin/tsx" src/server.ts
 ) >"$work/server.log" 2>&1 &
 server_pid=$!
 
