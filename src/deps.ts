@@ -10,7 +10,7 @@ import type { Clock } from './domain/time.js';
 import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
 import { loadAdminKeyHash } from './services/admin-key.js';
-import { GroupCommit } from './services/group-commit.js';
+import { GroupCommit, maxBatchFor } from './services/group-commit.js';
 import { Metrics } from './services/metrics.js';
 import { loadVapidKeys } from './services/push.js';
 import { WorkerStatus } from './services/readiness.js';
@@ -91,7 +91,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     taskCache,
     waits,
     vapid: await loadVapidKeys(store.db),
-    submissions: new GroupCommit((submissions) => commitSubmissions(deps, submissions)),
+    submissions: new GroupCommit((submissions) => commitSubmissions(deps, submissions), maxBatchFor(store.dialect)),
   };
   return deps;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit, type Outcome } from '../src/services/group-commit.js';
+import { GroupCommit, maxBatchFor, type Outcome, SQLITE_MAX_BATCH } from '../src/services/group-commit.js';
 
 /**
  * The group commit's own rules, with a commit function that records its batches: items that
@@ -59,6 +59,26 @@ describe('group commit', () => {
     const answers = await Promise.allSettled([1, 2, 3].map((n) => group.submit(n)));
     expect(answers.every((a) => a.status === 'rejected' && a.reason === fault)).toBe(true);
     expect(batches).toEqual([[1, 2, 3]]);
+  });
+
+  it('takes at most maxBatch items a batch, and gives the event loop a turn before the next one', async () => {
+    // A commit with no wait of its own, as on SQLite: without the turn, the three batches and
+    // their answers would run in one go, ahead of everything else the loop had to do.
+    const events: string[] = [];
+    const group = new GroupCommit<number, string>(async (items) => {
+      events.push(`commit ${items.join(',')}`);
+      return items.map((n) => ({ ok: true, value: String(n) }));
+    }, 2);
+    const answers = [1, 2, 3, 4, 5].map((n) => group.submit(n).then((value) => events.push(`answer ${value}`)));
+    setImmediate(() => events.push('another request'));
+    await Promise.all(answers);
+    expect(events).toEqual(['commit 1,2', 'answer 1', 'answer 2', 'another request', 'commit 3,4', 'answer 3', 'answer 4', 'commit 5', 'answer 5']);
+  });
+
+  it('caps batches at 16 on SQLite, whose transactions hold the event loop, and at 256 on PostgreSQL', () => {
+    expect(maxBatchFor('sqlite')).toBe(SQLITE_MAX_BATCH);
+    expect(SQLITE_MAX_BATCH).toBe(16);
+    expect(maxBatchFor('postgres')).toBe(256);
   });
 
   it('keeps committing after a failed batch', async () => {

@@ -16,7 +16,8 @@ import { SUBMIT_ROUTE } from './routes/public.js';
  * go on `PER_TURN` at a time, one group per turn of the event loop (setImmediate), so that the
  * requests that arrive in between are handled first. Only while other requests are arriving: when
  * none came since the oldest held submission arrived, nor in the `QUIET_MS` before it, every held
- * submission goes on at once, and a flood of submissions alone keeps its full batches.
+ * submission goes on at once, and a flood of submissions alone reaches the group commit whole (which
+ * cuts it into batches of its own size, services/group-commit.ts).
  *
  * Nothing is refused or reordered among submissions (first held, first on), and the wait is
  * bounded: the held ones are at most the open connections times the requests one connection may
