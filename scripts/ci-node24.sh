@@ -41,6 +41,9 @@ const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 const skipped = (r.numPendingTests || 0) + (r.numTodoTests || 0);
 console.log(`Node24: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
 if (process.env.CI_NODE24_COUNTS) require("fs").writeFileSync(process.env.CI_NODE24_COUNTS, `${r.numPassedTests} ${r.numFailedTests} ${skipped}\n`);
+// The failed tests by name, for .ci/run to repeat before its closing line.
+const failed = r.testResults.flatMap((f) => f.assertionResults.filter((a) => a.status === "failed").map((a) => `FAILED (Node 24): ${f.name.replace(process.cwd() + "/", "")} > ${a.fullName}\n`));
+if (process.env.CI_NODE24_COUNTS) require("fs").writeFileSync(`${process.env.CI_NODE24_COUNTS}.failed`, failed.join(""));
 ' "$report" || { echo "Node24: 0 passed, 1 failed"; status=1; }
 rm -f "$report"
 exit "$status"
