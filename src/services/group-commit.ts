@@ -18,6 +18,7 @@
  * the others' timeouts); anything else (a bug one item triggers) has the batch's items committed
  * again one at a time, so that only the item at fault gets the error.
  */
+import type { DialectName } from '../store/db.js';
 import { isStoreFault } from '../store/faults.js';
 
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
@@ -34,7 +35,7 @@ export const SQLITE_MAX_BATCH = 16;
 export const POSTGRES_MAX_BATCH = 256;
 
 /** The largest batch for a store (see above). */
-export function maxBatchFor(dialect: 'sqlite' | 'postgres'): number {
+export function maxBatchFor(dialect: DialectName): number {
   return dialect === 'sqlite' ? SQLITE_MAX_BATCH : POSTGRES_MAX_BATCH;
 }
 
