@@ -1,3 +1,4 @@
+import { type Agent, request as httpRequest } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 
 /** A port on 127.0.0.1 that was free a moment ago, for a server started in another process. */
@@ -44,5 +45,31 @@ export function openRaw(port: number, localAddress = '127.0.0.1'): Promise<RawEx
     socket.on('error', () => undefined);
     socket.once('connect', () => resolve({ socket, closed }));
     socket.once('error', reject);
+  });
+}
+
+/**
+ * One request through Node's own HTTP client, for tests that send thousands: `fetch` (undici) costs
+ * about five times the CPU of `http.request` per round trip on Node 20 (0.9 against 0.2 ms against a
+ * bare server here), and those tests are bound by the CPU. The path is sent exactly as given, with
+ * no normalisation, redirects are not followed, and the body is read whole as UTF-8.
+ */
+export function requestText(
+  url: string,
+  init: { method: string; headers?: Record<string, string>; body?: string; agent: Agent },
+): Promise<{ status: number; text: string }> {
+  const { hostname, port, origin } = new URL(url);
+  const path = url.slice(origin.length) || '/';
+  const headers = { ...init.headers };
+  if (init.body !== undefined || init.method !== 'GET') headers['content-length'] = String(Buffer.byteLength(init.body ?? ''));
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, path, method: init.method, headers, agent: init.agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(init.body);
   });
 }
