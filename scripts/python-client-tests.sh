@@ -18,9 +18,12 @@ fi
 
 venv_ok() { [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import httpx, cryptography, pytest, human_task_client' 2>/dev/null; }
 
+# One retry per index, not pip's five: on a machine whose configured indexes include one it cannot
+# reach (this one's pypi.org beside local file indexes), pip waited ~7.5 s of back-off for each of
+# the ~16 packages, over two minutes of CI, before taking them from the index that answers.
 install_from_index() {
   "$PYTHON" -m venv "$VENV" &&
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$CLIENT[test]"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --retries 1 -e "$CLIENT[test]"
 }
 
 install_from_debian() {
