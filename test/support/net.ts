@@ -58,8 +58,10 @@ export function requestText(
   url: string,
   init: { method: string; headers?: Record<string, string>; body?: string; agent: Agent },
 ): Promise<{ status: number; text: string }> {
-  const { hostname, port, origin } = new URL(url);
-  const path = url.slice(origin.length) || '/';
+  const { hostname, port } = new URL(url);
+  // The path as written: everything from the first slash after the authority.
+  const slash = url.indexOf('/', url.indexOf('//') + 2);
+  const path = slash < 0 ? '/' : url.slice(slash);
   const headers = { ...init.headers };
   if (init.body !== undefined || init.method !== 'GET') headers['content-length'] = String(Buffer.byteLength(init.body ?? ''));
   return new Promise((resolve, reject) => {
