@@ -50,13 +50,11 @@ class LongestFirstSequencer extends BaseSequencer {
       const listed = LONGEST_FIRST.indexOf(path.relative(this.ctx.config.root, spec.moduleId));
       return listed < 0 ? LONGEST_FIRST.length : listed;
     };
-    // Projects stay in vitest's order (each project's files run together); within one, the listed first.
+    // The files stay grouped by project, in the order vitest's own sort gave them; within a project
+    // the listed ones go first. The sort is stable, so the rest keep vitest's order.
     const projects = [...new Set(sorted.map((spec) => spec.project.name))];
     const project = (spec: TestSpecification) => projects.indexOf(spec.project.name);
-    return sorted
-      .map((spec, order) => ({ spec, order }))
-      .sort((a, b) => project(a.spec) - project(b.spec) || rank(a.spec) - rank(b.spec) || a.order - b.order)
-      .map(({ spec }) => spec);
+    return sorted.sort((a, b) => project(a) - project(b) || rank(a) - rank(b));
   }
 }
 
