@@ -18,7 +18,9 @@ export const ADMIN_KEY = 'bench-admin-key-0123456789';
 export const POSTGRES_URL = [process.env.DATABASE_URL, process.env.TEST_POSTGRES_URL].find((url) => url?.startsWith('postgres'));
 const NODE_FLAGS = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
   .split(' ')
-  .filter((word) => word.startsWith('--') && !word.startsWith('--enable-source-maps'));
+  .filter((word) => word.startsWith('--') && !word.startsWith('--enable-source-maps'))
+  // BENCH_NODE_FLAGS: flags added after npm start's, for trying one (a V8 flag given twice takes the last value).
+  .concat((process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((word) => word !== ''));
 
 export interface BenchService {
   process: ChildProcess;
