@@ -35,6 +35,7 @@ describe('npm run bench (smoke)', () => {
       /\[SQLite\] default-path submissions \(e-mail, distinct addresses, SMTP sink\): median \d+\/s/,
       /\[SQLite\] default-path .* status read during the flood p99 [\d.]+ ms .* console queue page during the flood p99 [\d.]+ ms/,
       /\[SQLite\] default path, the median run: CPU per submission: machine \d+ µs = service \d+ µs .* the event loops \d+\/s/,
+      /\[SQLite\] default path, the median run: .* the busiest event loop on a core \d+ %, waiting for one \d+ %, asleep \d+ %, the load generator on a core \d+ %/,
     ]) {
       expect(out).toMatch(line);
     }
