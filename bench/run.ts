@@ -13,7 +13,8 @@
  *   - default path (issue 28; bench/default-path.ts): e-mail-delivery submissions, each from its own
  *     address (TRUST_PROXY), confirmation mail to a local SMTP sink; three runs, median accepted/s,
  *     the outbox's lag and a status read probe during the flood, and where the median run's CPU
- *     went (bench/cpu-budget.ts: per submission, and the rate the machine's cores could carry)
+ *     went (bench/cpu-budget.ts: per submission, the rate the machine's cores could carry, and how
+ *     the busiest event loop and the load generator spent the run: on a core, waiting for one, asleep)
  * Per scenario: p50/p99 latency and the peak RSS of the service processes. Exits 1 below a target:
  *   status read SQLite ≥ 0.6× bare; PostgreSQL one instance ≥ 0.35× bare; submissions SQLite
  *   ≥ 3,000/s; PostgreSQL two instances ≥ 1,500/s; long-poll wake-up p99 ≤ 50 ms; peak RSS ≤ 110 MB;
@@ -25,7 +26,8 @@
  * median reported ("three runs" above); BENCH_ONLY=read|submit|longpoll|crowd|mail runs one scenario;
  * BENCH_CROWD (default 3000) clients and BENCH_CROWD_WAIT (default 10) seconds of the crowd's polls;
  * BENCH_STORES=sqlite|postgres (comma-separated) limits the stores; BENCH_LOG_LEVEL (default warn)
- * is the services' LOG_LEVEL (info adds the two request log lines to every request).
+ * is the services' LOG_LEVEL (info adds the two request log lines to every request); BENCH_NODE_FLAGS
+ * adds Node flags after `npm start`'s (bench/service.ts).
  * Traffic goes only to 127.0.0.1 (and to the PostgreSQL server named).
  */
 import { spawn } from 'node:child_process';
