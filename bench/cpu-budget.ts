@@ -138,7 +138,7 @@ export function cpuBudget(before: Snapshot, after: Snapshot, accepted: number): 
   const busiest = loops.indexOf(Math.max(...loops));
   const wall = Math.max(1, after.at - before.at);
   // A balancer shares requests out evenly, so each process answered about 1/instances of them.
-  const loop = (Math.max(...loops) * TICK_US * instances) / Math.max(1, accepted);
+  const loop = ((loops[busiest] ?? 0) * TICK_US * instances) / Math.max(1, accepted);
   const machine = per(after.busy - before.busy);
   const postgres = per(after.postgres - before.postgres);
   const cores = cpus().length;
