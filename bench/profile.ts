@@ -5,15 +5,18 @@
  * first), the top frames by self time, grouped by function and by package, with the profile's path
  * (open it in Chrome DevTools or speedscope for the flame graph). PostgreSQL needs DATABASE_URL or
  * TEST_POSTGRES_URL. Given a .cpuprofile file instead of a scenario, it prints that profile's
- * summary.
+ * summary. On SQLite it also prints the statements the event loop ran, by time
+ * (bench/statement-times.mjs).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { SQLITE_DRIVER_PATH } from '../src/store/sqlite-driver.js';
 import { startDnsServer } from '../test/support/dns-server.js';
 import { defaultPathEnv, defaultPathRun, startSmtpSink } from './default-path.js';
 import { type BenchService, createTask, POSTGRES_URL, startSetup } from './service.js';
+import { type StatementTime, summarizeStatements } from './statements.js';
 
 interface ProfileNode {
   id: number;
@@ -31,13 +34,18 @@ interface CpuProfile {
 const DURATION = Math.max(1, Number(process.env.BENCH_SECONDS ?? 10));
 
 /** Self time per function and per package (node_modules/<name>, node: internals, the service). */
-export function summarizeProfile(profile: CpuProfile, top = 25): string[] {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+/** Self time per profile node, and the idle and busy time of the whole profile, in µs. */
+function selfTimes(profile: CpuProfile): { selfUs: Map<number, number>; idle: number; busy: number } {
   const selfUs = new Map<number, number>();
   profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
   // Shares of the busy time: an idle stretch (waiting for the outbox after the flood) would dilute them.
   const idle = profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').reduce((sum, n) => sum + (selfUs.get(n.id) ?? 0), 0);
-  const total = [...selfUs.values()].reduce((a, b) => a + b, 0) - idle;
+  return { selfUs, idle, busy: [...selfUs.values()].reduce((a, b) => a + b, 0) - idle };
+}
+
+export function summarizeProfile(profile: CpuProfile, top = 25): string[] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const { selfUs, idle, busy: total } = selfTimes(profile);
   const byFunction = new Map<string, number>();
   const byPackage = new Map<string, number>();
   for (const [id, us] of selfUs) {
@@ -165,13 +173,17 @@ async function main(): Promise<void> {
   // The default path (mail): the local DNS server and SMTP sink of bench/default-path.ts.
   const dns = scenario === 'mail' ? await startDnsServer() : undefined;
   const sink = scenario === 'mail' ? await startSmtpSink() : undefined;
+  const started = Date.now();
+  const statementTimes = store === 'sqlite' ? path.join(profileDir, `statements.${started}.json`) : undefined;
   const setup: { services: BenchService[]; base: string; stop: () => Promise<void> } = await startSetup({
     store,
     instances: Number(process.argv[4] ?? 1),
-    extraFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
-    env: sink && dns ? defaultPathEnv(sink, dns.address) : {},
+    extraFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, ...(statementTimes ? ['--import', path.join(import.meta.dirname, 'statement-times.mjs')] : [])],
+    env: {
+      ...(sink && dns ? defaultPathEnv(sink, dns.address) : {}),
+      ...(statementTimes ? { BENCH_STATEMENT_TIMES: statementTimes, BENCH_SQLITE_DRIVER: SQLITE_DRIVER_PATH } : {}),
+    },
   });
-  const started = Date.now();
   try {
     if (sink) {
       const run = await defaultPathRun({ base: setup.base, sink, seconds: DURATION, connections: 50 }, `${setup.base}/api/v1/health`);
@@ -204,6 +216,10 @@ async function main(): Promise<void> {
     const which = thread === 0 ? 'the event loop' : `worker thread ${thread}`;
     process.stdout.write(`\nprofile of ${which}: ${path.relative(process.cwd(), file)} (${seconds} s)\n`);
     for (const line of summarizeProfile(profile, thread === 0 ? 25 : 10)) process.stdout.write(`${line}\n`);
+    if (thread === 0 && statementTimes && existsSync(statementTimes)) {
+      const times = JSON.parse(readFileSync(statementTimes, 'utf8')) as StatementTime[];
+      for (const line of summarizeStatements(times, selfTimes(profile).busy / 1000)) process.stdout.write(`${line}\n`);
+    }
   }
 }
 
