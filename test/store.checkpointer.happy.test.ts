@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCheckpointer } from '../src/store/checkpointer.js';
-import { migrate, openStore, type Store } from '../src/store/db.js';
+import { migrate, openStore, type Store, type StoreOptions } from '../src/store/db.js';
 import { waitUntil } from './support/smtp.js';
 
 /**
@@ -21,7 +22,7 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function freshStore(options: { checkpointInBackground?: boolean; walRestartFrames?: number } = {}): Promise<{ store: Store; file: string }> {
+async function freshStore(options: StoreOptions = {}): Promise<{ store: Store; file: string }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'hts-checkpoint-'));
   dirs.push(dir);
   const file = path.join(dir, 'service.db');
@@ -122,5 +123,60 @@ describe('WAL checkpoints on their own thread (SQLite)', () => {
     const started = performance.now();
     await checkpointer.drain();
     expect(performance.now() - started).toBeLessThan(100);
+  });
+});
+
+/** The threads of this process (Linux): the checkpointer's is one of them while it runs. */
+function threads(): number {
+  return readdirSync('/proc/self/task').length;
+}
+
+describe('the checkpointer thread runs only while the store is busy (SQLite)', () => {
+  /** Rows a few at a time, well under BUSY_ROWS_PER_SECOND. */
+  async function trickle(store: Store, rows: number, everyMs: number, prefix: string): Promise<void> {
+    const insert = store.sqlite?.prepare('insert into settings (key, value) values (?, ?)');
+    for (let i = 0; i < rows; i++) {
+      insert?.run(`${prefix}.${i}`, 'x'.repeat(1000));
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  }
+
+  it('starts no thread for a quiet store, starts one for a burst of writes, and stops it after a quiet spell', async () => {
+    // The rate is read every 100 ms; 400 ms under it stops the thread.
+    const { store, file } = await freshStore({ checkpointLookMs: 100, checkpointIdleMs: 400 });
+    // Node's thread pool exists before the count (a first asynchronous file operation starts it).
+    await stat(file);
+    // The migrations' rows may have started it: a quiet spell stops it.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    const quiet = threads();
+    const before = statSync(file).size;
+    // ~5 rows a second for a second: no thread, and nothing copies the WAL back (under SQLite's 1,000 pages).
+    await trickle(store, 5, 200, 'quiet');
+    expect(threads()).toBe(quiet);
+    expect(statSync(file).size).toBe(before);
+    // 500 rows at once: the thread starts and copies them into the database file.
+    writeSome(store);
+    await waitUntil(() => statSync(file).size > before + 400_000, 5_000, 'the database file to take the WAL pages');
+    expect(threads()).toBe(quiet + 1);
+    // Quiet again: the thread ends.
+    await waitUntil(() => threads() === quiet, 5_000, 'the checkpointer thread to stop');
+    const after = statSync(file).size;
+    await trickle(store, 5, 200, 'quiet-again');
+    expect(statSync(file).size).toBe(after);
+    expect(store.sqlite?.prepare("select count(*) as n from settings where key like 'quiet%'").get()).toEqual({ n: 10 });
+  });
+
+  it('leaves a store that only reads with no thread of its own', async () => {
+    await stat(tmpdir());
+    const without = threads();
+    const { store } = await freshStore({ checkpointLookMs: 100, checkpointIdleMs: 400 });
+    // The migrations' writes may have started it (a look comes within 100 ms): a quiet spell stops it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitUntil(() => threads() === without, 5_000, 'no checkpointer thread');
+    const quiet = threads();
+    const read = store.sqlite?.prepare('select count(*) from settings').pluck();
+    for (let i = 0; i < 5_000; i++) read?.get();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(threads()).toBe(quiet);
   });
 });

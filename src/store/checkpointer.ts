@@ -12,6 +12,11 @@ import { SQLITE_DRIVER_PATH } from './sqlite-driver.js';
  *
  * The service's connection keeps an automatic checkpoint at a higher threshold as a backstop: if
  * the thread falls behind or stops, the WAL still cannot grow without bound.
+ *
+ * The thread runs only while the store is busy (checkpointOnDemand): a Node worker costs 9–10 MB
+ * of memory, which an instance writing a few rows a minute does not need. While no thread runs,
+ * the connection checkpoints as SQLite does by default, every 1,000 pages, which at such rates is
+ * a few milliseconds now and then.
  */
 
 export interface Checkpointer {
@@ -33,6 +38,14 @@ export interface Checkpointer {
 export const BACKSTOP_PAGES = 16_000;
 /** WAL frames past which the service's connection waits for a whole checkpoint before its next write. */
 export const RESTART_FRAMES = 8_000;
+/** The connection's automatic checkpoint while no thread runs, in pages: SQLite's default. */
+export const QUIET_PAGES = 1_000;
+/** Rows changed a second from which the store counts as busy and the thread starts. */
+export const BUSY_ROWS_PER_SECOND = 100;
+/** How long the store stays under that rate before the thread stops. */
+const IDLE_MS = 60_000;
+/** How often the rate is read. */
+const LOOK_EVERY_MS = 1_000;
 /** How long a drain waits for the thread at most: a stuck thread must not hold the store. */
 const DRAIN_TIMEOUT_MS = 1_000;
 
@@ -148,6 +161,74 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
       worker.ref();
       worker.postMessage('stop');
       await exited;
+    },
+  };
+}
+
+export interface OnDemandOptions extends CheckpointerOptions {
+  /** Rows the service's connection has changed since it opened (SQLite's `total_changes()`). */
+  rowsChanged(): number;
+  /** Sets the connection's automatic checkpoint threshold, in pages. */
+  setAutocheckpoint(pages: number): void;
+  /** Tests set shorter times. */
+  lookEveryMs?: number;
+  idleMs?: number;
+}
+
+/**
+ * The checkpointer's thread while the store is busy, none while it is quiet. Every LOOK_EVERY_MS it
+ * reads how many rows the connection changed: from BUSY_ROWS_PER_SECOND the thread starts and the
+ * connection's own checkpoint moves back to the backstop; after IDLE_MS under that rate the
+ * connection checkpoints by itself again (QUIET_PAGES) and the thread stops. By then the thread has
+ * copied the whole WAL back, so the connection's first checkpoint finds little to do.
+ */
+export function checkpointOnDemand(options: OnDemandOptions): Checkpointer {
+  const lookEveryMs = options.lookEveryMs ?? LOOK_EVERY_MS;
+  const idleMs = options.idleMs ?? IDLE_MS;
+  let thread: Checkpointer | undefined;
+  let stopping: Promise<void> = Promise.resolve();
+  let seen = options.rowsChanged();
+  let seenAt = performance.now();
+  let busyAt = Number.NEGATIVE_INFINITY;
+  const look = () => {
+    let rows: number;
+    try {
+      rows = options.rowsChanged();
+    } catch {
+      return; // The connection is closing: the store's close stops this next.
+    }
+    const now = performance.now();
+    // Over the time that really passed: a busy event loop runs the timer late.
+    const perSecond = ((rows - seen) * 1000) / Math.max(1, now - seenAt);
+    seen = rows;
+    seenAt = now;
+    if (perSecond >= BUSY_ROWS_PER_SECOND) {
+      busyAt = now;
+      if (thread !== undefined) return;
+      try {
+        thread = startCheckpointer(options);
+        options.setAutocheckpoint(BACKSTOP_PAGES);
+      } catch (error) {
+        // The connection goes on checkpointing by itself; the next busy second tries again.
+        options.onFault?.(`checkpointer could not start: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    } else if (thread !== undefined && now - busyAt >= idleMs) {
+      options.setAutocheckpoint(QUIET_PAGES);
+      const stopped = thread;
+      thread = undefined;
+      stopping = stopping.then(() => stopped.stop());
+    }
+  };
+  const timer = setInterval(look, lookEveryMs);
+  timer.unref();
+  return {
+    needsDrain: () => thread?.needsDrain() ?? false,
+    drain: () => thread?.drain() ?? Promise.resolve(),
+    async stop() {
+      clearInterval(timer);
+      const last = thread;
+      thread = undefined;
+      await Promise.all([stopping, last?.stop()]);
     },
   };
 }

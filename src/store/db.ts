@@ -16,7 +16,7 @@ import {
   type Transaction,
 } from 'kysely';
 import type { Pool, PoolClient, QueryConfig, Submittable } from 'pg';
-import { BACKSTOP_PAGES, type Checkpointer, startCheckpointer } from './checkpointer.js';
+import { type Checkpointer, checkpointOnDemand, QUIET_PAGES } from './checkpointer.js';
 import { StoreFaults, storeFaultReason } from './faults.js';
 import { migrations } from './migrations/index.js';
 import { loadPg } from './pg.js';
@@ -68,10 +68,14 @@ export interface StoreOptions {
    * the pages run: test/scale.plans.happy.test.ts). Unset in production: no log hook at all.
    */
   onQuery?: (query: { sql: string; parameters: readonly unknown[] }) => void;
-  /** SQLite: WAL checkpoints on a thread of their own (checkpointer.ts); on unless false. */
+  /** SQLite: WAL checkpoints on a thread of their own while the store is busy (checkpointer.ts); on unless false. */
   checkpointInBackground?: boolean;
   /** SQLite: WAL frames past which the next use of the connection waits for a whole checkpoint (tests set fewer). */
   walRestartFrames?: number;
+  /** SQLite: how often the write rate that starts and stops the checkpointer's thread is read, in ms (tests set less). */
+  checkpointLookMs?: number;
+  /** SQLite: how long under that rate before the thread stops, in ms (tests set less). */
+  checkpointIdleMs?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 3000;
@@ -194,15 +198,21 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     // of 256 dirties about 1,000 pages: SQLite writes some of them to the WAL before the commit
     // (no extra fsync; 0-3 % more WAL frames, measured).
     database.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
-    // Checkpoints run on a thread of their own (checkpointer.ts); the automatic one stays as a backstop.
+    // Checkpoints run on a thread of their own while the store is busy (checkpointer.ts); the
+    // connection's automatic checkpoint stays, as a backstop while the thread runs.
     let checkpointer: Checkpointer | undefined;
     if (file !== ':memory:' && options.checkpointInBackground !== false) {
-      database.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
-      checkpointer = startCheckpointer({
+      database.pragma(`wal_autocheckpoint = ${QUIET_PAGES}`);
+      const rowsChanged = database.prepare('select total_changes()').pluck();
+      checkpointer = checkpointOnDemand({
         file,
         busyTimeoutMs: timeoutMs,
         ...(options.walRestartFrames !== undefined ? { restartFrames: options.walRestartFrames } : {}),
+        ...(options.checkpointLookMs !== undefined ? { lookEveryMs: options.checkpointLookMs } : {}),
+        ...(options.checkpointIdleMs !== undefined ? { idleMs: options.checkpointIdleMs } : {}),
         onFault: (reason) => faults.record(reason),
+        rowsChanged: () => Number(rowsChanged.get()),
+        setAutocheckpoint: (pages) => database.pragma(`wal_autocheckpoint = ${pages}`),
       });
     }
     const taskChanges = { count: 0 };
