@@ -207,11 +207,12 @@ export function checkpointOnDemand(options: OnDemandOptions): Checkpointer {
       if (thread !== undefined) return;
       try {
         thread = startCheckpointer(options);
-        options.setAutocheckpoint(BACKSTOP_PAGES);
       } catch (error) {
         // The connection goes on checkpointing by itself; the next busy second tries again.
         options.onFault?.(`checkpointer could not start: ${error instanceof Error ? error.message : String(error)}`);
+        return;
       }
+      options.setAutocheckpoint(BACKSTOP_PAGES);
     } else if (thread !== undefined && now - busyAt >= idleMs) {
       options.setAutocheckpoint(QUIET_PAGES);
       const stopped = thread;
@@ -219,7 +220,15 @@ export function checkpointOnDemand(options: OnDemandOptions): Checkpointer {
       stopping = stopping.then(() => stopped.stop());
     }
   };
-  const timer = setInterval(look, lookEveryMs);
+  const timer = setInterval(() => {
+    try {
+      look();
+    } catch (error) {
+      // A timer's exception would end the process: a setting the connection refused is a fault of
+      // the store (the health record's), and the next look tries again.
+      options.onFault?.(`checkpointer: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }, lookEveryMs);
   timer.unref();
   return {
     needsDrain: () => thread?.needsDrain() ?? false,
