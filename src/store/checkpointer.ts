@@ -178,7 +178,7 @@ export interface OnDemandOptions extends CheckpointerOptions {
 /**
  * The checkpointer's thread while the store is busy, none while it is quiet. Every LOOK_EVERY_MS it
  * reads how many rows the connection changed: from BUSY_ROWS_PER_SECOND the thread starts and the
- * connection's own checkpoint moves back to the backstop; after IDLE_MS under that rate the
+ * connection's own checkpoint moves up to the backstop; after IDLE_MS under that rate the
  * connection checkpoints by itself again (QUIET_PAGES) and the thread stops. By then the thread has
  * copied the whole WAL back, so the connection's first checkpoint finds little to do.
  */
