@@ -33,7 +33,6 @@ interface CpuProfile {
 
 const DURATION = Math.max(1, Number(process.env.BENCH_SECONDS ?? 10));
 
-/** Self time per function and per package (node_modules/<name>, node: internals, the service). */
 /** Self time per profile node, and the idle and busy time of the whole profile, in µs. */
 function selfTimes(profile: CpuProfile): { selfUs: Map<number, number>; idle: number; busy: number } {
   const selfUs = new Map<number, number>();
@@ -43,6 +42,7 @@ function selfTimes(profile: CpuProfile): { selfUs: Map<number, number>; idle: nu
   return { selfUs, idle, busy: [...selfUs.values()].reduce((a, b) => a + b, 0) - idle };
 }
 
+/** Self time per function and per package (node_modules/<name>, node: internals, the service). */
 export function summarizeProfile(profile: CpuProfile, top = 25): string[] {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const { selfUs, idle, busy: total } = selfTimes(profile);
