@@ -39,7 +39,7 @@ export const BACKSTOP_PAGES = 16_000;
 /** WAL frames past which the service's connection waits for a whole checkpoint before its next write. */
 export const RESTART_FRAMES = 8_000;
 /** The connection's automatic checkpoint while no thread runs, in pages: SQLite's default. */
-export const QUIET_PAGES = 1_000;
+const QUIET_PAGES = 1_000;
 /** Rows changed a second from which the store counts as busy and the thread starts. */
 export const BUSY_ROWS_PER_SECOND = 100;
 /** How long the store stays under that rate before the thread stops. */
@@ -168,7 +168,7 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
 export interface OnDemandOptions extends CheckpointerOptions {
   /** Rows the service's connection has changed since it opened (SQLite's `total_changes()`). */
   rowsChanged(): number;
-  /** Sets the connection's automatic checkpoint threshold, in pages. */
+  /** Sets the connection's automatic checkpoint threshold, in pages (QUIET_PAGES from the start). */
   setAutocheckpoint(pages: number): void;
   /** Tests set shorter times. */
   lookEveryMs?: number;
@@ -187,6 +187,7 @@ export function checkpointOnDemand(options: OnDemandOptions): Checkpointer {
   const idleMs = options.idleMs ?? IDLE_MS;
   let thread: Checkpointer | undefined;
   let stopping: Promise<void> = Promise.resolve();
+  options.setAutocheckpoint(QUIET_PAGES);
   let seen = options.rowsChanged();
   let seenAt = performance.now();
   let busyAt = Number.NEGATIVE_INFINITY;

@@ -16,7 +16,7 @@ import {
   type Transaction,
 } from 'kysely';
 import type { Pool, PoolClient, QueryConfig, Submittable } from 'pg';
-import { type Checkpointer, checkpointOnDemand, QUIET_PAGES } from './checkpointer.js';
+import { type Checkpointer, checkpointOnDemand } from './checkpointer.js';
 import { StoreFaults, storeFaultReason } from './faults.js';
 import { migrations } from './migrations/index.js';
 import { loadPg } from './pg.js';
@@ -202,7 +202,6 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     // connection's automatic checkpoint stays, as a backstop while the thread runs.
     let checkpointer: Checkpointer | undefined;
     if (file !== ':memory:' && options.checkpointInBackground !== false) {
-      database.pragma(`wal_autocheckpoint = ${QUIET_PAGES}`);
       const rowsChanged = database.prepare('select total_changes()').pluck();
       checkpointer = checkpointOnDemand({
         file,
