@@ -139,7 +139,8 @@ export function relative(at: string | null, now: Date): string {
   const abs = Math.abs(seconds);
   const unit =
     abs < 60 ? `${abs} s` : abs < 3600 ? `${Math.floor(abs / 60)} min` : abs < 86_400 ? `${Math.floor(abs / 3600)} h` : `${Math.floor(abs / 86_400)} d`;
-  if (abs < 30) return 'just now';
+  // A moment a few seconds ahead (a held action's commit) is not "just now".
+  if (abs < 30) return seconds > 0 ? `in ${abs} s` : 'just now';
   return seconds < 0 ? `${unit} ago` : `in ${unit}`;
 }
 

@@ -8,7 +8,7 @@ import { actorOf } from '../../http/admin-auth.js';
 import { operatorAttachments } from '../../services/attachments.js';
 import { taskAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { holdAction } from '../../services/held-actions.js';
+import { heldActionsOf, holdAction } from '../../services/held-actions.js';
 import { doneStates, markDone, namedTasks, waitingMessages } from '../../services/message-states.js';
 import { countByStatus, messagesNamingAny, viewTask } from '../../services/operator.js';
 import { checkPatchNow, patchTask } from '../../services/operator-transitions.js';
@@ -33,7 +33,7 @@ import {
   text,
 } from './console-kit.js';
 import { inboxList, inboxQueue, toolbarQuery } from './inbox-queue.js';
-import { taskInboxTools } from './inbox-task.js';
+import { heldChange, taskInboxTools } from './inbox-task.js';
 import { flash, taskTitle } from './layout.js';
 import { assignmentCard, assignmentTabs } from './views/assignment.js';
 import { deliverConfirmView } from './views/deliver-confirm.js';
@@ -80,7 +80,8 @@ export async function showTaskPage(
   const { status = 200, block, result, questionDraft } = extras;
   const template = extras.template ? await getTemplate(deps, extras.template) : undefined;
   const draft = template?.kind === 'result' && extras.draft?.notes === undefined ? { ...extras.draft, notes: template.body } : (extras.draft ?? {});
-  const notice = html`${extras.notice ?? ''}${await taskInboxTools(deps, session, task, template)}`;
+  const held = await heldActionsOf(deps, task.task_id);
+  const notice = html`${extras.notice ?? ''}${await taskInboxTools(deps, session, task, held, template)}`;
   const body = taskView({
     task,
     session,
@@ -97,6 +98,7 @@ export async function showTaskPage(
     ...(result ? { result } : {}),
     questionDraft,
     messageDone,
+    held: heldChange(held),
   });
   return kit.render(reply, session, 'queue', taskTitle(task, 40), body, status);
 }
