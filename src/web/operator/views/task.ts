@@ -1,6 +1,6 @@
 import type { AdminTaskDetail } from '../../../domain/admin-schemas.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
-import { canTransition } from '../../../domain/task.js';
+import { canTransition, outputFormatLabel } from '../../../domain/task.js';
 import type { AuditEntry } from '../../../domain/team-schemas.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
 import type { OperatorAttachment } from '../../../services/attachments.js';
@@ -12,6 +12,7 @@ import type { Session } from '../session.js';
 import { auditView } from './audit.js';
 import { filesView } from './files.js';
 import { questionsView } from './questions.js';
+import { schemaOutline } from './schema-outline.js';
 import { isOverdue, testBadge } from './queue.js';
 import { type ResultDraft, resultFields } from './result-form.js';
 import { asksWithdrawal, type BlockDraft, blockSenderForm, conversation, withdrawForm } from './talk.js';
@@ -79,7 +80,7 @@ function fields(task: AdminTaskDetail, now: Date): SafeHtml {
   const overdue = isOverdue(task, now);
   return html`<dl class="kv">
     <dt>Type</dt><dd>${humanType(task.task_type)}</dd>
-    <dt>Output format</dt><dd>${humanType(task.output_format).replace(/\bjson\b/i, 'JSON')}</dd>
+    <dt>Output format</dt><dd>${outputFormatLabel(task.output_format)}</dd>
     <dt>Delivery</dt><dd>${task.delivery === 'status_poll' ? 'Checks the status page — the result is shown there' : 'By e-mail to the requester'}</dd>
     <dt>Contact e-mail</dt><dd>${
       task.contact_email
@@ -152,6 +153,7 @@ function actions(options: TaskViewOptions): SafeHtml {
     return html`<section class="card" aria-labelledby="act">
       <h2 id="act">Review</h2>
       ${withdrawForm(task, session)}
+      ${task.response_schema !== null ? schemaOutline(task.response_schema) : ''}
       <form class="action" method="post" action="/operator/tasks/${task.task_id}/accept">
         ${csrfField(session)}
         ${etaField('eta', defaultEta, 'Delivery estimate')}
@@ -184,7 +186,7 @@ ${notes}</textarea>
   if (task.status === 'delivered') {
     return html`<section class="card" aria-labelledby="act">
       <h2 id="act">Delivered · receipt</h2>
-      ${task.result !== null ? resultTable(task.result) : html`<p class="prose quote">${task.operator_notes ?? ''}</p>`}
+      ${task.result !== null ? resultTable(task.result, task.response_schema) : html`<p class="prose quote">${task.operator_notes ?? ''}</p>`}
       <dl class="kv">
         <dt>Delivered</dt><dd>${when(task.delivered_at, now)}</dd>
         <dt>Receipt issued</dt><dd>${when(task.receipt_issued_at ?? null, now)}</dd>
