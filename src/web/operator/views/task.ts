@@ -12,9 +12,9 @@ import type { Session } from '../session.js';
 import { auditView } from './audit.js';
 import { filesView } from './files.js';
 import { questionsView } from './questions.js';
-import { schemaOutline } from './schema-outline.js';
 import { isOverdue, testBadge } from './queue.js';
 import { type ResultDraft, resultFields } from './result-form.js';
+import { schemaOutline } from './schema-outline.js';
 import { asksWithdrawal, type BlockDraft, blockSenderForm, conversation, withdrawForm } from './talk.js';
 
 export interface TaskViewOptions {
