@@ -61,6 +61,7 @@ export function page(options: PageOptions): string {
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
 <title>${unread ? `(${unread}) ` : ''}${options.title} · Operator desk</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${CONSOLE_CSS.url}">
 <link rel="manifest" href="/operator/manifest.webmanifest">
 <meta name="theme-color" content="#3553d6">
