@@ -15,7 +15,7 @@ export function waitingGuide(base: string): string[] {
   return [
     `REST long-poll: \`GET ${status}\` answers with an \`ETag\`. Send it back as \`If-None-Match\` together with \`Prefer: wait=${REST_MAX_WAIT}\`: ` +
       `the request is held until the task changes (200 with the task and a new ETag) or ${REST_MAX_WAIT} seconds pass (304, no body; \`Preference-Applied: wait=${REST_MAX_WAIT}\`). ` +
-      'Then repeat with the newest ETag. A held request counts as one read.',
+      'Then repeat with the newest ETag. A held request counts as one read. A delivered or rejected task will not change: it is answered at once (304 while your ETag is current), never held.',
     'Conditional poll: `If-None-Match` alone answers 304 at once while nothing changed. Without either, poll every few minutes at most.',
     `MCP: call \`check_task_status\` with \`wait_seconds\` (up to ${MAX_TOOL_WAIT_SECONDS}) and \`known_updated_at\` (the updated_at you last saw): it returns as soon as the task changes, ` +
       'or with the task unchanged when the time is up; call it again the same way.',
@@ -36,7 +36,7 @@ export function waitingBlock(base: string) {
       endpoint: `${base}/api/${API_VERSION}/tasks/{task_id}`,
       request_headers: { 'If-None-Match': '<the ETag of your last read>', Prefer: `wait=<1-${REST_MAX_WAIT}>` },
       changed: '200 with the task and a new ETag',
-      unchanged: '304 with no body after the wait',
+      unchanged: '304 with no body after the wait; at once for a delivered or rejected task (final: it will not change)',
       response_headers: ['ETag', 'Preference-Applied'],
     },
     mcp: {

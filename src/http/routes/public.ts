@@ -11,6 +11,7 @@ import {
   SubmissionResponseSchema,
   taskInputSchema,
 } from '../../domain/schemas.js';
+import { isFinal } from '../../domain/task.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { health } from '../../services/health.js';
 import { sendMessage } from '../../services/messages.js';
@@ -108,7 +109,10 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       let task = await getTask(deps, task_id);
       let { body, etag } = representationOf(reply, task);
       if (noneMatch(known, etag)) {
-        if (wait > 0 && !deps.waits.canHold()) {
+        if (isFinal(task.status)) {
+          // A delivered or rejected task will not change: holding would only delay the same 304
+          // (MCP's check_task_status answers a final task at once too, services/task-watch.ts).
+        } else if (wait > 0 && !deps.waits.canHold()) {
           // Held requests have their share of the connections (task-waits.ts, HELD_SHARE): the
           // current status at once, the wait not applied, and a hint to come back later.
           reply.header('Retry-After', '5');
