@@ -155,7 +155,7 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
   app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardLegacy', 'MCP server card (same as /.well-known/mcp)', true), cardOf);
 
   // The same tools for agents that call a model's tool-use API directly (tool-exports.ts).
-  const exports = { openai: openAiTools(tools), anthropic: anthropicTools(tools) };
+  const exports = { openai: openAiTools(tools, deps.config.baseUrl), anthropic: anthropicTools(tools, deps.config.baseUrl) };
   const exportRoute = (operationId: string, summary: string) => ({
     config: { kind: 'read' as const },
     schema: { operationId, summary, tags: ['mcp'], response: { 200: Type.Array(Type.Object({}, { additionalProperties: true })) } },
