@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -33,6 +34,20 @@ describe.each(STORES)('MCP discovery and tool exports on %s', (store) => {
     const { tools } = await client.listTools();
     expect(card.tools).toEqual(JSON.parse(JSON.stringify(tools)));
     expect(await json('/.well-known/mcp/server-card')).toEqual(card);
+  });
+
+  it("docs/mcp.md's server-card example has the card's fields and lists the revisions in the card's order (issue 51)", async () => {
+    const card = await json('/mcp/server-card');
+    const doc = readFileSync('docs/mcp.md', 'utf8');
+    const block = /return the same card[\s\S]*?```json\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(block).toBeDefined();
+    const example = JSON.parse(block ?? '{}') as Json;
+    expect(Object.keys(example)).toEqual(Object.keys(card));
+    expect(example.protocolVersion).toBe(card.protocolVersion);
+    const shown = ((example.remotes as Json[])[0]?.supportedProtocolVersions as string[]).filter((v) => v !== '…');
+    const served = (card.remotes as Json[])[0]?.supportedProtocolVersions as string[];
+    expect(served.slice(0, shown.length)).toEqual(shown);
+    expect(Object.keys(example.capabilities as Json)).toEqual(Object.keys(card.capabilities as Json));
   });
 
   it('lists the server card and the OpenAPI document in /.well-known/ai-catalog.json', async () => {

@@ -1,6 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import type { Limits } from '../config.js';
-import { CALLBACK_URL_MAX_CHARS } from './callback-url.js';
+import { CALLBACK_URL_MAX_CHARS, WEBHOOK_WHEN } from './callback-url.js';
 import { CatalogEntrySchema, TaskTypeSchema } from './profile.js';
 import { QuestionSchema } from './questions.js';
 import { RESPONSE_SCHEMA_FORMATS, RESPONSE_SCHEMA_KEYWORDS, RESPONSE_SCHEMA_MAX_BYTES, RESPONSE_SCHEMA_MAX_DEPTH } from './response-schema.js';
@@ -77,7 +77,7 @@ export function taskInputSchema(limits: Limits) {
           writeOnly: true,
           description:
             'Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) ' +
-            'when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.',
+            `${WEBHOOK_WHEN}, instead of polling. Must not point at a private or loopback address; never returned.`,
         }),
       ),
       response_schema: Type.Optional(ResponseSchemaField),
