@@ -45,7 +45,6 @@ describe.each(STORES.slice(0, 1))('a held console action in Chromium, on %s', (s
     expect(shown.bar).toBe(false);
     expect(await axeViolations(page)).toEqual([]);
     expect(await sideways(page)).toBe(false);
-    await page.screenshot({ path: `${t.dataDir}/held-accept.png`, fullPage: false });
 
     // Undo: the review is back, the task untouched.
     await page.getByRole('button', { name: 'Undo' }).click();
@@ -69,10 +68,6 @@ describe.each(STORES.slice(0, 1))('a held console action in Chromium, on %s', (s
     expect(shown.buttons).not.toContain('Reject task');
     expect(shown.bar).toBe(false);
     expect(await axeViolations(page)).toEqual([]);
-    await page.screenshot({ path: `${t.dataDir}/held-deliver.png`, fullPage: false });
-    if (process.env.SCREENSHOT_DIR) {
-      await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/held-deliver.png`, fullPage: true });
-    }
     await ctx.close();
   }, 60_000);
 });
