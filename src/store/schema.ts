@@ -26,6 +26,12 @@ export interface TasksTable {
   updated_at: string;
   /** JSON array of {status, at}. */
   status_history: string;
+  /**
+   * The deliverable. Free text for a task without a response schema; for a task with one, the
+   * structured result as its RFC 8785 canonical JSON (migration 120 added no column of its own):
+   * the receipt's deliverable hash is over these bytes either way, and readers parse it back
+   * (the public task's `result`) when `response_schema` is set. The name is the contract's field.
+   */
   operator_notes: string | null;
   seen_by_operator_at: string | null;
   eta: string | null;

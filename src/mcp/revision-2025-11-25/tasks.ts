@@ -35,11 +35,6 @@ export const TASK_POLL_INTERVAL_MS = 30_000;
 /** tasks/result holds at most this long for the final state, then asks to be called again. */
 export const TASK_RESULT_SLICE_SECONDS = MAX_TOOL_WAIT_SECONDS;
 
-/** The suggested interval between looks at an open task (see TASK_POLL_INTERVAL_MS). */
-export function pollIntervalFor(_task: Task, _now: Date): number {
-  return TASK_POLL_INTERVAL_MS;
-}
-
 /**
  * The task as tasks/get should report it: at once when final (or when `answerAtOnce` says so),
  * otherwise once it changes or MCP_TASK_HOLD_SECONDS (default 20, below client timeouts) pass, so a polling loop sees a delivery
@@ -81,7 +76,7 @@ export function mcpTaskOf(task: Task, now: Date): McpTask {
     // Kept as long as the service keeps the task.
     ttl: null,
   };
-  if (!final) view.pollInterval = pollIntervalFor(task, now);
+  if (!final) view.pollInterval = TASK_POLL_INTERVAL_MS;
   return view;
 }
 

@@ -7,6 +7,7 @@ import { statusPagePath } from '../../../domain/network/urls.js';
 import { actorOf } from '../../../http/admin-auth.js';
 import { operatorAttachments } from '../../../services/attachments/attachments.js';
 import { holdAction } from '../../../services/console/held-actions.js';
+import { QUEUE_FILTERS } from '../../../services/console/queue-search.js';
 import { countByStatus, messagesNamingAny, viewTask } from '../../../services/console/reads.js';
 import { getTemplate } from '../../../services/console/templates.js';
 import { checkPatchNow, patchTask } from '../../../services/console/transitions.js';
@@ -35,7 +36,7 @@ import { flash, taskTitle } from '../layout.js';
 import { assignmentCard, assignmentTabs } from '../queue/assignment-view.js';
 import { inboxList, inboxQueue, toolbarQuery } from '../queue/inbox-queue.js';
 import { queueView } from '../queue/queue-view.js';
-import { FILTER_FIELDS, queueToolbar } from '../queue/toolbar-view.js';
+import { queueToolbar } from '../queue/toolbar-view.js';
 import { type BlockDraft, WITHDRAWN_REASON } from '../talk/talk-view.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
 import { deliverConfirmView } from './deliver-confirm-view.js';
@@ -128,7 +129,7 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const search = toolbarQuery(query, { status: filter, order: asked, test, view });
     // The inbox (docs/inbox.md): on the first page of open work, the waiting messages come first
     // (not while searching, filtering or selecting: then only the tasks that match).
-    const plain = !search.q && !search.select && FILTER_FIELDS.every((field) => !search[field]);
+    const plain = !search.q && !search.select && QUEUE_FILTERS.every((field) => !search[field]);
     const streamFirst = filter === 'open' && !text(query, 'cursor') && plain;
     // Every read that does not need another's answer goes out at once, the header's counts
     // included: each wait for the store is a turn of a loop that may be busy (docs/performance.md).
