@@ -26,7 +26,7 @@ declare module 'fastify' {
     kind?: RouteKind;
     /**
      * The route may hold a request open while it waits for a change (long-poll, MCP waits): a
-     * request timeout (issue 15) must exempt it; the route bounds the hold itself.
+     * request timeout (docs/operations.md#store-faults-srcstorefaultsts-srcstoredbts) must exempt it; the route bounds the hold itself.
      */
     holdsRequests?: boolean;
   }
@@ -158,7 +158,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     },
   );
 
-  // Health is a read like any other (decision, issue 14): counted against READ_LIMIT_PER_MINUTE
+  // Health is a read like any other (decision, docs/decisions.md#edges-an-agent-trips-over-issue-14): counted against READ_LIMIT_PER_MINUTE
   // and answered with all four RateLimit fields, so no header advertises a limit it does not apply.
   // A probe every few seconds is far below the limit.
   app.get(

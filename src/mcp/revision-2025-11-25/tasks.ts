@@ -28,7 +28,7 @@ export const TASK_TOOL = 'submit_human_task';
 /**
  * How often to look again (both revisions): tens of seconds, whatever the ETA, because a look is
  * cheap and tasks/get itself holds until the task changes (MCP_TASK_HOLD_SECONDS); an ETA-long
- * interval left the SDK's own loop asleep long after a prompt delivery (issue 30).
+ * interval left the SDK's own loop asleep long after a prompt delivery (docs/mcp.md).
  */
 export const TASK_POLL_INTERVAL_MS = 30_000;
 

@@ -10,7 +10,7 @@ import type { ServiceDeps } from '../context.js';
 import { toAdminTask } from './reads.js';
 
 /**
- * Search, filters and the deadline/ETA sorts of the console queue (issue 31, docs/inbox.md). Every
+ * Search, filters and the deadline/ETA sorts of the console queue (docs/inbox.md). Every
  * read is bounded whatever the history:
  * - a task id or message id is one primary-key lookup; an e-mail address is a walk of
  *   tasks_contact_queue_idx per status;

@@ -11,7 +11,7 @@ import { bulkView, snoozedView } from './inbox-lists-view.js';
 import { type QueueToolbarQuery, queueHref } from './toolbar-view.js';
 
 /**
- * Which list the queue page shows (issue 31): the snoozed tasks (`status=snoozed`), a search or
+ * Which list the queue page shows (docs/inbox.md): the snoozed tasks (`status=snoozed`), a search or
  * filtered list (services/console/queue-search.ts), or the plain queue without the snoozed tasks in its
  * open tab; `select=1` shows the same tasks as a bulk-selection form.
  */

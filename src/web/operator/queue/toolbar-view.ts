@@ -5,7 +5,7 @@ import { INBOX_CSS, KEYS_JS } from '../inbox-assets.js';
 import { humanType } from '../layout.js';
 
 /**
- * The queue's toolbar (issue 31): two rows on every screen. The first is the search box; the second
+ * The queue's toolbar (docs/inbox.md): two rows on every screen. The first is the search box; the second
  * a summary of what is shown ("Showing Open · Due first") that opens a sheet with the assignment
  * views, the status tabs, the order, the test-task filter, the filters and sort, and the tools
  * (select several, snoozed, templates). One GET form, so it works without JavaScript and a search
