@@ -16,6 +16,7 @@ import { sendMessage } from '../../services/messages/messages.js';
 import { health } from '../../services/runtime/health.js';
 import { readiness } from '../../services/runtime/readiness.js';
 import { getTask, submitTask } from '../../services/tasks/tasks.js';
+import { unvalidatedBody } from '../bodies/validator.js';
 import { callerFrom } from '../client.js';
 import { noneMatch, preferredWait, representationOf } from '../conditional.js';
 
@@ -54,7 +55,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
         summary: 'Submit a task for a human operator',
         description: 'Asynchronous: returns 202 with the task id at once; poll status_url. Optional Idempotency-Key header.',
         tags: ['tasks'],
-        body: taskInputSchema(limits),
+        body: unvalidatedBody(taskInputSchema(limits)),
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 255 })) }),
         response: { 202: SubmissionResponseSchema, ...errors(400, 403, 409, 413, 415, 422, 429) },
       },
@@ -145,7 +146,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
         summary: 'Send the operator a message',
         description: 'Questions, scoping, or withdrawing a task (name its task_id in the text).',
         tags: ['messages'],
-        body: messageInputSchema(limits),
+        body: unvalidatedBody(messageInputSchema(limits)),
         response: { 201: MessageResponseSchema, ...errors(400, 403, 413, 415, 422, 429) },
       },
     },
