@@ -5,6 +5,7 @@ import { startHeldCommitter } from './services/held-actions.js';
 import { startOutboxWorker } from './services/mail-worker.js';
 import { startPeriodic } from './services/periodic.js';
 import { startPushAnnouncer } from './services/push.js';
+import { startLogSequencer } from './services/receipt-log.js';
 import { runRetention } from './services/retention.js';
 import { startWebhookWorker } from './services/webhook-worker.js';
 
@@ -33,6 +34,8 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const stopDeadlines = startDeadlineSweep(deps);
   // Console actions held for undo (issue 31): committed when their window passes, also after a restart.
   const stopHeld = startHeldCommitter(deps);
+  // The public receipt log (issue 52): waiting leaves integrated and a new checkpoint signed within 2 s.
+  const stopSequencer = startLogSequencer(deps);
   // The first retention run waits a while, so a starting fleet does not run it at once.
   const stopRetention = startPeriodic(deps, {
     name: 'retention run',
@@ -48,7 +51,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
         for (const name of ['mail', 'webhooks', 'retention']) deps.workers.stopped(name);
         stopPush();
         stopDevOperator();
-        await Promise.all([worker.stop(), webhooks.stop(), stopRetention(), stopDeadlines(), stopHeld()]);
+        await Promise.all([worker.stop(), webhooks.stop(), stopRetention(), stopDeadlines(), stopHeld(), stopSequencer()]);
       })();
       return stopping;
     },

@@ -18,6 +18,7 @@ import { findTask, lockTask, statusHistory, type TaskRow, updateTaskIfStatus } f
 import { type AuditRecord, recordAudit } from './audit.js';
 import type { ServiceDeps } from './context.js';
 import { toAdminTask } from './operator.js';
+import { appendReceiptLeaf } from './receipt-log.js';
 import { DATE_TIME_RULE, schemaChecker } from './validation.js';
 import { enqueueTaskEvent } from './webhooks.js';
 
@@ -218,6 +219,8 @@ async function withReceipt(trx: Db, deps: ServiceDeps, task: TaskRow, now: Date)
     now,
   );
   const receipt = await signReceipt(trx, payload, now);
+  // The receipt's leaf in the public log, in the transaction that issues it (the sequencer places it).
+  await appendReceiptLeaf(trx, task.id, receipt, now);
   return { ...task, receipt, deliverable_sha256: payload.deliverable_sha256, receipt_issued_at: iso(now), attachments: JSON.stringify(files) };
 }
 
