@@ -53,6 +53,10 @@ describe.each(STORES)('the public receipt log on %s', (store) => {
     const vkey = await text('/log/vkey');
     expect(vkey.trim()).toMatch(/^[^+\s]+\/log\+[0-9a-f]{8}\+[A-Za-z0-9+/]+=*$/);
     expect(checkpointSignedBy(checkpoint, vkey)).toBe(true);
+    // The manifest names the same key, so an agent pins it from /agent.json.
+    const manifest = (await (await fetch(`${t.url}/agent.json`)).json()) as { trust: { receipts: { log: { vkey: string; checkpoint: string } } } };
+    expect(manifest.trust.receipts.log.vkey).toBe(vkey.trim());
+    expect(manifest.trust.receipts.log.checkpoint).toBe(`${t.config.baseUrl}/log/checkpoint`);
     // Another key (a forged vkey) does not verify it.
     expect(checkpointSignedBy(checkpoint, vkey.replace(/\+[0-9a-f]{8}\+/, '+00000000+'))).toBe(false);
   });

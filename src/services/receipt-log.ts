@@ -1,6 +1,6 @@
 import { AppError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import { checkpointBody, type LogKey, logKey, logOrigin, signNote } from '../receipts/log-note.js';
+import { checkpointBody, type LogKey, signNote } from '../receipts/log-note.js';
 import { appendNodes, appendPlan, EMPTY_ROOT, inclusionProof, leafHash, neededNodes, nodeKey, rootHash, sourceOf } from '../receipts/merkle.js';
 import { type Db, lockKeys, withTransaction } from '../store/db.js';
 import {
@@ -34,15 +34,11 @@ const TILE_HEIGHT = 8;
 /** The PostgreSQL advisory lock that lets one sequencer run at a time across instances. */
 const SEQUENCER_LOCK = 'receipt-log-sequencer';
 
-type Deps = Pick<ServiceDeps, 'store' | 'config' | 'clock' | 'log' | 'metrics' | 'changes'>;
+type Deps = Pick<ServiceDeps, 'store' | 'config' | 'clock' | 'log' | 'metrics' | 'changes' | 'receiptLog'>;
 
 /** Writes a receipt's leaf in the transaction that issues the receipt; the sequencer places it. */
 export async function appendReceiptLeaf(trx: Db, taskId: string, receipt: string, now: Date): Promise<void> {
   await insertLeaf(trx, { taskId, data: receipt, createdAt: iso(now) });
-}
-
-function origin(deps: Pick<ServiceDeps, 'config'>): string {
-  return logOrigin(deps.config.baseUrl);
 }
 
 /**
@@ -54,7 +50,7 @@ function origin(deps: Pick<ServiceDeps, 'config'>): string {
  */
 export async function integrateLog(deps: Deps): Promise<number> {
   let total = 0;
-  const key = await logKey(deps.store.db, origin(deps));
+  const key = deps.receiptLog;
   for (;;) {
     const placed = await withTransaction(deps.store.db, (trx) => integrateBatch(trx, deps, key));
     total += placed;
@@ -106,13 +102,7 @@ export function startLogSequencer(deps: Deps): () => Promise<void> {
 export async function currentCheckpoint(deps: Deps): Promise<{ size: number; note: string }> {
   const latest = await latestCheckpoint(deps.store.db);
   if (latest) return latest;
-  const key = await logKey(deps.store.db, origin(deps));
-  return { size: 0, note: signNote(checkpointBody(key.name, 0, EMPTY_ROOT), key) };
-}
-
-/** The log's verifier key (c2sp.org/signed-note). */
-export async function logVerifierKey(deps: Deps): Promise<string> {
-  return (await logKey(deps.store.db, origin(deps))).vkey;
+  return { size: 0, note: signNote(checkpointBody(deps.receiptLog.name, 0, EMPTY_ROOT), deps.receiptLog) };
 }
 
 export interface TileAddress {

@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { AppError } from '../../domain/errors.js';
 import { ErrorSchema } from '../../domain/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { currentCheckpoint, logVerifierKey, parseTilePath, readTile, receiptProof } from '../../services/receipt-log.js';
+import { currentCheckpoint, parseTilePath, readTile, receiptProof } from '../../services/receipt-log.js';
 
 /**
  * The public receipt log as C2SP tlog-tiles (docs/receipt-log.md): /log/checkpoint, /log/vkey,
@@ -47,12 +47,12 @@ export function registerReceiptLogRoutes(app: FastifyInstance, deps: ServiceDeps
         summary: 'The receipt log’s verifier key (C2SP signed-note, Ed25519)',
         tags: ['documents'],
         produces: ['text/plain'],
-        response: { 200: { type: 'string', description: '<origin>+<hex key hash>+<base64 of 0x01 and the public key>' }, ...errors(503) },
+        response: { 200: { type: 'string', description: '<origin>+<hex key hash>+<base64 of 0x01 and the public key>' } },
       },
     },
     async (_request, reply) => {
-      const vkey = await logVerifierKey(deps);
-      return reply.header('Cache-Control', 'public, max-age=3600').type(TEXT).send(`${vkey}\n`);
+      // The log's identity: known from the start, needs no store.
+      return reply.header('Cache-Control', 'public, max-age=3600').type(TEXT).send(`${deps.receiptLog.vkey}\n`);
     },
   );
 
