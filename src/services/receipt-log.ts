@@ -1,3 +1,4 @@
+import { AUDIT_CHAIN_START, auditEntryHash, auditExtension } from '../domain/audit-chain.js';
 import { AppError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { checkpointBody, type LogKey, signNote } from '../receipts/log-note.js';
@@ -5,6 +6,8 @@ import { appendNodes, appendPlan, EMPTY_ROOT, inclusionProof, leafHash, neededNo
 import { type Db, lockKeys, withTransaction } from '../store/db.js';
 import {
   assignLeafIndexes,
+  auditHead,
+  chainAuditEntries,
   findNodes,
   insertCheckpoint,
   insertLeaf,
@@ -13,6 +16,7 @@ import {
   leafIndexOfTask,
   leafRange,
   nodeRange,
+  unchainedAudit,
   waitingLeaves,
 } from '../store/receipt-log-repo.js';
 import type { ServiceDeps } from './context.js';
@@ -42,8 +46,9 @@ export async function appendReceiptLeaf(trx: Db, taskId: string, receipt: string
 }
 
 /**
- * Integrates the waiting leaves: gives each the next index, stores the subtrees they complete and
- * signs the new checkpoint, all in one transaction per batch. A crash anywhere rolls the batch
+ * Integrates the waiting leaves: gives each the next index, stores the subtrees they complete,
+ * chains the audit entries recorded since, and signs the new checkpoint (with the audit chain's
+ * head as its extension line), all in one transaction per batch. A crash anywhere rolls the batch
  * back whole: no index half-used, no tiles without their checkpoint, no fork. On PostgreSQL the
  * transaction first takes an advisory lock, so two instances integrate one after the other (the
  * second finds the first's checkpoint); the unique leaf index backs that up. Returns the leaves placed.
@@ -61,8 +66,30 @@ export async function integrateLog(deps: Deps): Promise<number> {
 async function integrateBatch(trx: Db, deps: Deps, key: LogKey): Promise<number> {
   await lockKeys(trx, deps.store.dialect, [SEQUENCER_LOCK]);
   const waiting = await waitingLeaves(trx, BATCH);
-  if (waiting.length === 0) return 0;
-  const size = (await latestCheckpoint(trx))?.size ?? 0;
+  const unchained = await unchainedAudit(trx, BATCH);
+  if (waiting.length === 0 && unchained.length === 0) return 0;
+  const latest = await latestCheckpoint(trx);
+  const size = latest?.size ?? 0;
+  const total = size + waiting.length;
+  let root: Buffer;
+  if (waiting.length === 0 && latest) {
+    root = Buffer.from(latest.root, 'base64');
+  } else {
+    root = await placeLeaves(trx, size, waiting);
+    const taskIds = waiting.flatMap((leaf) => (leaf.task_id === null ? [] : [leaf.task_id]));
+    await deps.changes.publishAll(
+      taskIds.map((taskId) => ({ kind: 'task' as const, taskId })),
+      trx,
+    );
+  }
+  const head = await chainAudit(trx, unchained);
+  const note = signNote(checkpointBody(key.name, total, root, [auditExtension(head.entries, head.hash)]), key);
+  await insertCheckpoint(trx, { seq: (latest?.seq ?? -1) + 1, size: total, root: root.toString('base64'), note, createdAt: iso(deps.clock.now()) });
+  return Math.max(waiting.length, unchained.length);
+}
+
+/** Gives waiting leaves their indexes and stores the subtrees they complete; returns the new root. */
+async function placeLeaves(trx: Db, size: number, waiting: { id: string; task_id: string | null; data: string }[]): Promise<Buffer> {
   const total = size + waiting.length;
   const hashes = waiting.map((leaf) => leafHash(Buffer.from(leaf.data, 'utf8')));
   // Existing nodes the new ones and the new root read: a left sibling per level, and the old
@@ -72,21 +99,28 @@ async function integrateBatch(trx: Db, deps: Deps, key: LogKey): Promise<number>
   const existing = await findNodes(trx, reads);
   const nodes = appendNodes(size, hashes, sourceOf(existing));
   for (const n of nodes) existing.set(nodeKey(n.level, n.index), n.hash);
-  const root = rootHash(total, sourceOf(existing));
   await assignLeafIndexes(
     trx,
     waiting.map((leaf, i) => ({ id: leaf.id, taskId: leaf.task_id, index: size + i })),
   );
   await insertNodes(trx, nodes);
-  const note = signNote(checkpointBody(key.name, total, root), key);
-  await insertCheckpoint(trx, { size: total, root: root.toString('base64'), note, createdAt: iso(deps.clock.now()) });
-  const taskIds = waiting.flatMap((leaf) => (leaf.task_id === null ? [] : [leaf.task_id]));
-  await deps.changes.publishAll(
-    taskIds.map((taskId) => ({ kind: 'task' as const, taskId })),
-    trx,
-  );
-  return waiting.length;
+  return rootHash(total, sourceOf(existing));
 }
+
+/** Links the unchained audit entries after the chain's head; returns the new head. */
+async function chainAudit(trx: Db, unchained: AuditRowToChain[]): Promise<{ entries: number; hash: string }> {
+  const head = await auditHead(trx);
+  let previous = head?.hash ?? AUDIT_CHAIN_START;
+  let next = head ? head.index + 1 : 0;
+  const links = unchained.map((row) => {
+    previous = auditEntryHash(previous, { ...row, details: JSON.parse(row.details) as Record<string, unknown> });
+    return { id: row.id, index: next++, hash: previous };
+  });
+  await chainAuditEntries(trx, links);
+  return { entries: next, hash: previous };
+}
+
+type AuditRowToChain = { id: string; at: string; actor: string; action: string; task_id: string | null; details: string };
 
 /** Runs the sequencer every SEQUENCER_INTERVAL_MS; returns its stop. */
 export function startLogSequencer(deps: Deps): () => Promise<void> {
@@ -102,7 +136,7 @@ export function startLogSequencer(deps: Deps): () => Promise<void> {
 export async function currentCheckpoint(deps: Deps): Promise<{ size: number; note: string }> {
   const latest = await latestCheckpoint(deps.store.db);
   if (latest) return latest;
-  return { size: 0, note: signNote(checkpointBody(deps.receiptLog.name, 0, EMPTY_ROOT), deps.receiptLog) };
+  return { size: 0, note: signNote(checkpointBody(deps.receiptLog.name, 0, EMPTY_ROOT, [auditExtension(0, AUDIT_CHAIN_START)]), deps.receiptLog) };
 }
 
 export interface TileAddress {

@@ -105,10 +105,53 @@ export async function leafIndexOfTask(db: Db, taskId: string): Promise<number | 
 }
 
 export async function latestCheckpoint(db: Db) {
-  const row = await db.selectFrom('log_checkpoints').select(['size', 'root', 'note']).orderBy('size', 'desc').limit(1).executeTakeFirst();
-  return row && { size: Number(row.size), root: row.root, note: row.note };
+  const row = await db.selectFrom('log_checkpoints').select(['seq', 'size', 'root', 'note']).orderBy('seq', 'desc').limit(1).executeTakeFirst();
+  return row && { seq: Number(row.seq), size: Number(row.size), root: row.root, note: row.note };
 }
 
-export async function insertCheckpoint(db: Db, row: { size: number; root: string; note: string; createdAt: string }): Promise<void> {
-  await db.insertInto('log_checkpoints').values({ size: row.size, root: row.root, note: row.note, created_at: row.createdAt }).execute();
+export async function insertCheckpoint(db: Db, row: { seq: number; size: number; root: string; note: string; createdAt: string }): Promise<void> {
+  await db.insertInto('log_checkpoints').values({ seq: row.seq, size: row.size, root: row.root, note: row.note, created_at: row.createdAt }).execute();
+}
+
+/** Audit entries not chained yet, oldest first (partial index audit_log_waiting_idx). */
+export async function unchainedAudit(db: Db, limit: number) {
+  return db
+    .selectFrom('audit_log')
+    .select(['id', 'at', 'actor', 'action', 'task_id', 'details'])
+    .where('hash', 'is', null)
+    .orderBy('at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** The chain's last entry: its place and hash (unique index on chain_index). */
+export async function auditHead(db: Db): Promise<{ index: number; hash: string } | undefined> {
+  const row = await db
+    .selectFrom('audit_log')
+    .select(['chain_index', 'hash'])
+    .where('chain_index', 'is not', null)
+    .orderBy('chain_index', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row && row.chain_index !== null && row.hash !== null ? { index: Number(row.chain_index), hash: row.hash } : undefined;
+}
+
+/** Links entries into the chain, one statement per thousand. */
+export async function chainAuditEntries(db: Db, links: { id: string; index: number; hash: string }[]): Promise<void> {
+  for (const part of chunks(links)) {
+    const values = sql.join(part.map((l) => sql`(${l.id}, cast(${l.index} as integer), ${l.hash})`));
+    await sql`update "audit_log" set "chain_index" = v.column2, "hash" = v.column3 from (values ${values}) as v where "audit_log"."id" = v.column1`.execute(db);
+  }
+}
+
+/** The chain in order from `from` (audit:verify), with each entry's stored hash. */
+export async function auditChainPage(db: Db, from: number, limit: number) {
+  return db
+    .selectFrom('audit_log')
+    .select(['id', 'at', 'actor', 'action', 'task_id', 'details', 'hash', 'chain_index'])
+    .where('chain_index', '>=', from)
+    .orderBy('chain_index')
+    .limit(limit)
+    .execute();
 }

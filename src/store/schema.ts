@@ -339,6 +339,10 @@ export interface AuditLogTable {
   task_id: string | null;
   /** JSON object. */
   details: string;
+  /** The entry's link in the hash chain (domain/audit-chain.ts, migration 260); NULL until the sequencer chains it. */
+  hash: string | null;
+  /** Its place in the chain, from 0; NULL until chained. */
+  chain_index: number | null;
 }
 
 /** Failed sign-ins per client address hash or per operator, in one-minute windows, shared by every instance. */
@@ -428,6 +432,8 @@ export interface LogNodesTable {
 
 /** A signed checkpoint of the log (migration 260), one per integration. */
 export interface LogCheckpointsTable {
+  /** 0, 1, 2, …: the latest is the greatest (a new audit head may sign a tree of the same size again). */
+  seq: number;
   size: number;
   /** base64 root hash. */
   root: string;
