@@ -10,9 +10,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { iso } from '../src/domain/time.js';
-import { integrateLog, receiptProof } from '../src/services/receipt-log.js';
+import { integrateLog, receiptProof } from '../src/services/receipt-log/receipt-log.js';
 import { withTransaction } from '../src/store/db.js';
-import { insertLeaf, insertLeaves } from '../src/store/receipt-log-repo.js';
+import { insertLeaf, insertLeaves } from '../src/store/receipt-log/receipt-log-repo.js';
 import { ADMIN } from '../test/operator.support.js';
 import { postJson, startTestApp, type TestApp, validTask } from '../test/support/app.js';
 

@@ -1,13 +1,13 @@
+import { startPushAnnouncer } from './services/alerts/push.js';
+import { startHeldCommitter } from './services/console/held-actions.js';
 import type { ServiceDeps } from './services/context.js';
-import { startDeadlineSweep } from './services/deadlines.js';
-import { startDevOperator } from './services/dev-operator.js';
-import { startHeldCommitter } from './services/held-actions.js';
-import { startOutboxWorker } from './services/mail-worker.js';
-import { startPeriodic } from './services/periodic.js';
-import { startPushAnnouncer } from './services/push.js';
-import { startLogSequencer } from './services/receipt-log.js';
-import { runRetention } from './services/retention.js';
-import { startWebhookWorker } from './services/webhook-worker.js';
+import { startOutboxWorker } from './services/delivery/mail-worker.js';
+import { startWebhookWorker } from './services/delivery/webhook-worker.js';
+import { startLogSequencer } from './services/receipt-log/receipt-log.js';
+import { startDevOperator } from './services/runtime/dev-operator.js';
+import { startPeriodic } from './services/runtime/periodic.js';
+import { runRetention } from './services/runtime/retention.js';
+import { startDeadlineSweep } from './services/tasks/deadlines.js';
 
 export interface Background {
   stop(): Promise<void>;

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { integrateLog } from '../src/services/receipt-log.js';
+import { integrateLog } from '../src/services/receipt-log/receipt-log.js';
 import { adminGet, patchOk, submit } from './operator.support.js';
 import { parseCheckpoint } from './receipt-log.support.js';
 import { runCli } from './receipts.support.js';

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { integrateLog } from '../src/services/receipt-log.js';
+import { integrateLog } from '../src/services/receipt-log/receipt-log.js';
 import { deliveredRecord, importOk } from './import.support.js';
 import { type Json, patchOk, submit } from './operator.support.js';
 import { parseCheckpoint, tilePath } from './receipt-log.support.js';

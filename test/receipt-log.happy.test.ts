@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { integrateLog } from '../src/services/receipt-log.js';
-import { insertLeaves } from '../src/store/receipt-log-repo.js';
+import { integrateLog } from '../src/services/receipt-log/receipt-log.js';
+import { insertLeaves } from '../src/store/receipt-log/receipt-log-repo.js';
 import { type Json, patchOk, submit } from './operator.support.js';
 import { checkpointSignedBy, hashLeaf, merkleRoot, parseCheckpoint, parseProof, readWholeLog, rootFromInclusion, tilePath } from './receipt-log.support.js';
 import { STORES, TestClock, useTestApp } from './support/app.js';

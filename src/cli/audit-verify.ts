@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { loadConfigOrExit } from '../config.js';
-import { AUDIT_CHAIN_START, auditEntryHash } from '../domain/audit-chain.js';
+import { AUDIT_CHAIN_START, auditEntryHash } from '../domain/team/audit-chain.js';
 import { migrate, openStore } from '../store/db.js';
-import { auditChainPage, latestCheckpoint } from '../store/receipt-log-repo.js';
+import { auditChainPage, latestCheckpoint } from '../store/receipt-log/receipt-log-repo.js';
 
 /**
  * `npm run audit:verify [older-checkpoint-file…]`: recomputes the audit log's hash chain on the

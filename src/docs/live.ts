@@ -1,9 +1,9 @@
 import { dailyCapUsage } from '../abuse/quotas.js';
 import { iso } from '../domain/time.js';
+import { type SeenWithinTarget, seenWithinTarget } from '../services/alerts/response-target.js';
+import { type DurationStats, RECENT_SAMPLE, taskStats } from '../services/console/stats.js';
 import type { ServiceDeps } from '../services/context.js';
-import { onDutyCount } from '../services/operators.js';
-import { type SeenWithinTarget, seenWithinTarget } from '../services/response-target.js';
-import { type DurationStats, RECENT_SAMPLE, taskStats } from '../services/stats.js';
+import { onDutyCount } from '../services/team/operators.js';
 
 /**
  * The live transparency figures capabilities.json, human.json and the home page publish: how long

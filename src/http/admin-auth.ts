@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { type Actor, assertRole, OWNER, type Role } from '../domain/actor.js';
-import { clientHash } from '../domain/client.js';
 import { AppError } from '../domain/errors.js';
-import { PERSONAL_KEY_PATTERN } from '../domain/team-schemas.js';
+import { clientHash } from '../domain/network/client.js';
+import { type Actor, assertRole, OWNER, type Role } from '../domain/team/actor.js';
+import { PERSONAL_KEY_PATTERN } from '../domain/team/team-schemas.js';
 import type { ServiceDeps } from '../services/context.js';
-import { actorOfPersonalKey } from '../services/operators.js';
+import { actorOfPersonalKey } from '../services/team/operators.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

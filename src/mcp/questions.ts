@@ -1,9 +1,9 @@
 import Type from 'typebox';
-import { ANSWER_MAX, ANSWER_MIN, openQuestion } from '../domain/questions.js';
+import { ANSWER_MAX, ANSWER_MIN, openQuestion } from '../domain/questions/questions.js';
 
-export { AWAITING_ANSWER_GUIDE } from '../domain/questions.js';
+export { AWAITING_ANSWER_GUIDE } from '../domain/questions/questions.js';
 
-import type { PublicTask } from '../domain/schemas.js';
+import type { PublicTask } from '../domain/tasks/schemas.js';
 
 /**
  * The MCP side of questions (issue 25): the answer tool's input, and the sentences that tell an

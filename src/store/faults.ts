@@ -48,7 +48,7 @@ const FAULT_OUTLIVES_PROBE_MS = 3000;
 /** What the store remembers of recent faults, for the health record. */
 export class StoreFaults {
   private last: { reason: string; at: number; probedSince: boolean } | undefined;
-  /** The health record's last write probe (services/health.ts), reused for a couple of seconds. */
+  /** The health record's last write probe (services/runtime/health.ts), reused for a couple of seconds. */
   lastProbe: { at: number; failure: string | undefined } | undefined;
 
   record(reason: string, at = Date.now()): void {

@@ -4,7 +4,7 @@ import type { Clock } from '../domain/time.js';
 import { iso } from '../domain/time.js';
 import { activeSigningKey } from '../receipts/keys.js';
 import type { Store } from '../store/db.js';
-import { finishClaim, insertWebhookAttempt, type WebhookEventRow } from '../store/webhooks-repo.js';
+import { finishClaim, insertWebhookAttempt, type WebhookEventRow } from '../store/delivery/webhooks-repo.js';
 import { postWebhook } from './send.js';
 import { signWebhook } from './sign.js';
 import { type Target, TargetRefused } from './target.js';
@@ -13,7 +13,7 @@ import { type Target, TargetRefused } from './target.js';
  * One delivery of one claimed webhook event: resolve and check the host, sign, POST to the checked
  * address, log the attempt and record the outcome under the claim. 2xx is delivered; 410 stops for
  * good; anything else is retried with exponential backoff and ±20 % jitter until
- * WEBHOOK_MAX_ATTEMPTS. The loop that claims events is services/webhook-worker.ts.
+ * WEBHOOK_MAX_ATTEMPTS. The loop that claims events is services/delivery/webhook-worker.ts.
  */
 
 export interface DeliveryContext {

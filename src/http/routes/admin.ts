@@ -13,12 +13,12 @@ import {
   QueueSchema,
   StatsQuerySchema,
   TaskPatchSchema,
-} from '../../domain/admin-schemas.js';
-import { ErrorSchema } from '../../domain/schemas.js';
+} from '../../domain/tasks/admin-schemas.js';
+import { ErrorSchema } from '../../domain/tasks/schemas.js';
+import { adminStats, listMessages, listQueue, viewTask } from '../../services/console/reads.js';
+import { patchTask } from '../../services/console/transitions.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { replyToMessage } from '../../services/message-replies.js';
-import { adminStats, listMessages, listQueue, viewTask } from '../../services/operator.js';
-import { patchTask } from '../../services/operator-transitions.js';
+import { replyToMessage } from '../../services/messages/replies.js';
 import { actorOf, requireAdmin } from '../admin-auth.js';
 import { registerJwksRoute } from './jwks.js';
 

@@ -10,12 +10,12 @@ import {
   ReadinessSchema,
   SubmissionResponseSchema,
   taskInputSchema,
-} from '../../domain/schemas.js';
+} from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { health } from '../../services/health.js';
-import { sendMessage } from '../../services/messages.js';
-import { readiness } from '../../services/readiness.js';
-import { getTask, submitTask } from '../../services/tasks.js';
+import { sendMessage } from '../../services/messages/messages.js';
+import { health } from '../../services/runtime/health.js';
+import { readiness } from '../../services/runtime/readiness.js';
+import { getTask, submitTask } from '../../services/tasks/tasks.js';
 import { callerFrom } from '../client.js';
 import { noneMatch, preferredWait, representationOf } from '../conditional.js';
 
@@ -32,9 +32,9 @@ declare module 'fastify' {
   }
 }
 
-/** The status read's route (also answered by the fast lane, http/fast-reads.ts). */
+/** The status read's route (also answered by the fast lane, http/lanes/fast-reads.ts). */
 export const STATUS_ROUTE = '/api/v1/tasks/:task_id';
-/** The submission's route (also held back under load, http/submission-lane.ts). */
+/** The submission's route (also held back under load, http/lanes/submission-lane.ts). */
 export const SUBMIT_ROUTE = '/api/v1/tasks';
 
 const TaskIdParams = Type.Object({ task_id: Type.String({ maxLength: 200 }) });

@@ -1,10 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import { AnswerInputSchema, AskedQuestionSchema, QuestionInputSchema } from '../../domain/questions.js';
-import { ErrorSchema, PublicTaskSchema } from '../../domain/schemas.js';
+import { AnswerInputSchema, AskedQuestionSchema, QuestionInputSchema } from '../../domain/questions/questions.js';
+import { ErrorSchema, PublicTaskSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { answerQuestion, askQuestion, parseAnswerBody } from '../../services/questions.js';
+import { answerQuestion, askQuestion, parseAnswerBody } from '../../services/questions/questions.js';
 import { actorOf, requireAdmin } from '../admin-auth.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
@@ -12,7 +12,7 @@ const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [c
 /**
  * Questions (contract "Questions from the operator, answers from the requester"): the operator
  * asks through the admin API, the requester answers with the task id as the only credential.
- * Thin adapters over services/questions.ts.
+ * Thin adapters over services/questions/questions.ts.
  */
 export function registerQuestionRoutes(server: FastifyInstance, deps: ServiceDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import { AppError } from '../../domain/errors.js';
-import { ErrorSchema } from '../../domain/schemas.js';
+import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { currentCheckpoint, parseTilePath, readTile, receiptProof } from '../../services/receipt-log.js';
+import { currentCheckpoint, parseTilePath, readTile, receiptProof } from '../../services/receipt-log/receipt-log.js';
 
 /**
  * The public receipt log as C2SP tlog-tiles (docs/receipt-log.md): /log/checkpoint, /log/vkey,

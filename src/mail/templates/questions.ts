@@ -1,7 +1,7 @@
 import { html } from '../../domain/html.js';
-import type { Question } from '../../domain/questions.js';
-import { statusPageUrl } from '../../domain/urls.js';
-import type { TaskRow } from '../../store/tasks-repo.js';
+import { statusPageUrl } from '../../domain/network/urls.js';
+import type { Question } from '../../domain/questions/questions.js';
+import type { TaskRow } from '../../store/tasks/tasks-repo.js';
 import { headerText } from '../sanitize.js';
 import { documentHtml, type Field, fieldsHtml, fieldsText, type MailParts, quoteHtml } from './layout.js';
 import { consoleTaskUrl } from './operator.js';

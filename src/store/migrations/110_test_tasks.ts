@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { isTestTask } from '../../domain/test-task.js';
+import { isTestTask } from '../../domain/tasks/test-task.js';
 
 /**
  * Test tasks (issue 19): `is_test` is decided once, at submission, so the queue can filter on it

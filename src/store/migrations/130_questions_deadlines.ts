@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { dueOf } from '../../domain/due.js';
+import { dueOf } from '../../domain/tasks/due.js';
 import { parseDateTime } from '../../domain/time.js';
 
 const DEFAULT_RESPONSE_TARGET_HOURS = 12;
@@ -17,7 +17,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('tasks').addColumn('questions', 'text').execute();
   await db.schema.alterTable('tasks').addColumn('deadline_at', 'text').execute();
   await db.schema.alterTable('tasks').addColumn('deadline_passed_at', 'text').execute();
-  // The earlier of deadline and response target (domain/due.ts): the console queue's order.
+  // The earlier of deadline and response target (domain/tasks/due.ts): the console queue's order.
   await db.schema.alterTable('tasks').addColumn('due_at', 'text').execute();
   await db.schema.alterTable('messages').addColumn('thread_token_hash', 'text').execute();
   // Tasks stored before: their deadline instant, so a deadline that passed meanwhile is handled at start.

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { OPEN_STATUSES } from '../../domain/task.js';
+import { OPEN_STATUSES } from '../../domain/tasks/task.js';
 
 /**
  * Alerts and counts of a team (issue 26), additive only:

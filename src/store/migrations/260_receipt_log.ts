@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { AUDIT_CHAIN_START, auditEntryHash } from '../../domain/audit-chain.js';
+import { AUDIT_CHAIN_START, auditEntryHash } from '../../domain/team/audit-chain.js';
 
 /**
  * The public receipt log (issue 52, contract "Receipts in a public, append-only log"):

@@ -1,6 +1,6 @@
 import { html, type SafeHtml } from '../../domain/html.js';
-import { ANSWER_MAX, type Question } from '../../domain/questions.js';
-import type { PublicTask } from '../../domain/schemas.js';
+import { ANSWER_MAX, type Question } from '../../domain/questions/questions.js';
+import type { PublicTask } from '../../domain/tasks/schemas.js';
 import { timeHtml } from './format.js';
 
 /**
