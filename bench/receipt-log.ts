@@ -1,5 +1,5 @@
 /**
- * The public receipt log's cost targets (issue 52; `npm run bench:receipt-log`, never in timed tests):
+ * The public receipt log's cost targets (docs/receipt-log.md; `npm run bench:receipt-log`, never in timed tests):
  *   - a proof read at BENCH_LOG_LEAVES (default 1,000,000) leaves costs the same as at 1,000
  *     (ratio of the median per-read times ≤ 1.5);
  *   - the leaf adds at most 10 % to the delivery path: the median marginal time of writing a leaf

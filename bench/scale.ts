@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale` (issue 28): what pages and endpoints cost when history is large. Seeds
+ * `npm run bench:scale` (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28): what pages and endpoints cost when history is large. Seeds
  * BENCH_TASKS tasks (default 1,000,000: about three years of a busy deployment) and BENCH_MESSAGES
  * messages (default a fifth of the tasks) through the store layer in batches, then starts the
  * service on that store exactly as `npm start` does (bench/service.ts) and times, one request at a

@@ -30,11 +30,11 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const webhooks = startWebhookWorker(deps);
   // Development profile only (DEV_AUTO_OPERATOR): a no-op otherwise.
   const stopDevOperator = startDevOperator(deps);
-  // Passed deadlines (issue 25): swept at start, so one that passed while the service was down is handled now.
+  // Passed deadlines (docs/questions.md): swept at start, so one that passed while the service was down is handled now.
   const stopDeadlines = startDeadlineSweep(deps);
-  // Console actions held for undo (issue 31): committed when their window passes, also after a restart.
+  // Console actions held for undo (docs/inbox.md): committed when their window passes, also after a restart.
   const stopHeld = startHeldCommitter(deps);
-  // The public receipt log (issue 52): waiting leaves integrated and a new checkpoint signed within 2 s.
+  // The public receipt log (docs/receipt-log.md): waiting leaves integrated and a new checkpoint signed within 2 s.
   const stopSequencer = startLogSequencer(deps);
   // The first retention run waits a while, so a starting fleet does not run it at once.
   const stopRetention = startPeriodic(deps, {

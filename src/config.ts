@@ -4,7 +4,7 @@ import { parseSmtpUrl, SmtpUrlError } from './domain/network/smtp-url.js';
 
 /**
  * Every configuration variable, validated once at start. A bad value stops the process with a
- * message naming the variable (ConfigError). Defaults follow shared/spec/contract.md.
+ * message naming the variable (ConfigError). Defaults follow docs/spec/contract.md.
  */
 
 export interface Limits {
@@ -51,7 +51,7 @@ export interface MailSettings {
   concurrency: number;
 }
 
-/** Connection handling (issue 15): slow clients and floods of sockets cannot hold the service. */
+/** Connection handling (docs/operations.md#store-faults-srcstorefaultsts-srcstoredbts): slow clients and floods of sockets cannot hold the service. */
 export interface ServerSettings {
   /** The whole request (headers and body) must arrive within this time; then 408 and closed. */
   requestTimeoutMs: number;
@@ -124,7 +124,7 @@ export type DevAutoOperator = (typeof DEV_AUTO_OPERATOR_MODES)[number];
 /** In the development profile a per-client limit not set explicitly is this: out of the way. */
 const DEV_LIMIT = 1_000_000;
 
-/** The deadline sweep (services/tasks/deadlines.ts, issue 25). */
+/** The deadline sweep (services/tasks/deadlines.ts, docs/questions.md). */
 export interface DeadlineSettings {
   /** DEADLINE_AUTO_REJECT: reject a task still submitted when its deadline passes. */
   autoReject: boolean;
@@ -166,7 +166,7 @@ export interface Config {
   retention: RetentionSettings;
   dev: DevSettings;
   deadlines: DeadlineSettings;
-  /** CONSOLE_UNDO_SECONDS: how long a console accept, reject, reply or delivery is held for Undo (0: at once; issue 31). */
+  /** CONSOLE_UNDO_SECONDS: how long a console accept, reject, reply or delivery is held for Undo (0: at once; docs/inbox.md). */
   undoSeconds: number;
   /** CONSOLE_UNDO_POLL_MS: how often the held-action committer looks for actions whose window has passed. */
   undoPollMs: number;

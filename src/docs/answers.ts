@@ -4,7 +4,7 @@ import type { Block } from '../domain/markup.js';
 import { API_VERSION } from '../version.js';
 
 /**
- * The worked example of structured answers (issue 24) as every document shows it: OpenAPI,
+ * The worked example of structured answers (docs/answers.md) as every document shows it: OpenAPI,
  * llms.txt, api.md and /agent.json all take it from here (and from domain/answers/answer-example.ts), so
  * they cannot tell different stories.
  */

@@ -1,5 +1,6 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import { sha256 } from '../domain/canonical.js';
 import { AppError } from '../domain/errors.js';
 import { clientHash } from '../domain/network/client.js';
 import { type Actor, assertRole, OWNER, type Role } from '../domain/team/actor.js';
@@ -20,10 +21,6 @@ declare module 'fastify' {
     /** Who is acting, once the key or session was checked. */
     actor?: Actor;
   }
-}
-
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
 }
 
 export function adminKeyMatches(expectedHash: Buffer, candidate: string | undefined): boolean {

@@ -18,7 +18,7 @@ import { duplicateNoticeMail, taskAcceptedMail, taskDeliveredMail, taskRejectedM
 
 /**
  * The transactional outbox: each function writes mail rows in the caller's transaction, so a
- * change and the mail it causes commit together (or not at all). The worker (worker.ts) sends
+ * change and the mail it causes commit together (or not at all). The mail worker (services/delivery/mail-worker.ts) sends
  * them later, from any instance.
  */
 

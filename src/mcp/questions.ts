@@ -6,7 +6,7 @@ export { AWAITING_ANSWER_GUIDE } from '../domain/questions/questions.js';
 import type { PublicTask } from '../domain/tasks/schemas.js';
 
 /**
- * The MCP side of questions (issue 25): the answer tool's input, and the sentences that tell an
+ * The MCP side of questions (docs/questions.md): the answer tool's input, and the sentences that tell an
  * agent to look for awaiting_answer and how to answer (tool descriptions, instructions, card).
  */
 

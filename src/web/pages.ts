@@ -178,7 +178,7 @@ async function sendTaskMessage(deps: DocsDeps, request: FastifyRequest, reply: F
 }
 
 /**
- * The status page's answer form (issue 25): the same answerQuestion as the API. Answered: back to
+ * The status page's answer form (docs/questions.md): the same answerQuestion as the API. Answered: back to
  * the question (303) saying so; refused: the status page again, the problem beside the answer.
  */
 async function sendTaskAnswer(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {

@@ -1,5 +1,5 @@
 /**
- * The one worked example of a structured answer (issue 24), shown by every document (OpenAPI,
+ * The one worked example of a structured answer (docs/answers.md), shown by every document (OpenAPI,
  * llms.txt, api.md, /agent.json, the catalog) so they cannot drift apart: a task asking whether a
  * shop is open and what its hours are, its response_schema, and the result the operator delivers.
  */

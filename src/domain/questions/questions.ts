@@ -16,7 +16,6 @@ export const ANSWER_MAX = 5000;
 export function newQuestionId(now: Date): string {
   return `q-${now.getUTCFullYear()}-${randomHex(16)}`;
 }
-export const QUESTION_ID_PATTERN = /^q-\d{4}-[0-9a-f]{32}$/;
 
 /** The two sentences every document and tool description repeats: look for awaiting_answer, and how to answer. */
 export const AWAITING_ANSWER_GUIDE =

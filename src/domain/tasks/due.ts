@@ -1,7 +1,7 @@
 import { parseDateTime } from '../time.js';
 
 /**
- * When an open task is due (issue 25): the earlier of its deadline and its response target
+ * When an open task is due (docs/questions.md): the earlier of its deadline and its response target
  * (created_at + RESPONSE_TARGET_HOURS). The console's queue orders open tasks by it and shows the
  * time left. Pure: the store keeps it as `due_at`, fixed at submission.
  */

@@ -6,7 +6,7 @@ import { taskInputSchema } from './schemas.js';
 import { ALL_STATUSES, SOURCES } from './task.js';
 
 /**
- * The admin import (contract "Test tasks and imported history", issue 19): task records exported
+ * The admin import (contract "Test tasks and imported history", docs/import.md): task records exported
  * from another deployment. One schema source for validation and OpenAPI.
  */
 

@@ -262,7 +262,7 @@ export const ErrorSchema = Type.Object(
   { additionalProperties: true },
 );
 
-/** GET /api/v1/services: one page of the catalog (docs/profile.ts defines an entry). */
+/** GET /api/v1/services: one page of the catalog (domain/tasks/profile.ts defines an entry). */
 export const ServicesPageSchema = Type.Object({
   services: Type.Array(CatalogEntrySchema),
   next_cursor: Nullable(Type.String({ description: 'Opaque; pass as cursor for the next page. null on the last page.' })),

@@ -21,7 +21,7 @@ export const ALL_STATUSES = ['submitted', 'under_review', 'in_progress', 'accept
 export type TaskStatus = (typeof ALL_STATUSES)[number];
 export const CURRENT_STATUSES = ['submitted', 'accepted', 'delivered', 'rejected'] as const;
 export const FINAL_STATUSES: readonly TaskStatus[] = ['delivered', 'rejected'];
-/** Still waiting on the operator; the retired two only on imported tasks (issue 19). */
+/** Still waiting on the operator; the retired two only on imported tasks (docs/import.md). */
 export const OPEN_STATUSES: readonly TaskStatus[] = ['submitted', 'under_review', 'in_progress', 'accepted'];
 /** How a person reads a status (status page, console). */
 export const STATUS_LABELS: Record<TaskStatus, string> = {

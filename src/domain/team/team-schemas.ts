@@ -8,8 +8,6 @@ import { ROLES } from './actor.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
-export const OPERATOR_ID_PATTERN = /^op-[0-9a-f]{32}$/;
-export const KEY_ID_PATTERN = /^key-[0-9a-f]{32}$/;
 /** A personal key: `hto_` and 43 base64url characters (256 random bits). */
 export const PERSONAL_KEY_PATTERN = /^hto_[A-Za-z0-9_-]{43}$/;
 

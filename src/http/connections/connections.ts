@@ -10,7 +10,7 @@ import { guardSlowClients } from './slow-clients.js';
  *
  * - The request (headers and body) must arrive within REQUEST_TIMEOUT_MS, the headers within
  *   HEADERS_TIMEOUT_MS (Node answers 408 and closes). Node's own request timeout does not always
- *   fire once the headers are parsed (issue 29: it came and went with other connections and with
+ *   fire once the headers are parsed (docs/operations.md#slow-clients-and-connection-floods-srchttpconnectionsconnectionsts: it came and went with other connections and with
  *   the process's start-up), so the service bounds each body itself (slow-clients.ts): a body not
  *   complete REQUEST_TIMEOUT_MS after its headers is answered 408 and its connection closed.
  * - A connection whose output has not drained for IDLE_TIMEOUT_MS (a client that sends requests
@@ -47,7 +47,7 @@ declare module 'fastify' {
 /**
  * What still answers on a connection past MAX_CONNECTIONS (in the quarter of headroom before
  * sockets are dropped): health, readiness and the operator's console and API, so probes and the
- * operator keep working when clients hold every ordinary slot (issue 34). Not past the
+ * operator keep working when clients hold every ordinary slot (docs/operations.md#capacity-for-health-and-the-operator-issue-34). Not past the
  * per-address cap: one address cannot use the headroom.
  */
 const RESERVED_PATHS = /^\/(?:api\/v1\/health(?:\/ready)?|operator|api\/v1\/admin)(?:[/?]|$)/;

@@ -5,7 +5,7 @@ import { answerRequestTimeout } from '../framework-errors.js';
 
 /**
  * Clients too slow to send or to read, bounded by the service itself (connections.ts installs
- * this; Node's own timeouts did not hold either, issues 29 and 34):
+ * this; Node's own timeouts did not hold either, docs/operations.md#slow-clients-and-connection-floods-srchttpconnectionsconnectionsts):
  *
  * - A request that announces a body must have all of it within REQUEST_TIMEOUT_MS of its headers:
  *   otherwise 408 and the connection closed.

@@ -7,6 +7,7 @@ import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import { addBlock, listBlocks, removeBlock } from '../../services/console/blocklist.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { actorOf, requireAdmin } from '../admin-auth.js';
+import { unvalidatedBody } from '../bodies/validator.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -39,7 +40,7 @@ export async function registerBlocklistRoutes(server: FastifyInstance, deps: Ser
         operationId: 'adminAddBlock',
         summary: 'Block an IP address, e-mail address, e-mail domain or requester',
         tags: ['admin'],
-        body: BlockInputSchema,
+        body: unvalidatedBody(BlockInputSchema),
         response: { 201: BlockEntrySchema, ...errors(400, 401, 415, 422) },
       },
     },

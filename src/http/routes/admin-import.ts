@@ -4,6 +4,7 @@ import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { importTasks } from '../../services/tasks/import.js';
 import { requireAdmin } from '../admin-auth.js';
+import { unvalidatedBody } from '../bodies/validator.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 
@@ -30,7 +31,7 @@ export async function registerImportRoutes(app: FastifyInstance, deps: ServiceDe
           '(its own transaction): invalid ones are listed in errors by index, an existing task_id is skipped (idempotent). Ids, statuses (the retired ' +
           'under_review and in_progress included), history, timestamps, operator_notes and receipts are kept exactly as given. Nothing is mailed.',
         tags: ['admin'],
-        body: ImportBodySchema,
+        body: unvalidatedBody(ImportBodySchema),
         response: { 200: ImportResultSchema, ...errors(400, 401, 413, 415) },
       },
     },

@@ -7,7 +7,7 @@ import { documentHtml, type Field, fieldsHtml, fieldsText, type MailParts, quote
 import { consoleTaskUrl } from './operator.js';
 
 /**
- * Mails of issue 25: the operator's question to the requester (answered on the status page, never
+ * Mails of questions (docs/questions.md): the operator's question to the requester (answered on the status page, never
  * by replying to the mail), the answer to the operator, and an accepted task's passed deadline.
  * Every question and answer is agent- or operator-written: escaped in HTML, kept out of subjects.
  */

@@ -28,17 +28,12 @@ export const TASK_TOOL = 'submit_human_task';
 /**
  * How often to look again (both revisions): tens of seconds, whatever the ETA, because a look is
  * cheap and tasks/get itself holds until the task changes (MCP_TASK_HOLD_SECONDS); an ETA-long
- * interval left the SDK's own loop asleep long after a prompt delivery (issue 30).
+ * interval left the SDK's own loop asleep long after a prompt delivery (docs/mcp.md).
  */
 export const TASK_POLL_INTERVAL_MS = 30_000;
 
 /** tasks/result holds at most this long for the final state, then asks to be called again. */
 export const TASK_RESULT_SLICE_SECONDS = MAX_TOOL_WAIT_SECONDS;
-
-/** The suggested interval between looks at an open task (see TASK_POLL_INTERVAL_MS). */
-export function pollIntervalFor(_task: Task, _now: Date): number {
-  return TASK_POLL_INTERVAL_MS;
-}
 
 /**
  * The task as tasks/get should report it: at once when final (or when `answerAtOnce` says so),
@@ -81,7 +76,7 @@ export function mcpTaskOf(task: Task, now: Date): McpTask {
     // Kept as long as the service keeps the task.
     ttl: null,
   };
-  if (!final) view.pollInterval = pollIntervalFor(task, now);
+  if (!final) view.pollInterval = TASK_POLL_INTERVAL_MS;
   return view;
 }
 

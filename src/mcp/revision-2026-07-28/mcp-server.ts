@@ -31,8 +31,6 @@ import {
  * (tools.ts) and the same handlers (runTool), so both revisions answer alike.
  */
 
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
-
 const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
 /** The SDK v2 is loaded by the first MCP request that needs it, like v1 (sdk.ts). */

@@ -229,7 +229,7 @@ async function noticeFor(deps: ServiceDeps, change: Change): Promise<{ notice: P
       const notice = { title: `New task: ${kind}`, body: excerpt(task.description, 140), url: `/operator/tasks/${task.id}`, tag: `task-${task.id}` };
       return { notice, about: undefined };
     }
-    // The requester answered a question (issue 25): news once per answer, on whichever instance claims it.
+    // The requester answered a question (docs/questions.md): news once per answer, on whichever instance claims it.
     for (const question of parseQuestions(task.questions)) {
       if (question.answer === null || !recent(question.answered_at) || !(await claimNotice(db, `answer:${question.question_id}`, iso(now)))) continue;
       const notice = {

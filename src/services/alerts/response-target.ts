@@ -23,7 +23,7 @@ export function unseenPastTarget(task: { status: string; created_at: string; see
   return task.status === 'submitted' && task.seen_by_operator_at === null && now.getTime() - Date.parse(task.created_at) > targetHours * 3_600_000;
 }
 
-/** The share over the most recent RECENT_SAMPLE tasks created in the last `days` (issue 28: bounded). */
+/** The share over the most recent RECENT_SAMPLE tasks created in the last `days` (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28: bounded). */
 export async function seenWithinTarget(deps: ServiceDeps, days = 30): Promise<SeenWithinTarget> {
   const target = deps.profile.response_target_hours;
   const now = deps.clock.now().getTime();

@@ -138,13 +138,8 @@ export async function listBlocks(deps: ServiceDeps, raw: unknown = {}): Promise<
  * Adds an entry (422 `validation_failed` for bad input). An operator's entry replaces any entry of
  * the same kind and value, so adding again is how an expiry is changed or removed.
  */
-export async function addBlock(
-  deps: ServiceDeps,
-  actor: Actor,
-  input: BlockInput,
-  options: { source?: BlockSource; taskId?: string } = {},
-): Promise<BlockEntry> {
-  const checked = checkInput(deps, input);
+export async function addBlock(deps: ServiceDeps, actor: Actor, raw: unknown, options: { source?: BlockSource; taskId?: string } = {}): Promise<BlockEntry> {
+  const checked = checkInput(deps, raw);
   const row: BlockRow = {
     id: `blk-${randomBytes(12).toString('hex')}`,
     kind: checked.kind,

@@ -12,7 +12,7 @@ import { startPeriodic } from '../runtime/periodic.js';
 import { checkPatchNow, patchTask } from './transitions.js';
 
 /**
- * Undo for the console (issue 31, docs/inbox.md): an accept, reject, delivery or reply is checked
+ * Undo for the console (docs/inbox.md): an accept, reject, delivery or reply is checked
  * now (so a refusal shows at once) and HELD in the store for CONSOLE_UNDO_SECONDS; then the
  * committer applies it through the very service call the action would have made at once
  * (patchTask, replyToMessage), so the change, its audit row, mail and webhook commit together —

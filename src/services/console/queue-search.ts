@@ -10,7 +10,7 @@ import type { ServiceDeps } from '../context.js';
 import { toAdminTask } from './reads.js';
 
 /**
- * Search, filters and the deadline/ETA sorts of the console queue (issue 31, docs/inbox.md). Every
+ * Search, filters and the deadline/ETA sorts of the console queue (docs/inbox.md). Every
  * read is bounded whatever the history:
  * - a task id or message id is one primary-key lookup; an e-mail address is a walk of
  *   tasks_contact_queue_idx per status;
@@ -20,23 +20,18 @@ import { toAdminTask } from './reads.js';
  *   narrow those rows here, so a page never reads more than the statuses × (limit + 1).
  */
 
-/** The console's search and filters, as the queue's query string carries them (all optional). */
-export interface QueueSearch {
-  /** Words, a task id, a message id or an e-mail address. */
-  q?: string | undefined;
-  /** A task type (e.g. real_world_verification). */
-  type?: string | undefined;
-  /** `onsite`, `remote`, or words of the place. */
-  location?: string | undefined;
-  /** An e-mail address (the contact), or words of the requester's name. */
-  requester?: string | undefined;
-  /** YYYY-MM-DD: deadline on or before that day (UTC). */
-  deadline_before?: string | undefined;
-  /** `1`: past its ETA, deadline or response target. */
-  overdue?: string | undefined;
-  /** `deadline` or `eta`, soonest first; otherwise the queue's order. */
-  sort?: string | undefined;
-}
+/**
+ * The filters besides the search words, in the order the console's toolbar shows them: `type` a
+ * task type (e.g. real_world_verification); `location` `onsite`, `remote` or words of the place;
+ * `requester` an e-mail address (the contact) or words of the requester's name; `deadline_before`
+ * YYYY-MM-DD, a deadline on or before that day (UTC); `overdue` `1`, past its ETA, deadline or
+ * response target; `sort` `deadline` or `eta`, soonest first (otherwise the queue's order).
+ */
+export const QUEUE_FILTERS = ['type', 'location', 'requester', 'deadline_before', 'overdue', 'sort'] as const;
+export type QueueFilter = (typeof QUEUE_FILTERS)[number];
+
+/** The console's search and filters, as the queue's query string carries them (all optional); `q` is words, a task id, a message id or an e-mail address. */
+export type QueueSearch = { q?: string | undefined } & { [F in QueueFilter]?: string | undefined };
 
 /** How many of the most recent open tasks (per status) a search for words reads. */
 export const SEARCH_WINDOW = 500;

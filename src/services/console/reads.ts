@@ -70,7 +70,7 @@ export interface QueueOptions extends ListOptions {
   order?: string | undefined;
   /** An operator_id, or `none` for the unassigned tasks. */
   assignee?: string | undefined;
-  /** Leaves out the tasks snoozed past now (the console's default inbox, issue 31). */
+  /** Leaves out the tasks snoozed past now (the console's default inbox, docs/inbox.md). */
   hideSnoozed?: boolean;
 }
 

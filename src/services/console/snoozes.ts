@@ -12,7 +12,7 @@ import { recordAudit } from '../team/audit.js';
 import { toAdminTask } from './reads.js';
 
 /**
- * Snooze (issue 31): an open task hidden from the console's default inbox until a time; it comes
+ * Snooze (docs/inbox.md): an open task hidden from the console's default inbox until a time; it comes
  * back by itself when the time passes (the queue compares with the clock, nothing to sweep). The
  * snooze and its audit row commit together. Console only: the contract has no REST name for it.
  */

@@ -32,7 +32,7 @@ const DEFAULT_DAYS = 30;
  * Live figures over the tasks created in the last `days`: the operator's stats page and the
  * public discovery documents both read them, so they never disagree. The counts come from the
  * counts kept with each change; the durations from the most recent RECENT_SAMPLE tasks of the
- * window (issue 28: a bounded sample, so the figures cost the same at any size of history).
+ * window (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28: a bounded sample, so the figures cost the same at any size of history).
  */
 export async function taskStats(deps: ServiceDeps, options: TaskStatsOptions = {}): Promise<TaskStats> {
   const days = options.days ?? DEFAULT_DAYS;

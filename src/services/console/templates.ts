@@ -19,7 +19,7 @@ import { recordAudit } from '../team/audit.js';
 
 /**
  * Canned replies (`reply`: a message to a sender) and delivery templates (`result`: a starting
- * deliverable) the operator inserts from the task page (issue 31). Every operator may use them; an
+ * deliverable) the operator inserts from the task page (docs/inbox.md). Every operator may use them; an
  * admin edits them (the console's route table says so). Each edit is in the audit log.
  */
 

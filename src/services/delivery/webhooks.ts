@@ -18,11 +18,11 @@ import type { ServiceDeps } from '../context.js';
 /**
  * Webhook events (contract "Webhooks"): queued in the transaction of the status change, with the
  * body fixed then (the public task exactly as GET returned it at that moment), and delivered by
- * webhooks/worker.ts. Plus the operator's view of them and the retry.
+ * services/delivery/webhook-worker.ts (webhooks/deliver.ts sends each). Plus the operator's view of them and the retry.
  */
 
 export const WEBHOOK_EVENTS = { accepted: 'task.accepted', delivered: 'task.delivered', rejected: 'task.rejected' } as const;
-/** Events that are not a status change (issue 25): a question of the operator, a passed deadline. */
+/** Events that are not a status change (docs/questions.md): a question of the operator, a passed deadline. */
 export type TaskNewsEvent = 'task.question' | 'task.deadline_passed';
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[keyof typeof WEBHOOK_EVENTS] | TaskNewsEvent;
 

@@ -10,7 +10,7 @@ import type { ServiceDeps } from '../context.js';
 import { recordAudit } from '../team/audit.js';
 
 /**
- * The operator's inbox of messages (issue 31, docs/inbox.md): a message waits until an operator
+ * The operator's inbox of messages (docs/inbox.md): a message waits until an operator
  * answers it (message-replies.ts marks it in the reply's transaction) or marks it done here. The
  * change, its audit entry and the kept count commit together.
  */

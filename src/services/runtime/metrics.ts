@@ -13,7 +13,7 @@ export interface OutboxSource {
 }
 
 /** Statuses of tasks still waiting on the operator. */
-// OPEN_STATUSES (domain) includes the retired statuses imported tasks may still be in (issue 19).
+// OPEN_STATUSES (domain) includes the retired statuses imported tasks may still be in (docs/import.md).
 
 /** Latency buckets in seconds: most requests take milliseconds, long-polls up to a minute. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

@@ -89,7 +89,7 @@ export async function runRetention(deps: RetentionDeps, options: { stopping?: ()
       deleted_push_notices: await inBatches(() => sweepNotices(db, iso(new Date(now.getTime() - PUSH_NOTICE_DAYS * DAY_MS)), BATCH)),
       duration_ms: 0,
     };
-    // Team (issue 26): ceremonies never finished and failed sign-in windows long closed. The audit
+    // Team (docs/team.md): ceremonies never finished and failed sign-in windows long closed. The audit
     // log is kept like receipts: never erased while its task exists (and tasks are never deleted).
     await sweepChallenges(db, at);
     await sweepFailures(db, iso(new Date(now.getTime() - DAY_MS)));

@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { sha256 } from '../../domain/canonical.js';
 import type { Db } from '../../store/db.js';
 import { deleteSettingIf, getOrCreateSetting } from '../../store/settings-repo.js';
 
@@ -37,8 +38,4 @@ export async function loadAdminKeyHash(db: Db, configured: string | undefined, l
 /** Undoes a generation whose key was never shown (the first start failed before listening). */
 export async function forgetGeneratedAdminKey(db: Db, generated: string): Promise<void> {
   await deleteSettingIf(db, ADMIN_KEY_SETTING, sha256(generated).toString('hex'));
-}
-
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
 }

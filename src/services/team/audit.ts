@@ -43,7 +43,7 @@ export async function recordAudit(db: Db, deps: Pick<ServiceDeps, 'clock'>, reco
     action: record.action,
     task_id: record.taskId ?? null,
     details: JSON.stringify(record.details ?? {}),
-    // Chained by the receipt log's sequencer (services/receipt-log.ts), in the order it finds entries.
+    // Chained by the receipt log's sequencer (services/receipt-log/receipt-log.ts), in the order it finds entries.
     hash: null,
     chain_index: null,
   });

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '../../domain/canonical.js';
 import { AppError, validationFailed } from '../../domain/errors.js';
 import { isPlainAddress } from '../../domain/network/email.js';
 import { OPEN_STATUSES } from '../../domain/tasks/task.js';
@@ -43,10 +44,6 @@ import { notYours, recordAudit } from './audit.js';
  */
 
 export const INVITE_HOURS = 24;
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
 export function toOperator(row: OperatorRow): Operator {
   return {

@@ -9,6 +9,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
+import { sha256Hex } from '../../domain/canonical.js';
 import { AppError } from '../../domain/errors.js';
 import type { Actor, Role } from '../../domain/team/actor.js';
 import { iso } from '../../domain/time.js';
@@ -27,7 +28,6 @@ import {
 } from '../../store/team/operators-repo.js';
 import type { ServiceDeps } from '../context.js';
 import { recordAudit } from './audit.js';
-import { sha256Hex } from './operators.js';
 
 /**
  * Passkeys (contract "A team of operators"): an invite link lets its operator register one

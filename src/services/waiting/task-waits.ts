@@ -13,7 +13,7 @@ import type { ChangeFeed } from '../../store/change-feed.js';
 type Task = Readonly<PublicTask>;
 
 /**
- * The share of MAX_CONNECTIONS that held requests may take (issue 34): past it a wait is not held
+ * The share of MAX_CONNECTIONS that held requests may take (docs/operations.md#capacity-for-health-and-the-operator-issue-34): past it a wait is not held
  * but answered at once with the current status, so polls can never take the connections that
  * status reads, submissions, health and the console need.
  */

@@ -48,7 +48,7 @@ export async function deleteAttachment(db: Db, dialect: DialectName, row: Attach
 }
 
 /**
- * Erases every file of a task and the blobs no other task shares (retention, issue 16, calls
+ * Erases every file of a task and the blobs no other task shares (retention, docs/operations.md#retention, calls
  * this when it erases a task). Pass the transaction that erases the task, and the store's dialect
  * (`deps.store.dialect`).
  */

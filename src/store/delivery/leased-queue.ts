@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { Selectable, Updateable } from 'kysely';
 import { type Db, type DialectName, withTransaction } from '../db.js';
 import type { Database } from '../schema.js';
 
@@ -75,6 +75,21 @@ export async function claimDue<T extends QueueTable>(
     claimed.push(...rows.sort((a, b) => a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id)));
   }
   return claimed as Selectable<Database[T]>[];
+}
+
+/**
+ * Writes the outcome of a claimed, still pending row and ends the claim (lease and token cleared);
+ * false when the claim was lost. `changes` of `{}` gives the row back untouched.
+ */
+export async function finishClaim<T extends QueueTable>(db: Db, table: T, id: string, token: string, changes: Updateable<Database[T]>): Promise<boolean> {
+  const result = await db
+    .updateTable(table as 'outbox')
+    .set({ ...(changes as Updateable<Database['outbox']>), locked_until: null, claim_token: null })
+    .where('id', '=', id)
+    .where('claim_token', '=', token)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 /** Renews the lease of a claimed, still pending row (the worker's heartbeat); false when the claim was lost. */

@@ -3,7 +3,7 @@ import { type Db, type DialectName, withTransaction } from '../db.js';
 import type { OutboxTable } from '../schema.js';
 import { padded, writeChunks } from '../sqlite/batches.js';
 import { reusableList, reusableRows } from '../sqlite/prepared.js';
-import { claimDue } from './leased-queue.js';
+import { claimDue, finishClaim } from './leased-queue.js';
 
 /**
  * Every query of the `outbox` table. A claim takes a lease (`locked_until`) under a token: every
@@ -127,14 +127,7 @@ export async function replaceClaimedOutbox(
 
 /** Writes the outcome of a claimed, still pending row and releases the lease; false when the claim was lost. */
 export async function updateClaimedOutbox(db: Db, id: string, token: string, changes: Partial<OutboxTable>): Promise<boolean> {
-  const result = await db
-    .updateTable('outbox')
-    .set({ ...changes, locked_until: null, claim_token: null })
-    .where('id', '=', id)
-    .where('claim_token', '=', token)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  return finishClaim(db, 'outbox', id, token, changes);
 }
 
 /** Ids per statement when marking many rows at once (well under every store's parameter limit). */

@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Db, Store } from '../db.js';
 import type { WebhookAttemptsTable, WebhookOutboxTable } from '../schema.js';
-import { claimDue } from './leased-queue.js';
+import { claimDue, finishClaim } from './leased-queue.js';
 
 /**
  * The webhook outbox and its attempt log. Every write after a claim names the claim token, so a
@@ -43,20 +43,13 @@ export async function claimDueWebhooks(
 }
 
 /** Records the outcome of a claimed event and drops the claim; false when the claim was lost. */
-export async function finishClaim(db: Db, id: string, token: string, changes: Partial<WebhookOutboxTable>): Promise<boolean> {
-  const result = await db
-    .updateTable('webhook_outbox')
-    .set({ ...changes, locked_until: null, claim_token: null })
-    .where('id', '=', id)
-    .where('claim_token', '=', token)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+export async function finishWebhookClaim(db: Db, id: string, token: string, changes: Partial<WebhookOutboxTable>): Promise<boolean> {
+  return finishClaim(db, 'webhook_outbox', id, token, changes);
 }
 
 /** Gives a claimed event back untouched (the worker is stopping before it got to it). */
 export async function releaseWebhookClaim(db: Db, id: string, token: string): Promise<void> {
-  await finishClaim(db, id, token, {});
+  await finishClaim(db, 'webhook_outbox', id, token, {});
 }
 
 export async function insertWebhookAttempt(db: Db, attempt: WebhookAttemptRow): Promise<void> {

@@ -5,7 +5,7 @@ import { parseDateTime } from '../../domain/time.js';
 const DEFAULT_RESPONSE_TARGET_HOURS = 12;
 
 /**
- * Issue 25. Questions live on the task row as a JSON array (`questions`, NULL when none), so the
+ * Questions (docs/questions.md). Questions live on the task row as a JSON array (`questions`, NULL when none), so the
  * public task stays one row. `deadline_at` is the deadline as a UTC instant (the request keeps the
  * text as given, which may carry any offset and so does not sort), and `deadline_passed_at` marks
  * an accepted task whose passed deadline was announced: the sweep finds its work through a partial

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Speed for a practised operator (issue 31): the console queue's filters and sorts, snoozes, undo
+ * Speed for a practised operator (docs/inbox.md): the console queue's filters and sorts, snoozes, undo
  * and the operator's templates. Additive only: indexes on tasks and three new tables.
  *
  * - Each filter and sort of the queue walks one index that ends in `id` (the keyset tie-break), so

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { AUDIT_CHAIN_START, auditEntryHash } from '../../domain/team/audit-chain.js';
 
 /**
- * The public receipt log (issue 52, contract "Receipts in a public, append-only log"):
+ * The public receipt log (docs/receipt-log.md, contract "Receipts in a public, append-only log"):
  *
  * - `log_leaves`: every leaf, written in the transaction that issues its receipt; waiting ones
  *   (`leaf_index` NULL) are found through a partial index, so the sequencer never walks the

@@ -5,7 +5,7 @@ import { writeChunks } from '../sqlite/batches.js';
 import { reusableRows } from '../sqlite/prepared.js';
 
 /**
- * Task counts that do not cost more as history grows (issue 28): kept in `task_counts` by the
+ * Task counts that do not cost more as history grows (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28): kept in `task_counts` by the
  * store functions that insert tasks or change their status or first view (tasks-repo.ts), in the
  * transaction of the change, so a count is never ahead of or behind the rows it counts. One row
  * per status within a scope:

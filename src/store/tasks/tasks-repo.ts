@@ -357,7 +357,7 @@ export async function countTasksByStatus(db: Db, since?: string): Promise<Record
 }
 
 /**
- * The response-time figures' sample (issue 28): the most recent tasks created since `since`, at
+ * The response-time figures' sample (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28): the most recent tasks created since `since`, at
  * most `limit` of them, newest first, so the figures cost the same at any size of history. Test
  * tasks are dropped here, after the limit, so the read is one bounded walk of the creation index.
  */
@@ -376,7 +376,7 @@ export async function taskTimings(
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();
-  // Test tasks (issue 19) say nothing about how fast a human answers real work.
+  // Test tasks (docs/import.md) say nothing about how fast a human answers real work.
   return rows.filter((r) => r.is_test === 0 && (r.seen_by_operator_at !== null || r.accepted_at !== null));
 }
 
@@ -410,7 +410,7 @@ export async function listTasks(
   const { after, isTest, limit, assignee, awakeAt } = options;
   const assigned = (eb: ExpressionBuilder<Database, 'tasks'>) =>
     eb.selectFrom('task_assignments').select('task_id').whereRef('task_assignments.task_id', '=', 'tasks.id');
-  // Newest first by default; oldest first by creation; due first by due_at (issue 25: the
+  // Newest first by default; oldest first by creation; due first by due_at (docs/questions.md: the
   // position's created_at slot then carries due_at). Every order walks an index per status.
   const due = options.order === 'due';
   const column = due ? 'due_at' : 'created_at';
@@ -518,7 +518,7 @@ export async function eraseTaskPrivateFields(db: Db, ids: string[], at: string):
 
 /**
  * Open tasks whose deadline instant is at or before `now` and not handled yet (the deadline sweep,
- * issue 25), earliest deadline first; `statuses` is submitted and accepted, or accepted alone when
+ * docs/questions.md), earliest deadline first; `statuses` is submitted and accepted, or accepted alone when
  * automatic rejection is off. Served by the partial index of migration 130, which holds only such rows.
  */
 export async function tasksPastDeadline(db: Db, now: string, statuses: readonly string[], limit: number): Promise<TaskRow[]> {
@@ -558,7 +558,7 @@ export async function findTasks(db: Db, ids: string[]): Promise<TaskRow[]> {
 }
 
 /**
- * The console queue's filters and sorts (issue 31), for one status: a walk down one index of
+ * The console queue's filters and sorts (docs/inbox.md), for one status: a walk down one index of
  * migration 210 (or 130's tasks_status_due_idx) that stops after `limit` rows.
  * - `by: 'created'`: type, requester (contact e-mail) and on-site filters, newest or oldest first
  *   (tasks_type_queue_idx, tasks_contact_queue_idx, tasks_onsite_queue_idx).

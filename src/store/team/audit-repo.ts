@@ -31,10 +31,3 @@ export async function listAuditRows(db: Db, filter: AuditFilter): Promise<AuditR
   if (after) query = query.where((eb) => eb.or([eb('at', '<', after.at), eb.and([eb('at', '=', after.at), eb('id', '<', after.id)])]));
   return query.orderBy('at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
 }
-
-/** Every entry, oldest first, in pages (the backup's export). */
-export async function auditPage(db: Db, after: { at: string; id: string } | undefined, limit: number): Promise<AuditRow[]> {
-  let query = db.selectFrom('audit_log').selectAll();
-  if (after) query = query.where((eb) => eb.or([eb('at', '>', after.at), eb.and([eb('at', '=', after.at), eb('id', '>', after.id)])]));
-  return query.orderBy('at').orderBy('id').limit(limit).execute();
-}

@@ -143,7 +143,7 @@ function nextStep(deps: ServiceDeps, task: PublicTask): SafeHtml | string {
       return 'The operator declined this task. The reason, when given, is below.';
     case 'under_review':
     case 'in_progress':
-      // Only tasks carried over from an earlier deployment have these (issue 19).
+      // Only tasks carried over from an earlier deployment have these (docs/import.md).
       return `${STATUS_LABELS[task.status]} (a status from before this service). The operator will accept it with an estimate or decline it with a reason.`;
     default:
       return '';

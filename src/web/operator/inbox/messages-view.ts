@@ -6,7 +6,7 @@ import { at, csrfField, senderLabel, statusPill, taskTitle } from '../layout.js'
 import { asksWithdrawal, repliesList, replyForm } from '../talk/talk-view.js';
 
 /**
- * The messages page as an inbox (issue 31, docs/inbox.md): grouped by the task they are about and,
+ * The messages page as an inbox (docs/inbox.md): grouped by the task they are about and,
  * within, by sender; each message waiting, answered or done, with one reply box at a time (a
  * <details> per message, exclusive by name), "Mark done", and "Withdraw task" on a withdrawal.
  */

@@ -4,7 +4,7 @@ import { isFinal, type TaskStatus } from '../../../domain/tasks/task.js';
 import type { Session } from '../auth/session.js';
 import { csrfField, humanType, statusPill, utcInputValue, when } from '../layout.js';
 
-/** Issue 31's lists beside the queue cards: the bulk selection, the snoozed tasks, a bulk result. */
+/** The inbox's lists (docs/inbox.md) beside the queue cards: the bulk selection, the snoozed tasks, a bulk result. */
 
 function title(task: AdminTask): string {
   const flat = task.description.replace(/\s+/g, ' ').trim();

@@ -1,17 +1,17 @@
 import type { SafeHtml } from '../../../domain/html.js';
 import type { Queue } from '../../../domain/tasks/admin-schemas.js';
 import { ALL_STATUSES, OPEN_STATUSES } from '../../../domain/tasks/task.js';
-import { isSearching, type QueueSearch, SEARCH_WINDOW, searchQueue } from '../../../services/console/queue-search.js';
+import { isSearching, QUEUE_FILTERS, type QueueSearch, SEARCH_WINDOW, searchQueue } from '../../../services/console/queue-search.js';
 import { listQueue, type QueueOptions } from '../../../services/console/reads.js';
 import { listSnoozed } from '../../../services/console/snoozes.js';
 import type { ServiceDeps } from '../../../services/context.js';
 import type { Session } from '../auth/session.js';
 import { type Form, text } from '../console-kit.js';
 import { bulkView, snoozedView } from './inbox-lists-view.js';
-import { FILTER_FIELDS, type QueueToolbarQuery, queueHref } from './toolbar-view.js';
+import { type QueueToolbarQuery, queueHref } from './toolbar-view.js';
 
 /**
- * Which list the queue page shows (issue 31): the snoozed tasks (`status=snoozed`), a search or
+ * Which list the queue page shows (docs/inbox.md): the snoozed tasks (`status=snoozed`), a search or
  * filtered list (services/console/queue-search.ts), or the plain queue without the snoozed tasks in its
  * open tab; `select=1` shows the same tasks as a bulk-selection form.
  */
@@ -24,7 +24,7 @@ export interface InboxQueue {
 /** The toolbar's view of the query string: the queue's own fields plus search, filters and sort. */
 export function toolbarQuery(query: Form, base: { status: string; order: string | undefined; test: string | undefined; view: string }): QueueToolbarQuery {
   const out: QueueToolbarQuery = { status: base.status, order: base.order, test: base.test, view: base.view === 'all' ? undefined : base.view };
-  for (const field of ['q', ...FILTER_FIELDS, 'select'] as const) {
+  for (const field of ['q', ...QUEUE_FILTERS, 'select'] as const) {
     const value = text(query, field);
     if (value !== undefined && value.trim() !== '') out[field] = value.slice(0, 200);
   }
@@ -36,15 +36,8 @@ export async function inboxQueue(deps: ServiceDeps, search: QueueToolbarQuery, o
     const snoozed = await listSnoozed(deps);
     return { queue: { tasks: snoozed.map((s) => s.task), next_cursor: null }, snoozed };
   }
-  const filters: QueueSearch = {
-    q: search.q,
-    type: search.type,
-    location: search.location,
-    requester: search.requester,
-    deadline_before: search.deadline_before,
-    overdue: search.overdue,
-    sort: search.sort,
-  };
+  const filters: QueueSearch = { q: search.q };
+  for (const field of QUEUE_FILTERS) filters[field] = search[field];
   if (!isSearching(filters)) return { queue: await listQueue(deps, { ...options, hideSnoozed: search.status === 'open' }) };
   const statuses = statusesOf(options.status);
   const order = options.order === 'oldest' || options.order === 'newest' ? options.order : 'due';

@@ -21,7 +21,7 @@ import { type BulkOutcome, bulkResultView } from './inbox-lists-view.js';
 const BULK_MAX = 50;
 
 /**
- * Issue 31's console actions: undo of a held action, snooze and wake, bulk accept and reject, and
+ * The inbox's console actions (docs/inbox.md): undo of a held action, snooze and wake, bulk accept and reject, and
  * the inbox's own assets. Thin adapters over services/console/held-actions.ts, snoozes.ts and the one
  * transition service (patchTask), as a single task's page uses.
  */

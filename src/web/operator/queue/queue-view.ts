@@ -9,7 +9,7 @@ import { at, csrfField, relative, senderLabel, taskTitle, WITHDRAWAL } from '../
 import { type QueueToolbarQuery, queueToolbar } from './toolbar-view.js';
 
 /**
- * The queue as an inbox (issue 31, docs/inbox.md): one stream of what needs the operator. On the
+ * The queue as an inbox (docs/inbox.md): one stream of what needs the operator. On the
  * first page of open work, the messages still waiting come first; then the tasks, each with a
  * human title, why it is here (new, answer in, due soon, overdue…), the place, the time left and
  * one action reachable from the list (accept with an ETA chip, reply, mark done). Each card is two
@@ -39,9 +39,9 @@ export interface QueueViewOptions {
   pushKey?: string;
   /** OPERATOR_EMAIL is set: mail is the fallback. */
   mailFallback?: boolean;
-  /** The test-task filter (issue 19): only, exclude, or absent. */
+  /** The test-task filter (docs/import.md): only, exclude, or absent. */
   test?: string | undefined;
-  /** Operators by id, to name a task's assignee; `me` is the signed-in operator (issue 26). */
+  /** Operators by id, to name a task's assignee; `me` is the signed-in operator (docs/team.md). */
   operatorNames?: ReadonlyMap<string, string>;
   me?: string | undefined;
   /** For the per-card forms (quick accept, mark done). */
@@ -54,7 +54,7 @@ export interface QueueViewOptions {
   waitingTotal?: number;
   /** The tasks those messages name: their titles. */
   named?: Map<string, NamedTask>;
-  /** The current search, filters and sort (issue 31), for the toolbar. */
+  /** The current search, filters and sort (docs/inbox.md), for the toolbar. */
   search?: QueueToolbarQuery;
 }
 
@@ -159,14 +159,14 @@ function messageItem(m: AdminMessage, now: Date, options: QueueViewOptions): Saf
   }</li>`;
 }
 
-/** Who holds the task (issue 26): "Yours", or the assignee's name. */
+/** Who holds the task (docs/team.md): "Yours", or the assignee's name. */
 function assigneeBadge(task: AdminTask, options: QueueViewOptions): SafeHtml | '' {
   if (task.assignee === null) return '';
   const label = task.assignee === options.me ? 'Yours' : `Assigned to ${options.operatorNames?.get(task.assignee) ?? 'an operator'}`;
   return html`<span class="badge" data-assignee="${task.assignee}">${label}</span>`;
 }
 
-/** The "Test" badge of a test task (issue 19): queue items and the task page. */
+/** The "Test" badge of a test task (docs/import.md): queue items and the task page. */
 export function testBadge(task: Pick<AdminTask, 'is_test'>): SafeHtml | '' {
   return task.is_test
     ? html`<span class="badge test" title="The word &quot;test&quot; is in the description or requester: left out of the response-time figures">Test</span>`

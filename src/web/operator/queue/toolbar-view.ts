@@ -1,10 +1,11 @@
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { OPEN_STATUSES, TASK_TYPES } from '../../../domain/tasks/task.js';
+import { QUEUE_FILTERS, type QueueSearch } from '../../../services/console/queue-search.js';
 import { INBOX_CSS, KEYS_JS } from '../inbox-assets.js';
 import { humanType } from '../layout.js';
 
 /**
- * The queue's toolbar (issue 31): two rows on every screen. The first is the search box; the second
+ * The queue's toolbar (docs/inbox.md): two rows on every screen. The first is the search box; the second
  * a summary of what is shown ("Showing Open · Due first") that opens a sheet with the assignment
  * views, the status tabs, the order, the test-task filter, the filters and sort, and the tools
  * (select several, snoozed, templates). One GET form, so it works without JavaScript and a search
@@ -13,26 +14,16 @@ import { humanType } from '../layout.js';
  */
 
 /** The queue's current query, as its URL carries it: every field optional but the status tab. */
-export interface QueueToolbarQuery {
+export interface QueueToolbarQuery extends QueueSearch {
   status: string;
   order?: string | undefined;
   test?: string | undefined;
   view?: string | undefined;
-  q?: string | undefined;
-  type?: string | undefined;
-  location?: string | undefined;
-  requester?: string | undefined;
-  deadline_before?: string | undefined;
-  overdue?: string | undefined;
-  sort?: string | undefined;
   /** `1`: the bulk-selection list instead of the cards. */
   select?: string | undefined;
   /** A line under the toolbar (e.g. that more tasks match than are shown). */
   note?: string | undefined;
 }
-
-/** The filter fields (besides q), in the order the sheet shows them. */
-export const FILTER_FIELDS = ['type', 'location', 'requester', 'deadline_before', 'overdue', 'sort'] as const;
 
 /** The queue URL for `query` with `changes` applied (empty values dropped). */
 export function queueHref(query: QueueToolbarQuery, changes: Partial<QueueToolbarQuery> = {}): string {
@@ -86,7 +77,7 @@ export function queueToolbar(query: QueueToolbarQuery, context: QueueToolbarCont
   const filter = query.status;
   const order = query.order ?? 'due';
   const test = query.test === 'only' || query.test === 'exclude' ? query.test : undefined;
-  const active = FILTER_FIELDS.filter((f) => (query[f] ?? '') !== '').length;
+  const active = QUEUE_FILTERS.filter((f) => (query[f] ?? '') !== '').length;
   const searching = active > 0 || (query.q ?? '') !== '';
   const location = query.location ?? '';
   const placeWords = location !== 'onsite' && location !== 'remote' ? location : '';

@@ -39,7 +39,7 @@ export function registerTalkRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       // From the messages page, to all messages: the answered one has left the waiting ones.
       const back = TASK_ID_PATTERN.test(taskId) ? `/operator/tasks/${taskId}?` : '/operator/messages?show=all&';
       try {
-        // Held for undo (issue 31): back to the task page, or to the held reply's own page from the messages list.
+        // Held for undo (docs/inbox.md): back to the task page, or to the held reply's own page from the messages list.
         const onTask = TASK_ID_PATTERN.test(taskId);
         const held = await holdAction(deps, actorOf(request), {
           taskId: onTask ? taskId : '',

@@ -10,7 +10,7 @@ import { type ConsoleKit, FOR_ADMIN, FOR_OPERATOR, type Form, HIDDEN, PARAM, tex
 import { flash } from '../layout.js';
 import { type TemplateDraft, templatesView } from './templates-view.js';
 
-/** The templates page: every operator reads it, an admin adds, changes and deletes (issue 31). */
+/** The templates page: every operator reads it, an admin adds, changes and deletes (docs/inbox.md). */
 export function registerTemplateRoutes(plain: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
   const { guarded, render, session } = kit;
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();

@@ -4,7 +4,7 @@ import type { Session } from '../auth/session.js';
 import { INBOX_CSS } from '../inbox-assets.js';
 import { csrfField } from '../layout.js';
 
-/** The templates page (issue 31): canned replies and delivery templates; an admin edits them. */
+/** The templates page (docs/inbox.md): canned replies and delivery templates; an admin edits them. */
 
 const KIND_LABELS: Record<TemplateKind, string> = { reply: 'Canned replies', result: 'Delivery templates' };
 const KIND_HINTS: Record<TemplateKind, string> = {

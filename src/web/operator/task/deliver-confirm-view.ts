@@ -9,7 +9,7 @@ import { csrfField } from '../layout.js';
  * exactly the text that will be delivered, so the hash is right without any script. Confirming
  * posts the same text again with `confirmed=1`.
  */
-/** The hash the receipt will sign, one tap away (issue 31: hashes behind "Technical details"). */
+/** The hash the receipt will sign, one tap away (docs/inbox.md: hashes behind "Technical details"). */
 function technical(hash: string): SafeHtml {
   return html`<details class="tech"><summary>Technical details</summary><p class="sub">The receipt signs this SHA-256 (of the canonical JSON, for an answer):</p><p class="hash mono" id="confirm-hash">${hash}</p></details>`;
 }

@@ -10,7 +10,7 @@ import { INBOX_CSS, KEYS_JS, TEMPLATES_JS } from '../inbox-assets.js';
 import { csrfField, when } from '../layout.js';
 
 /**
- * What issue 31 adds to a task page, above its blocks: each action held for undo ("Accepted — Undo",
+ * What the inbox (docs/inbox.md) adds to a task page, above its blocks: each action held for undo ("Accepted — Undo",
  * a POST form, until the committer applies it) and the snooze of an open task.
  */
 

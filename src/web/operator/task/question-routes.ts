@@ -9,7 +9,7 @@ import { type ConsoleKit, FOR_OPERATOR, type Form, HIDDEN, notes, PARAM } from '
 import { flash } from '../layout.js';
 import { showTaskPage } from './task-routes.js';
 
-/** The console's ask form (issue 25): the same askQuestion as the admin API. */
+/** The console's ask form (docs/questions.md): the same askQuestion as the admin API. */
 export function registerQuestionRoutes(plain: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
   scope.post(

@@ -6,7 +6,7 @@ import type { Session } from '../auth/session.js';
 import { csrfField, when } from '../layout.js';
 
 /**
- * The task page's questions to the requester (issue 25): each question with its answer beside it
+ * The task page's questions to the requester (docs/questions.md): each question with its answer beside it
  * (the page re-renders live when the answer comes, through the change feed), and the ask form
  * while the task is open.
  */

@@ -2,7 +2,7 @@ import { isJsonObject, type JsonObject, pointerSegment, refTarget } from '../../
 import type { Form } from '../console-kit.js';
 
 /**
- * Reads the console's result form (views/result-form.ts) back into a JSON value, walking the
+ * Reads the console's result form (result-form-view.ts) back into a JSON value, walking the
  * task's response schema: each field is named `r<JSON pointer>`, each oneOf/anyOf choice
  * `c<pointer>`, each array's row count `n<pointer>`. What cannot be read (a number that is not
  * one) is a detail naming its pointer, as the validator's are. The schema was vetted at

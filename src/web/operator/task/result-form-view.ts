@@ -176,7 +176,7 @@ function node(schema: unknown, pointer: string, value: unknown, label: string, r
   }
 }
 
-/** The form's fields for a schema (inside the deliver form of views/task.ts). */
+/** The form's fields for a schema (inside the deliver form of task-view.ts). */
 export function resultFields(schema: JsonObject, draft: ResultDraft, action: string): SafeHtml {
   const ctx: Ctx = { root: schema, form: draft.form ?? {}, errors: errorMap(draft.problems ?? []), action };
   return html`<div class="result-form">${node(schema, '', draft.value, '', true, ctx)}</div>`;

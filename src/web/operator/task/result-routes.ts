@@ -18,7 +18,7 @@ import type { ResultDraft } from './result-form-view.js';
 import { showTaskPage } from './task-routes.js';
 
 /**
- * The console's structured answers (issue 24): the result form's own buttons (check, add or remove
+ * The console's structured answers (docs/answers.md): the result form's own buttons (check, add or remove
  * a row, switch a oneOf/anyOf choice) and the delivery of a task with a response schema. Every
  * answer is rendered by the server, so the form works without a script; the rules are the
  * transition service's (operator-transitions.ts), the same as the admin API's.
@@ -82,7 +82,7 @@ async function deliverStructured(deps: ServiceDeps, kit: ConsoleKit, request: Fa
         deliverResultConfirmView(taskId, canonicalJson(read.value), kit.session(request)),
       );
     }
-    // Held for undo like a text delivery (issue 31).
+    // Held for undo like a text delivery (docs/inbox.md).
     if (await holdAction(deps, actorOf(request), { taskId, kind: 'deliver', payload: patch })) {
       return reply.redirect(`/operator/tasks/${encodeURIComponent(taskId)}`, 303);
     }

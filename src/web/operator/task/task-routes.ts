@@ -7,6 +7,7 @@ import { statusPagePath } from '../../../domain/network/urls.js';
 import { actorOf } from '../../../http/admin-auth.js';
 import { operatorAttachments } from '../../../services/attachments/attachments.js';
 import { holdAction } from '../../../services/console/held-actions.js';
+import { QUEUE_FILTERS } from '../../../services/console/queue-search.js';
 import { countByStatus, messagesNamingAny, viewTask } from '../../../services/console/reads.js';
 import { getTemplate } from '../../../services/console/templates.js';
 import { checkPatchNow, patchTask } from '../../../services/console/transitions.js';
@@ -35,7 +36,7 @@ import { flash, taskTitle } from '../layout.js';
 import { assignmentCard, assignmentTabs } from '../queue/assignment-view.js';
 import { inboxList, inboxQueue, toolbarQuery } from '../queue/inbox-queue.js';
 import { queueView } from '../queue/queue-view.js';
-import { FILTER_FIELDS, queueToolbar } from '../queue/toolbar-view.js';
+import { queueToolbar } from '../queue/toolbar-view.js';
 import { type BlockDraft, WITHDRAWN_REASON } from '../talk/talk-view.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
 import { deliverConfirmView } from './deliver-confirm-view.js';
@@ -53,7 +54,7 @@ export interface TaskPageExtras {
   result?: ResultDraft;
   /** A question refused (question-routes.ts), kept in the ask form. */
   questionDraft?: string;
-  /** A template chosen with "Use" (issue 31): a delivery template fills the deliverable, a canned reply the reply form. */
+  /** A template chosen with "Use" (docs/inbox.md): a delivery template fills the deliverable, a canned reply the reply form. */
   template?: string | undefined;
 }
 
@@ -115,20 +116,20 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const query = request.query;
     const filter = text(query, 'status') ?? 'open';
     // The longest wait on top by default: the response target is about the oldest task.
-    // Due first by default (issue 25): the earlier of deadline and response target on top.
+    // Due first by default (docs/questions.md): the earlier of deadline and response target on top.
     const asked = text(query, 'order');
     const order = asked === 'newest' || asked === 'oldest' ? asked : 'due';
-    // Test tasks (issue 19): ?test=only|exclude narrows any status tab.
+    // Test tasks (docs/import.md): ?test=only|exclude narrows any status tab.
     const test = text(query, 'test');
-    // Mine / Unassigned / All (issue 26): the assignment view narrows every status tab.
+    // Mine / Unassigned / All (docs/team.md): the assignment view narrows every status tab.
     const actor = session(request).actor;
     const view = text(query, 'view') === 'mine' && actor.kind === 'operator' ? 'mine' : text(query, 'view') === 'unassigned' ? 'unassigned' : 'all';
     const assignee = view === 'mine' && actor.kind === 'operator' ? actor.operatorId : view === 'unassigned' ? 'none' : undefined;
-    // Search, filters, sorts, snoozes and bulk selection (issue 31): inbox-queue.ts.
+    // Search, filters, sorts, snoozes and bulk selection (docs/inbox.md): inbox-queue.ts.
     const search = toolbarQuery(query, { status: filter, order: asked, test, view });
     // The inbox (docs/inbox.md): on the first page of open work, the waiting messages come first
     // (not while searching, filtering or selecting: then only the tasks that match).
-    const plain = !search.q && !search.select && FILTER_FIELDS.every((field) => !search[field]);
+    const plain = !search.q && !search.select && QUEUE_FILTERS.every((field) => !search[field]);
     const streamFirst = filter === 'open' && !text(query, 'cursor') && plain;
     // Every read that does not need another's answer goes out at once, the header's counts
     // included: each wait for the store is a turn of a loop that may be busy (docs/performance.md).
@@ -211,7 +212,7 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       return render(reply, session(request), 'queue', 'Confirm delivery', deliverConfirmView(task_id, String(patch.operator_notes ?? ''), session(request)));
     }
     try {
-      // Accept, reject and deliver are held for undo (issue 31); the other actions apply at once.
+      // Accept, reject and deliver are held for undo (docs/inbox.md); the other actions apply at once.
       if (action === 'accept' || action === 'reject' || action === 'deliver') {
         const held = await holdAction(deps, actorOf(request), { taskId: task_id, kind: action, payload: patch });
         if (held) return reply.redirect(`/operator/tasks/${encodeURIComponent(task_id)}`, 303);

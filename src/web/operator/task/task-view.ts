@@ -242,7 +242,7 @@ export function taskView(options: TaskViewOptions): SafeHtml {
 
 /**
  * The deliver step of a task with a response schema: the schema as a form, and a raw JSON editor
- * beside it (issue 24). "Check answers" asks the server without delivering; delivering confirms
+ * beside it (docs/answers.md). "Check answers" asks the server without delivering; delivering confirms
  * once, as for text, with the hash of the result's canonical JSON.
  */
 function structuredDeliver(options: TaskViewOptions, schema: Record<string, unknown>): SafeHtml {
