@@ -17,6 +17,7 @@ import { assigneeOf, setAssignment } from '../../store/team/assignments-repo.js'
 import { enabledOperator } from '../../store/team/operators-repo.js';
 import type { ServiceDeps } from '../context.js';
 import { enqueueTaskEvent } from '../delivery/webhooks.js';
+import { appendReceiptLeaf } from '../receipt-log/receipt-log.js';
 import { DATE_TIME_RULE, schemaChecker } from '../tasks/validation.js';
 import { type AuditRecord, recordAudit } from '../team/audit.js';
 import { toAdminTask } from './reads.js';
@@ -219,6 +220,8 @@ async function withReceipt(trx: Db, deps: ServiceDeps, task: TaskRow, now: Date)
     now,
   );
   const receipt = await signReceipt(trx, payload, now);
+  // The receipt's leaf in the public log, in the transaction that issues it (the sequencer places it).
+  await appendReceiptLeaf(trx, task.id, receipt, now);
   return { ...task, receipt, deliverable_sha256: payload.deliverable_sha256, receipt_issued_at: iso(now), attachments: JSON.stringify(files) };
 }
 
