@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 
 /**
- * The service's icon: one SVG (the console's app icon is rendered from it too, operator/pwa.ts),
+ * The service's icon: one SVG (the console's app icon is rendered from it too, operator/alerts/pwa.ts),
  * linked by every page as `/favicon.svg`, and a small ICO at `/favicon.ico` for what asks for that
  * address regardless (a browser showing a JSON document, feed readers, bookmarks). The ICO is
  * drawn here, in code, from the same shapes: it needs no image library at run time, so it cannot

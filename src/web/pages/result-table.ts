@@ -1,5 +1,5 @@
+import { fieldTitle, isJsonObject, type JsonObject, resolveSchema } from '../../domain/answers/response-schema.js';
 import { html, type SafeHtml } from '../../domain/html.js';
-import { fieldTitle, isJsonObject, type JsonObject, resolveSchema } from '../../domain/response-schema.js';
 
 /**
  * A delivered structured result as a person reads it (the status page, the console): a table of
