@@ -127,6 +127,7 @@ export function llmsTxt(deps: ServiceDeps): string {
     '',
     `- [Receipt signing keys (JWKS)](${base}/.well-known/jwks.json): a delivered task carries receipt, a compact JWS (EdDSA, Ed25519); pick the key by the kid in its header. Its payload binds task_id, deliverable_sha256 (SHA-256 hex of operator_notes as returned) and the timeline; retired keys stay published`,
     `- [Status page](${base}/tasks?id=TASK_ID): shows the receipt and how to check it, for people`,
+    `- [Receipt inclusion proof](${api}/tasks/TASK_ID/receipt-proof): GET; the proof (C2SP tlog-proof, text/plain) that the task's receipt is in the public receipt log; 404 until the receipt is integrated`,
     '',
     '## Documents',
     '',
