@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { answerRoom, minimumAnswerBytes, SAMPLE_MAX_NODES, sampleAnswer } from '../src/domain/sample-answer.js';
+import { answerRoom, minimumAnswerBytes, SAMPLE_MAX_NODES, sampleAnswer } from '../src/domain/answers/sample-answer.js';
 import { postJson, useTestApp, validTask } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 
