@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { actorName, OWNER } from '../../domain/actor.js';
 import { clientHash } from '../../domain/client.js';
@@ -14,6 +14,27 @@ import { type ConsoleKit, FOR_OPERATOR, type Form, HIDDEN, OPEN_QUERY, QUERY_FIE
 import type { LiveStreams } from './live.js';
 import { endSession, readSession, startSession } from './session.js';
 import { loginView } from './views/lists.js';
+
+/**
+ * Whether a sign-in POST comes from the console's own page, or from no browser at all. A current
+ * browser says where a request comes from in `Sec-Fetch-Site`, which no page can set: only
+ * `same-origin` passes (the console's pages send `Origin: null` with it, as their Referrer-Policy
+ * is no-referrer). A browser without it names the sending page in `Origin`, which must be the
+ * console's (BASE_URL's origin, or the host the request was sent to: the same unless a proxy or
+ * a test renames it); `null` does not pass there. A request with neither header is not a browser's
+ * (curl, a script) and cannot sign a victim's browser in, so it passes.
+ */
+function fromConsoleOrNoBrowser(deps: ServiceDeps, request: FastifyRequest): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined) return site === 'same-origin';
+  const origin = request.headers.origin;
+  if (origin === undefined || origin === new URL(deps.config.baseUrl).origin) return true;
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
+}
 
 /** The console's assets, sign-in and sign-out (which also ends the session's live event streams). */
 export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, kit: ConsoleKit, live: LiveStreams): void {
@@ -31,6 +52,9 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
   scope.post('/operator/login', { config: { kind: 'read' }, schema: HIDDEN }, async (request, reply) => {
     const form = (request.body ?? {}) as Form;
     const next = safeNext(text(form, 'next'));
+    // Login CSRF: a page elsewhere must not sign this browser in to someone else's account.
+    if (!fromConsoleOrNoBrowser(deps, request))
+      return render(reply, null, 'none', 'Sign in', loginView('Sign in from the console’s own sign-in page.', next), 403);
     const key = text(form, 'key')?.trim();
     // ADMIN_KEY (the owner) or an enabled operator's live personal key.
     const actor = adminKeyMatches(deps.adminKeyHash, key) ? OWNER : key ? await actorOfPersonalKey(deps, key) : undefined;
