@@ -207,4 +207,46 @@ describe.each(STORES)('passkeys in Chromium on %s', (store) => {
       await other.close();
     }
   });
+
+  it('ends the sessions a passkey opened when it is removed, on both instances (issue 49, item 1)', async () => {
+    // A second instance on the same store and host name: the browser sends the cookie to both.
+    const other = await startSite({ store, shareWith: site.t, clock });
+    const { invite_url, operator_id } = await invite(site);
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const { cdp, authenticatorId } = await withAuthenticator(context, page);
+      await page.goto(invite_url);
+      await page.getByRole('button', { name: 'Register a passkey' }).click();
+      await page.waitForURL(`${site.base}/operator`);
+      for (const s of [site, other]) {
+        await page.goto(`${s.base}/operator/team`);
+        expect(new URL(page.url()).pathname).toBe('/operator/team');
+      }
+      const listed = await json(await api(site.t, 'GET', `/api/v1/admin/operators/${operator_id}/passkeys`), 200);
+      const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+      const passkeyId = credentials[0]?.credentialId.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_') ?? '';
+      expect(listed.passkeys).toEqual([{ passkey_id: passkeyId, created_at: expect.any(String), removed_at: null }]);
+
+      expect((await api(other.t, 'DELETE', `/api/v1/admin/operators/${operator_id}/passkeys/${passkeyId}`)).status).toBe(204);
+      expect((await api(other.t, 'DELETE', `/api/v1/admin/operators/${operator_id}/passkeys/${passkeyId}`)).status).toBe(404);
+      for (const s of [site, other]) {
+        await page.goto(`${s.base}/operator/team`);
+        expect(new URL(page.url()).pathname).toBe('/operator/login');
+      }
+      // The removed passkey no longer signs in.
+      const failed = page.waitForResponse((response) => response.url().endsWith('/operator/passkey/signin'));
+      await page.getByRole('button', { name: 'Use a passkey' }).click();
+      expect((await failed).status()).toBe(401);
+      expect(new URL(page.url()).pathname).toBe('/operator/login');
+      const audit = await json(await api(site.t, 'GET', `/api/v1/admin/audit?operator_id=${operator_id}`), 200);
+      // (A removed passkey names nobody: its failed sign-in is the anonymous kind.)
+      expect((audit.entries as { action: string }[]).map((e) => e.action)).toEqual(['passkey.registered']);
+      const removed = await json(await api(site.t, 'GET', '/api/v1/admin/audit?operator_id=owner&limit=1'), 200);
+      expect(removed.entries).toMatchObject([{ action: 'passkey.removed', details: { operator_id, credential_id: passkeyId } }]);
+    } finally {
+      await context.close();
+      await other.close();
+    }
+  });
 });

@@ -1,13 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import { actorName, OWNER } from '../../domain/actor.js';
+import { ADMIN_CREDENTIAL, actorName, OWNER, type SignedIn } from '../../domain/actor.js';
 import { clientHash } from '../../domain/client.js';
 import { AppError } from '../../domain/errors.js';
 import { adminKeyMatches, markFailedKeyAttempt } from '../../http/admin-auth.js';
 import { recordAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { actorOfPersonalKey } from '../../services/operators.js';
+import { signInWithKey } from '../../services/operators.js';
 import { registerStaticAssets } from '../static-assets.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { type ConsoleKit, FOR_OPERATOR, type Form, HIDDEN, OPEN_QUERY, QUERY_FIELD, safeNext, text } from './console-kit.js';
@@ -57,9 +57,13 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
       return render(reply, null, 'none', 'Sign in', loginView('Sign in from the console’s own sign-in page.', next), 403);
     const key = text(form, 'key')?.trim();
     // ADMIN_KEY (the owner) or an enabled operator's live personal key.
-    const actor = adminKeyMatches(deps.adminKeyHash, key) ? OWNER : key ? await actorOfPersonalKey(deps, key) : undefined;
+    const signedIn: SignedIn | undefined = adminKeyMatches(deps.adminKeyHash, key)
+      ? { actor: OWNER, credential: ADMIN_CREDENTIAL }
+      : key
+        ? await signInWithKey(deps, key)
+        : undefined;
     const client = clientHash(deps.secret, request.ip);
-    if (!actor) {
+    if (!signedIn) {
       // The failed-attempt throttle (shared with the admin API) may hold this answer and make it a 429.
       markFailedKeyAttempt(request);
       await recordAudit(deps.store.db, deps, { actor: 'anonymous', action: 'signin.failed', details: { via: 'key', client } });
@@ -68,9 +72,9 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
       for (const [name, value] of Object.entries(refusal.headers)) reply.header(name, value);
       return render(reply, null, 'none', 'Sign in', loginView(refusal.message, next), refusal.status);
     }
-    await recordAudit(deps.store.db, deps, { actor, action: 'signin.succeeded', details: { via: 'key', client } });
-    startSession(deps, reply, actor);
-    request.log.info({ actor: actorName(actor) }, 'console: operator signed in');
+    await recordAudit(deps.store.db, deps, { actor: signedIn.actor, action: 'signin.succeeded', details: { via: 'key', client } });
+    startSession(deps, reply, signedIn);
+    request.log.info({ actor: actorName(signedIn.actor) }, 'console: operator signed in');
     return reply.redirect(next, 303);
   });
 

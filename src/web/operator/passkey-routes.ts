@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import { type Actor, actorName } from '../../domain/actor.js';
+import { actorName, type SignedIn } from '../../domain/actor.js';
 import { clientHash } from '../../domain/client.js';
 import { AppError } from '../../domain/errors.js';
 import { html } from '../../domain/html.js';
@@ -42,9 +42,9 @@ export function registerPasskeyRoutes(plain: FastifyInstance, deps: ServiceDeps,
     if (error instanceof AppError) return sendError(reply, error);
     throw error;
   };
-  const signedIn = async (request: FastifyRequest, reply: FastifyReply, actor: Actor, next: string) => {
-    startSession(deps, reply, actor);
-    request.log.info({ actor: actorName(actor) }, 'console: operator signed in with a passkey');
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply, outcome: SignedIn, next: string) => {
+    startSession(deps, reply, outcome);
+    request.log.info({ actor: actorName(outcome.actor) }, 'console: operator signed in with a passkey');
     return reply.send({ next });
   };
 
@@ -72,8 +72,7 @@ export function registerPasskeyRoutes(plain: FastifyInstance, deps: ServiceDeps,
   scope.post('/operator/invite/:token/register', { ...ceremony, schema: inviteParams }, async (request, reply) => {
     try {
       sameOrigin(request);
-      const actor = await registerPasskey(deps, request.params.token, request.body);
-      return signedIn(request, reply, actor, '/operator');
+      return signedIn(request, reply, await registerPasskey(deps, request.params.token, request.body), '/operator');
     } catch (error) {
       return fail(reply, error);
     }
@@ -98,7 +97,7 @@ export function registerPasskeyRoutes(plain: FastifyInstance, deps: ServiceDeps,
     const next = safeNext(typeof (request.body as { next?: unknown } | null)?.next === 'string' ? (request.body as { next: string }).next : undefined);
     if ('actor' in outcome) {
       await recordAudit(deps.store.db, deps, { actor: outcome.actor, action: 'signin.succeeded', details: { via: 'passkey', client } });
-      return signedIn(request, reply, outcome.actor, next);
+      return signedIn(request, reply, outcome, next);
     }
     markFailedKeyAttempt(request);
     await recordAudit(deps.store.db, deps, { actor: outcome.operatorId ?? 'anonymous', action: 'signin.failed', details: { via: 'passkey', client } });
