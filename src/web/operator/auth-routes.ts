@@ -8,6 +8,7 @@ import { adminKeyMatches, markFailedKeyAttempt } from '../../http/admin-auth.js'
 import { recordAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { signInWithKey } from '../../services/operators.js';
+import { failedSignIn } from '../../services/signin-failures.js';
 import { registerStaticAssets } from '../static-assets.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { type ConsoleKit, FOR_OPERATOR, type Form, HIDDEN, OPEN_QUERY, QUERY_FIELD, safeNext, text } from './console-kit.js';
@@ -66,9 +67,8 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: ServiceDeps, ki
     if (!signedIn) {
       // The failed-attempt throttle (shared with the admin API) may hold this answer and make it a 429.
       markFailedKeyAttempt(request);
-      await recordAudit(deps.store.db, deps, { actor: 'anonymous', action: 'signin.failed', details: { via: 'key', client } });
       const wrong = new AppError('unauthorized', 'That is not the operator key.');
-      const refusal = await deps.abuse.adminThrottle.failed(deps, { clientHash: client, source: 'web_form' }, request.log, wrong);
+      const refusal = await failedSignIn(deps, { clientHash: client, via: 'key', refusal: wrong }, request.log);
       for (const [name, value] of Object.entries(refusal.headers)) reply.header(name, value);
       return render(reply, null, 'none', 'Sign in', loginView(refusal.message, next), refusal.status);
     }

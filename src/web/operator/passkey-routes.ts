@@ -10,6 +10,7 @@ import { sendError } from '../../http/errors.js';
 import { recordAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { authenticationOptions, invitedOperator, registerPasskey, registrationOptions, signInWithPasskey } from '../../services/passkeys.js';
+import { failedSignIn } from '../../services/signin-failures.js';
 import { registerStaticAssets } from '../static-assets.js';
 import { type ConsoleKit, HIDDEN, safeNext } from './console-kit.js';
 import { PASSKEY_JS, PASSKEY_SCRIPTS, webauthnBrowserBundle } from './passkey-assets.js';
@@ -100,8 +101,7 @@ export function registerPasskeyRoutes(plain: FastifyInstance, deps: ServiceDeps,
       return signedIn(request, reply, outcome, next);
     }
     markFailedKeyAttempt(request);
-    await recordAudit(deps.store.db, deps, { actor: outcome.operatorId ?? 'anonymous', action: 'signin.failed', details: { via: 'passkey', client } });
-    const refusal = await deps.abuse.adminThrottle.failed(deps, { clientHash: client, source: 'web_form' }, request.log, outcome.refusal, outcome.operatorId);
+    const refusal = await failedSignIn(deps, { clientHash: client, via: 'passkey', refusal: outcome.refusal, operatorId: outcome.operatorId }, request.log);
     for (const [name, value] of Object.entries(refusal.headers)) reply.header(name, value);
     return sendError(reply, refusal);
   });
