@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * A passkey can be removed (issue 49): it is marked, not deleted, so the audit log and any
+ * A passkey can be removed (docs/team.md, "Sign-in"): it is marked, not deleted, so the audit log and any
  * signature it made keep naming a key that can still be looked up. A removed passkey no longer
  * signs in, and the console sessions it opened end (a session names the credential it was opened
  * with and reads it on every request).
