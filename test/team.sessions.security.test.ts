@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signToken } from '../src/services/signed-token.js';
+import { signToken } from '../src/services/runtime/signed-token.js';
 import { postForm, signIn } from './console.support.js';
 import { STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, useTestApp } from './support/app.js';
 import { api, json, newOperator } from './team.support.js';
