@@ -87,6 +87,16 @@ function ceremony(site: Site, path: string, body: unknown, origin: string | null
 
 type Json = Record<string, unknown>;
 
+/** A page whose virtual authenticator registered a passkey from the invite link: signed in, on the queue. */
+async function registeredFromInvite(context: BrowserContext, site: Site, inviteUrl: string): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
+  const page = await context.newPage();
+  const { cdp, authenticatorId } = await withAuthenticator(context, page);
+  await page.goto(inviteUrl);
+  await page.getByRole('button', { name: 'Register a passkey' }).click();
+  await page.waitForURL(`${site.base}/operator`);
+  return { page, cdp, authenticatorId };
+}
+
 /** The browser's answer to registration options (the virtual authenticator creates the passkey). */
 async function browserRegistration(page: Page, options: unknown): Promise<Json> {
   return page.evaluate(async (optionsJSON) => {
@@ -127,11 +137,7 @@ describe.each(STORES)('passkeys in Chromium on %s', (store) => {
     const { invite_url, operator_id } = await invite(site);
     const context = await browser.newContext();
     try {
-      const page = await context.newPage();
-      const { cdp, authenticatorId } = await withAuthenticator(context, page);
-      await page.goto(invite_url);
-      await page.getByRole('button', { name: 'Register a passkey' }).click();
-      await page.waitForURL(`${site.base}/operator`);
+      const { page, cdp, authenticatorId } = await registeredFromInvite(context, site, invite_url);
       expect(await page.locator('h1').first().textContent()).toBeTruthy();
       // Sign out (the cookie goes), then in again with the passkey alone.
       await context.clearCookies();
@@ -214,11 +220,7 @@ describe.each(STORES)('passkeys in Chromium on %s', (store) => {
     const { invite_url, operator_id } = await invite(site);
     const context = await browser.newContext();
     try {
-      const page = await context.newPage();
-      const { cdp, authenticatorId } = await withAuthenticator(context, page);
-      await page.goto(invite_url);
-      await page.getByRole('button', { name: 'Register a passkey' }).click();
-      await page.waitForURL(`${site.base}/operator`);
+      const { page, cdp, authenticatorId } = await registeredFromInvite(context, site, invite_url);
       for (const s of [site, other]) {
         await page.goto(`${s.base}/operator/team`);
         expect(new URL(page.url()).pathname).toBe('/operator/team');
