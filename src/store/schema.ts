@@ -325,7 +325,7 @@ export interface OperatorPasskeysTable {
   /** JSON array of transports. */
   transports: string;
   created_at: string;
-  /** When it was removed (migration 255): it no longer signs in, and the sessions it opened end. */
+  /** When it was removed (migration 270): it no longer signs in, and the sessions it opened end. */
   removed_at: string | null;
 }
 
