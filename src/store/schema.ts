@@ -259,6 +259,26 @@ export interface TaskCountsTable {
   count: number;
 }
 
+/**
+ * Coverage histograms (migration 260, store/coverage-repo.ts): per UTC day of the event, task type,
+ * measure and bucket, the samples of the window's days; `coverage_window` holds their sum over the
+ * window, which is what a read reads.
+ */
+export interface CoverageDaysTable {
+  day: string;
+  task_type: string;
+  measure: string;
+  bucket: number;
+  count: number;
+}
+
+export interface CoverageWindowTable {
+  task_type: string;
+  measure: string;
+  bucket: number;
+  count: number;
+}
+
 /** Kept message counts (migration 200): scope `waiting`, the messages no operator has answered or marked done. */
 export interface MessageCountsTable {
   scope: string;
@@ -379,6 +399,8 @@ export interface Database {
   webhook_outbox: WebhookOutboxTable;
   webhook_attempts: WebhookAttemptsTable;
   task_counts: TaskCountsTable;
+  coverage_days: CoverageDaysTable;
+  coverage_window: CoverageWindowTable;
   message_tasks: MessageTasksTable;
   message_counts: MessageCountsTable;
   imported_task_ids: ImportedTaskIdsTable;
