@@ -8,7 +8,7 @@ import type { ServiceDeps } from '../services/context.js';
 import { readThread, sendMessage } from '../services/messages.js';
 import { answerQuestion } from '../services/questions.js';
 import { awaitTaskUpdate, MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
-import { submitTask } from '../services/tasks.js';
+import { dryRunTask, submitTask } from '../services/tasks.js';
 import { asStoreUnavailable } from '../store/faults.js';
 import { SERVICE_NAME } from '../version.js';
 import { SERVER_TITLE } from './card.js';
@@ -51,10 +51,12 @@ function handlers(deps: ServiceDeps, request: FastifyRequest): Record<ToolName, 
     get_human_services: async () => humanServices(deps),
 
     submit_human_task: async (args) => {
-      const { idempotency_key: _key, ...task } = args;
+      const { idempotency_key: _key, dry_run: dryRun, ...task } = args;
+      if (dryRun !== undefined && dryRun !== null && typeof dryRun !== 'boolean') throw validationFailed(['dry_run must be true or false']);
       const idempotencyKey = idempotencyKeyOf(deps, args, task);
       // The key comes from the argument only: one HTTP request to /mcp may carry several calls.
       const caller = { ...callerFrom(request, deps), idempotencyKey };
+      if (dryRun === true) return dryRunTask(deps, caller, task);
       return (await submitTask(deps, caller, task)).body;
     },
 
@@ -97,6 +99,12 @@ function handlers(deps: ServiceDeps, request: FastifyRequest): Record<ToolName, 
       return readThread(deps, typeof id === 'string' ? id : '', typeof token === 'string' ? `Bearer ${token}` : undefined);
     },
   };
+}
+
+/** The task a submit_human_task call created (none for a dry run). */
+export function createdTaskId(body: object): string | undefined {
+  const id = (body as { task_id?: unknown }).task_id;
+  return typeof id === 'string' ? id : undefined;
 }
 
 export function isToolName(name: string): name is ToolName {
@@ -158,7 +166,9 @@ export function createMcpServer(sdk: McpSdk, deps: ServiceDeps, tools: Tool[], r
     const outcome = await runTool(deps, request, name, call.params.arguments ?? {}, extra.signal, asTask);
     if (outcome.ok) {
       // A task-augmented submission answers with the MCP task, which is the service task.
-      if (asTask) return await createdTask(sdk.types, deps, (outcome.body as { task_id: string }).task_id);
+      // A dry run created nothing: its answer is the tool result, task or not.
+      const taskId = createdTaskId(outcome.body);
+      if (asTask && taskId !== undefined) return await createdTask(sdk.types, deps, taskId);
       return toolSuccess(name, outcome.body);
     }
     // A task-augmented call has no room for a refusal result: it becomes a JSON-RPC error.

@@ -5,7 +5,7 @@ import { loadOnce } from '../domain/load-once.js';
 import type { ServiceDeps } from '../services/context.js';
 import { SERVICE_NAME } from '../version.js';
 import { SERVER_TITLE } from './card.js';
-import { isToolName, runTool } from './mcp-server.js';
+import { createdTaskId, isToolName, runTool } from './mcp-server.js';
 import { refusal, toolSuccess } from './results.js';
 import { TASK_TOOL } from './tasks.js';
 import {
@@ -71,7 +71,7 @@ function createModernServer(sdk: typeof import('@modelcontextprotocol/server'), 
     const outcome = await runTool(deps, request, name, (call.params.arguments ?? {}) as Record<string, unknown>, ctx.mcpReq.signal, asTask);
     let result: V1CallToolResult | ReturnType<typeof createdTaskOf>;
     if (!outcome.ok) result = refusal(name, outcome.error);
-    else if (asTask) result = createdTaskOf(await taskFor(deps, (outcome.body as { task_id: string }).task_id));
+    else if (asTask && createdTaskId(outcome.body) !== undefined) result = createdTaskOf(await taskFor(deps, createdTaskId(outcome.body) as string));
     else result = toolSuccess(name, outcome.body);
     // The SDK's own result type has no room for the extension's task answer; the wire shapes are the ext-tasks ones.
     return result as unknown as import('@modelcontextprotocol/server').CallToolResult;

@@ -2,7 +2,15 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import Type, { type TSchema } from 'typebox';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/ids.js';
 import { typeEnums } from '../domain/json-schema.js';
-import { ErrorSchema, MessageResponseSchema, messageInputSchema, PublicTaskSchema, SubmissionResponseSchema, taskInputSchema } from '../domain/schemas.js';
+import {
+  DryRunResponseSchema,
+  ErrorSchema,
+  MessageResponseSchema,
+  messageInputSchema,
+  PublicTaskSchema,
+  SubmissionResponseSchema,
+  taskInputSchema,
+} from '../domain/schemas.js';
 import { MessageThreadSchema } from '../domain/threads.js';
 import type { ServiceDeps } from '../services/context.js';
 import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
@@ -61,6 +69,13 @@ export function buildTools(deps: ServiceDeps): Tool[] {
   const submitInput = Type.Object(
     {
       ...taskInput.properties,
+      dry_run: Type.Optional(
+        Type.Boolean({
+          description:
+            'Optional. true: run every check a submission runs (fields, e-mail, limits, duplicates, blocks, caps) and answer {dry_run, would_accept, limits} ' +
+            'or the exact refusal, without creating anything, sending anything or using quota. Use it to know before you ask.',
+        }),
+      ),
       idempotency_key: Type.Optional(
         Type.String({
           pattern: IDEMPOTENCY_KEY_PATTERN,
@@ -70,7 +85,7 @@ export function buildTools(deps: ServiceDeps): Tool[] {
         }),
       ),
     },
-    { description: 'A task request, plus an optional idempotency_key.' },
+    { description: 'A task request, plus an optional idempotency_key and dry_run.' },
   );
   const statusInput = Type.Object({
     task_id: Type.String({ maxLength: 200, description: 'The task_id returned by submit_human_task, shaped task-<year>-<32 hex>.' }),
@@ -100,6 +115,7 @@ export function buildTools(deps: ServiceDeps): Tool[] {
         'Call this first, before submitting anything, to learn what the human operator can and cannot do. ' +
         'Returns the service catalog (one entry per task_type, each with an example request that would be accepted), the operator profile ' +
         '(languages, service area, working hours, response target), the review policy (what is always rejected), the current per-client limits, ' +
+        'live coverage per task_type (how soon a task is seen, accepted and delivered, p50/p90 over 30 days; acceptance rate; operators on duty; open tasks), ' +
         'and how to submit, poll and receive results. Read-only; no arguments; calling it costs no quota.',
       inputSchema: { type: 'object', properties: {} },
       outputSchema: outputSchema(HumanServicesSchema),
@@ -126,7 +142,7 @@ export function buildTools(deps: ServiceDeps): Tool[] {
         'tasks/result returns the final task, with isError when rejected); otherwise call check_task_status with wait_seconds.',
       inputSchema: inputSchema(submitInput),
       // Called as an MCP task, tasks/result returns the final task instead of the submission answer.
-      outputSchema: outputSchema(SubmissionResponseSchema, PublicTaskSchema),
+      outputSchema: outputSchema(SubmissionResponseSchema, PublicTaskSchema, DryRunResponseSchema),
       execution: { taskSupport: 'optional' },
       annotations: { title: 'Submit a task to a human operator', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
