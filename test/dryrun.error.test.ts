@@ -97,11 +97,11 @@ describe.each(STORES)('dry run refusals on %s', (store) => {
     },
     {
       name: 'the daily task cap reached',
-      setup: async () => addCounts(t.store.db, [{ key: dailyTaskCapKey(clock.now()), count: 1_000, expiresAt: '2030-03-12T00:00:00.000Z' }]),
+      setup: async () => void (await addCounts(t.store.db, [{ key: dailyTaskCapKey(clock.now()), count: 1_000, expiresAt: '2030-03-12T00:00:00.000Z' }])),
       body: () => validTask({ delivery: 'status_poll', contact_email: undefined }),
       status: 429,
       error: 'capacity_reached',
-      teardown: async () => addCounts(t.store.db, [{ key: dailyTaskCapKey(clock.now()), count: -1_000, expiresAt: '2030-03-12T00:00:00.000Z' }]),
+      teardown: async () => void (await addCounts(t.store.db, [{ key: dailyTaskCapKey(clock.now()), count: -1_000, expiresAt: '2030-03-12T00:00:00.000Z' }])),
     },
     {
       name: 'a blocked address',
