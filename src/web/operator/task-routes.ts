@@ -8,6 +8,7 @@ import { actorOf } from '../../http/admin-auth.js';
 import { operatorAttachments } from '../../services/attachments.js';
 import { taskAudit } from '../../services/audit.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { coverage } from '../../services/coverage.js';
 import { holdAction } from '../../services/held-actions.js';
 import { doneStates, markDone, namedTasks, waitingMessages } from '../../services/message-states.js';
 import { countByStatus, messagesNamingAny, viewTask } from '../../services/operator.js';
@@ -40,6 +41,7 @@ import { deliverConfirmView } from './views/deliver-confirm.js';
 import { queueView } from './views/queue.js';
 import { FILTER_FIELDS, queueToolbar } from './views/queue-toolbar.js';
 import type { ResultDraft } from './views/result-form.js';
+import { serviceLevelView } from './views/service-level.js';
 import { type BlockDraft, WITHDRAWN_REASON } from './views/talk.js';
 import { taskView } from './views/task.js';
 
@@ -132,13 +134,14 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const streamFirst = filter === 'open' && !text(query, 'cursor') && plain;
     // Every read that does not need another's answer goes out at once, the header's counts
     // included: each wait for the store is a turn of a loop that may be busy (docs/performance.md).
-    const [inbox, counts, byAssignment, operators, waiting, header] = await Promise.all([
+    const [inbox, counts, byAssignment, operators, waiting, header, level] = await Promise.all([
       inboxQueue(deps, search, { status: filter === 'all' ? undefined : filter, order, test, assignee, cursor: text(query, 'cursor'), limit: 25 }),
       countByStatus(deps),
       assignmentCounts(deps, actor),
       listOperators(deps),
       streamFirst ? waitingMessages(deps, INBOX_MESSAGES) : [],
       kit.headerCounts(request),
+      coverage(deps),
     ]);
     const { queue } = inbox;
     const waitingTotal = streamFirst ? header.waiting : 0;
@@ -170,7 +173,7 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
         ? html`${queueToolbar(search, { counts, assignment: options.assignment })}${list}`
         : queueView(queue, filter, counts, mail, deps.clock.now(), options)
     }`;
-    return render(reply, session(request), 'queue', 'Queue', body);
+    return render(reply, session(request), 'queue', 'Queue', body, 200, serviceLevelView(level));
   });
 
   const showTask = (
