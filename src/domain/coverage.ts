@@ -86,18 +86,18 @@ export function parseCoverageKey(key: CoverageKey): { day: string; task_type: st
   return { day, task_type, measure: measure as CoverageMeasure, bucket: Number(bucket) };
 }
 
-/** One histogram: bucket → count. */
-export type Histogram = Map<number, number>;
-
-/** The nearest-rank quantile (the smallest value with at least q·n samples at or below it), or null when empty. */
-export function quantile(histogram: Histogram, q: number): number | null {
+/**
+ * The nearest-rank quantile of a histogram (`[bucket, count]` pairs by bucket): the value of the
+ * first bucket whose running count reaches q·total; null when empty.
+ */
+export function quantile(buckets: readonly (readonly [number, number])[], q: number): number | null {
   let total = 0;
-  for (const count of histogram.values()) total += count;
+  for (const [, count] of buckets) total += count;
   if (total <= 0) return null;
   const rank = Math.max(1, Math.ceil(q * total));
   let seen = 0;
-  for (const bucket of [...histogram.keys()].sort((a, b) => a - b)) {
-    seen += histogram.get(bucket) ?? 0;
+  for (const [bucket, count] of buckets) {
+    seen += count;
     if (seen >= rank) return bucketValue(bucket);
   }
   return null;

@@ -1,18 +1,19 @@
 import { type Insertable, sql } from 'kysely';
 import { type CoverageKey, type CoverageMeasure, coverTask, parseCoverageKey } from '../domain/coverage.js';
-import { writeChunks } from './batches.js';
+import { isSqlite, writeChunks } from './batches.js';
 import { type Db, withTransaction } from './db.js';
 import { reusableRows } from './prepared.js';
-import type { CoverageDaysTable, CoverageWindowTable } from './schema.js';
+import type { CoverageDaysTable } from './schema.js';
 
 /**
  * Coverage histograms that do not cost more as history grows (docs/coverage.md). Each change of a
  * task adds what it contributes (domain/coverage.ts coverTask) in its own transaction, twice: to
- * its event's day (`coverage_days`) and to the window's sum (`coverage_window`). A read reads the
- * window's sum only: at most task types × measures × buckets rows, whatever the number of tasks
- * or days. When the window has moved past a day, the first read or write that sees it takes that
- * day's rows out of the sum (deleting them, and subtracting exactly what it deleted, so a
- * concurrent write to the old day on another instance is either in both or taken out later).
+ * its event's day (`coverage_days`, one row per day, task type, measure and bucket) and to the
+ * window's sum (`coverage_window`, one row per task type and measure holding its whole histogram,
+ * so a read reads a few dozen rows whatever the number of tasks, days or buckets). When the window
+ * has moved past a day, the first read that sees it takes that day's rows out of the sum (deleting
+ * them, and subtracting exactly what it deleted, so a concurrent write to the old day on another
+ * instance is either in both or taken out by a later read).
  */
 
 const addDaysQuery = reusableRows(['day', 'task_type', 'measure', 'bucket', 'count'], (db, rows) =>
@@ -22,31 +23,54 @@ const addDaysQuery = reusableRows(['day', 'task_type', 'measure', 'bucket', 'cou
     .onConflict((oc) => oc.columns(['day', 'task_type', 'measure', 'bucket']).doUpdateSet({ count: sql<number>`coverage_days.count + excluded.count` })),
 );
 
-const addWindowQuery = reusableRows(['task_type', 'measure', 'bucket', 'count'], (db, rows) =>
-  db
+/** A histogram as stored: `[bucket, count]` pairs by bucket, none zero. */
+export type Buckets = [bucket: number, count: number][];
+
+/** Deltas per histogram (`<task_type>|<measure>`), per bucket. */
+type WindowDeltas = Map<string, Map<number, number>>;
+
+function addDelta(into: WindowDeltas, taskType: string, measure: string, bucket: number, by: number): void {
+  const key = `${taskType}|${measure}`;
+  let histogram = into.get(key);
+  if (!histogram) into.set(key, (histogram = new Map()));
+  histogram.set(bucket, (histogram.get(bucket) ?? 0) + by);
+}
+
+/**
+ * Adds to the window's histograms: each row is made sure of, locked (PostgreSQL, in key order, so
+ * two transactions never wait on each other in a cycle), merged and written back. A transition
+ * touches one to three histograms of one task type.
+ */
+async function addToWindow(db: Db, deltas: WindowDeltas): Promise<void> {
+  const keys = [...deltas.keys()].sort();
+  if (keys.length === 0) return;
+  const pairs = keys.map((key) => {
+    const bar = key.indexOf('|');
+    return { task_type: key.slice(0, bar), measure: key.slice(bar + 1) };
+  });
+  await db
     .insertInto('coverage_window')
-    .values(rows as Insertable<CoverageWindowTable>[])
-    .onConflict((oc) => oc.columns(['task_type', 'measure', 'bucket']).doUpdateSet({ count: sql<number>`coverage_window.count + excluded.count` })),
-);
-
-interface WindowDelta {
-  task_type: string;
-  measure: string;
-  bucket: number;
-  count: number;
-}
-
-function windowKey(row: Omit<WindowDelta, 'count'>): string {
-  return `${row.task_type}|${row.measure}|${row.bucket}`;
-}
-
-/** Adds to the window's sum, in key order (so two transactions never wait on each other in a cycle). */
-async function addToWindow(db: Db, deltas: Map<string, WindowDelta>): Promise<void> {
-  const rows = [...deltas]
-    .filter(([, d]) => d.count !== 0)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([, d]) => d);
-  for (const chunk of writeChunks(db, rows, 4)) await addWindowQuery(db, chunk);
+    .values(pairs.map((p) => ({ ...p, total: 0, buckets: '[]' })))
+    .onConflict((oc) => oc.columns(['task_type', 'measure']).doNothing())
+    .execute();
+  let query = db
+    .selectFrom('coverage_window')
+    .select(['task_type', 'measure', 'buckets'])
+    .where((eb) => eb.or(pairs.map((p) => eb.and([eb('task_type', '=', p.task_type), eb('measure', '=', p.measure)]))))
+    .orderBy('task_type')
+    .orderBy('measure');
+  if (!isSqlite(db)) query = query.forUpdate();
+  for (const row of await query.execute()) {
+    const merged = new Map(JSON.parse(row.buckets) as Buckets);
+    for (const [bucket, by] of deltas.get(`${row.task_type}|${row.measure}`) ?? []) merged.set(bucket, (merged.get(bucket) ?? 0) + by);
+    const buckets: Buckets = [...merged].filter(([, count]) => count > 0).sort(([a], [b]) => a - b);
+    await db
+      .updateTable('coverage_window')
+      .set({ total: buckets.reduce((sum, [, count]) => sum + count, 0), buckets: JSON.stringify(buckets) })
+      .where('task_type', '=', row.task_type)
+      .where('measure', '=', row.measure)
+      .execute();
+  }
 }
 
 /**
@@ -62,12 +86,8 @@ export async function addCoverage(db: Db, deltas: Map<CoverageKey, number>, firs
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([key, count]) => ({ ...parseCoverageKey(key), count }));
   if (days.length === 0) return;
-  const window = new Map<string, WindowDelta>();
-  for (const { day: _day, ...row } of days) {
-    const key = windowKey(row);
-    const sum = window.get(key);
-    window.set(key, { ...row, count: (sum?.count ?? 0) + row.count });
-  }
+  const window: WindowDeltas = new Map();
+  for (const row of days) addDelta(window, row.task_type, row.measure, row.bucket, row.count);
   await withTransaction(db, async (trx) => {
     for (const chunk of writeChunks(trx, days, 5)) await addDaysQuery(trx, chunk);
     await addToWindow(trx, window);
@@ -83,27 +103,28 @@ export async function rollCoverageWindow(db: Db, firstDay: string): Promise<void
   if (!old) return;
   await withTransaction(db, async (trx) => {
     const gone = await trx.deleteFrom('coverage_days').where('day', '<', firstDay).returning(['task_type', 'measure', 'bucket', 'count']).execute();
-    const window = new Map<string, WindowDelta>();
-    for (const row of gone) {
-      const key = windowKey(row);
-      window.set(key, { task_type: row.task_type, measure: row.measure, bucket: row.bucket, count: (window.get(key)?.count ?? 0) - Number(row.count) });
-    }
+    const window: WindowDeltas = new Map();
+    for (const row of gone) addDelta(window, row.task_type, row.measure, Number(row.bucket), -Number(row.count));
     await addToWindow(trx, window);
-    await trx.deleteFrom('coverage_window').where('count', '=', 0).execute();
   });
 }
 
-export interface CoverageRow {
+export interface CoverageHistogram {
   task_type: string;
   measure: CoverageMeasure;
-  bucket: number;
-  count: number;
+  total: number;
+  buckets: Buckets;
 }
 
-/** The window's histograms: one row per task type, measure and bucket that holds a sample. */
-export async function coverageWindow(db: Db): Promise<CoverageRow[]> {
-  const rows = await db.selectFrom('coverage_window').select(['task_type', 'measure', 'bucket', 'count']).where('count', '>', 0).execute();
-  return rows.map((r) => ({ task_type: r.task_type, measure: r.measure as CoverageMeasure, bucket: Number(r.bucket), count: Number(r.count) }));
+/** The window's histograms: one row per task type and measure. */
+export async function coverageWindow(db: Db): Promise<CoverageHistogram[]> {
+  const rows = await db.selectFrom('coverage_window').select(['task_type', 'measure', 'total', 'buckets']).where('total', '>', 0).execute();
+  return rows.map((r) => ({
+    task_type: r.task_type,
+    measure: r.measure as CoverageMeasure,
+    total: Number(r.total),
+    buckets: JSON.parse(r.buckets) as Buckets,
+  }));
 }
 
 /**

@@ -262,7 +262,7 @@ export interface TaskCountsTable {
 /**
  * Coverage histograms (migration 260, store/coverage-repo.ts): per UTC day of the event, task type,
  * measure and bucket, the samples of the window's days; `coverage_window` holds their sum over the
- * window, which is what a read reads.
+ * window, one histogram per task type and measure, which is what a read reads.
  */
 export interface CoverageDaysTable {
   day: string;
@@ -275,8 +275,10 @@ export interface CoverageDaysTable {
 export interface CoverageWindowTable {
   task_type: string;
   measure: string;
-  bucket: number;
-  count: number;
+  /** The histogram's samples. */
+  total: number;
+  /** JSON `[[bucket, count], …]` by bucket (coverage-repo.ts Buckets). */
+  buckets: string;
 }
 
 /** Kept message counts (migration 200): scope `waiting`, the messages no operator has answered or marked done. */

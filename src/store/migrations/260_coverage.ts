@@ -24,9 +24,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createTable('coverage_window')
     .addColumn('task_type', 'text', (c) => c.notNull())
     .addColumn('measure', 'text', (c) => c.notNull())
-    .addColumn('bucket', 'integer', (c) => c.notNull())
-    .addColumn('count', 'bigint', (c) => c.notNull())
-    .addPrimaryKeyConstraint('coverage_window_pk', ['task_type', 'measure', 'bucket'])
+    .addColumn('total', 'bigint', (c) => c.notNull())
+    .addColumn('buckets', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('coverage_window_pk', ['task_type', 'measure'])
     .execute();
   await backfillCoverage(db as Kysely<Database>, windowFirstDay(new Date()));
 }
