@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale` (issue 28): what pages and endpoints cost when history is large. Seeds
+ * `npm run bench:scale` (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28): what pages and endpoints cost when history is large. Seeds
  * BENCH_TASKS tasks (default 1,000,000: about three years of a busy deployment) and BENCH_MESSAGES
  * messages (default a fifth of the tasks) through the store layer in batches, then starts the
  * service on that store exactly as `npm start` does (bench/service.ts) and times, one request at a
@@ -21,14 +21,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
-import { windowFirstDay } from '../src/domain/coverage.js';
-import { TASK_TYPES } from '../src/domain/task.js';
+import { windowFirstDay } from '../src/domain/tasks/coverage.js';
+import { TASK_TYPES } from '../src/domain/tasks/task.js';
 import { createLogger } from '../src/logger.js';
-import { runRetention } from '../src/services/retention.js';
-import { backfillCoverage } from '../src/store/coverage-repo.js';
+import { runRetention } from '../src/services/runtime/retention.js';
 import { migrate, openStore, type Store, withTransaction } from '../src/store/db.js';
-import { insertMessage } from '../src/store/messages-repo.js';
-import { insertTasks, type TaskRow } from '../src/store/tasks-repo.js';
+import { insertMessage } from '../src/store/messages/messages-repo.js';
+import { backfillCoverage } from '../src/store/tasks/coverage-repo.js';
+import { insertTasks, type TaskRow } from '../src/store/tasks/tasks-repo.js';
 import { ADMIN_KEY, createDatabase, POSTGRES_URL, signIn, startSetup } from './service.js';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 1_000_000);
@@ -110,6 +110,7 @@ function taskRow(i: number, erasable: boolean): TaskRow {
     deadline_at: null,
     deadline_passed_at: null,
     due_at: null,
+    receipt_log_index: null,
   };
 }
 
@@ -221,12 +222,12 @@ async function runStore(label: string, kind: 'sqlite' | 'postgres', log: (line: 
     await migrate(store);
     const recent = await seed(store, log);
     // The seed wrote every day of three years of history into the coverage tables; a deployment
-    // that had this history would have had only the window filled, by migration 260: do that.
+    // that had this history would have had only the window filled, by migration 270: do that.
     await sql`delete from coverage_days`.execute(store.db);
     await sql`delete from coverage_window`.execute(store.db);
     const backfillStarted = performance.now();
     await backfillCoverage(store.db, windowFirstDay(new Date()));
-    log(`  coverage backfill (migration 260) over ${TASKS} tasks: ${Math.round(performance.now() - backfillStarted)} ms`);
+    log(`  coverage backfill (migration 270) over ${TASKS} tasks: ${Math.round(performance.now() - backfillStarted)} ms`);
     // PostgreSQL's autovacuum would have analyzed a table this size; SQLite deployments never run ANALYZE.
     if (kind === 'postgres') await sql`analyze`.execute(store.db);
     await store.close();

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COVERAGE_RELATIVE_ERROR, type Coverage, windowFirstDay } from '../src/domain/coverage.js';
-import { TASK_TYPES } from '../src/domain/task.js';
-import { buildTaskRow } from '../src/services/tasks.js';
-import { backfillCoverage } from '../src/store/coverage-repo.js';
-import { insertTasks, type TaskRow } from '../src/store/tasks-repo.js';
+import { COVERAGE_RELATIVE_ERROR, type Coverage, windowFirstDay } from '../src/domain/tasks/coverage.js';
+import { TASK_TYPES } from '../src/domain/tasks/task.js';
+import { buildTaskRow } from '../src/services/tasks/tasks.js';
+import { backfillCoverage } from '../src/store/tasks/coverage-repo.js';
+import { insertTasks, type TaskRow } from '../src/store/tasks/tasks-repo.js';
 import { STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, TestClock } from './support/app.js';
 
 /**

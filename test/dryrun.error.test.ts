@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dailyTaskCapKey } from '../src/abuse/quotas.js';
-import { addCounts } from '../src/store/counters-repo.js';
+import { addCounts } from '../src/store/abuse-control/counters-repo.js';
 import { postJson, STORES, TEST_ADMIN_KEY, TestClock, useTestApp, validTask } from './support/app.js';
 import { rowCounts } from './support/row-counts.js';
 

@@ -1,10 +1,10 @@
 import Type, { type Static } from 'typebox';
 import { publicLimits } from '../docs/limits.js';
-import { CoverageSchema } from '../domain/coverage.js';
-import { CatalogEntrySchema, ProfileSchema } from '../domain/profile.js';
-import { DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/task.js';
+import { CoverageSchema } from '../domain/tasks/coverage.js';
+import { CatalogEntrySchema, ProfileSchema } from '../domain/tasks/profile.js';
+import { DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/tasks/task.js';
 import type { ServiceDeps } from '../services/context.js';
-import { coverage } from '../services/coverage.js';
+import { coverage } from '../services/tasks/coverage.js';
 import { SERVICE_NAME } from '../version.js';
 
 /**

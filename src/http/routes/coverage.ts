@@ -1,10 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
-import { CoverageSchema } from '../../domain/coverage.js';
-import { ErrorSchema } from '../../domain/schemas.js';
+import { CoverageSchema } from '../../domain/tasks/coverage.js';
+import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { coverage } from '../../services/coverage.js';
+import { coverage } from '../../services/tasks/coverage.js';
 
 /** GET /api/v1/coverage (contract "Know before you ask"): public, a read; it takes no parameters (unknown ones are ignored, as everywhere). */
 export function registerCoverageRoutes(server: FastifyInstance, deps: ServiceDeps): void {
