@@ -4,7 +4,7 @@ import type { Actor } from '../../domain/team/actor.js';
 import { iso } from '../../domain/time.js';
 import { deleteHeld, dueHeld, findHeld, type HeldActionRow, heldOnTask, insertHeld } from '../../store/console/held-actions-repo.js';
 import { deleteEndedSnoozes } from '../../store/console/snoozes-repo.js';
-import { withTransaction } from '../../store/db.js';
+import { type Db, withTransaction } from '../../store/db.js';
 import { findMessage } from '../../store/messages/messages-repo.js';
 import type { ServiceDeps } from '../context.js';
 import { parseReply, replyToMessage } from '../messages/replies.js';
@@ -77,13 +77,17 @@ export async function holdAction(
   return toHeld(row);
 }
 
-async function apply(deps: ServiceDeps, actor: Actor, kind: HeldKind, taskId: string, payload: Record<string, unknown>): Promise<void> {
-  if (kind === 'reply') await replyToMessage(deps, actor, String(payload.message_id ?? ''), { message: payload.message });
-  else await patchTask(deps, actor, taskId, payload);
+/**
+ * Applies an action: in a transaction of its own, or inside `trx` when given (the transaction that
+ * also deletes its hold, so both commit or neither).
+ */
+async function apply(deps: ServiceDeps, actor: Actor, kind: HeldKind, taskId: string, payload: Record<string, unknown>, trx?: Db): Promise<void> {
+  if (kind === 'reply') await replyToMessage(deps, actor, String(payload.message_id ?? ''), { message: payload.message }, trx);
+  else await patchTask(deps, actor, taskId, payload, trx);
 }
 
 /** Undoes a held action; false when it is no longer held (committed, or undone already). */
-export async function undoHeld(deps: ServiceDeps, id: string): Promise<HeldAction | undefined> {
+export async function undoHeld(deps: Pick<ServiceDeps, 'store' | 'log'>, id: string): Promise<HeldAction | undefined> {
   const row = id.length <= 100 ? await findHeld(deps.store.db, id) : undefined;
   if (!row || !(await deleteHeld(deps.store.db, id))) return undefined;
   deps.log.info({ task_id: row.task_id, held_id: id, kind: row.kind }, 'held console action undone');
@@ -91,13 +95,13 @@ export async function undoHeld(deps: ServiceDeps, id: string): Promise<HeldActio
 }
 
 /** One held action, while it is held (the console's page of a reply held from the messages list). */
-export async function findHeldAction(deps: ServiceDeps, id: string): Promise<HeldAction | undefined> {
+export async function findHeldAction(deps: Pick<ServiceDeps, 'store'>, id: string): Promise<HeldAction | undefined> {
   const row = id.length <= 100 ? await findHeld(deps.store.db, id) : undefined;
   return row ? toHeld(row) : undefined;
 }
 
 /** The actions held on a task now (the task page shows each with its Undo button). */
-export async function heldActionsOf(deps: ServiceDeps, taskId: string): Promise<HeldAction[]> {
+export async function heldActionsOf(deps: Pick<ServiceDeps, 'store'>, taskId: string): Promise<HeldAction[]> {
   return (await heldOnTask(deps.store.db, taskId)).map(toHeld);
 }
 
@@ -124,7 +128,7 @@ async function commitOne(deps: ServiceDeps, row: HeldActionRow): Promise<boolean
     return await withTransaction(deps.store.db, async (trx) => {
       // Undone, or committed by another instance, since it was read.
       if (!(await deleteHeld(trx, row.id))) return false;
-      await apply({ ...deps, store: { ...deps.store, db: trx } }, actor, row.kind as HeldKind, row.task_id, payload);
+      await apply(deps, actor, row.kind as HeldKind, row.task_id, payload, trx);
       return true;
     });
   } catch (error) {

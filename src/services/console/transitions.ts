@@ -142,12 +142,13 @@ export function planPatch(current: TaskRow, patch: TaskPatch, now: Date): Partia
 /**
  * Applies a PATCH in one transaction: the conditional update (WHERE status = from) makes two
  * racing operators unable to both move the task; the receipt is signed and the requester's mail
- * queued in the same transaction as the change.
+ * queued in the same transaction as the change. `inTransaction`: the caller's transaction to run
+ * in instead of one of its own (a held action commits with the deletion of its hold).
  */
-export async function patchTask(deps: ServiceDeps, actor: Actor, taskId: string, raw: unknown): Promise<AdminTask> {
+export async function patchTask(deps: ServiceDeps, actor: Actor, taskId: string, raw: unknown, inTransaction?: Db): Promise<AdminTask> {
   const patch = parsePatch(raw);
   const now = deps.clock.now();
-  const updated = await withTransaction(deps.store.db, async (trx) => {
+  const updated = await withTransaction(inTransaction ?? deps.store.db, async (trx) => {
     // A delivery freezes the files: no upload may slip in between reading them and the update.
     if (patch.status === 'delivered') await lockTask(trx, deps.store.dialect, taskId);
     const current = await findTask(trx, taskId);
