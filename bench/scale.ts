@@ -222,12 +222,12 @@ async function runStore(label: string, kind: 'sqlite' | 'postgres', log: (line: 
     await migrate(store);
     const recent = await seed(store, log);
     // The seed wrote every day of three years of history into the coverage tables; a deployment
-    // that had this history would have had only the window filled, by migration 270: do that.
+    // that had this history would have had only the window filled, by migration 280: do that.
     await sql`delete from coverage_days`.execute(store.db);
     await sql`delete from coverage_window`.execute(store.db);
     const backfillStarted = performance.now();
     await backfillCoverage(store.db, windowFirstDay(new Date()));
-    log(`  coverage backfill (migration 270) over ${TASKS} tasks: ${Math.round(performance.now() - backfillStarted)} ms`);
+    log(`  coverage backfill (migration 280) over ${TASKS} tasks: ${Math.round(performance.now() - backfillStarted)} ms`);
     // PostgreSQL's autovacuum would have analyzed a table this size; SQLite deployments never run ANALYZE.
     if (kind === 'postgres') await sql`analyze`.execute(store.db);
     await store.close();

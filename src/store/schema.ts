@@ -268,7 +268,7 @@ export interface TaskCountsTable {
 }
 
 /**
- * Coverage histograms (migration 270, store/tasks/coverage-repo.ts): per UTC day of the event, task type,
+ * Coverage histograms (migration 280, store/tasks/coverage-repo.ts): per UTC day of the event, task type,
  * measure and bucket, the samples of the window's days; `coverage_window` holds their sum over the
  * window, one histogram per task type and measure, which is what a read reads.
  */
@@ -349,6 +349,8 @@ export interface OperatorPasskeysTable {
   /** JSON array of transports. */
   transports: string;
   created_at: string;
+  /** When it was removed (migration 280): it no longer signs in, and the sessions it opened end. */
+  removed_at: string | null;
 }
 
 export interface WebauthnChallengesTable {

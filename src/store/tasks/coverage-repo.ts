@@ -129,7 +129,7 @@ export async function coverageWindow(db: Db): Promise<CoverageHistogram[]> {
 
 /**
  * What every stored task contributes to the window that starts on `firstDay`, added a batch of
- * tasks at a time (migration 270; an operator may run it again after emptying both tables).
+ * tasks at a time (migration 280; an operator may run it again after emptying both tables).
  */
 export async function backfillCoverage(db: Db, firstDay: string): Promise<void> {
   let after = '';
