@@ -40,7 +40,7 @@ export function registerInboxRoutes(plain: FastifyInstance, deps: ServiceDeps, k
     return render(reply, session(request), 'messages', held ? 'Reply held' : 'Sent', body);
   });
   scope.post('/operator/held/:id/undo', withId, async (request, reply) => {
-    const undone = await undoHeld(deps, request.params.id);
+    const undone = await undoHeld(deps, actorOf(request), request.params.id);
     if (undone && undone.task_id === '') {
       return render(
         reply,
