@@ -36,7 +36,8 @@ describe.each(STORES)('held console actions on %s', (store) => {
 
   it('20 simultaneous accepts and rejects of one task (two instances on PostgreSQL): one held, the rest refused, one commit', async () => {
     // SQLite is one process's file: one instance. PostgreSQL: two instances on one database.
-    const second = store === 'postgres' ? await startTestApp({ shareDatabaseWith: t, clock, background: true, env: { ...UNDO_ENV, SMTP_URL: t.smtp.url } }) : undefined;
+    const second =
+      store === 'postgres' ? await startTestApp({ shareDatabaseWith: t, clock, background: true, env: { ...UNDO_ENV, SMTP_URL: t.smtp.url } }) : undefined;
     try {
       const apps = second ? [t, second] : [t];
       const { cookie, csrf } = await signIn(t);
@@ -50,9 +51,12 @@ describe.each(STORES)('held console actions on %s', (store) => {
         Array.from({ length: 20 }, (_, i) => {
           const app = apps[i % apps.length] as TestApp;
           const accept = i % 2 === 0;
-          return postForm(app, `/operator/tasks/${id}/${accept ? 'accept' : 'reject'}`, { _csrf: csrf, ...(accept ? {} : { operator_notes: 'Out of scope.' }) }, cookie).then(
-            async (res) => ({ status: res.status, text: await res.text() }),
-          );
+          return postForm(
+            app,
+            `/operator/tasks/${id}/${accept ? 'accept' : 'reject'}`,
+            { _csrf: csrf, ...(accept ? {} : { operator_notes: 'Out of scope.' }) },
+            cookie,
+          ).then(async (res) => ({ status: res.status, text: await res.text() }));
         }),
       );
       expect(answers.filter((a) => a.status === 303)).toHaveLength(1);

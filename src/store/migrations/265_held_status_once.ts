@@ -16,11 +16,5 @@ export async function up(db: Kysely<any>): Promise<void> {
       WHERE first.task_id = held_actions.task_id AND first.kind <> 'reply'
         AND (first.commit_at < held_actions.commit_at OR (first.commit_at = held_actions.commit_at AND first.id < held_actions.id))
     )`.execute(db);
-  await db.schema
-    .createIndex('held_actions_status_once_idx')
-    .on('held_actions')
-    .column('task_id')
-    .unique()
-    .where(sql.ref('kind'), '<>', 'reply')
-    .execute();
+  await db.schema.createIndex('held_actions_status_once_idx').on('held_actions').column('task_id').unique().where(sql.ref('kind'), '<>', 'reply').execute();
 }
