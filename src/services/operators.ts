@@ -32,6 +32,7 @@ import {
   revokeKeyRow,
   updateOperatorRow,
 } from '../store/operators-repo.js';
+import { revokeSession } from '../store/sessions-repo.js';
 import { countTasksByStatus } from '../store/tasks-repo.js';
 import { notYours, recordAudit } from './audit.js';
 import type { ServiceDeps } from './context.js';
@@ -194,6 +195,17 @@ export async function actorOfSession(deps: ServiceDeps, operatorId: string | und
   if (operatorId === undefined) return OWNER;
   const found = await enabledOperator(deps.store.db, operatorId);
   return found ? { kind: 'operator', operatorId: found.id, role: found.role as Role } : undefined;
+}
+
+/**
+ * Signs a console session out on every instance (its id is revoked until the cookie would have
+ * expired anyway), with its audit entry in the same transaction.
+ */
+export async function signOut(deps: ServiceDeps, actor: Actor, sessionId: string, expiresAt: string): Promise<void> {
+  await withTransaction(deps.store.db, async (trx) => {
+    await revokeSession(trx, sessionId, expiresAt);
+    await recordAudit(trx, deps, { actor, action: 'signout.succeeded', details: { via: 'console' } });
+  });
 }
 
 /** An operator goes on or off duty (alerts and human.json availability follow). */

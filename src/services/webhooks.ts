@@ -1,7 +1,8 @@
+import type { Actor } from '../domain/actor.js';
 import { AppError } from '../domain/errors.js';
 import { ANY_TASK_ID_PATTERN, EVENT_ID_PATTERN, newEventId } from '../domain/ids.js';
 import { iso } from '../domain/time.js';
-import { type Db, whenCommitted } from '../store/db.js';
+import { type Db, whenCommitted, withTransaction } from '../store/db.js';
 import { type TaskRow, toPublicTask } from '../store/tasks-repo.js';
 import {
   findWebhookEvent,
@@ -13,6 +14,7 @@ import {
   type WebhookEventSummary,
   type WebhookStatus,
 } from '../store/webhooks-repo.js';
+import { recordAudit } from './audit.js';
 import type { ServiceDeps } from './context.js';
 
 /**
@@ -135,11 +137,18 @@ export async function listWebhooks(
  * The operator's retry: an undelivered event becomes due now with a fresh attempt budget
  * (404 unknown id; 409 delivered, or a delivery in flight).
  */
-export async function retryWebhook(deps: Pick<ServiceDeps, 'store' | 'clock' | 'log' | 'webhookNudge'>, id: string): Promise<WebhookEventView> {
+export async function retryWebhook(deps: Pick<ServiceDeps, 'store' | 'clock' | 'log' | 'webhookNudge'>, actor: Actor, id: string): Promise<WebhookEventView> {
   const notFound = () => new AppError('not_found', 'No webhook event has that id.');
   if (!EVENT_ID_PATTERN.test(id)) throw notFound();
   const db = deps.store.db;
-  if (!(await requeueWebhookEvent(db, id, iso(deps.clock.now())))) {
+  // The retry and its audit entry commit together.
+  const requeued = await withTransaction(db, async (trx) => {
+    if (!(await requeueWebhookEvent(trx, id, iso(deps.clock.now())))) return false;
+    const event = await findWebhookEvent(trx, id);
+    await recordAudit(trx, deps, { actor, action: 'webhook.retried', taskId: event?.task_id ?? null, details: { event_id: id, event: event?.event } });
+    return true;
+  });
+  if (!requeued) {
     const event = await findWebhookEvent(db, id);
     if (!event) throw notFound();
     const why = event.status === 'delivered' ? 'it was delivered' : 'a delivery attempt is in progress';

@@ -3,7 +3,7 @@ import { IMPORT_MAX_BODY_BYTES, IMPORT_MAX_RECORDS, ImportBodySchema, ImportResu
 import { ErrorSchema } from '../../domain/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { importTasks } from '../../services/import.js';
-import { requireAdmin } from '../admin-auth.js';
+import { actorOf, requireAdmin } from '../admin-auth.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 
@@ -34,6 +34,6 @@ export async function registerImportRoutes(app: FastifyInstance, deps: ServiceDe
         response: { 200: ImportResultSchema, ...errors(400, 401, 413, 415) },
       },
     },
-    async (request) => importTasks(deps, request.body),
+    async (request) => importTasks(deps, actorOf(request), request.body),
   );
 }

@@ -3,9 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Actor, OWNER } from '../../domain/actor.js';
 import { iso } from '../../domain/time.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { actorOfSession } from '../../services/operators.js';
+import { actorOfSession, signOut } from '../../services/operators.js';
 import { openToken, signToken } from '../../services/signed-token.js';
-import { isSessionRevoked, revokeSession } from '../../store/sessions-repo.js';
+import { isSessionRevoked } from '../../store/sessions-repo.js';
 
 /**
  * The console's session: a signed token (services/signed-token.ts) holding a random session id and
@@ -106,7 +106,7 @@ export function startSession(deps: ServiceDeps, reply: FastifyReply, actor: Acto
 
 /** Signs out: clears the cookie, and revokes the session so a copy of the cookie stops working too. */
 export async function endSession(deps: ServiceDeps, reply: FastifyReply, session: Session): Promise<void> {
-  await revokeSession(deps.store.db, session.sid, iso(new Date(session.exp * 1000)));
+  await signOut(deps, session.actor, session.sid, iso(new Date(session.exp * 1000)));
   reply.header('Set-Cookie', `${SESSION_COOKIE}=${cookieAttributes(deps, 0)}`);
 }
 
