@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { postForm, signIn } from './console.support.js';
+import { outboxesDrained } from './inbox.support.js';
 import { STORES, startTestApp, type TestApp, TestClock, useTestApp } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 import { api, json, newOperator } from './team.support.js';
@@ -19,17 +20,7 @@ describe.each(STORES)('held console actions on %s', (store) => {
   const clock = new TestClock(new Date('2030-07-01T09:00:00.000Z'));
   const t = useTestApp({ store, clock, smtp: true, background: true, env: UNDO_ENV });
 
-  async function settled(): Promise<void> {
-    await waitUntil(
-      async () => {
-        const mail = await t.store.db.selectFrom('outbox').select('id').where('status', '=', 'pending').execute();
-        const hooks = await t.store.db.selectFrom('webhook_outbox').select('id').where('status', '=', 'pending').execute();
-        return mail.length === 0 && hooks.length === 0;
-      },
-      10_000,
-      'the outbox to drain',
-    );
-  }
+  const settled = () => outboxesDrained(t);
 
   const held = () => t.store.db.selectFrom('held_actions').select(['id', 'task_id', 'kind']).execute();
   const statusOf = async (app: TestApp, id: string) => ((await (await fetch(`${app.url}/api/v1/tasks/${id}`)).json()) as { status: string }).status;
