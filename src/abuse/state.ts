@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { NetworkHashes } from '../domain/caller.js';
-import { clientHash, clientKeys, keyHash, networkKeyAt } from '../domain/client.js';
+import { clientHash, clientKeys, keyHash, networkKeyAt } from '../domain/network/client.js';
 import type { Clock } from '../domain/time.js';
 import type { Store } from '../store/db.js';
 import { AdminThrottle } from './admin-throttle.js';
@@ -20,7 +20,7 @@ export interface AbuseState {
   reads: ReadLimiter;
   /** Throttle of failed operator-key attempts (admin API and console sign-in). */
   adminThrottle: AdminThrottle;
-  /** The keyed hash of a client address (domain/client.ts), remembered for recent addresses. */
+  /** The keyed hash of a client address (domain/network/client.ts), remembered for recent addresses. */
   clientHash(ip: string): string;
   /** Keyed hashes of the networks enclosing the client, each worked out when first asked for and remembered. */
   networks(ip: string): NetworkHashes;

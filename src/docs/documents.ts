@@ -1,5 +1,5 @@
-import { taskInputSchema } from '../domain/schemas.js';
-import { CURRENT_STATUSES, DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/task.js';
+import { taskInputSchema } from '../domain/tasks/schemas.js';
+import { CURRENT_STATUSES, DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/tasks/task.js';
 import { MCP_REVISIONS, MCP_REVISIONS_NOTE } from '../mcp/revisions.js';
 import type { ServiceDeps } from '../services/context.js';
 import { API_VERSION, SERVICE_NAME, SERVICE_VERSION } from '../version.js';

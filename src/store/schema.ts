@@ -26,6 +26,12 @@ export interface TasksTable {
   updated_at: string;
   /** JSON array of {status, at}. */
   status_history: string;
+  /**
+   * The deliverable. Free text for a task without a response schema; for a task with one, the
+   * structured result as its RFC 8785 canonical JSON (migration 120 added no column of its own):
+   * the receipt's deliverable hash is over these bytes either way, and readers parse it back
+   * (the public task's `result`) when `response_schema` is set. The name is the contract's field.
+   */
   operator_notes: string | null;
   seen_by_operator_at: string | null;
   eta: string | null;
@@ -45,9 +51,9 @@ export interface TasksTable {
   callback_url: string | null;
   /** When retention erased the contact e-mail (and callback URL, attachments) of this final task (migration 100). */
   erased_at: string | null;
-  /** 1 when the description or requester carries the word "test" (migration 110, issue 19). */
+  /** 1 when the description or requester carries the word "test" (migration 110, docs/import.md). */
   is_test: number;
-  /** The request's response_schema as JSON text (migration 120, issue 24); NULL when none. */
+  /** The request's response_schema as JSON text (migration 120, docs/answers.md); NULL when none. */
   response_schema: string | null;
   /** JSON array of the operator's questions with their answers (migration 130); NULL when none. */
   questions: string | null;

@@ -4,7 +4,7 @@ import type { LookupFunction } from 'node:net';
 import type { Target } from './target.js';
 
 /**
- * One POST to a checked target (a webhook's callback, or a Web Push service: services/push.ts). It connects only to the checked address (the `lookup` hook
+ * One POST to a checked target (a webhook's callback, or a Web Push service: services/alerts/push.ts). It connects only to the checked address (the `lookup` hook
  * answers every lookup with it, while Host and TLS SNI/verification keep the name), follows no
  * redirect (a 3xx is just a failed attempt), reads at most RESPONSE_BYTES_MAX of the answer and
  * drops the rest, and gives up after `timeoutMs` whatever the receiver does, so a slow, hanging

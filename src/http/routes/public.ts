@@ -10,12 +10,13 @@ import {
   ReadinessSchema,
   SubmissionResponseSchema,
   taskInputSchema,
-} from '../../domain/schemas.js';
+} from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { health } from '../../services/health.js';
-import { sendMessage } from '../../services/messages.js';
-import { readiness } from '../../services/readiness.js';
-import { getTask, submitTask } from '../../services/tasks.js';
+import { sendMessage } from '../../services/messages/messages.js';
+import { health } from '../../services/runtime/health.js';
+import { readiness } from '../../services/runtime/readiness.js';
+import { getTask, submitTask } from '../../services/tasks/tasks.js';
+import { unvalidatedBody } from '../bodies/validator.js';
 import { callerFrom } from '../client.js';
 import { noneMatch, preferredWait, representationOf } from '../conditional.js';
 
@@ -26,15 +27,15 @@ declare module 'fastify' {
     kind?: RouteKind;
     /**
      * The route may hold a request open while it waits for a change (long-poll, MCP waits): a
-     * request timeout (issue 15) must exempt it; the route bounds the hold itself.
+     * request timeout (docs/operations.md#store-faults-srcstorefaultsts-srcstoredbts) must exempt it; the route bounds the hold itself.
      */
     holdsRequests?: boolean;
   }
 }
 
-/** The status read's route (also answered by the fast lane, http/fast-reads.ts). */
+/** The status read's route (also answered by the fast lane, http/lanes/fast-reads.ts). */
 export const STATUS_ROUTE = '/api/v1/tasks/:task_id';
-/** The submission's route (also held back under load, http/submission-lane.ts). */
+/** The submission's route (also held back under load, http/lanes/submission-lane.ts). */
 export const SUBMIT_ROUTE = '/api/v1/tasks';
 
 const TaskIdParams = Type.Object({ task_id: Type.String({ maxLength: 200 }) });
@@ -54,7 +55,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
         summary: 'Submit a task for a human operator',
         description: 'Asynchronous: returns 202 with the task id at once; poll status_url. Optional Idempotency-Key header.',
         tags: ['tasks'],
-        body: taskInputSchema(limits),
+        body: unvalidatedBody(taskInputSchema(limits)),
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 255 })) }),
         response: { 202: SubmissionResponseSchema, ...errors(400, 403, 409, 413, 415, 422, 429) },
       },
@@ -145,7 +146,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
         summary: 'Send the operator a message',
         description: 'Questions, scoping, or withdrawing a task (name its task_id in the text).',
         tags: ['messages'],
-        body: messageInputSchema(limits),
+        body: unvalidatedBody(messageInputSchema(limits)),
         response: { 201: MessageResponseSchema, ...errors(400, 403, 413, 415, 422, 429) },
       },
     },
@@ -158,7 +159,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     },
   );
 
-  // Health is a read like any other (decision, issue 14): counted against READ_LIMIT_PER_MINUTE
+  // Health is a read like any other (decision, docs/decisions.md#edges-an-agent-trips-over-issue-14): counted against READ_LIMIT_PER_MINUTE
   // and answered with all four RateLimit fields, so no header advertises a limit it does not apply.
   // A probe every few seconds is far below the limit.
   app.get(
