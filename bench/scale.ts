@@ -94,6 +94,7 @@ function taskRow(i: number, erasable: boolean): TaskRow {
     deadline_at: null,
     deadline_passed_at: null,
     due_at: null,
+    receipt_log_index: null,
   };
 }
 

@@ -27,6 +27,7 @@ import { registerAttachmentRoutes } from './http/routes/attachments.js';
 import { registerDocuments } from './http/routes/documents.js';
 import { registerPublicRoutes } from './http/routes/public.js';
 import { registerQuestionRoutes } from './http/routes/questions.js';
+import { registerReceiptLogRoutes } from './http/routes/receipt-log.js';
 import { registerThreadRoutes } from './http/routes/threads.js';
 import { registerWithdrawalRoutes } from './http/routes/withdrawals.js';
 import { lazySerializers } from './http/serializer.js';
@@ -144,6 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await registerOpenApi(app, deps);
   registerPublicRoutes(app, deps);
+  registerReceiptLogRoutes(app, deps);
   await registerAdminRoutes(app, deps);
   await registerAttachmentRoutes(app, deps);
   await registerBlocklistRoutes(app, deps);

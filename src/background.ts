@@ -3,6 +3,7 @@ import { startHeldCommitter } from './services/console/held-actions.js';
 import type { ServiceDeps } from './services/context.js';
 import { startOutboxWorker } from './services/delivery/mail-worker.js';
 import { startWebhookWorker } from './services/delivery/webhook-worker.js';
+import { startLogSequencer } from './services/receipt-log/receipt-log.js';
 import { startDevOperator } from './services/runtime/dev-operator.js';
 import { startPeriodic } from './services/runtime/periodic.js';
 import { runRetention } from './services/runtime/retention.js';
@@ -33,6 +34,8 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const stopDeadlines = startDeadlineSweep(deps);
   // Console actions held for undo (docs/inbox.md): committed when their window passes, also after a restart.
   const stopHeld = startHeldCommitter(deps);
+  // The public receipt log (docs/receipt-log.md): waiting leaves integrated and a new checkpoint signed within 2 s.
+  const stopSequencer = startLogSequencer(deps);
   // The first retention run waits a while, so a starting fleet does not run it at once.
   const stopRetention = startPeriodic(deps, {
     name: 'retention run',
@@ -48,7 +51,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
         for (const name of ['mail', 'webhooks', 'retention']) deps.workers.stopped(name);
         stopPush();
         stopDevOperator();
-        await Promise.all([worker.stop(), webhooks.stop(), stopRetention(), stopDeadlines(), stopHeld()]);
+        await Promise.all([worker.stop(), webhooks.stop(), stopRetention(), stopDeadlines(), stopHeld(), stopSequencer()]);
       })();
       return stopping;
     },

@@ -9,6 +9,7 @@ import { type ApiVersion, ApiVersionRegistry } from './docs/versions.js';
 import type { Clock } from './domain/time.js';
 import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
+import { logKey, logOrigin } from './receipts/log-note.js';
 import { loadVapidKeys } from './services/alerts/push.js';
 import { Metrics } from './services/runtime/metrics.js';
 import { WorkerStatus } from './services/runtime/readiness.js';
@@ -91,6 +92,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     taskCache,
     waits,
     vapid: await loadVapidKeys(store.db),
+    receiptLog: await logKey(store.db, logOrigin(config.baseUrl)),
     submissions: new GroupCommit((submissions) => commitSubmissions(deps, submissions), maxBatchFor(store.dialect)),
   };
   return deps;

@@ -62,6 +62,7 @@ function task(n: number): TaskRow {
     deadline_at: null,
     deadline_passed_at: null,
     due_at: null,
+    receipt_log_index: null,
   };
 }
 

@@ -2,6 +2,7 @@ import type { AbuseDeps } from '../abuse/context.js';
 import type { Verdict } from '../abuse/submission-guards.js';
 import type { CatalogEntry, Profile } from '../domain/tasks/profile.js';
 import type { MailDeps } from '../mail/context.js';
+import type { LogKey } from '../receipts/log-note.js';
 import type { ChangeFeed } from '../store/change-feed.js';
 import type { PublicTaskCache } from '../store/tasks/task-cache.js';
 import type { Nudge } from '../webhooks/nudge.js';
@@ -42,6 +43,8 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   waits: TaskWaits;
   /** The VAPID key pair for Web Push (services/alerts/push.ts): generated on first start, kept in the store. */
   vapid: VapidKeys;
+  /** The public receipt log's Ed25519 key (receipts/log-note.ts): generated on first start, kept in the store, never rotated. */
+  receiptLog: LogKey;
   /** Wakes this instance's webhook worker when an event is queued (webhooks/nudge.ts). */
   webhookNudge: Nudge;
   /** Submissions that arrive together, committed together (services/tasks/group-commit.ts, services/tasks/tasks.ts). */

@@ -63,6 +63,8 @@ export interface TasksTable {
   deadline_passed_at: string | null;
   /** The earlier of deadline and response target, fixed at submission (migration 130): the console queue's order. */
   due_at: string | null;
+  /** The receipt's leaf index in the public log (migration 260), set when the sequencer integrates it; NULL before. */
+  receipt_log_index: number | null;
 }
 
 export interface MessagesTable {
@@ -343,6 +345,10 @@ export interface AuditLogTable {
   task_id: string | null;
   /** JSON object. */
   details: string;
+  /** The entry's link in the hash chain (domain/team/audit-chain.ts, migration 260); NULL until the sequencer chains it. */
+  hash: string | null;
+  /** Its place in the chain, from 0; NULL until chained. */
+  chain_index: number | null;
 }
 
 /** Failed sign-ins per client address hash or per operator, in one-minute windows, shared by every instance. */
@@ -400,6 +406,46 @@ export interface Database {
   task_snoozes: TaskSnoozesTable;
   held_actions: HeldActionsTable;
   reply_templates: ReplyTemplatesTable;
+  log_leaves: LogLeavesTable;
+  log_nodes: LogNodesTable;
+  log_checkpoints: LogCheckpointsTable;
+}
+
+/**
+ * A leaf of the public receipt log (migration 260): written with the receipt it carries, waiting
+ * (`leaf_index` NULL) until the sequencer gives it its place.
+ */
+export interface LogLeavesTable {
+  id: string;
+  /** The task whose receipt this is; NULL for other kinds of leaf. */
+  task_id: string | null;
+  /** The leaf's data: a compact JWS. */
+  data: string;
+  created_at: string;
+  leaf_index: number | null;
+}
+
+/**
+ * A complete subtree of the log (migration 260): the RFC 9162 hash of leaves
+ * [index * 2^level, (index + 1) * 2^level), base64. Level 0 holds the leaf hashes; the hashes of a
+ * tlog-tiles tile at tile level L are the nodes of level 8L.
+ */
+export interface LogNodesTable {
+  level: number;
+  idx: number;
+  hash: string;
+}
+
+/** A signed checkpoint of the log (migration 260), one per integration. */
+export interface LogCheckpointsTable {
+  /** 0, 1, 2, …: the latest is the greatest (a new audit head may sign a tree of the same size again). */
+  seq: number;
+  size: number;
+  /** base64 root hash. */
+  root: string;
+  /** The whole signed note as served at /log/checkpoint. */
+  note: string;
+  created_at: string;
 }
 
 /** Imported task ids by case-folded form (migration 180), for linking messages that name them. */

@@ -160,6 +160,15 @@ export const PublicTaskSchema = Type.Object(
     ),
     deliverable_sha256: Type.Optional(Type.String({ description: 'SHA-256 (hex) over the UTF-8 bytes of operator_notes; present once delivered.' })),
     receipt_issued_at: Type.Optional(Type.String({ format: 'date-time' })),
+    receipt_log_index: Type.Optional(
+      Nullable(
+        Type.Integer({
+          description:
+            "The receipt's leaf index in the public append-only log (/log/checkpoint); null until the sequencer integrates it (within seconds). " +
+            'Its inclusion proof: GET /api/v1/tasks/{task_id}/receipt-proof.',
+        }),
+      ),
+    ),
     attachments: Type.Optional(
       Type.Array(PublicAttachmentSchema, {
         description:

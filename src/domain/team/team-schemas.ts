@@ -79,6 +79,13 @@ export const AuditEntrySchema = Type.Object({
   action: Type.String({ description: 'A dotted name: task.accepted, task.assigned, signin.failed, key.created, …' }),
   task_id: Nullable(Type.String()),
   details: Type.Record(Type.String(), Type.Unknown()),
+  hash: Nullable(
+    Type.String({
+      description:
+        "The entry's link in the audit hash chain: lowercase hex SHA-256 of the previous entry's hash (64 zeros before the first), a line feed, and the RFC 8785 " +
+        'canonical JSON of this entry without hash. Null for a few seconds, until the receipt log’s sequencer chains it; the head is in each /log/checkpoint.',
+    }),
+  ),
 });
 export type AuditEntry = Static<typeof AuditEntrySchema>;
 export const AuditListSchema = Type.Object({ entries: Type.Array(AuditEntrySchema), next_cursor: Nullable(Type.String()) });

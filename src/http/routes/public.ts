@@ -15,7 +15,8 @@ import type { ServiceDeps } from '../../services/context.js';
 import { sendMessage } from '../../services/messages/messages.js';
 import { health } from '../../services/runtime/health.js';
 import { readiness } from '../../services/runtime/readiness.js';
-import { getTask, submitTask } from '../../services/tasks/tasks.js';
+import { submitTask } from '../../services/tasks/tasks.js';
+import { waitForChange } from '../../services/waiting/task-watch.js';
 import { unvalidatedBody } from '../bodies/validator.js';
 import { callerFrom } from '../client.js';
 import { noneMatch, preferredWait, representationOf } from '../conditional.js';
@@ -105,32 +106,18 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       // A hold is possible only with If-None-Match and a usable Prefer: wait; only then does the
       // read need a mark on the change feed (taken before reading, so no change slips between).
       const wait = known === undefined ? 0 : preferredWait(request.headers.prefer);
-      const since = wait > 0 ? deps.waits.mark() : 0;
-      let task = await getTask(deps, task_id);
-      let { body, etag } = representationOf(reply, task);
-      if (noneMatch(known, etag)) {
-        if (wait > 0 && !deps.waits.canHold()) {
-          // Held requests have their share of the connections (task-waits.ts, HELD_SHARE): the
-          // current status at once, the wait not applied, and a hint to come back later.
-          reply.header('Retry-After', '5');
-        } else if (wait > 0) {
-          reply.header('Preference-Applied', `wait=${wait}`);
-          const result = await deps.waits.wait({
-            taskId: task_id,
-            current: task,
-            since,
-            stillCurrent: (latest) => noneMatch(known, representationOf(reply, latest).etag),
-            timeoutMs: wait * 1000,
-            // A client that goes away releases its place at once.
-            closes: reply.raw,
-          });
-          // Deleted while held (retention): answered as any unknown id.
-          if (result.changed && result.task === undefined) task = await getTask(deps, task_id);
-          else task = result.task ?? task;
-          ({ body, etag } = representationOf(reply, task));
-        }
-        if (noneMatch(known, etag)) return reply.code(304).header('etag', etag).send();
-      }
+      const task = await waitForChange(deps, task_id, {
+        timeoutMs: wait * 1000,
+        unchanged: (latest) => noneMatch(known, representationOf(reply, latest).etag),
+        // Held requests have their share of the connections (task-waits.ts, HELD_SHARE): past it,
+        // the current status at once, the wait not applied, and a hint to come back later.
+        whenFull: () => reply.header('Retry-After', '5'),
+        beforeHold: () => reply.header('Preference-Applied', `wait=${wait}`),
+        // A client that goes away releases its place at once.
+        closes: reply.raw,
+      });
+      const { body, etag } = representationOf(reply, task);
+      if (noneMatch(known, etag)) return reply.code(304).header('etag', etag).send();
       // private, no-cache: the id is an access token (no shared cache may keep the task), and the
       // poller revalidates cheaply with the ETag.
       return reply.header('etag', etag).header('cache-control', 'private, no-cache').type('application/json; charset=utf-8').send(body);

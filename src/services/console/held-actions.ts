@@ -76,16 +76,20 @@ export async function holdAction(
   return toHeld(row);
 }
 
-async function apply(deps: ServiceDeps, actor: Actor, kind: HeldKind, taskId: string, payload: Record<string, unknown>): Promise<void> {
-  if (kind === 'reply') await replyToMessage(deps, actor, String(payload.message_id ?? ''), { message: payload.message });
-  else await patchTask(deps, actor, taskId, payload);
+/**
+ * Applies an action: in a transaction of its own, or inside `trx` when given (the transaction that
+ * also deletes its hold, so both commit or neither).
+ */
+async function apply(deps: ServiceDeps, actor: Actor, kind: HeldKind, taskId: string, payload: Record<string, unknown>, trx?: Db): Promise<void> {
+  if (kind === 'reply') await replyToMessage(deps, actor, String(payload.message_id ?? ''), { message: payload.message }, trx);
+  else await patchTask(deps, actor, taskId, payload, trx);
 }
 
 /**
  * Undoes a held action; undefined when it is no longer held (committed, or undone already). Only
  * the one who acted, or an admin, may undo it (docs/inbox.md#undo): 403 `forbidden` for another operator.
  */
-export async function undoHeld(deps: ServiceDeps, actor: Actor, id: string): Promise<HeldAction | undefined> {
+export async function undoHeld(deps: Pick<ServiceDeps, 'store' | 'log'>, actor: Actor, id: string): Promise<HeldAction | undefined> {
   const row = id.length <= 100 ? await findHeld(deps.store.db, id) : undefined;
   if (!row) return undefined;
   if (actor.role !== 'admin' && actorName(actor) !== actorName(JSON.parse(row.actor) as Actor))
@@ -96,13 +100,13 @@ export async function undoHeld(deps: ServiceDeps, actor: Actor, id: string): Pro
 }
 
 /** One held action, while it is held (the console's page of a reply held from the messages list). */
-export async function findHeldAction(deps: ServiceDeps, id: string): Promise<HeldAction | undefined> {
+export async function findHeldAction(deps: Pick<ServiceDeps, 'store'>, id: string): Promise<HeldAction | undefined> {
   const row = id.length <= 100 ? await findHeld(deps.store.db, id) : undefined;
   return row ? toHeld(row) : undefined;
 }
 
 /** The actions held on a task now (the task page shows each with its Undo button). */
-export async function heldActionsOf(deps: ServiceDeps, taskId: string): Promise<HeldAction[]> {
+export async function heldActionsOf(deps: Pick<ServiceDeps, 'store'>, taskId: string): Promise<HeldAction[]> {
   return (await heldOnTask(deps.store.db, taskId)).map(toHeld);
 }
 
@@ -155,7 +159,7 @@ async function commitOne(deps: ServiceDeps, row: HeldActionRow): Promise<boolean
         deps.log.warn({ task_id: row.task_id, held_id: row.id, kind: row.kind }, 'held console action dropped: its operator may no longer act');
         return false;
       }
-      await apply({ ...deps, store: { ...deps.store, db: trx } }, actor, row.kind as HeldKind, row.task_id, payload);
+      await apply(deps, actor, row.kind as HeldKind, row.task_id, payload, trx);
       return true;
     });
   } catch (error) {

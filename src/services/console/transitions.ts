@@ -17,6 +17,7 @@ import { assigneeOf, setAssignment } from '../../store/team/assignments-repo.js'
 import { enabledOperator } from '../../store/team/operators-repo.js';
 import type { ServiceDeps } from '../context.js';
 import { enqueueTaskEvent } from '../delivery/webhooks.js';
+import { appendReceiptLeaf } from '../receipt-log/receipt-log.js';
 import { DATE_TIME_RULE, schemaChecker } from '../tasks/validation.js';
 import { type AuditRecord, recordAudit } from '../team/audit.js';
 import { toAdminTask } from './reads.js';
@@ -141,12 +142,13 @@ export function planPatch(current: TaskRow, patch: TaskPatch, now: Date): Partia
 /**
  * Applies a PATCH in one transaction: the conditional update (WHERE status = from) makes two
  * racing operators unable to both move the task; the receipt is signed and the requester's mail
- * queued in the same transaction as the change.
+ * queued in the same transaction as the change. `inTransaction`: the caller's transaction to run
+ * in instead of one of its own (a held action commits with the deletion of its hold).
  */
-export async function patchTask(deps: ServiceDeps, actor: Actor, taskId: string, raw: unknown): Promise<AdminTask> {
+export async function patchTask(deps: ServiceDeps, actor: Actor, taskId: string, raw: unknown, inTransaction?: Db): Promise<AdminTask> {
   const patch = parsePatch(raw);
   const now = deps.clock.now();
-  const updated = await withTransaction(deps.store.db, async (trx) => {
+  const updated = await withTransaction(inTransaction ?? deps.store.db, async (trx) => {
     // A delivery freezes the files: no upload may slip in between reading them and the update.
     if (patch.status === 'delivered') await lockTask(trx, deps.store.dialect, taskId);
     const current = await findTask(trx, taskId);
@@ -218,6 +220,8 @@ async function withReceipt(trx: Db, deps: ServiceDeps, task: TaskRow, now: Date)
     now,
   );
   const receipt = await signReceipt(trx, payload, now);
+  // The receipt's leaf in the public log, in the transaction that issues it (the sequencer places it).
+  await appendReceiptLeaf(trx, task.id, receipt, now);
   return { ...task, receipt, deliverable_sha256: payload.deliverable_sha256, receipt_issued_at: iso(now), attachments: JSON.stringify(files) };
 }
 

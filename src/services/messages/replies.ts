@@ -4,7 +4,7 @@ import { type MessageReply, type MessageReplyInput, MessageReplyInputSchema } fr
 import { type Actor, actorName } from '../../domain/team/actor.js';
 import { iso } from '../../domain/time.js';
 import * as outbox from '../../mail/outbox.js';
-import { withTransaction } from '../../store/db.js';
+import { type Db, withTransaction } from '../../store/db.js';
 import { insertReply, type MessageReplyRow, repliesTo } from '../../store/messages/message-replies-repo.js';
 import { findMessage, markMessageDone } from '../../store/messages/messages-repo.js';
 import type { ServiceDeps } from '../context.js';
@@ -44,7 +44,11 @@ export function parseReply(raw: unknown): string {
   return value.message;
 }
 
-export async function replyToMessage(deps: ServiceDeps, actor: Actor, messageId: string, raw: unknown): Promise<MessageReply> {
+/**
+ * Records the reply, its mail and audit entries in one transaction: its own, or `inTransaction`
+ * when the caller's change must commit with it (a held reply and the deletion of its hold).
+ */
+export async function replyToMessage(deps: ServiceDeps, actor: Actor, messageId: string, raw: unknown, inTransaction?: Db): Promise<MessageReply> {
   const text = parseReply(raw);
   const now = deps.clock.now();
   const row: MessageReplyRow = {
@@ -53,7 +57,7 @@ export async function replyToMessage(deps: ServiceDeps, actor: Actor, messageId:
     body: text,
     created_at: iso(now),
   };
-  await withTransaction(deps.store.db, async (trx) => {
+  await withTransaction(inTransaction ?? deps.store.db, async (trx) => {
     const message = messageId.length <= 200 ? await findMessage(trx, messageId) : undefined;
     if (!message) throw new AppError('not_found', 'No message has that id.');
     // Retention erases a message's address after RETENTION_DAYS: there is nobody left to mail.

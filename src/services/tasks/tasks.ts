@@ -140,6 +140,7 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: Pick<g
     deadline_at: deadlineInstant(input.deadline),
     deadline_passed_at: null,
     due_at: iso(dueOf({ created_at: at, deadline: input.deadline ?? null }, targetHours).at),
+    receipt_log_index: null,
   };
 }
 

@@ -43,11 +43,21 @@ export async function recordAudit(db: Db, deps: Pick<ServiceDeps, 'clock'>, reco
     action: record.action,
     task_id: record.taskId ?? null,
     details: JSON.stringify(record.details ?? {}),
+    // Chained by the receipt log's sequencer (services/receipt-log/receipt-log.ts), in the order it finds entries.
+    hash: null,
+    chain_index: null,
   });
 }
 
 export function toAuditEntry(row: AuditRow): AuditEntry {
-  return { at: row.at, actor: row.actor, action: row.action, task_id: row.task_id, details: JSON.parse(row.details) as Record<string, unknown> };
+  return {
+    at: row.at,
+    actor: row.actor,
+    action: row.action,
+    task_id: row.task_id,
+    details: JSON.parse(row.details) as Record<string, unknown>,
+    hash: row.hash,
+  };
 }
 
 /** Entries shown on a task page: the latest; the API pages through the rest. */

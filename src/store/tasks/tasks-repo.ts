@@ -37,6 +37,7 @@ const PUBLIC_COLUMNS = [
   'attachments',
   'response_schema',
   'questions',
+  'receipt_log_index',
 ] as const satisfies readonly (keyof TaskRow)[];
 export type PublicTaskRow = Pick<TaskRow, (typeof PUBLIC_COLUMNS)[number]>;
 
@@ -81,6 +82,7 @@ const TASK_COLUMNS = [
   'deadline_at',
   'deadline_passed_at',
   'due_at',
+  'receipt_log_index',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
@@ -227,6 +229,7 @@ export function toPublicTask(row: PublicTaskRow): PublicTask {
     task.receipt = row.receipt;
     task.deliverable_sha256 = row.deliverable_sha256 ?? '';
     task.receipt_issued_at = row.receipt_issued_at ?? '';
+    task.receipt_log_index = row.receipt_log_index === null ? null : Number(row.receipt_log_index);
   }
   // Frozen at delivery, with absolute URLs; absent before (contract "Evidence").
   if (row.attachments !== null) task.attachments = JSON.parse(row.attachments) as PublicAttachment[];
