@@ -327,6 +327,8 @@ export interface OperatorPasskeysTable {
   /** JSON array of transports. */
   transports: string;
   created_at: string;
+  /** When it was removed (migration 270): it no longer signs in, and the sessions it opened end. */
+  removed_at: string | null;
 }
 
 export interface WebauthnChallengesTable {

@@ -26,11 +26,14 @@ export const TASKS_CAPABILITY: NonNullable<ServerCapabilities['tasks']> = { requ
 export const TASK_TOOL = 'submit_human_task';
 
 /**
- * How often to look again (both revisions): tens of seconds, whatever the ETA, because a look is
- * cheap and tasks/get itself holds until the task changes (MCP_TASK_HOLD_SECONDS); an ETA-long
- * interval left the SDK's own loop asleep long after a prompt delivery (docs/mcp.md).
+ * How often to look again (both revisions): a second. The SDKs' task loops (v1 callToolStream,
+ * ext-tasks' sessions) sleep this long after each tasks/get that did not end the task, and
+ * tasks/get itself holds until the task changes (MCP_TASK_HOLD_SECONDS), so a delivery, rejection
+ * or question reaches such a loop within about this interval, whenever it happens. A longer
+ * interval is a longer blind spot after every change (30 s saw a delivery 30 s late); a shorter
+ * one only adds requests, as a held tasks/get is already waiting most of the time.
  */
-export const TASK_POLL_INTERVAL_MS = 30_000;
+export const TASK_POLL_INTERVAL_MS = 1000;
 
 /** tasks/result holds at most this long for the final state, then asks to be called again. */
 export const TASK_RESULT_SLICE_SECONDS = MAX_TOOL_WAIT_SECONDS;
@@ -149,7 +152,7 @@ export function registerTaskHandlers(mcp: McpTypes, server: Server, deps: Servic
     if (!isFinal(task.status)) {
       throw new McpError(
         ErrorCode.InvalidRequest,
-        `Task ${task.task_id} is not finished yet (status ${task.status}): call tasks/result again, or tasks/get every ${TASK_POLL_INTERVAL_MS / 1000} seconds.`,
+        `Task ${task.task_id} is not finished yet (status ${task.status}): call tasks/result again, or tasks/get (it holds until the task changes).`,
         { task_id: task.task_id, status: task.status, pollInterval: TASK_POLL_INTERVAL_MS },
       );
     }

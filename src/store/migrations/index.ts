@@ -25,6 +25,7 @@ import * as m240 from './240_blocklist_networks.js';
 import * as m250 from './250_submission_indexes.js';
 import * as m260 from './260_receipt_log.js';
 import * as m265 from './265_held_status_once.js';
+import * as m270 from './270_passkey_removal.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '250_submission_indexes': m250,
   '260_receipt_log': m260,
   '265_held_status_once': m265,
+  '270_passkey_removal': m270,
 };
