@@ -121,19 +121,30 @@ export async function createdTask(mcp: McpTypes, deps: ServiceDeps, taskId: stri
 }
 
 export function registerTaskHandlers(mcp: McpTypes, server: Server, deps: ServiceDeps): void {
-  const { CancelTaskRequestSchema, ErrorCode, GetTaskPayloadRequestSchema, GetTaskRequestSchema, McpError } = mcp;
-  server.setRequestHandler(GetTaskRequestSchema, async (request, extra) => {
-    const task = await heldTask(deps, await serviceTask(mcp, deps, request.params.taskId), extra.signal);
+  const { CancelTaskRequestSchema, ErrorCode, GetTaskPayloadRequestSchema, GetTaskRequestSchema, McpError, RequestSchema } = mcp;
+  // The SDK parses a request against its schema before the handler runs, and a parse failure
+  // answers -32603 with the validator's text. The params are therefore parsed loosely here and
+  // taskId checked by taskIdOf: a taskId that is not a string is -32602 invalid params.
+  const loose = { params: RequestSchema.shape.params };
+  const taskIdOf = (params: { [key: string]: unknown } | undefined): string => {
+    const taskId = params?.taskId;
+    if (typeof taskId !== 'string') throw new McpError(ErrorCode.InvalidParams, 'taskId must be a string (a task_id).');
+    return taskId;
+  };
+
+  server.setRequestHandler(GetTaskRequestSchema.extend(loose), async (request, extra) => {
+    const task = await heldTask(deps, await serviceTask(mcp, deps, taskIdOf(request.params)), extra.signal);
     return mcpTaskOf(task, deps.clock.now());
   });
 
   // Holds until the task is final, in one bounded slice (below the clients' request timeout);
   // a task still open then is an error that says to ask again, never a hang.
-  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
-    await serviceTask(mcp, deps, request.params.taskId);
+  server.setRequestHandler(GetTaskPayloadRequestSchema.extend(loose), async (request, extra) => {
+    const taskId = taskIdOf(request.params);
+    await serviceTask(mcp, deps, taskId);
     let task: Task;
     try {
-      task = await awaitFinalTaskFor(deps, request.params.taskId, TASK_RESULT_SLICE_SECONDS, extra.signal);
+      task = await awaitFinalTaskFor(deps, taskId, TASK_RESULT_SLICE_SECONDS, extra.signal);
     } catch (error) {
       if (isAppError(error)) throw refusalError(mcp, 'tasks/result', error);
       throw error;
@@ -148,8 +159,8 @@ export function registerTaskHandlers(mcp: McpTypes, server: Server, deps: Servic
     return finalResult(mcp, task);
   });
 
-  server.setRequestHandler(CancelTaskRequestSchema, async (request) => {
-    const task = await serviceTask(mcp, deps, request.params.taskId);
+  server.setRequestHandler(CancelTaskRequestSchema.extend(loose), async (request) => {
+    const task = await serviceTask(mcp, deps, taskIdOf(request.params));
     if (isFinal(task.status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: completed (${task.status}).`);
     throw new McpError(
       ErrorCode.InvalidRequest,
