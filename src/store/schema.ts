@@ -445,6 +445,8 @@ export interface LogCheckpointsTable {
   root: string;
   /** The whole signed note as served at /log/checkpoint. */
   note: string;
+  /** Its RFC 3161 TimeStampResp, base64 (migration 270); NULL until time-stamped (TSA_URL). */
+  tsr: string | null;
   created_at: string;
 }
 
