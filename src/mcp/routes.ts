@@ -10,7 +10,7 @@ import { createMcpServer } from './revision-2025-11-25/mcp-server.js';
 import { modernMcp } from './revision-2026-07-28/mcp-server.js';
 import { loadMcpSdk, loadMcpTypes } from './sdk.js';
 import { anthropicTools, openAiTools } from './tool-exports.js';
-import { buildTools } from './tools.js';
+import { buildTools, definitionsOf } from './tools.js';
 
 /**
  * The MCP tool server: stateless streamable HTTP on POST /mcp inside the Fastify app, plus the
@@ -80,7 +80,7 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
   // Built on the first request for it: the protocol versions it lists come from the SDK, loaded then.
   let card: ServerCard | undefined;
   const cardOf = async (): Promise<ServerCard> => {
-    card ??= serverCard(deps, tools, await loadMcpTypes());
+    card ??= serverCard(deps, definitionsOf(tools), await loadMcpTypes());
     return card;
   };
   const guard = hostGuard(deps.config.baseUrl, deps.config.allowedHosts);
@@ -155,7 +155,7 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
   app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardLegacy', 'MCP server card (same as /.well-known/mcp)', true), cardOf);
 
   // The same tools for agents that call a model's tool-use API directly (tool-exports.ts).
-  const exports = { openai: openAiTools(tools), anthropic: anthropicTools(tools) };
+  const exports = { openai: openAiTools(definitionsOf(tools)), anthropic: anthropicTools(definitionsOf(tools)) };
   const exportRoute = (operationId: string, summary: string) => ({
     config: { kind: 'read' as const },
     schema: { operationId, summary, tags: ['mcp'], response: { 200: Type.Array(Type.Object({}, { additionalProperties: true })) } },

@@ -327,6 +327,8 @@ export interface OperatorPasskeysTable {
   /** JSON array of transports. */
   transports: string;
   created_at: string;
+  /** When it was removed (migration 270): it no longer signs in, and the sessions it opened end. */
+  removed_at: string | null;
 }
 
 export interface WebauthnChallengesTable {
@@ -445,7 +447,7 @@ export interface LogCheckpointsTable {
   root: string;
   /** The whole signed note as served at /log/checkpoint. */
   note: string;
-  /** Its RFC 3161 TimeStampResp, base64 (migration 270); NULL until time-stamped (TSA_URL). */
+  /** Its RFC 3161 TimeStampResp, base64 (migration 280); NULL until time-stamped (TSA_URL). */
   tsr: string | null;
   created_at: string;
 }

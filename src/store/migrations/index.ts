@@ -24,7 +24,8 @@ import * as m230 from './230_outbox_claim_rank.js';
 import * as m240 from './240_blocklist_networks.js';
 import * as m250 from './250_submission_indexes.js';
 import * as m260 from './260_receipt_log.js';
-import * as m270 from './270_log_timestamps.js';
+import * as m270 from './270_passkey_removal.js';
+import * as m280 from './280_log_timestamps.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -53,5 +54,6 @@ export const migrations: Record<string, Migration> = {
   '240_blocklist_networks': m240,
   '250_submission_indexes': m250,
   '260_receipt_log': m260,
-  '270_log_timestamps': m270,
+  '270_passkey_removal': m270,
+  '280_log_timestamps': m280,
 };
