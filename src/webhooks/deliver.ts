@@ -5,7 +5,7 @@ import { iso } from '../domain/time.js';
 import { activeSigningKey } from '../receipts/keys.js';
 import type { Store } from '../store/db.js';
 import { finishWebhookClaim, insertWebhookAttempt, type WebhookEventRow } from '../store/delivery/webhooks-repo.js';
-import { postWebhook } from './send.js';
+import { postToTarget } from './send.js';
 import { signWebhook } from './sign.js';
 import { type Target, TargetRefused } from './target.js';
 
@@ -54,7 +54,7 @@ export async function deliverOne(deps: DeliveryContext, row: WebhookEventRow): P
     const key = await activeSigningKey(deps.store.db, now);
     const timestamp = String(Math.floor(now.getTime() / 1000));
     const headers = { 'webhook-id': row.id, 'webhook-timestamp': timestamp, 'webhook-signature': signWebhook(row.id, timestamp, row.body, key.privateKey) };
-    const { statusCode } = await postWebhook(target, headers, row.body, settings.timeoutMs);
+    const { statusCode } = await postToTarget(target, headers, row.body, settings.timeoutMs);
     outcome = { statusCode, error: statusCode >= 200 && statusCode < 300 ? null : `the receiver answered ${statusCode}` };
   } catch (error) {
     outcome = { statusCode: null, error: describeError(error) };

@@ -4,7 +4,7 @@ import type { LookupFunction } from 'node:net';
 import type { Target } from './target.js';
 
 /**
- * One POST to a checked target. It connects only to the checked address (the `lookup` hook
+ * One POST to a checked target (a webhook's callback, or a Web Push service: services/alerts/push.ts). It connects only to the checked address (the `lookup` hook
  * answers every lookup with it, while Host and TLS SNI/verification keep the name), follows no
  * redirect (a 3xx is just a failed attempt), reads at most RESPONSE_BYTES_MAX of the answer and
  * drops the rest, and gives up after `timeoutMs` whatever the receiver does, so a slow, hanging
@@ -17,13 +17,13 @@ export interface SendOutcome {
   statusCode: number;
 }
 
-export function postWebhook(target: Target, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendOutcome> {
+export function postToTarget(target: Target, headers: Record<string, string>, body: string | Uint8Array, timeoutMs: number): Promise<SendOutcome> {
   const lookup: LookupFunction = (_hostname, options, callback) => {
     if (options.all) callback(null, [{ address: target.address, family: target.family }]);
     else callback(null, target.address, target.family);
   };
   const client = target.url.protocol === 'https:' ? https : http;
-  const payload = Buffer.from(body, 'utf8');
+  const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   return new Promise<SendOutcome>((resolve, reject) => {
     let settled = false;
     // Known once the head arrives; a receiver that then stalls its body still answered.
@@ -43,7 +43,8 @@ export function postWebhook(target: Target, headers: Record<string, string>, bod
         lookup,
         // A fresh connection per delivery: no pooled socket was ever checked for this target.
         agent: false,
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length), 'user-agent': 'human-task-service-webhooks/1' },
+        // A caller's own content-type and user-agent (lower-case names) win; the length is the body's.
+        headers: { 'content-type': 'application/json', 'user-agent': 'human-task-service-webhooks/1', ...headers, 'content-length': String(payload.length) },
       },
       (response) => {
         statusCode = response.statusCode ?? 0;

@@ -24,6 +24,7 @@ import * as m230 from './230_outbox_claim_rank.js';
 import * as m240 from './240_blocklist_networks.js';
 import * as m250 from './250_submission_indexes.js';
 import * as m260 from './260_receipt_log.js';
+import * as m265 from './265_held_status_once.js';
 import * as m270 from './270_passkey_removal.js';
 import * as m280 from './280_log_timestamps.js';
 
@@ -54,6 +55,7 @@ export const migrations: Record<string, Migration> = {
   '240_blocklist_networks': m240,
   '250_submission_indexes': m250,
   '260_receipt_log': m260,
+  '265_held_status_once': m265,
   '270_passkey_removal': m270,
   '280_log_timestamps': m280,
 };
