@@ -3,6 +3,7 @@ import { AppError } from '../domain/errors.js';
 import type { ServiceDeps } from '../services/context.js';
 import { clientAddressOf } from './client.js';
 import type { RequestStep, ResponseStep } from './pipeline.js';
+import { isDryRun } from './routes/public.js';
 
 /**
  * The HTTP side of abuse control, as steps of the request pipeline (pipeline.ts):
@@ -55,6 +56,8 @@ export function abuseSteps(app: FastifyInstance, deps: ServiceDeps): { request: 
         case 'read':
           return countRead(request, reply);
         case 'task':
+          // A dry run is a read (contract "Know before you ask"): it cannot be used to grind the checks.
+          if (isDryRun(request.query)) return countRead(request, reply);
           reply.header('ratelimit-policy', taskPolicy);
           return undefined;
         case 'message':
