@@ -471,6 +471,8 @@ export interface LogCheckpointsTable {
   root: string;
   /** The whole signed note as served at /log/checkpoint. */
   note: string;
+  /** Its RFC 3161 TimeStampResp, base64 (migration 290); NULL until time-stamped (TSA_URL). */
+  tsr: string | null;
   created_at: string;
 }
 
