@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integrateLog, timestampCheckpoint } from '../src/services/receipt-log/receipt-log.js';
 import { type Json, patchOk, submit } from './operator.support.js';
 import { parseProof } from './receipt-log.support.js';
+import { runCli } from './receipts.support.js';
 import { useTestApp } from './support/app.js';
 import { startTestTsa, type TestTsa } from './support/tsa.js';
 
@@ -63,6 +64,38 @@ describe('the receipt log with a time-stamp authority', () => {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(((await ready()).checks as Json).timestamps).toBe('ok');
+  });
+
+  it('verify-receipt checks the token on the proof: imprint, signature, chain; a changed byte is named', async () => {
+    const task = await deliverAndIntegrate();
+    await timestampCheckpoint(t.deps);
+    const id = String(task.task_id);
+    const text = await (await fetch(`${t.url}/api/v1/tasks/${id}/receipt-proof`)).text();
+    const dir = mkdtempSync(path.join(tmpdir(), 'hts-tsr-'));
+    const file = (name: string, content: string) => {
+      writeFileSync(path.join(dir, name), content);
+      return path.join(dir, name);
+    };
+    const run = (proof: string, ca: string) =>
+      runCli('verify-receipt', [id, '--base-url', t.url, '--issuer', t.config.baseUrl, '--proof', file('p', proof), '--tsa-ca', ca]);
+    try {
+      const ok = await run(text, tsa.caFile);
+      expect(ok.stdout).toMatch(/✓ log_timestamp\s+RFC 3161 token over the checkpoint: signature verifies, chain to the given CA/);
+      expect(ok.code, ok.stdout).toBe(0);
+      const otherCa = await run(text, tsa.otherCaFile);
+      expect(otherCa.code).toBe(1);
+      expect(otherCa.stdout).toMatch(/✗ log_timestamp\s+the token does not verify/);
+      // A byte of the token near its end (the signature): the CMS signature fails.
+      const lines = text.split('\n');
+      const token = Buffer.from((lines[1] as string).slice(6), 'base64');
+      token[token.length - 5] = (token[token.length - 5] ?? 0) ^ 1;
+      lines[1] = `extra ${token.toString('base64')}`;
+      const changed = await run(lines.join('\n'), tsa.caFile);
+      expect(changed.code).toBe(1);
+      expect(changed.stdout).toMatch(/✗ log_timestamp\s+the token does not verify/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it.each([

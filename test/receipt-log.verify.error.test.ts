@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { checkpointBody, signNote } from '../src/receipts/log-note.js';
 import { integrateLog } from '../src/services/receipt-log/receipt-log.js';
 import { insertLeaves } from '../src/store/receipt-log/receipt-log-repo.js';
 import { patchOk, submit } from './operator.support.js';
@@ -37,22 +38,22 @@ describe('verify-receipt and the public log', () => {
     const vkey = file('log.vkey', await (await fetch(`${t.url}/log/vkey`)).text());
     const notes = file('notes.txt', 'Open from 8.');
     // Nothing listens there: every check must run from the files.
-    const offline = (proofFile: string, jws = receipt) =>
-      runCli('verify-receipt', [
-        jws,
-        '--base-url',
-        'http://127.0.0.1:9',
-        '--issuer',
-        t.config.baseUrl,
-        '--jwks-file',
-        jwks,
-        '--notes-file',
-        notes,
-        '--proof',
-        proofFile,
-        '--vkey',
-        vkey,
-      ]);
+    const offlineArgs = (proofFile: string, jws = receipt) => [
+      jws,
+      '--base-url',
+      'http://127.0.0.1:9',
+      '--issuer',
+      t.config.baseUrl,
+      '--jwks-file',
+      jwks,
+      '--notes-file',
+      notes,
+      '--proof',
+      proofFile,
+      '--vkey',
+      vkey,
+    ];
+    const offline = (proofFile: string, jws = receipt) => runCli('verify-receipt', offlineArgs(proofFile, jws));
 
     const ok = await offline(file('ok.tlog-proof', proof));
     expect(ok.stdout).toMatch(/✓ log_checkpoint\s+signed by/);
@@ -90,5 +91,54 @@ describe('verify-receipt and the public log', () => {
     const garbage = await offline(file('garbage.tlog-proof', 'hello\n'));
     expect(garbage.code).toBe(1);
     expect(garbage.stdout).toMatch(/✗ log_proof\s+not a C2SP tlog-proof/);
+
+    // Consistency with a checkpoint kept before: the log only grew; a forked one is named.
+    const kept = file('old.checkpoint', await (await fetch(`${t.url}/log/checkpoint`)).text());
+    await insertLeaves(
+      t.store.db,
+      [5, 6, 7].map((i) => ({ taskId: null, data: `other leaf ${i}`, createdAt: new Date().toISOString() })),
+    );
+    await integrateLog(t.deps);
+    const oldSize = Number((await (await fetch(`${t.url}/log/checkpoint`)).text()).split('\n')[1]) - 3;
+    const consistencyRes = await fetch(`${t.url}/log/consistency?from=${oldSize}`);
+    expect(consistencyRes.status).toBe(200);
+    const consistency = file('c.proof', await consistencyRes.text());
+    const grown = await runCli('verify-receipt', [...offlineArgs(file('ok3.tlog-proof', proof)), '--checkpoint', kept, '--consistency', consistency]);
+    expect(grown.stdout).toMatch(new RegExp(`✓ log_consistency\\s+the log only grew: ${oldSize} → ${oldSize + 3} leaves`));
+    expect(grown.code).toBe(0);
+    // The same key signed another tree of the same size: a fork.
+    const fork = file('fork.checkpoint', signNote(checkpointBody(t.deps.receiptLog.name, oldSize, Buffer.alloc(32, 7), []), t.deps.receiptLog));
+    const forked = await runCli('verify-receipt', [...offlineArgs(file('ok4.tlog-proof', proof)), '--checkpoint', fork, '--consistency', consistency]);
+    expect(forked.code).toBe(1);
+    expect(forked.stdout).toMatch(/✗ log_consistency\s+the tree of \d+ leaves does not extend the older checkpoint of \d+: the log was forked or rewritten/);
+    // Online: the proof fetched from the service, for a kept checkpoint larger than the log.
+    const ahead = file('ahead.checkpoint', signNote(checkpointBody(t.deps.receiptLog.name, oldSize + 100, Buffer.alloc(32, 7), []), t.deps.receiptLog));
+    const online = await runCli('verify-receipt', [id, '--base-url', t.url, '--checkpoint', ahead]);
+    expect(online.code).toBe(1);
+    expect(online.stdout).toMatch(/✓ log_inclusion/);
+    expect(online.stdout).toMatch(/✗ log_consistency\s+the log is now smaller than the older checkpoint/);
   }, 120_000);
+
+  it("answers consistency proofs from O(log n) nodes, and bad sizes with the contract's errors", async () => {
+    await insertLeaves(
+      t.store.db,
+      Array.from({ length: 1000 }, (_, i) => ({ taskId: null, data: `leaf ${i}`, createdAt: new Date().toISOString() })),
+    );
+    await integrateLog(t.deps);
+    const text = await (await fetch(`${t.url}/log/consistency?from=333`)).text();
+    const lines = text.split('\n');
+    expect(lines.slice(0, 2)).toEqual(['tlog-consistency@v1', 'old 333']);
+    // RFC 9162: at most about 2·log2(n) hashes.
+    expect(lines.indexOf('') - 2).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(1000)));
+    const size = Number(lines[lines.indexOf('') + 2]);
+    expect(size).toBeGreaterThanOrEqual(1000);
+    expect((await fetch(`${t.url}/log/consistency?from=${size}`)).status).toBe(200);
+    expect((await fetch(`${t.url}/log/consistency?from=${size + 1}`)).status).toBe(404);
+    for (const bad of ['-1', 'x', '', '1e3']) {
+      const res = await fetch(`${t.url}/log/consistency?from=${bad}`);
+      expect(res.status, bad).toBe(400);
+      expect(await res.json()).toMatchObject({ error: 'malformed_request' });
+    }
+    expect((await fetch(`${t.url}/log/consistency`)).status).toBe(400);
+  });
 });

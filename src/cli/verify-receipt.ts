@@ -3,11 +3,11 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeJwt, type JSONWebKeySet } from 'jose';
 import { TASK_ID_PATTERN } from '../domain/ids.js';
-import { type LogCheck, verifyLogProof } from '../receipts/log-verify.js';
+import { type LogCheck, parseCheckpointNote, parseTlogProof, verifyConsistency, verifyLogProof, verifyTimestamp } from '../receipts/log-verify.js';
 import { type ReceivedFile, type VerifyOptions, verifyReceipt } from '../receipts/verify.js';
 
 /**
- * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL] [--proof FILE] [--vkey KEY|FILE]`
+ * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL] [--proof FILE] [--vkey KEY|FILE] [--tsa-ca FILE] [--checkpoint OLD [--consistency FILE]]`
  *
  * What any client can run to check a receipt: it fetches the JWKS from the service, verifies the
  * signature and the key id, and checks the deliverable hash against operator_notes (or a file)
@@ -21,12 +21,15 @@ import { type ReceivedFile, type VerifyOptions, verifyReceipt } from '../receipt
  * (--proof FILE, else fetched for a task id) against the log's verifier key (--vkey, the key or a
  * file holding it, else /log/vkey): the checkpoint's signature and the inclusion path. With
  * --jwks-file, --proof and --vkey it runs offline. A receipt not yet in the log is said, not failed.
+ * An RFC 3161 token on the proof's extra line is checked (imprint, signature; the chain with
+ * --tsa-ca). With --checkpoint OLD (a checkpoint kept earlier) it checks that the log only grew
+ * since: the consistency proof from --consistency FILE, else GET /log/consistency?from=<its size>.
  * Prints a verdict; exits 0 when valid, 1 when not (or when something could not be fetched),
  * 2 on a usage error.
  */
 
 const USAGE =
-  'Usage: npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL] [--proof FILE] [--vkey KEY|FILE]\n';
+  'Usage: npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL] [--proof FILE] [--vkey KEY|FILE] [--tsa-ca FILE] [--checkpoint OLD [--consistency FILE]]\n';
 
 /** The regular files directly in `dir` (what a user downloaded the attachments into). */
 function readFiles(dir: string): ReceivedFile[] {
@@ -84,6 +87,9 @@ async function main(argv: string[]): Promise<number> {
         issuer: { type: 'string' },
         proof: { type: 'string' },
         vkey: { type: 'string' },
+        'tsa-ca': { type: 'string' },
+        checkpoint: { type: 'string' },
+        consistency: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -160,7 +166,7 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   const result = await verifyReceipt(receipt, options);
-  const logChecks = await logProofChecks(baseUrl, receipt, expectedTaskId ?? result.payload?.task_id, values.proof, values.vkey);
+  const logChecks = await logProofChecks(baseUrl, receipt, expectedTaskId ?? result.payload?.task_id, values);
   const checks = [...result.checks, ...logChecks];
   for (const check of checks) out(`  ${check.ok ? '✓' : '✗'} ${check.name.padEnd(Math.max(12, check.name.length + 1))}${check.detail}`);
   const p = result.payload;
@@ -186,7 +192,14 @@ async function main(argv: string[]): Promise<number> {
  * The public log's checks: the proof from --proof or the service, the key from --vkey (a key or a
  * file) or /log/vkey. A receipt the service has not logged yet (404) is reported, not failed.
  */
-async function logProofChecks(baseUrl: string, receipt: string, taskId: string | undefined, proofFile?: string, vkeyArg?: string): Promise<LogCheck[]> {
+async function logProofChecks(
+  baseUrl: string,
+  receipt: string,
+  taskId: string | undefined,
+  args: { proof?: string; vkey?: string; 'tsa-ca'?: string; checkpoint?: string; consistency?: string },
+): Promise<LogCheck[]> {
+  const proofFile = args.proof;
+  const vkeyArg = args.vkey;
   let proof: string;
   if (proofFile !== undefined) {
     proof = readFileSync(proofFile, 'utf8');
@@ -210,7 +223,46 @@ async function logProofChecks(baseUrl: string, receipt: string, taskId: string |
     if (!res || res.status !== 200) return [{ name: 'log_checkpoint', ok: false, detail: `could not fetch ${baseUrl}/log/vkey: pass --vkey` }];
     vkey = await res.text();
   }
-  return verifyLogProof(receipt, proof, vkey.trim());
+  const checks = verifyLogProof(receipt, proof, vkey.trim());
+  let parsed: ReturnType<typeof parseTlogProof> | undefined;
+  try {
+    parsed = parseTlogProof(proof);
+  } catch {
+    return checks; // log_proof already says why
+  }
+  if (parsed.extra !== null) {
+    checks.push(await verifyTimestamp(parsed.extra, parsed.checkpoint, args['tsa-ca'] === undefined ? undefined : readFileSync(args['tsa-ca'], 'utf8')));
+  }
+  if (args.checkpoint !== undefined) {
+    const oldNote = readFileSync(args.checkpoint, 'utf8');
+    let consistency: string;
+    if (args.consistency !== undefined) {
+      consistency = readFileSync(args.consistency, 'utf8');
+    } else {
+      let from = '0';
+      try {
+        from = String(parseCheckpointNote(oldNote).size);
+      } catch {
+        // verifyConsistency names it.
+      }
+      const res = await fetch(`${baseUrl}/log/consistency?from=${from}`, { signal: AbortSignal.timeout(15_000) }).catch(() => undefined);
+      if (!res || (res.status !== 200 && res.status !== 404)) {
+        checks.push({ name: 'log_consistency', ok: false, detail: `could not fetch ${baseUrl}/log/consistency: pass --consistency` });
+        return checks;
+      }
+      if (res.status === 404) {
+        checks.push({
+          name: 'log_consistency',
+          ok: false,
+          detail: `the log is now smaller than the older checkpoint (${from} leaves): it was rolled back or forked`,
+        });
+        return checks;
+      }
+      consistency = await res.text();
+    }
+    checks.push(verifyConsistency(oldNote, consistency, vkey.trim()));
+  }
+  return checks;
 }
 
 /** The receipt's `iss` when it is an http(s) origin, so a receipt verifies with no configuration. */

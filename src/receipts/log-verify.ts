@@ -1,5 +1,6 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
-import { HASH_SIZE, leafHash, rootFromInclusion } from './merkle.js';
+import { HASH_SIZE, leafHash, nodeHash, rootFromInclusion } from './merkle.js';
+import { checkTimestamp, parsePemCertificates } from './tsa.js';
 
 /**
  * Checks that a receipt is in the public log, offline, from what anyone can hold: the C2SP
@@ -9,7 +10,7 @@ import { HASH_SIZE, leafHash, rootFromInclusion } from './merkle.js';
  */
 
 export interface LogCheck {
-  name: 'log_proof' | 'log_checkpoint' | 'log_inclusion';
+  name: 'log_proof' | 'log_checkpoint' | 'log_inclusion' | 'log_timestamp' | 'log_consistency';
   ok: boolean;
   detail: string;
 }
@@ -110,4 +111,108 @@ export function verifyLogProof(receipt: string, proofText: string, vkey: string)
       : `the receipt at index ${proof.index} does not lead to the checkpoint's root: the receipt or a proof hash was changed`,
   });
   return checks;
+}
+
+/** RFC 9162 section 2.1.4.2: whether `proof` shows the tree (oldSize, oldRoot) is a prefix of (newSize, newRoot). */
+export function consistent(oldSize: number, oldRoot: Buffer, newSize: number, newRoot: Buffer, proof: Buffer[]): boolean {
+  if (oldSize > newSize) return false;
+  if (oldSize === newSize) return proof.length === 0 && oldRoot.equals(newRoot);
+  if (oldSize === 0) return proof.length === 0;
+  if (proof.length === 0) return false;
+  const path = (oldSize & (oldSize - 1)) === 0 ? [oldRoot, ...proof] : proof;
+  let fn = oldSize - 1;
+  let sn = newSize - 1;
+  while (fn % 2 === 1) {
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  let fr = path[0] as Buffer;
+  let sr = path[0] as Buffer;
+  for (const c of path.slice(1)) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      fr = nodeHash(c, fr);
+      sr = nodeHash(c, sr);
+      while (fn % 2 === 0 && fn !== 0) {
+        fn = Math.floor(fn / 2);
+        sn = Math.floor(sn / 2);
+      }
+    } else {
+      sr = nodeHash(sr, c);
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  return sn === 0 && fr.equals(oldRoot) && sr.equals(newRoot);
+}
+
+/** Parses `tlog-consistency@v1` (GET /log/consistency?from=N). */
+export function parseConsistencyProof(text: string): { old: number; hashes: Buffer[]; checkpoint: string } {
+  const lines = text.split('\n');
+  if (lines[0] !== 'tlog-consistency@v1') throw new Error('the first line is not tlog-consistency@v1');
+  const old = /^old (0|[1-9][0-9]*)$/.exec(lines[1] ?? '');
+  if (!old) throw new Error('line 2 is not "old <size>"');
+  let at = 2;
+  const hashes: Buffer[] = [];
+  for (; at < lines.length && lines[at] !== ''; at++) {
+    const hash = Buffer.from(lines[at] as string, 'base64');
+    if (hash.length !== HASH_SIZE || hash.toString('base64') !== lines[at]) throw new Error(`line ${at + 1} is not a base64 SHA-256 hash`);
+    hashes.push(hash);
+  }
+  if (at >= lines.length) throw new Error('no blank line before the checkpoint');
+  return { old: Number(old[1]), hashes, checkpoint: lines.slice(at + 1).join('\n') };
+}
+
+/**
+ * Checks that the log only grew since `oldNote` (a checkpoint the verifier kept): both signed by
+ * the key, and the consistency proof leads from the old root to the new one. `newNote` is the
+ * checkpoint the receipt's proof is against; the consistency proof must end at it too.
+ */
+export function verifyConsistency(oldNote: string, consistencyText: string, vkey: string, newNote?: string): LogCheck {
+  const fail = (detail: string): LogCheck => ({ name: 'log_consistency', ok: false, detail });
+  let old: ParsedCheckpoint;
+  let proof: ReturnType<typeof parseConsistencyProof>;
+  let current: ParsedCheckpoint;
+  try {
+    old = parseCheckpointNote(oldNote);
+  } catch (error) {
+    return fail(`the older checkpoint is not a checkpoint: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const oldSigned = signedByVkey(old, vkey);
+  if (!oldSigned.ok) return fail(`the older checkpoint: ${oldSigned.detail}`);
+  try {
+    proof = parseConsistencyProof(consistencyText);
+    current = parseCheckpointNote(proof.checkpoint);
+  } catch (error) {
+    return fail(`not a consistency proof: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const signed = signedByVkey(current, vkey);
+  if (!signed.ok) return fail(`the consistency proof's checkpoint: ${signed.detail}`);
+  if (newNote !== undefined && proof.checkpoint !== newNote) return fail("the consistency proof ends at another checkpoint than the receipt's proof");
+  if (proof.old !== old.size) return fail(`the consistency proof starts at size ${proof.old}, the older checkpoint has ${old.size}`);
+  if (old.size > current.size) return fail(`the log shrank from ${old.size} to ${current.size} leaves: it was rolled back or forked`);
+  if (!consistent(old.size, old.root, current.size, current.root, proof.hashes)) {
+    return fail(
+      `the tree of ${current.size} leaves does not extend the older checkpoint of ${old.size}: the log was forked or rewritten (or a proof hash changed)`,
+    );
+  }
+  return { name: 'log_consistency', ok: true, detail: `the log only grew: ${old.size} → ${current.size} leaves` };
+}
+
+/**
+ * The RFC 3161 token on a proof's extra line: its imprint is SHA-256 of the checkpoint as served,
+ * its CMS signature verifies (pkijs), and with CA certificates (PEM) its chain leads to one.
+ */
+export async function verifyTimestamp(extra: string, checkpointNote: string, caPem?: string): Promise<LogCheck> {
+  try {
+    const trusted = caPem === undefined ? [] : parsePemCertificates(caPem);
+    await checkTimestamp(Buffer.from(extra, 'base64'), Buffer.from(checkpointNote, 'utf8'), trusted);
+    return {
+      name: 'log_timestamp',
+      ok: true,
+      detail: `RFC 3161 token over the checkpoint: signature verifies${caPem === undefined ? ' (chain not checked: pass --tsa-ca)' : ', chain to the given CA'}`,
+    };
+  } catch (error) {
+    return { name: 'log_timestamp', ok: false, detail: error instanceof Error ? error.message : String(error) };
+  }
 }

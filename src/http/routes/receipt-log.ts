@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { AppError } from '../../domain/errors.js';
 import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { currentCheckpoint, parseTilePath, readTile, receiptProof } from '../../services/receipt-log/receipt-log.js';
+import { currentCheckpoint, logConsistency, parseTilePath, readTile, receiptProof } from '../../services/receipt-log/receipt-log.js';
 
 /**
  * The public receipt log as C2SP tlog-tiles (docs/receipt-log.md): /log/checkpoint, /log/vkey,
@@ -98,6 +98,27 @@ export function registerReceiptLogRoutes(app: FastifyInstance, deps: ServiceDeps
         .header('Cache-Control', full ? IMMUTABLE : PARTIAL_CACHE)
         .type('application/octet-stream')
         .send(body);
+    },
+  );
+
+  app.get(
+    '/log/consistency',
+    {
+      config: { kind: 'read' },
+      schema: {
+        operationId: 'getLogConsistency',
+        summary: 'The RFC 9162 consistency proof from an older tree size to the latest checkpoint',
+        description:
+          'text/plain: tlog-consistency@v1, "old <from>", the proof hashes (base64), a blank line and the latest checkpoint. 404 not_found when the log is smaller than `from`.',
+        tags: ['documents'],
+        querystring: Type.Object({ from: Type.String({ pattern: '^(0|[1-9][0-9]{0,12})$', description: 'The older tree size (decimal).' }) }),
+        produces: ['text/plain'],
+        response: { 200: { type: 'string' }, ...errors(400, 404, 503) },
+      },
+    },
+    async (request, reply) => {
+      const proof = await logConsistency(deps, Number((request.query as { from: string }).from));
+      return reply.header('Cache-Control', 'no-cache').type(TEXT).send(proof);
     },
   );
 
