@@ -86,7 +86,7 @@ export interface TaskInput {
    */
   requester?: string;
   /**
-   * Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.
+   * Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, when the operator asks a question (task.question), and when an accepted task passes its deadline (task.deadline_passed), instead of polling. Must not point at a private or loopback address; never returned.
    */
   callback_url?: string;
   /**

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { HumanTaskClient } from './client.js';
 import { HumanTaskError, WaitTimeoutError } from './errors.js';
+import type { LogVerdict } from './log.js';
 import type { PublicTask } from './types.js';
 import type { JSONWebKeySet, ReceiptVerdict, ReceivedFile } from './verify.js';
 
@@ -31,7 +32,11 @@ Commands:
                                         early, exit 5, when the operator asks a question
   answer <task_id> <question_id> <text> answer the operator's question
   verify <task_id | receipt> [--files DIR] [--issuer URL] [--jwks-file FILE]
-                                        verify a receipt (and the files it signs)
+         [--proof FILE] [--vkey KEY | FILE] [--checkpoint FILE [--consistency FILE]]
+                                        verify a receipt (and the files it signs) and its place
+                                        in the public log: the tlog-proof, the checkpoint's
+                                        signature, the RFC 3161 token's imprint, and with
+                                        --checkpoint (kept earlier) that the log only grew
   message --message TEXT --reply-to EMAIL [--from NAME] [--subject TEXT]
                                         send the operator a message
   webhook verify [--headers-file FILE] [--body-file FILE] [--id ID --timestamp TS --signature SIG]
@@ -66,6 +71,10 @@ const OPTIONS = {
   files: { type: 'string' },
   issuer: { type: 'string' },
   'jwks-file': { type: 'string' },
+  proof: { type: 'string' },
+  vkey: { type: 'string' },
+  checkpoint: { type: 'string' },
+  consistency: { type: 'string' },
   message: { type: 'string' },
   'reply-to': { type: 'string' },
   from: { type: 'string' },
@@ -84,7 +93,7 @@ const COMMANDS: Record<string, { options: string[]; positionals: [number, number
   submit: { options: [...Object.keys(TASK_FLAGS), 'location-required', 'idempotency-key', 'schema'], positionals: [0, 1] },
   status: { options: [], positionals: [1, 1] },
   wait: { options: ['timeout'], positionals: [1, 1] },
-  verify: { options: ['files', 'issuer', 'jwks-file'], positionals: [1, 1] },
+  verify: { options: ['files', 'issuer', 'jwks-file', 'proof', 'vkey', 'checkpoint', 'consistency'], positionals: [1, 1] },
   message: { options: ['message', 'reply-to', 'from', 'subject'], positionals: [0, 0] },
   webhook: { options: ['headers-file', 'body-file', 'id', 'timestamp', 'signature', 'tolerance', 'jwks-file'], positionals: [1, 1] },
   answer: { options: [], positionals: [3, 3] },
@@ -160,7 +169,7 @@ export async function run(argv: string[], io: Io = nodeIo): Promise<number> {
       case 'wait':
         return await wait(client, String(args[0]), values.timeout, json, io);
       case 'verify':
-        return await verify(client, String(args[0]), values.files, json, io);
+        return await verify(client, String(args[0]), values, json, io);
       case 'answer': {
         const [taskId, questionId, text] = args.map(String) as [string, string, string];
         const task = await client.answerQuestion(taskId, questionId, text);
@@ -285,20 +294,45 @@ function readFiles(dir: string): ReceivedFile[] {
     .map((entry) => ({ name: entry.name, data: readFileSync(path.join(dir, entry.name)) }));
 }
 
-async function verify(client: HumanTaskClient, subject: string, filesDir: string | undefined, json: boolean, io: Io): Promise<number> {
+async function verify(client: HumanTaskClient, subject: string, values: Record<string, unknown>, json: boolean, io: Io): Promise<number> {
+  const file = (name: string) => (typeof values[name] === 'string' ? readFileSync(values[name] as string, 'utf8') : undefined);
+  const filesDir = values.files as string | undefined;
   const files = filesDir === undefined ? undefined : readFiles(filesDir);
   const verdict: ReceiptVerdict = await client.verifyReceipt(subject.trim(), files === undefined ? {} : { files });
-  if (json) io.out(`${JSON.stringify(verdict, null, 2)}\n`);
+  // The public log: a receipt not integrated yet (404, seconds after delivery) is said, not failed.
+  const vkeyArg = values.vkey as string | undefined;
+  const logOptions = {
+    ...(values.proof === undefined ? {} : { proof: file('proof') as string }),
+    ...(vkeyArg === undefined ? {} : { vkey: vkeyArg.includes('+') ? vkeyArg : readFileSync(vkeyArg, 'utf8') }),
+    ...(values.checkpoint === undefined ? {} : { olderCheckpoint: file('checkpoint') as string }),
+    ...(values.consistency === undefined ? {} : { consistency: file('consistency') as string }),
+  };
+  let log: LogVerdict | undefined;
+  let logNote: string | undefined;
+  if (values['jwks-file'] !== undefined && values.proof === undefined) {
+    // Offline (keys from a file): fetch nothing; the log is checked only from files.
+    logNote = 'public log not checked offline: pass --proof and --vkey';
+  } else {
+    try {
+      log = await client.verifyReceiptLog(subject.trim(), logOptions);
+    } catch (error) {
+      if (!(error instanceof HumanTaskError) || error.status !== 404) throw error;
+      logNote = 'public log not checked: no proof yet (a receipt is logged within seconds of delivery)';
+    }
+  }
+  const valid = verdict.valid && (log?.valid ?? true);
+  if (json) io.out(`${JSON.stringify({ ...verdict, valid, log: log ?? null }, null, 2)}\n`);
   else {
-    for (const check of verdict.checks) io.out(`  ${check.ok ? '✓' : '✗'} ${check.name.padEnd(12)}${check.detail}\n`);
+    for (const check of [...verdict.checks, ...(log?.checks ?? [])]) io.out(`  ${check.ok ? '✓' : '✗'} ${check.name.padEnd(16)}${check.detail}\n`);
+    if (logNote) io.out(`  (${logNote})\n`);
     const p = verdict.payload;
     io.out(
-      verdict.valid
+      valid
         ? `VALID: signed by ${client.issuer} (key ${verdict.kid ?? '?'}) for ${p?.task_id ?? '?'}, delivered ${p?.timeline.delivered_at ?? '?'}.\n`
-        : `INVALID (${verdict.failure ?? '?'}): this receipt does not verify.\n`,
+        : `INVALID (${verdict.failure ?? log?.failure ?? '?'}): this receipt does not verify.\n`,
     );
   }
-  return verdict.valid ? EXIT.done : EXIT.invalid;
+  return valid ? EXIT.done : EXIT.invalid;
 }
 
 /** `name: value` lines (a saved request; the request line and blank lines are skipped) or a JSON object. */

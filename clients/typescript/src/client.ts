@@ -1,5 +1,6 @@
 import { errorFromResponse, HumanTaskError, TaskNotFoundError, WaitTimeoutError } from './errors.js';
 import { anySignal, quotaResetSeconds, retryAfterSeconds, sleep } from './http.js';
+import { checkpointSize, type LogVerdict, receiptSubject, verifyReceiptLog } from './log.js';
 import type {
   MessageInput,
   MessageResponse,
@@ -68,6 +69,17 @@ export interface WaitOptions extends RequestOptions {
   onProgress?: (progress: WaitProgress) => void;
 }
 
+export interface VerifyReceiptLogTaskOptions extends RequestOptions {
+  /** The tlog-proof, held as a file (default: fetched from /api/v1/tasks/{task_id}/receipt-proof). */
+  proof?: string;
+  /** The log's verifier key, pinned (default: fetched from /log/vkey). */
+  vkey?: string;
+  /** A checkpoint kept earlier: the log must have only grown since. */
+  olderCheckpoint?: string;
+  /** The consistency proof from olderCheckpoint (default: fetched from /log/consistency?from=<its size>). */
+  consistency?: string;
+}
+
 export interface VerifyTaskReceiptOptions extends RequestOptions {
   /** Files received with the deliverable, checked against a version-2 receipt's attachments. */
   files?: ReceivedFile[];
@@ -81,6 +93,8 @@ interface Answer {
   status: number;
   headers: Headers;
   body: unknown;
+  /** The body as text (the log's proofs and keys are text/plain). */
+  text: string;
 }
 
 const FINAL: readonly string[] = ['delivered', 'rejected'];
@@ -289,6 +303,58 @@ export class HumanTaskClient {
     return verdict;
   }
 
+  /**
+   * Verifies that a task's receipt is in the service's public log (docs/receipt-log.md): the
+   * tlog-proof, the checkpoint's signature by the log's verifier key, the inclusion path, the
+   * RFC 3161 token's imprint when present and, with `olderCheckpoint`, consistency. Anything not
+   * given is fetched; with a receipt string, `proof` and `vkey` nothing is.
+   */
+  async verifyReceiptLog(subject: string | TypedTask<unknown>, options: VerifyReceiptLogTaskOptions = {}): Promise<LogVerdict> {
+    const { signal } = options;
+    let receipt: string;
+    let taskId: string | undefined;
+    if (typeof subject === 'string' && subject.includes('.')) {
+      receipt = subject;
+      taskId = receiptSubject(subject);
+    } else {
+      const task = typeof subject === 'string' ? await this.getTask(subject, { signal }) : subject;
+      if (task.receipt === undefined)
+        throw new HumanTaskError('unexpected_response', `Task ${task.task_id} is ${task.status}: it has no receipt (receipts are issued on delivery).`);
+      receipt = task.receipt;
+      taskId = task.task_id;
+    }
+    const text = async (path: string) => (await this.request('GET', path, { signal, idempotent: true })).text;
+    let proof = options.proof;
+    if (proof === undefined) {
+      if (taskId === undefined) throw new HumanTaskError('unexpected_response', 'The receipt names no task: pass the proof.');
+      proof = await text(`/api/v1/tasks/${encodeURIComponent(taskId)}/receipt-proof`);
+    }
+    const vkey = options.vkey ?? (await text('/log/vkey'));
+    let consistency = options.consistency;
+    let rolledBack = false;
+    if (options.olderCheckpoint !== undefined && consistency === undefined) {
+      const size = checkpointSize(options.olderCheckpoint);
+      try {
+        if (size !== null) consistency = await text(`/log/consistency?from=${size}`);
+      } catch (error) {
+        if (!(error instanceof HumanTaskError) || error.status !== 404) throw error;
+        rolledBack = true;
+      }
+    }
+    const verdict = await verifyReceiptLog(receipt, {
+      proof,
+      vkey,
+      ...(options.olderCheckpoint === undefined ? {} : { olderCheckpoint: options.olderCheckpoint }),
+      ...(consistency === undefined ? {} : { consistency }),
+    });
+    if (rolledBack) {
+      const check = verdict.checks.find((c) => c.name === 'log_consistency');
+      if (check?.ok === false && check.detail.startsWith('no consistency proof'))
+        check.detail = 'the log is now smaller than the older checkpoint: it was rolled back or forked';
+    }
+    return verdict;
+  }
+
   /** The service's published keys, cached for jwksTtlMs. */
   async jwks(signal?: AbortSignal, refresh = false): Promise<JSONWebKeySet> {
     if (this.fixedJwks) return this.fixedJwks;
@@ -377,7 +443,7 @@ export class HumanTaskClient {
       } catch {
         body = undefined;
       }
-      if (response.ok || response.status === 304) return { status: response.status, headers: response.headers, body };
+      if (response.ok || response.status === 304) return { status: response.status, headers: response.headers, body, text };
       const retryAfter = retryAfterSeconds(response.headers);
       const error = errorFromResponse(response.status, body, retryAfter);
       const refused = response.status === 429 || response.status === 503;

@@ -7,6 +7,7 @@ export {
   type HumanTaskClientOptions,
   type RequestOptions,
   type SubmitOptions,
+  type VerifyReceiptLogTaskOptions,
   type VerifyTaskReceiptOptions,
   type WaitOptions,
   type WaitProgress,
@@ -36,6 +37,14 @@ export {
   ValidationFailedError,
   WaitTimeoutError,
 } from './errors.js';
+export {
+  type LogCheck,
+  type LogCheckName,
+  type LogVerdict,
+  type VerifyReceiptLogOptions,
+  verifyConsistencyProof,
+  verifyReceiptLog,
+} from './log.js';
 export type * from './types.js';
 export {
   type Check,
