@@ -34,6 +34,7 @@ from .errors import (
     ValidationFailedError,
     WaitTimeoutError,
 )
+from .log import LogVerdict, verify_consistency_proof, verify_receipt_log
 from .models import CatalogEntry, MessageInput, MessageResponse, MessageThread, Question, SubmissionResponse, Task, TaskInput
 from .results import parse_result
 from .verify import Check, ReceiptVerdict, WebhookVerdict, same_issuer, verify_receipt, verify_webhook
@@ -51,6 +52,9 @@ __all__ = [
     "ClientBlockedError",
     "DuplicateTaskError",
     "HumanTaskClient",
+    "LogVerdict",
+    "verify_consistency_proof",
+    "verify_receipt_log",
     "HumanTaskError",
     "InternalError",
     "InvalidCursorError",

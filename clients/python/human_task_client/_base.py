@@ -10,6 +10,7 @@ import httpx
 
 from ._common import TaskCache, retry_after_seconds
 from .errors import HumanTaskError
+from .log import receipt_subject
 from .models import Task
 from .verify import ReceiptVerdict, verify_receipt
 
@@ -55,6 +56,13 @@ class _Base:
             raise HumanTaskError("unexpected_response", f"Task {subject.task_id} is {subject.status}: it has no receipt (receipts are issued on delivery).")
         notes = operator_notes if operator_notes is not None else subject.operator_notes
         return subject.receipt, notes, task_id or subject.task_id
+
+    def _log_subject(self, subject: str | Task) -> tuple[str, str | None]:
+        """The receipt and the task whose proof to fetch, for verify_receipt_log."""
+        if isinstance(subject, str):
+            return subject, receipt_subject(subject)
+        receipt, _, task_id = self._receipt_inputs(subject, None, None)
+        return receipt, task_id
 
     def _verify(self, receipt: str, jwks: Mapping[str, Any], operator_notes: str | None, task_id: str | None, files: Mapping[str, bytes] | None) -> ReceiptVerdict:
         return verify_receipt(receipt, jwks, issuer=self.issuer, task_id=task_id, operator_notes=operator_notes, files=files)
