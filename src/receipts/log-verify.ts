@@ -77,7 +77,12 @@ export function parseTlogProof(text: string): ParsedProof {
   if (lines[at]?.startsWith('extra ')) extra = (lines[at++] as string).slice(6);
   const index = /^index (0|[1-9][0-9]*)$/.exec(lines[at] ?? '');
   if (!index) throw new Error(`line ${at + 1} is not "index <n>"`);
-  at += 1;
+  return { extra, index: Number(index[1]), ...hashesThenCheckpoint(lines, at + 1) };
+}
+
+/** Base64 hash lines from `at` up to a blank line, then the checkpoint (tlog-proof and tlog-consistency alike). */
+function hashesThenCheckpoint(lines: string[], from: number): { hashes: Buffer[]; checkpoint: string } {
+  let at = from;
   const hashes: Buffer[] = [];
   for (; at < lines.length && lines[at] !== ''; at++) {
     const hash = Buffer.from(lines[at] as string, 'base64');
@@ -85,7 +90,7 @@ export function parseTlogProof(text: string): ParsedProof {
     hashes.push(hash);
   }
   if (at >= lines.length) throw new Error('no blank line before the checkpoint');
-  return { extra, index: Number(index[1]), hashes, checkpoint: lines.slice(at + 1).join('\n') };
+  return { hashes, checkpoint: lines.slice(at + 1).join('\n') };
 }
 
 /** Every check of a receipt against its log proof and the log's verifier key. */
@@ -152,15 +157,7 @@ export function parseConsistencyProof(text: string): { old: number; hashes: Buff
   if (lines[0] !== 'tlog-consistency@v1') throw new Error('the first line is not tlog-consistency@v1');
   const old = /^old (0|[1-9][0-9]*)$/.exec(lines[1] ?? '');
   if (!old) throw new Error('line 2 is not "old <size>"');
-  let at = 2;
-  const hashes: Buffer[] = [];
-  for (; at < lines.length && lines[at] !== ''; at++) {
-    const hash = Buffer.from(lines[at] as string, 'base64');
-    if (hash.length !== HASH_SIZE || hash.toString('base64') !== lines[at]) throw new Error(`line ${at + 1} is not a base64 SHA-256 hash`);
-    hashes.push(hash);
-  }
-  if (at >= lines.length) throw new Error('no blank line before the checkpoint');
-  return { old: Number(old[1]), hashes, checkpoint: lines.slice(at + 1).join('\n') };
+  return { old: Number(old[1]), ...hashesThenCheckpoint(lines, 2) };
 }
 
 /**

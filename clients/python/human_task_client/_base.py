@@ -5,12 +5,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
 from ._common import TaskCache, retry_after_seconds
 from .errors import HumanTaskError
-from .log import receipt_subject
+from .log import LogVerdict, checkpoint_size, receipt_subject, rolled_back, verify_receipt_log
 from .models import Task
 from .verify import ReceiptVerdict, verify_receipt
 
@@ -63,6 +64,32 @@ class _Base:
             return subject, receipt_subject(subject)
         receipt, _, task_id = self._receipt_inputs(subject, None, None)
         return receipt, task_id
+
+    def _log_requests(self, task_id: str | None, proof: str | None, vkey: str | None, older_checkpoint: str | None, consistency: str | None) -> dict[str, str]:
+        """What verify_receipt_log must fetch, by name: the proof, the verifier key, the consistency proof."""
+        paths: dict[str, str] = {}
+        if proof is None:
+            if task_id is None:
+                raise HumanTaskError("unexpected_response", "The receipt names no task: pass the proof.")
+            paths["proof"] = f"/api/v1/tasks/{quote(task_id, safe='')}/receipt-proof"
+        if vkey is None:
+            paths["vkey"] = "/log/vkey"
+        size = checkpoint_size(older_checkpoint) if older_checkpoint is not None and consistency is None else None
+        if size is not None:
+            paths["consistency"] = f"/log/consistency?from={size}"
+        return paths
+
+    @staticmethod
+    def _log_verdict(receipt: str, fetched: Mapping[str, str | None], proof: str | None, vkey: str | None, older_checkpoint: str | None, consistency: str | None) -> LogVerdict:
+        """The verdict from what was given and fetched; a consistency proof the service refused (404: its log is smaller) is a rollback."""
+        verdict = verify_receipt_log(
+            receipt,
+            proof if proof is not None else fetched.get("proof") or "",
+            vkey if vkey is not None else fetched.get("vkey") or "",
+            older_checkpoint=older_checkpoint,
+            consistency=consistency if consistency is not None else fetched.get("consistency"),
+        )
+        return rolled_back(verdict) if "consistency" in fetched and fetched["consistency"] is None else verdict
 
     def _verify(self, receipt: str, jwks: Mapping[str, Any], operator_notes: str | None, task_id: str | None, files: Mapping[str, bytes] | None) -> ReceiptVerdict:
         return verify_receipt(receipt, jwks, issuer=self.issuer, task_id=task_id, operator_notes=operator_notes, files=files)

@@ -14,7 +14,7 @@ from ._base import DEFAULT_BASE_URL, _Base
 from ._common import FINAL, Pacer, Submission, WaitProgress, deadline_of, jwks_or_error, new_idempotency_key, parse_body, refusal
 from .errors import HumanTaskError, TaskNotFoundError, WaitTimeoutError
 from .models import CatalogEntry, MessageInput, MessageResponse, MessageThread, ServicesPage, SubmissionResponse, Task, TaskInput
-from .log import LogVerdict, checkpoint_size, rolled_back, verify_receipt_log
+from .log import LogVerdict
 from .verify import ReceiptVerdict, WebhookVerdict, verify_webhook
 
 
@@ -188,22 +188,15 @@ class AsyncHumanTaskClient(_Base):
         if isinstance(subject, str) and "." not in subject:
             subject = await self.get_task(subject)
         receipt, task_id = self._log_subject(subject)
-        if proof is None:
-            if task_id is None:
-                raise HumanTaskError("unexpected_response", "The receipt names no task: pass the proof.")
-            proof = (await self._request("GET", f"/api/v1/tasks/{quote(task_id, safe='')}/receipt-proof", idempotent=True)).text
-        if vkey is None:
-            vkey = (await self._request("GET", "/log/vkey", idempotent=True)).text
-        smaller = False
-        if older_checkpoint is not None and consistency is None and checkpoint_size(older_checkpoint) is not None:
+        fetched: dict[str, str | None] = {}
+        for name, path in self._log_requests(task_id, proof, vkey, older_checkpoint, consistency).items():
             try:
-                consistency = (await self._request("GET", f"/log/consistency?from={checkpoint_size(older_checkpoint)}", idempotent=True)).text
+                fetched[name] = (await self._request("GET", path, idempotent=True)).text
             except HumanTaskError as error:
-                if error.status != 404:
+                if name != "consistency" or error.status != 404:
                     raise
-                smaller = True
-        verdict = verify_receipt_log(receipt, proof, vkey, older_checkpoint=older_checkpoint, consistency=consistency)
-        return rolled_back(verdict) if smaller else verdict
+                fetched[name] = None
+        return self._log_verdict(receipt, fetched, proof, vkey, older_checkpoint, consistency)
 
     async def verify_webhook(self, headers: Mapping[str, str], body: bytes | str, *, now: float | None = None, tolerance_seconds: float = 300) -> WebhookVerdict:
         verdict = verify_webhook(headers, body, await self.jwks(), now=now, tolerance_seconds=tolerance_seconds)
