@@ -236,6 +236,7 @@
 
   // ---- The receipt, checked here against the published keys (as the status page does) ----
   var checkedReceipt = null;
+  var receiptTries = 0;
   function bytes(b64) {
     var text = b64.replace(/-/g, '+').replace(/_/g, '/');
     while (text.length % 4) text += '=';
@@ -302,8 +303,14 @@
           });
       })
       .catch(function () {
+        // A failed fetch of the keys: said plainly, and tried again a few times.
         checkedReceipt = null;
-        receiptSays(null, 'The receipt could not be checked right now.');
+        receiptSays(null, 'The receipt could not be checked right now; trying again.');
+        receiptTries += 1;
+        if (receiptTries < 4)
+          setTimeout(function () {
+            if (task && task.receipt) verifyReceipt(task);
+          }, 2000 * receiptTries);
       });
   }
 
@@ -362,8 +369,15 @@
   }
 
   // ---- Answering the operator ----
+  // A click, not the form's submit: a frame sandboxed without allow-forms never fires submit.
   $('answer-form').addEventListener('submit', function (event) {
     event.preventDefault();
+  });
+  $('answer').addEventListener('keydown', function (event) {
+    if ((event.ctrlKey || event.metaKey) && event.key === 'Enter') sendAnswer();
+  });
+  $('answer-send').addEventListener('click', sendAnswer);
+  function sendAnswer() {
     var section = $('question');
     var questionId = section.getAttribute('data-question-id');
     var text = $('answer').value.trim();
@@ -397,7 +411,7 @@
         done();
         error.textContent = 'The conversation app did not pass the answer on; try again.';
       });
-  });
+  }
 
   // ---- Start ----
   request('ui/initialize', {
