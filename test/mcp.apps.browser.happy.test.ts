@@ -7,7 +7,7 @@ import { DARK, LIGHT, openCard, routeBaseUrl } from './mcp.apps.support.js';
 import { call, type Json, useMcpClient } from './mcp.support.js';
 import { patchOk } from './operator.support.js';
 import { ask, publicTask } from './questions.support.js';
-import { useTestApp } from './support/app.js';
+import { TestClock, useTestApp, validTask } from './support/app.js';
 import { seriousAxeViolations } from './support/axe.js';
 import { useBrowser } from './support/browser.js';
 
@@ -24,7 +24,7 @@ type Card = { text: string; csp: { connectDomains: string[]; resourceDomains: st
 
 async function readCard(client: ReturnType<typeof useMcpClient>): Promise<Card> {
   const read = await client.readResource({ uri: 'ui://human-task/task-card.html' });
-  const doc = read.contents[0] as { text: string; _meta: { ui: { csp: Card['csp'] } } };
+  const doc = read.contents[0] as unknown as { text: string; _meta: { ui: { csp: Card['csp'] } } };
   return { text: doc.text, csp: doc._meta.ui.csp };
 }
 
@@ -42,7 +42,8 @@ async function layoutProblems(frame: Frame): Promise<string[]> {
 }
 
 describe('MCP Apps task card in a host (AppBridge, Chromium)', { timeout: 60_000 }, () => {
-  const t = useTestApp({ store: 'sqlite', env: { BASE_URL, ALLOWED_HOSTS: '127.0.0.1' } });
+  const clock = new TestClock();
+  const t = useTestApp({ store: 'sqlite', clock, env: { BASE_URL, ALLOWED_HOSTS: '127.0.0.1' } });
   const client = useMcpClient(t);
   const browser = useBrowser();
 
@@ -59,7 +60,7 @@ describe('MCP Apps task card in a host (AppBridge, Chromium)', { timeout: 60_000
       description: 'Check whether the bakery on Main Street opens on Sundays and photograph its opening hours sign',
       response_schema: EXAMPLE_RESPONSE_SCHEMA,
     };
-    const submitted = await call(client, 'submit_human_task', { ...(await import('./support/app.js')).validTask(input) });
+    const submitted = await call(client, 'submit_human_task', validTask(input));
     expect(submitted.isError).toBeFalsy();
     const id = String(submitted.structuredContent.task_id);
 
@@ -70,9 +71,9 @@ describe('MCP Apps task card in a host (AppBridge, Chromium)', { timeout: 60_000
 
     // The operator accepts and asks through the admin API; the card, waiting in check_task_status, shows the question.
     // The test clock stands still: each change moves it on, so updated_at changes as it would.
-    t.clock.advance(60_000);
-    await patchOk(t, id, { status: 'accepted', eta: new Date(t.clock.now().getTime() + 3_600_000).toISOString() });
-    t.clock.advance(60_000);
+    clock.advance(60_000);
+    await patchOk(t, id, { status: 'accepted', eta: new Date(clock.now().getTime() + 3_600_000).toISOString() });
+    clock.advance(60_000);
     const question = await ask(t, id, 'Which Main Street: the one in the old town or the one by the station?');
     await expect.poll(() => frame.locator('#question-text').textContent(), { timeout: 15_000 }).toBe(question.question);
     expect(await frame.locator('#status').textContent()).toBe('Accepted — being worked on');
@@ -94,7 +95,7 @@ describe('MCP Apps task card in a host (AppBridge, Chromium)', { timeout: 60_000
 
     // The operator delivers a structured result with a photo: table, thumbnail, "Verified".
     await uploadOk(t, id, await pngImage(), { type: 'image/png', name: 'sign.png' });
-    t.clock.advance(60_000);
+    clock.advance(60_000);
     await patchOk(t, id, { status: 'delivered', result: EXAMPLE_RESULT });
     await expect.poll(() => frame.locator('#status').textContent(), { timeout: 15_000 }).toBe('Delivered');
     expect(await frame.locator('#result th').allTextContents()).toEqual(expect.arrayContaining(['open on sundays', 'hours', 'day', 'opens']));
@@ -132,7 +133,7 @@ describe('MCP Apps task card in a host (AppBridge, Chromium)', { timeout: 60_000
     [720, 'dark', DARK],
   ] as const)('reads well at %i px in the %s theme: axe clean, no sideways scroll, 44 px controls', async (width, name, context) => {
     const card = await readCard(client);
-    const submitted = await call(client, 'submit_human_task', (await import('./support/app.js')).validTask({ response_schema: EXAMPLE_RESPONSE_SCHEMA }));
+    const submitted = await call(client, 'submit_human_task', validTask({ response_schema: EXAMPLE_RESPONSE_SCHEMA }));
     const id = String(submitted.structuredContent.task_id);
     await patchOk(t, id, { status: 'accepted' });
     await uploadOk(t, id, await pngImage(), { type: 'image/png', name: 'sign.png' });

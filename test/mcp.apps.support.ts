@@ -76,7 +76,7 @@ export const DARK = {
   styles: { variables: { '--color-background-primary': '#1b1b1c', '--color-text-primary': '#f0f0f0', '--font-sans': 'system-ui, sans-serif' } },
 } as const;
 
-/** Opens the host page and starts the card with one tool call's input and result; returns the card's frame. */
+/** Opens the host page and starts the card with one tool call's input and result; returns the card's frame. `calls` records the card's tools/call names. */
 export async function openCard(
   page: Page,
   client: Client,
@@ -84,8 +84,12 @@ export async function openCard(
   toolInput: Record<string, unknown>,
   toolResult: unknown,
   hostContext: object,
+  calls: string[] = [],
 ): Promise<Frame> {
-  await page.exposeFunction('hostCallTool', (params: { name: string; arguments?: Record<string, unknown> }) => client.callTool(params));
+  await page.exposeFunction('hostCallTool', (params: { name: string; arguments?: Record<string, unknown> }) => {
+    calls.push(params.name);
+    return client.callTool(params);
+  });
   // The host page on a loopback address: a secure context, as a real host's https page is (WebCrypto needs one).
   await page.route(HOST_URL, (route) =>
     route.fulfill({
@@ -101,6 +105,27 @@ export async function openCard(
   );
   const handle = await page.waitForSelector('iframe');
   const frame = await handle.contentFrame();
+  if (!frame) throw new Error('no card frame');
+  return frame;
+}
+
+/** A host page that frames the card and never answers it (no AppBridge). */
+export async function openSilentHost(page: Page, card: { text: string; csp: { connectDomains: string[]; resourceDomains: string[] } }): Promise<Frame> {
+  await page.route(HOST_URL, (route) =>
+    route.fulfill({ contentType: 'text/html', body: '<!doctype html><html lang="en"><head><title>Host</title></head><body></body></html>' }),
+  );
+  await page.goto(HOST_URL);
+  await page.evaluate(
+    (html) => {
+      const frame = document.createElement('iframe');
+      frame.setAttribute('sandbox', 'allow-scripts');
+      frame.title = 'Task card';
+      frame.srcdoc = html;
+      document.body.appendChild(frame);
+    },
+    framedCard(card.text, card.csp),
+  );
+  const frame = await (await page.waitForSelector('iframe')).contentFrame();
   if (!frame) throw new Error('no card frame');
   return frame;
 }
