@@ -28,6 +28,16 @@ async function readCard(client: ReturnType<typeof useMcpClient>): Promise<Card> 
   return { text: doc.text, csp: doc._meta.ui.csp };
 }
 
+/** The card's receipt box says "Verified." (read without waiting: the box appears once the check ends). */
+async function expectVerified(frame: Frame): Promise<void> {
+  const receipt = () =>
+    frame
+      .locator('#receipt')
+      .textContent({ timeout: 2000 })
+      .catch(() => '');
+  await expect.poll(receipt, { timeout: 10_000 }).toMatch(/^Verified\. Signed by the service on /);
+}
+
 async function layoutProblems(frame: Frame): Promise<string[]> {
   return frame.evaluate(() => {
     const problems: string[] = [];
@@ -113,16 +123,7 @@ describe('MCP Apps task card in a host (AppBridge, Chromium)', { timeout: 60_000
     await expect
       .poll(() => frame.locator('#thumbs img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), { timeout: 10_000 })
       .toBe(true);
-    await expect
-      .poll(
-        () =>
-          frame
-            .locator('#receipt')
-            .textContent({ timeout: 2000 })
-            .catch(() => ''),
-        { timeout: 10_000 },
-      )
-      .toMatch(/^Verified\. Signed by the service on /);
+    await expectVerified(frame);
     await p.context().close();
   });
 
@@ -141,21 +142,7 @@ describe('MCP Apps task card in a host (AppBridge, Chromium)', { timeout: 60_000
     const checked = await call(client, 'check_task_status', { task_id: id });
     const p = await page(width);
     const frame = await openCard(p, client, card, { task_id: id }, checked, context);
-    console.error(
-      'SEC',
-      await frame.evaluate(() => [window.isSecureContext, typeof crypto.subtle, location.href, origin]),
-      await p.evaluate(() => [window.isSecureContext, location.href]),
-    );
-    await expect
-      .poll(
-        () =>
-          frame
-            .locator('#receipt')
-            .textContent({ timeout: 2000 })
-            .catch(() => ''),
-        { timeout: 10_000 },
-      )
-      .toMatch(/^Verified\. Signed by the service on /);
+    await expectVerified(frame);
     expect(await frame.evaluate(() => document.documentElement.getAttribute('data-theme'))).toBe(name);
     expect(await seriousAxeViolations(frame as unknown as Page)).toEqual([]);
     expect(await layoutProblems(frame)).toEqual([]);
