@@ -7,8 +7,8 @@ import { postJson, STORES, TEST_ADMIN_KEY, useTestApp, validTask } from './suppo
  * fields only on reads and successful submissions.
  */
 
-const TASKS = '3;w=3600, 5;w=86400';
-const READS = '600;w=60';
+const TASKS = '3;w=3600;comment="address", 5;w=86400;comment="address"';
+const READS = '600;w=60;comment="address"';
 
 describe.each(STORES)('rate-limit headers on %s', (store) => {
   // Background workers running, so readiness answers 200 like every other public read.
@@ -72,11 +72,11 @@ describe.each(STORES)('rate-limit headers on %s', (store) => {
     expect(openapi.headers.get('ratelimit-policy')).toBe(READS);
     const unauthorized = await fetch(`${t.url}/api/v1/admin/blocklist`);
     expect(unauthorized.status).toBe(401);
-    expect(unauthorized.headers.get('ratelimit-policy')).toBe('10;w=60');
+    expect(unauthorized.headers.get('ratelimit-policy')).toBe('10;w=60;comment="address"');
     const admin = await fetch(`${t.url}/api/v1/admin/blocklist`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } });
     expect(admin.status).toBe(200);
     // The admin API enforces the failed-key-attempt limit, not the read limit, and says so.
-    expect(admin.headers.get('ratelimit-policy')).toBe('10;w=60');
+    expect(admin.headers.get('ratelimit-policy')).toBe('10;w=60;comment="address"');
   });
 
   it('carries the submission policy on submission errors, without the other fields', async () => {

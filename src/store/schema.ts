@@ -57,6 +57,10 @@ export interface TasksTable {
   deadline_passed_at: string | null;
   /** The earlier of deadline and response target, fixed at submission (migration 130): the console queue's order. */
   due_at: string | null;
+  /** The verified agent's key (RFC 7638 thumbprint) that submitted it (migration 265); NULL when unsigned. */
+  agent_key_id: string | null;
+  /** That agent's key directory host[:port] (migration 265); NULL when unsigned. */
+  agent_directory: string | null;
 }
 
 export interface MessagesTable {
@@ -394,6 +398,14 @@ export interface Database {
   task_snoozes: TaskSnoozesTable;
   held_actions: HeldActionsTable;
   reply_templates: ReplyTemplatesTable;
+  agent_nonces: AgentNoncesTable;
+}
+
+/** Web Bot Auth signature nonces seen, until their window ends (migration 265). */
+export interface AgentNoncesTable {
+  /** Hash of the key id and the nonce. */
+  nonce: string;
+  expires_at: string;
 }
 
 /** Imported task ids by case-folded form (migration 180), for linking messages that name them. */

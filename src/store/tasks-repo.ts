@@ -81,6 +81,8 @@ const TASK_COLUMNS = [
   'deadline_at',
   'deadline_passed_at',
   'due_at',
+  'agent_key_id',
+  'agent_directory',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;

@@ -65,3 +65,59 @@ export function postWebhook(target: Target, headers: Record<string, string>, bod
     request.end(payload);
   });
 }
+
+export interface FetchedDocument {
+  statusCode: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** A document over its size bound: refused, never read further. */
+export class DocumentTooLarge extends Error {
+  override readonly name = 'DocumentTooLarge';
+}
+
+/**
+ * One GET of a checked target under the same rules as a delivery (the checked address only, no
+ * redirect followed: a 3xx is returned as it is, fresh connection), reading at most `maxBytes`
+ * (DocumentTooLarge beyond) and giving up after `timeoutMs` whatever the server does. Used for
+ * agents' key directories (abuse/agent-directories.ts).
+ */
+export function getDocument(target: Target, headers: Record<string, string>, maxBytes: number, timeoutMs: number): Promise<FetchedDocument> {
+  const lookup: LookupFunction = (_hostname, options, callback) => {
+    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+  const client = target.url.protocol === 'https:' ? https : http;
+  return new Promise<FetchedDocument>((resolve, reject) => {
+    let settled = false;
+    const finish = (error: Error | null, document?: FetchedDocument) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      if (error) reject(error);
+      else resolve(document as FetchedDocument);
+    };
+    const request = client.request(
+      target.url,
+      { method: 'GET', lookup, agent: false, headers: { ...headers, 'user-agent': 'human-task-service/1' } },
+      (response) => {
+        const declared = Number(response.headers['content-length'] ?? '0');
+        if (declared > maxBytes) return finish(new DocumentTooLarge(`over ${maxBytes} bytes`));
+        const chunks: Buffer[] = [];
+        let read = 0;
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > maxBytes) return finish(new DocumentTooLarge(`over ${maxBytes} bytes`));
+          chunks.push(chunk);
+        });
+        response.on('end', () => finish(null, { statusCode: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
+        response.on('error', (error) => finish(error));
+      },
+    );
+    const timer = setTimeout(() => finish(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    request.on('error', (error) => finish(error));
+    request.end();
+  });
+}

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newAgent, type DirectoryServer, signedHeaders, startDirectory, type TestAgent } from './support/agents.js';
+import { postJson, STORES, TestClock, TEST_ADMIN_KEY, useTestApp, validTask } from './support/app.js';
+
+/**
+ * Verified agents (docs/verified-agents.md): an agent signing its requests with Cloudflare's
+ * web-bot-auth package against the real app. Its key is its client: its own limits (the verified
+ * tier), apart from the unsigned requests of the same address and from another agent behind it.
+ */
+
+describe.each(STORES)('verified agents on %s', (store) => {
+  const clock = new TestClock('2030-03-10T10:20:00.000Z');
+  const t = useTestApp({ store, clock, limits: 'production', env: { WEBHOOK_ALLOW_PRIVATE: 'true', BASE_URL: 'http://localhost:8080' } });
+  let directory: DirectoryServer;
+  let alice: TestAgent;
+  let bob: TestAgent;
+
+  beforeAll(async () => {
+    alice = await newAgent();
+    bob = await newAgent();
+    directory = await startDirectory([alice, bob]);
+  });
+  afterAll(async () => directory.close());
+
+  const sign = (agent: TestAgent, method: string, path: string) => signedHeaders(agent, directory.url, t.config.baseUrl, method, path, clock.now());
+  const submit = async (agent: TestAgent | undefined, overrides: Record<string, unknown> = {}) =>
+    postJson(`${t.url}/api/v1/tasks`, validTask(overrides), agent ? await sign(agent, 'POST', '/api/v1/tasks') : {});
+
+  it('gives a signed agent the verified limits, apart from its address and from another agent', async () => {
+    const first = await submit(alice);
+    if (first.status !== 202) console.log(await first.text());
+    expect(first.status).toBe(202);
+    expect(first.headers.get('ratelimit-policy')).toBe('20;w=3600;comment="verified", 100;w=86400;comment="verified"');
+    expect(first.headers.get('ratelimit-remaining')).toBe('19');
+    for (let i = 0; i < 19; i++) expect((await submit(alice)).status).toBe(202);
+    const refused = await submit(alice);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('accept-signature')).toBeNull();
+    expect(((await refused.json()) as { limit: string }).limit).toBe('tasks_per_hour');
+
+    // The same address unsigned keeps its own three an hour.
+    const unsigned = await submit(undefined);
+    expect(unsigned.status).toBe(202);
+    expect(unsigned.headers.get('ratelimit-policy')).toBe('3;w=3600;comment="address", 5;w=86400;comment="address"');
+    expect(unsigned.headers.get('ratelimit-remaining')).toBe('2');
+
+    // Another agent behind the same address is counted apart.
+    const other = await submit(bob);
+    expect(other.status).toBe(202);
+    expect(other.headers.get('ratelimit-remaining')).toBe('19');
+  });
+
+  it("records the agent on the task for the operator, not in the public view", async () => {
+    clock.set('2030-03-10T11:05:00.000Z');
+    const res = await submit(bob);
+    expect(res.status).toBe(202);
+    const { task_id } = (await res.json()) as { task_id: string };
+    const admin = (await (await fetch(`${t.url}/api/v1/admin/tasks/${task_id}`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } })).json()) as Record<string, unknown>;
+    expect(admin.agent).toEqual({ key_id: bob.keyId, directory: directory.host });
+    const pub = (await (await fetch(`${t.url}/api/v1/tasks/${task_id}`)).json()) as Record<string, unknown>;
+    expect(pub.agent).toBeUndefined();
+  });
+});
