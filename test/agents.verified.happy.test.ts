@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newAgent, type DirectoryServer, signedHeaders, startDirectory, type TestAgent } from './support/agents.js';
-import { postJson, STORES, TestClock, TEST_ADMIN_KEY, useTestApp, validTask } from './support/app.js';
+import { envelope, MODERN } from './mcp.modern.support.js';
+import { MCP_ACCEPT, toolsCall } from './mcp.support.js';
+import { type DirectoryServer, newAgent, signedHeaders, startDirectory, type TestAgent } from './support/agents.js';
+import { postJson, STORES, TEST_ADMIN_KEY, TestClock, useTestApp, validTask } from './support/app.js';
 
 /**
  * Verified agents (docs/verified-agents.md): an agent signing its requests with Cloudflare's
@@ -28,7 +30,6 @@ describe.each(STORES)('verified agents on %s', (store) => {
 
   it('gives a signed agent the verified limits, apart from its address and from another agent', async () => {
     const first = await submit(alice);
-    if (first.status !== 202) console.log(await first.text());
     expect(first.status).toBe(202);
     expect(first.headers.get('ratelimit-policy')).toBe('20;w=3600;comment="verified", 100;w=86400;comment="verified"');
     expect(first.headers.get('ratelimit-remaining')).toBe('19');
@@ -50,14 +51,77 @@ describe.each(STORES)('verified agents on %s', (store) => {
     expect(other.headers.get('ratelimit-remaining')).toBe('19');
   });
 
-  it("records the agent on the task for the operator, not in the public view", async () => {
+  it('records the agent on the task for the operator, not in the public view', async () => {
     clock.set('2030-03-10T11:05:00.000Z');
     const res = await submit(bob);
     expect(res.status).toBe(202);
     const { task_id } = (await res.json()) as { task_id: string };
-    const admin = (await (await fetch(`${t.url}/api/v1/admin/tasks/${task_id}`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } })).json()) as Record<string, unknown>;
+    const admin = (await (await fetch(`${t.url}/api/v1/admin/tasks/${task_id}`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } })).json()) as Record<
+      string,
+      unknown
+    >;
     expect(admin.agent).toEqual({ key_id: bob.keyId, directory: directory.host });
     const pub = (await (await fetch(`${t.url}/api/v1/tasks/${task_id}`)).json()) as Record<string, unknown>;
     expect(pub.agent).toBeUndefined();
+  });
+
+  const taskOf = async (id: string) => t.store.db.selectFrom('tasks').select(['agent_key_id', 'source']).where('id', '=', id).executeTakeFirstOrThrow();
+
+  it('verifies on /mcp (2025-11-25): the tool call counts the key', async () => {
+    clock.set('2030-03-10T12:05:00.000Z');
+    const headers = await sign(alice, 'POST', '/mcp');
+    const res = await fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: MCP_ACCEPT, ...headers },
+      body: JSON.stringify(toolsCall('submit_human_task', validTask())),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit-policy')).toBe('600;w=60;comment="verified"');
+    const called = (await res.json()) as { result: { structuredContent: { task_id: string } } };
+    expect((await taskOf(called.result.structuredContent.task_id)).agent_key_id).toBe(alice.keyId);
+  });
+
+  it('verifies on /mcp (2026-07-28)', async () => {
+    clock.set('2030-03-10T12:10:00.000Z');
+    const headers = await sign(bob, 'POST', '/mcp');
+    const res = await fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: MCP_ACCEPT,
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'submit_human_task',
+        ...headers,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'submit_human_task', arguments: validTask(), _meta: envelope(false) },
+      }),
+    });
+    expect(res.status).toBe(200);
+    const called = (await res.json()) as { result: { structuredContent: { task_id: string } } };
+    expect((await taskOf(called.result.structuredContent.task_id)).agent_key_id).toBe(bob.keyId);
+  });
+
+  it('verifies a signed POST of the web form', async () => {
+    clock.set('2030-03-10T12:15:00.000Z');
+    const form = new URLSearchParams({
+      task_type: 'real_world_verification',
+      description: 'Check the opening hours of the library on Elm Street, signed please.',
+      delivery: 'status_poll',
+    });
+    const res = await fetch(`${t.url}/tasks`, { method: 'POST', body: form, redirect: 'manual', headers: await sign(alice, 'POST', '/tasks') });
+    expect(res.status).toBe(303);
+    const id = new URL(res.headers.get('location') as string, t.url).searchParams.get('id') as string;
+    expect(await taskOf(id)).toEqual({ agent_key_id: alice.keyId, source: 'web_form' });
+  });
+
+  it('counts a signed read by the key, under the verified read policy', async () => {
+    const res = await fetch(`${t.url}/api/v1/services`, { headers: await sign(alice, 'GET', '/api/v1/services') });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit-policy')).toBe('600;w=60;comment="verified"');
   });
 });
