@@ -58,6 +58,14 @@ export async function startDirectory(agents: TestAgent[] = []): Promise<Director
   return directory;
 }
 
+/** The three Web Bot Auth fields of a signed request. */
+export interface SignedFields {
+  [name: string]: string;
+  'signature-agent': string;
+  signature: string;
+  'signature-input': string;
+}
+
 export interface SignOptions {
   /** What Signature-Agent says (default: the directory's origin, String form). */
   signatureAgent?: string;
@@ -82,7 +90,7 @@ export async function signedHeaders(
   path: string,
   now: Date,
   options: SignOptions = {},
-): Promise<Record<string, string>> {
+): Promise<SignedFields> {
   const headers = new Headers();
   const value = options.signatureAgent ?? directoryUrl;
   headers.set('signature-agent', options.dictionary ? `sig1="${value}"` : `"${value}"`);
