@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { helpers, jwkToKeyID, signatureHeaders as wbaSignatureHeaders } from 'web-bot-auth';
+import { component, createSignature, webcrypto } from 'http-message-sig';
+import { generateNonce, helpers, jwkToKeyID, signatureHeaders as wbaSignatureHeaders } from 'web-bot-auth';
 import { Ed25519Signer } from 'web-bot-auth/crypto';
 
 /**
@@ -13,6 +14,7 @@ export interface TestAgent {
   keyId: string;
   publicJwk: JsonWebKey;
   signer: Ed25519Signer;
+  privateKey: CryptoKey;
 }
 
 export async function newAgent(): Promise<TestAgent> {
@@ -21,7 +23,7 @@ export async function newAgent(): Promise<TestAgent> {
   const publicJwk = await crypto.subtle.exportKey('jwk', pair.publicKey);
   const signer = await Ed25519Signer.fromJWK(privateJwk);
   const keyId = await jwkToKeyID({ kty: 'OKP', crv: 'Ed25519', x: publicJwk.x as string }, helpers.WEBCRYPTO_SHA256, helpers.BASE64URL_DECODE);
-  return { keyId, publicJwk: { kty: 'OKP', crv: 'Ed25519', x: publicJwk.x as string }, signer };
+  return { keyId, publicJwk: { kty: 'OKP', crv: 'Ed25519', x: publicJwk.x as string }, signer, privateKey: pair.privateKey };
 }
 
 /** A directory server: answers every path with `respond` (the JWKS of `agents` by default) and counts requests. */
@@ -69,7 +71,11 @@ export interface SignedFields {
 export interface SignOptions {
   /** What Signature-Agent says (default: the directory's origin, String form). */
   signatureAgent?: string;
-  /** Dictionary form: Signature-Agent `sig1="<url>"`, covered as "signature-agent";key="sig1". */
+  /**
+   * Dictionary form: Signature-Agent `sig1="<url>"`, covered as "signature-agent";key="sig1".
+   * Signed with http-message-sig 0.3: web-bot-auth 0.1.3's own http-message-sig (0.2) ignores the
+   * `key` parameter and signs the whole field, against RFC 9421 §2.1.2.
+   */
   dictionary?: boolean;
   created?: Date;
   expires?: Date;
@@ -96,12 +102,30 @@ export async function signedHeaders(
   headers.set('signature-agent', options.dictionary ? `sig1="${value}"` : `"${value}"`);
   const created = options.created ?? now;
   const expires = options.expires ?? new Date(created.getTime() + 60_000);
-  const components = options.dictionary ? ['@authority', { name: 'signature-agent', parameters: new Map([['key', 'sig1']]) }] : undefined;
-  const signed = await wbaSignatureHeaders({ method, url: `${options.signedBase ?? base}${path}`, headers }, agent.signer, {
+  const url = `${options.signedBase ?? base}${path}`;
+  if (options.dictionary) {
+    const fields = await createSignature(
+      { kind: 'request', method, targetUri: url, fields: [{ name: 'signature-agent', value: headers.get('signature-agent') as string }] },
+      {
+        label: 'sig1',
+        components: ['@authority', component('signature-agent', { key: 'sig1' })],
+        parameters: {
+          created: Math.floor(created.getTime() / 1000),
+          expires: Math.floor(expires.getTime() / 1000),
+          keyid: agent.keyId,
+          alg: 'ed25519',
+          nonce: options.nonce ?? generateNonce(),
+          tag: 'web-bot-auth',
+        },
+        signer: webcrypto.signer(agent.privateKey),
+      },
+    );
+    return { 'signature-agent': headers.get('signature-agent') as string, signature: fields.signature, 'signature-input': fields.signatureInput };
+  }
+  const signed = await wbaSignatureHeaders({ method, url, headers }, agent.signer, {
     created,
     expires,
     ...(options.nonce ? { nonce: options.nonce } : {}),
-    ...(components ? { components } : {}),
   });
   return { 'signature-agent': headers.get('signature-agent') as string, signature: signed.Signature, 'signature-input': signed['Signature-Input'] };
 }
