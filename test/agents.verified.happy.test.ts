@@ -12,7 +12,7 @@ import { postJson, STORES, TEST_ADMIN_KEY, TestClock, useTestApp, validTask } fr
 
 describe.each(STORES)('verified agents on %s', (store) => {
   const clock = new TestClock('2030-03-10T10:20:00.000Z');
-  const t = useTestApp({ store, clock, limits: 'production', env: { WEBHOOK_ALLOW_PRIVATE: 'true', BASE_URL: 'http://localhost:8080' } });
+  const t = useTestApp({ store, clock, limits: 'production', env: { WEBHOOK_ALLOW_PRIVATE: 'true', BASE_URL: 'http://localhost:8080', TRUST_PROXY: '1' } });
   let directory: DirectoryServer;
   let alice: TestAgent;
   let bob: TestAgent;
@@ -123,5 +123,31 @@ describe.each(STORES)('verified agents on %s', (store) => {
     const res = await fetch(`${t.url}/api/v1/services`, { headers: await sign(alice, 'GET', '/api/v1/services') });
     expect(res.status).toBe(200);
     expect(res.headers.get('ratelimit-policy')).toBe('600;w=60;comment="verified"');
+  });
+
+  it("invites an unsigned client's 429 to sign (Accept-Signature)", async () => {
+    clock.set('2030-03-10T13:05:00.000Z');
+    const client = { 'x-forwarded-for': '203.0.113.9' };
+    for (let i = 0; i < 3; i++) expect((await postJson(`${t.url}/api/v1/tasks`, validTask(), client)).status).toBe(202);
+    const refused = await postJson(`${t.url}/api/v1/tasks`, validTask(), client);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('accept-signature')).toBe('sig1=("@authority" "signature-agent");tag="web-bot-auth";alg="ed25519"');
+    expect(refused.headers.get('access-control-expose-headers')).toContain('Accept-Signature');
+  });
+
+  it('auto-blocks a key that keeps going after its limit, by key', async () => {
+    clock.set('2030-03-10T14:05:00.000Z');
+    const carol = await newAgent();
+    directory.agents.push(carol);
+    clock.advance(61_000);
+    for (let i = 0; i < 20; i++) expect((await submit(carol)).status).toBe(202);
+    for (let i = 0; i < 10; i++) expect((await submit(carol)).status).toBe(429);
+    expect((await submit(carol)).status).toBe(403);
+    const list = (await (await fetch(`${t.url}/api/v1/admin/blocklist`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } })).json()) as {
+      blocklist: { kind: string; value: string; source: string }[];
+    };
+    expect(list.blocklist).toContainEqual(expect.objectContaining({ kind: 'agent_key', value: carol.keyId, source: 'auto' }));
+    // Its address and the other agents go on.
+    expect((await submit(bob)).status).toBe(202);
   });
 });
