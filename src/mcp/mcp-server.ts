@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { AppError, isAppError, validationFailed } from '../domain/errors.js';
 import { isIdempotencyKey } from '../domain/ids.js';
 import { callerFrom } from '../http/client.js';
+import { listMyTasks } from '../services/agent-tasks.js';
 import type { ServiceDeps } from '../services/context.js';
 import { readThread, sendMessage } from '../services/messages.js';
 import { answerQuestion } from '../services/questions.js';
@@ -96,6 +97,8 @@ function handlers(deps: ServiceDeps, request: FastifyRequest): Record<ToolName, 
       // Whatever is wrong with the pair, the answer is the same not_found as over REST.
       return readThread(deps, typeof id === 'string' ? id : '', typeof token === 'string' ? `Bearer ${token}` : undefined);
     },
+
+    list_my_tasks: async (args) => listMyTasks(deps, callerFrom(request, deps), args),
   };
 }
 

@@ -2,7 +2,16 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import Type, { type TSchema } from 'typebox';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/ids.js';
 import { typeEnums } from '../domain/json-schema.js';
-import { ErrorSchema, MessageResponseSchema, messageInputSchema, PublicTaskSchema, SubmissionResponseSchema, taskInputSchema } from '../domain/schemas.js';
+import {
+  ErrorSchema,
+  MessageResponseSchema,
+  MyTasksPageSchema,
+  MyTasksQuerySchema,
+  messageInputSchema,
+  PublicTaskSchema,
+  SubmissionResponseSchema,
+  taskInputSchema,
+} from '../domain/schemas.js';
 import { MessageThreadSchema } from '../domain/threads.js';
 import type { ServiceDeps } from '../services/context.js';
 import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
@@ -22,6 +31,7 @@ export const TOOL_NAMES = [
   'message_human_operator',
   'answer_operator_question',
   'check_message_thread',
+  'list_my_tasks',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -184,6 +194,17 @@ export function buildTools(deps: ServiceDeps): Tool[] {
       inputSchema: inputSchema(threadToolInput),
       outputSchema: outputSchema(MessageThreadSchema),
       annotations: { title: "Read the operator's replies to a message", readOnlyHint: true, openWorldHint: false },
+    },
+    {
+      name: 'list_my_tasks',
+      title: 'List the tasks you submitted',
+      description:
+        'Your own tasks, newest update first, a page at a time: {tasks, next_cursor} (pass next_cursor back as cursor until it is null; limit 1 to 100, ' +
+        'default 20; status filters). It needs a verified agent: the HTTP request to /mcp signed with Web Bot Auth (HTTP Message Signatures, your key ' +
+        `directory named in Signature-Agent; see ${base}/docs/verified-agents). Unsigned, it answers signature_required: keep your task ids instead. Read-only.`,
+      inputSchema: inputSchema(MyTasksQuerySchema),
+      outputSchema: outputSchema(MyTasksPageSchema),
+      annotations: { title: 'List the tasks you submitted', readOnlyHint: true, openWorldHint: false },
     },
   ];
 }
