@@ -366,6 +366,17 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
     {
       p: `\`GET ${base}/api/${API_VERSION}/services?limit=&cursor=\` → \`{services, next_cursor}\`. \`limit\` 1–${limits.servicesPageMax}; pass \`next_cursor\` back as \`cursor\` until it is null. A cursor the service did not issue is 400 \`invalid_cursor\`.`,
     },
+    { h: 2, text: 'Verified agents' },
+    {
+      p:
+        'An agent may sign its requests as Web Bot Auth does (RFC 9421 HTTP Message Signatures; draft-meunier-web-bot-auth-architecture): `Signature-Agent` names its key directory ' +
+        '(a JWKS at `/.well-known/http-message-signatures-directory` of its origin, or a full URL; a String, or a Dictionary member covered as `"signature-agent";key="…"`), ' +
+        '`Signature-Input` with `tag="web-bot-auth"`, `created`, `expires` (at most 300 s apart; clocks may differ by 30 s), `keyid` (the RFC 7638 thumbprint of an Ed25519 key of the directory), ' +
+        `an optional single-use \`nonce\`, covering \`@authority\` (this service's: \`${new URL(base).host}\`) and \`signature-agent\`; and \`Signature\`. Cloudflare's \`web-bot-auth\` package signs this way. ` +
+        'A verified request is counted by its key, not its address: its own limits (see Limits, the verified tier) on every door (REST, /mcp, the forms), and `RateLimit-Policy` items say `comment="verified"` (else `comment="address"`). ' +
+        `\`GET ${base}/api/${API_VERSION}/tasks?limit=&cursor=&status=\` (MCP \`list_my_tasks\`) lists a verified agent's own tasks, newest update first: \`{tasks, next_cursor}\`; unsigned, 400 \`signature_required\`. ` +
+        'A signature that does not verify is 400 `invalid_signature` with `details: ["signature: <why>"]`, never 401. An unsigned client\'s 429 carries `Accept-Signature` inviting a signed retry.',
+    },
     { h: 2, text: 'Errors' },
     {
       p: 'Every error is `{error, message}`; validation errors add `details`, an array of messages each naming its field. 5xx bodies never carry internals; quote the `X-Request-Id` header.',

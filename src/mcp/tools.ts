@@ -201,7 +201,7 @@ export function buildTools(deps: ServiceDeps): Tool[] {
       description:
         'Your own tasks, newest update first, a page at a time: {tasks, next_cursor} (pass next_cursor back as cursor until it is null; limit 1 to 100, ' +
         'default 20; status filters). It needs a verified agent: the HTTP request to /mcp signed with Web Bot Auth (HTTP Message Signatures, your key ' +
-        `directory named in Signature-Agent; see ${base}/docs/verified-agents). Unsigned, it answers signature_required: keep your task ids instead. Read-only.`,
+        `directory named in Signature-Agent; see ${base}/api.md, Verified agents). Unsigned, it answers signature_required: keep your task ids instead. Read-only.`,
       inputSchema: inputSchema(MyTasksQuerySchema),
       outputSchema: outputSchema(MyTasksPageSchema),
       annotations: { title: 'List the tasks you submitted', readOnlyHint: true, openWorldHint: false },

@@ -18,7 +18,7 @@ export async function listMyTasks(deps: ServiceDeps, caller: Caller, raw: unknow
   if (caller.agent === undefined) {
     throw new AppError(
       'signature_required',
-      'Listing your own tasks needs a verified Web Bot Auth signature: sign the request with your key (see /docs/verified-agents).',
+      'Listing your own tasks needs a verified Web Bot Auth signature: sign the request with your key (Web Bot Auth; see /api.md, Verified agents).',
     );
   }
   const query = checkQuery(raw);

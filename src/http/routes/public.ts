@@ -84,7 +84,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
         operationId: 'listMyTasks',
         summary: "A verified agent's own tasks, newest update first",
         description:
-          'Needs a Web Bot Auth signature (HTTP Message Signatures: Signature, Signature-Input, Signature-Agent; see /docs/verified-agents): ' +
+          'Needs a Web Bot Auth signature (HTTP Message Signatures: Signature, Signature-Input, Signature-Agent; see /api.md, Verified agents): ' +
           'unsigned, 400 signature_required. Pass next_cursor back as cursor until it is null.',
         tags: ['tasks'],
         querystring: MyTasksQuerySchema,
