@@ -1,3 +1,4 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { Logger } from 'pino';
 import { invalidSignature } from '../domain/agents.js';
@@ -33,7 +34,7 @@ const HOST_INTERVAL_MS = 60_000;
 const MAX_ENTRIES = 10_000;
 
 interface Entry {
-  keys: Map<string, CryptoKey>;
+  keys: Map<string, KeyObject>;
   /** Why the directory cannot be used, when it cannot. */
   problem?: AppError | undefined;
   fetchedAt: number;
@@ -58,7 +59,7 @@ export class AgentDirectories {
   constructor(private readonly settings: DirectorySettings) {}
 
   /** The key `keyId` of the directory at `url`, or 400 invalid_signature naming why not. */
-  async keyFor(url: URL, keyId: string): Promise<CryptoKey> {
+  async keyFor(url: URL, keyId: string): Promise<KeyObject> {
     const href = url.href;
     const now = this.settings.clock.now().getTime();
     let entry = this.entries.get(href);
@@ -132,7 +133,7 @@ export class AgentDirectories {
 
 class Refused extends Error {}
 
-function lookUp(entry: Entry, keyId: string): CryptoKey | undefined {
+function lookUp(entry: Entry, keyId: string): KeyObject | undefined {
   return entry.problem === undefined ? entry.keys.get(keyId) : undefined;
 }
 
@@ -154,7 +155,7 @@ export function ttlOf(cacheControl: string | undefined): number {
 }
 
 /** The Ed25519 keys of a directory by their RFC 7638 thumbprint, or why there are none. */
-async function directoryKeys(body: Buffer): Promise<Map<string, CryptoKey> | string> {
+async function directoryKeys(body: Buffer): Promise<Map<string, KeyObject> | string> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
@@ -163,13 +164,13 @@ async function directoryKeys(body: Buffer): Promise<Map<string, CryptoKey> | str
   }
   const list = (parsed as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(list)) return 'the key directory has no "keys" array';
-  const keys = new Map<string, CryptoKey>();
+  const keys = new Map<string, KeyObject>();
   for (const item of list.slice(0, 100)) {
     const jwk = item as JWK;
     if (jwk === null || typeof jwk !== 'object' || jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') continue;
     try {
       const publicJwk = { kty: 'OKP', crv: 'Ed25519', x: jwk.x };
-      const key = await crypto.subtle.importKey('jwk', publicJwk, { name: 'Ed25519' }, false, ['verify']);
+      const key = createPublicKey({ key: publicJwk, format: 'jwk' });
       keys.set(await calculateJwkThumbprint(publicJwk, 'sha256'), key);
     } catch {
       // A malformed key is skipped; the others still count.
