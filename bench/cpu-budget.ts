@@ -1,6 +1,6 @@
 /**
  * Where a flood's CPU went, per accepted request, and the rate this machine's cores could carry at
- * that cost (issue 28: is a missed throughput target the service's or the machine's?). Read from
+ * that cost (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28: is a missed throughput target the service's or the machine's?). Read from
  * /proc: the whole machine (/proc/stat), each service process and its event loop (its main thread),
  * and PostgreSQL's processes (by name), over the same stretch of time. Everything else busy on the
  * machine meanwhile (the load generator, the probes, the SMTP sink, the balancer, the kernel's

@@ -1,5 +1,5 @@
 /**
- * Scenario "crowd" (issue 34): the same work from one loopback address and from BENCH_CROWD
+ * Scenario "crowd" (docs/performance.md#many-clients-at-once-and-the-default-path-issues-34-and-28): the same work from one loopback address and from BENCH_CROWD
  * (default 3,000) distinct ones (127.20.0.0 onwards, each request on its own connection), so the
  * difference is only the number of clients:
  *   - status reads, 10 at a time, two per client: time distinct / time one (target ≤ 1.5);

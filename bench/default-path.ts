@@ -1,5 +1,5 @@
 /**
- * Scenario "default path" (issue 28): submissions as real traffic sends them — e-mail delivery (the
+ * Scenario "default path" (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28): submissions as real traffic sends them — e-mail delivery (the
  * default), each from its own address (X-Forwarded-For through TRUST_PROXY=1, so every submission
  * has its own client counters), the contact domain's MX checked against a local DNS server, and
  * the confirmation mail delivered through the outbox to a local SMTP sink (bench/smtp-sink.ts)
@@ -7,7 +7,7 @@
  * age of the oldest submission whose mail the sink has not received yet, sampled every 100 ms,
  * until the sink has them all); and, while the flood runs, a status read probe (one read at a time
  * from another address) and a console probe (the operator's queue page, signed in, one request
- * every 100 ms): their p99 (issue 28 item 3).
+ * every 100 ms): their p99 (docs/performance.md#many-clients-at-once-and-the-default-path-issues-34-and-28).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';

@@ -1,10 +1,10 @@
 /**
- * Scenario "held long-polls" (issue 11): BENCH_WAITERS (default 2,000) requests held at once on one
+ * Scenario "held long-polls" (docs/waiting.md): BENCH_WAITERS (default 2,000) requests held at once on one
  * instance with If-None-Match + Prefer: wait=60, spread over tasks of 20 waiters each. Measures
  * the service's resident memory per held request, then changes the tasks one by one and measures
  * how long each waiter takes to be answered after its task changed (p50/p99).
  * Targets: ≤ 64 KB per held request (socket, parser and request objects included); wake-up p99
- * ≤ 50 ms (issue 17); every waiter answered 200 with the changed task.
+ * ≤ 50 ms (docs/performance.md); every waiter answered 200 with the changed task.
  */
 
 import { readFileSync } from 'node:fs';

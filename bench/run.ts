@@ -1,5 +1,5 @@
 /**
- * Benchmarks for issue 17's targets (npm run bench). Every server runs in its own process on
+ * Benchmarks for docs/performance.md's targets (npm run bench). Every server runs in its own process on
  * loopback; autocannon drives it from this one. Scenarios, on SQLite and, when DATABASE_URL or
  * TEST_POSTGRES_URL names a PostgreSQL server, on PostgreSQL with one and with two instances
  * behind a loopback balancer (bench/balancer.ts), each on a fresh database:
@@ -7,10 +7,10 @@
  *     A B A B A B; the median of the three ratios is reported
  *   - durable submissions: three runs, median accepted/s
  *   - held long-polls (one instance, each store): wake-up p99 after a change (bench/longpoll.ts)
- *   - crowd (issue 34, one instance, each store; bench/crowd.ts): reads and submissions from
+ *   - crowd (docs/performance.md#many-clients-at-once-and-the-default-path-issues-34-and-28, one instance, each store; bench/crowd.ts): reads and submissions from
  *     BENCH_CROWD (default 3,000) distinct loopback addresses against one, and as many long-polls
  *     held from distinct addresses with a health probe running
- *   - default path (issue 28; bench/default-path.ts): e-mail-delivery submissions, each from its own
+ *   - default path (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28; bench/default-path.ts): e-mail-delivery submissions, each from its own
  *     address (TRUST_PROXY), confirmation mail to a local SMTP sink; three runs, median accepted/s,
  *     the outbox's lag and a status read probe during the flood, and where the median run's CPU
  *     went (bench/cpu-budget.ts: per submission, the rate the machine's cores could carry, and how

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale` (issue 28): what pages and endpoints cost when history is large. Seeds
+ * `npm run bench:scale` (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28): what pages and endpoints cost when history is large. Seeds
  * BENCH_TASKS tasks (default 1,000,000: about three years of a busy deployment) and BENCH_MESSAGES
  * messages (default a fifth of the tasks) through the store layer in batches, then starts the
  * service on that store exactly as `npm start` does (bench/service.ts) and times, one request at a
@@ -18,10 +18,10 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { runRetention } from '../src/services/retention.js';
+import { runRetention } from '../src/services/runtime/retention.js';
 import { migrate, openStore, type Store, withTransaction } from '../src/store/db.js';
-import { insertMessage } from '../src/store/messages-repo.js';
-import { insertTasks, type TaskRow } from '../src/store/tasks-repo.js';
+import { insertMessage } from '../src/store/messages/messages-repo.js';
+import { insertTasks, type TaskRow } from '../src/store/tasks/tasks-repo.js';
 import { ADMIN_KEY, createDatabase, POSTGRES_URL, signIn, startSetup } from './service.js';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 1_000_000);
@@ -96,6 +96,7 @@ function taskRow(i: number, erasable: boolean): TaskRow {
     due_at: null,
     agent_key_id: null,
     agent_directory: null,
+    receipt_log_index: null,
   };
 }
 

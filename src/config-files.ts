@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Compile } from 'typebox/compile';
 import { type Config, ConfigError } from './config.js';
-import { type CatalogEntry, CatalogSchema, type Profile, ProfileSchema } from './domain/profile.js';
-import { vetResponseSchema } from './domain/response-schema.js';
+import { vetResponseSchema } from './domain/answers/response-schema.js';
+import { type CatalogEntry, CatalogSchema, type Profile, ProfileSchema } from './domain/tasks/profile.js';
 import { projectPath } from './paths.js';
 
 /** Loading the deployment profile and services catalog files (PROFILE_FILE, CATALOG_FILE) at start. */

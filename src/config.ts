@@ -1,10 +1,10 @@
 import path from 'node:path';
-import { isLocalhostName } from './domain/addresses.js';
-import { parseSmtpUrl, SmtpUrlError } from './domain/smtp-url.js';
+import { isLocalhostName } from './domain/network/addresses.js';
+import { parseSmtpUrl, SmtpUrlError } from './domain/network/smtp-url.js';
 
 /**
  * Every configuration variable, validated once at start. A bad value stops the process with a
- * message naming the variable (ConfigError). Defaults follow shared/spec/contract.md.
+ * message naming the variable (ConfigError). Defaults follow docs/spec/contract.md.
  */
 
 export interface Limits {
@@ -49,11 +49,11 @@ export interface MailSettings {
   maxAttempts: number;
   /** A claim's lease; renewed by a heartbeat while the mail is being sent, so a dead worker's mail is free again within it. */
   leaseMs: number;
-  /** SMTP connections one worker keeps; it has 16 mails in flight per connection (services/mail-worker.ts). */
+  /** SMTP connections one worker keeps; it has 16 mails in flight per connection (services/delivery/mail-worker.ts). */
   concurrency: number;
 }
 
-/** Connection handling (issue 15): slow clients and floods of sockets cannot hold the service. */
+/** Connection handling (docs/operations.md#store-faults-srcstorefaultsts-srcstoredbts): slow clients and floods of sockets cannot hold the service. */
 export interface ServerSettings {
   /** The whole request (headers and body) must arrive within this time; then 408 and closed. */
   requestTimeoutMs: number;
@@ -126,7 +126,7 @@ export type DevAutoOperator = (typeof DEV_AUTO_OPERATOR_MODES)[number];
 /** In the development profile a per-client limit not set explicitly is this: out of the way. */
 const DEV_LIMIT = 1_000_000;
 
-/** The deadline sweep (services/deadlines.ts, issue 25). */
+/** The deadline sweep (services/tasks/deadlines.ts, docs/questions.md). */
 export interface DeadlineSettings {
   /** DEADLINE_AUTO_REJECT: reject a task still submitted when its deadline passes. */
   autoReject: boolean;
@@ -168,13 +168,13 @@ export interface Config {
   retention: RetentionSettings;
   dev: DevSettings;
   deadlines: DeadlineSettings;
-  /** CONSOLE_UNDO_SECONDS: how long a console accept, reject, reply or delivery is held for Undo (0: at once; issue 31). */
+  /** CONSOLE_UNDO_SECONDS: how long a console accept, reject, reply or delivery is held for Undo (0: at once; docs/inbox.md). */
   undoSeconds: number;
   /** CONSOLE_UNDO_POLL_MS: how often the held-action committer looks for actions whose window has passed. */
   undoPollMs: number;
 }
 
-/** Web Push to the operator's devices (services/push.ts). */
+/** Web Push to the operator's devices (services/alerts/push.ts). */
 export interface PushSettings {
   /** VAPID `sub`: how a push service reaches the sender (PUSH_SUBJECT; default mailto:OPERATOR_EMAIL, else an https BASE_URL, else mailto:MAIL_FROM). */
   subject: string;
@@ -223,7 +223,7 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
-/** SMTP_URL: the forms the mail client takes (domain/smtp-url.ts), refused at start otherwise. */
+/** SMTP_URL: the forms the mail client takes (domain/network/smtp-url.ts), refused at start otherwise. */
 function smtpUrl(env: Env): string | undefined {
   const raw = url(env, 'SMTP_URL', ['smtp:', 'smtps:']);
   if (raw === undefined) return undefined;

@@ -9,20 +9,21 @@ import { type ApiVersion, ApiVersionRegistry } from './docs/versions.js';
 import type { Clock } from './domain/time.js';
 import { OutboxWake } from './mail/wake.js';
 import { ensureActiveKey } from './receipts/keys.js';
-import { loadAdminKeyHash } from './services/admin-key.js';
-import { GroupCommit, maxBatchFor } from './services/group-commit.js';
-import { Metrics } from './services/metrics.js';
-import { loadVapidKeys } from './services/push.js';
-import { WorkerStatus } from './services/readiness.js';
-import { maxHeldFor, TaskWaits } from './services/task-waits.js';
-import { commitSubmissions } from './services/tasks.js';
-import { createValidators } from './services/validation.js';
+import { logKey, logOrigin } from './receipts/log-note.js';
+import { loadVapidKeys } from './services/alerts/push.js';
+import { Metrics } from './services/runtime/metrics.js';
+import { WorkerStatus } from './services/runtime/readiness.js';
+import { GroupCommit, maxBatchFor } from './services/tasks/group-commit.js';
+import { commitSubmissions } from './services/tasks/tasks.js';
+import { createValidators } from './services/tasks/validation.js';
+import { loadAdminKeyHash } from './services/team/admin-key.js';
+import { maxHeldFor, TaskWaits } from './services/waiting/task-waits.js';
 import { createChangeFeed } from './store/change-feed.js';
 import type { Store } from './store/db.js';
-import { pendingSummary } from './store/leased-queue.js';
+import { pendingSummary } from './store/delivery/leased-queue.js';
 import { getOrCreateSetting } from './store/settings-repo.js';
-import { createPublicTaskCache } from './store/task-cache.js';
-import { findPublicTask } from './store/tasks-repo.js';
+import { createPublicTaskCache } from './store/tasks/task-cache.js';
+import { findPublicTask } from './store/tasks/tasks-repo.js';
 import { Nudge } from './webhooks/nudge.js';
 
 /**
@@ -91,6 +92,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     taskCache,
     waits,
     vapid: await loadVapidKeys(store.db),
+    receiptLog: await logKey(store.db, logOrigin(config.baseUrl)),
     submissions: new GroupCommit((submissions) => commitSubmissions(deps, submissions), maxBatchFor(store.dialect)),
   };
   return deps;

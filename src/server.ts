@@ -4,7 +4,7 @@ import { loadConfigOrExit } from './config.js';
 import { initDeps } from './deps.js';
 import { systemClock } from './domain/time.js';
 import { createLogger, readableStream } from './logger.js';
-import { forgetGeneratedAdminKey } from './services/admin-key.js';
+import { forgetGeneratedAdminKey } from './services/team/admin-key.js';
 import { migrate, openStore } from './store/db.js';
 import { SERVICE_VERSION } from './version.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { OWNER } from '../src/domain/actor.js';
-import { clientHash } from '../src/domain/client.js';
-import { addBlock, listBlocks, removeBlock } from '../src/services/blocklist.js';
+import { clientHash } from '../src/domain/network/client.js';
+import { OWNER } from '../src/domain/team/actor.js';
+import { addBlock, listBlocks, removeBlock } from '../src/services/console/blocklist.js';
 import { postJson, STORES, TEST_ADMIN_KEY, TestClock, useTestApp, validTask } from './support/app.js';
 
 /** The blocklist through the admin API: every kind blocks, expiry ends a block, removal too. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientHash, clientKey, networkKey } from '../src/domain/client.js';
+import { clientHash, clientKey, networkKey } from '../src/domain/network/client.js';
 import { postJson, STORES, TEST_ADMIN_KEY, useTestApp, validTask } from './support/app.js';
 
 /**

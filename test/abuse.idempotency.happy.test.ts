@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { iso } from '../src/domain/time.js';
-import { sweepExpiredIdempotencyKeys } from '../src/store/idempotency-repo.js';
+import { sweepExpiredIdempotencyKeys } from '../src/store/abuse-control/idempotency-repo.js';
 import { postJson, STORES, TestClock, useTestApp, validTask } from './support/app.js';
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Migrator } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import * as client from '../src/domain/client.js';
+import * as client from '../src/domain/network/client.js';
 import { migrate, openStore, type Store } from '../src/store/db.js';
 import { migrations } from '../src/store/migrations/index.js';
 import { postJson, STORES, TEST_ADMIN_KEY, useTestApp, validTask } from './support/app.js';
@@ -15,8 +15,8 @@ import { postJson, STORES, TEST_ADMIN_KEY, useTestApp, validTask } from './suppo
  * submission from a new address (issue 28). Entries stored before the migration keep matching.
  */
 
-vi.mock('../src/domain/client.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../src/domain/client.js')>();
+vi.mock('../src/domain/network/client.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../src/domain/network/client.js')>();
   return { ...original, keyHash: vi.fn(original.keyHash), clientHash: vi.fn(original.clientHash) };
 });
 // Every HMAC of an address: the client's own (clientHash) and its networks' (keyHash).

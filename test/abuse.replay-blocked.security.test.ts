@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256Hex } from '../src/domain/canonical.js';
-import { clientHash } from '../src/domain/client.js';
-import { buildSubmissionResponse, buildTaskRow } from '../src/services/tasks.js';
+import { clientHash } from '../src/domain/network/client.js';
+import { buildSubmissionResponse, buildTaskRow } from '../src/services/tasks/tasks.js';
 import { postJson, STORES, TEST_ADMIN_KEY, useTestApp, validTask } from './support/app.js';
 
 /**

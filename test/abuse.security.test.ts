@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientHash, clientKey } from '../src/domain/client.js';
+import { clientHash, clientKey } from '../src/domain/network/client.js';
 import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, TestClock, useTestApp, validTask } from './support/app.js';
 
 /**

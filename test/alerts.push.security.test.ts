@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { endpointProblem } from '../src/services/push.js';
+import { endpointProblem } from '../src/services/alerts/push.js';
 import { signIn } from './console.support.js';
 import { submit } from './operator.support.js';
 import { postJson, STORES, startTestApp, type TestApp } from './support/app.js';

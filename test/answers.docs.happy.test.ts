@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exampleStructuredRequest } from '../src/docs/answers.js';
-import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../src/domain/answer-example.js';
+import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../src/domain/answers/answer-example.js';
 import { call, type Json, useMcpClient } from './mcp.support.js';
 import { patchOk } from './operator.support.js';
 import { postJson, useTestApp } from './support/app.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../src/domain/answer-example.js';
+import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../src/domain/answers/answer-example.js';
 import { type Json, patch, patchOk, submit } from './operator.support.js';
 import { postJson, STORES, useTestApp, validTask } from './support/app.js';
 

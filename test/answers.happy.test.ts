@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../src/domain/answer-example.js';
+import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../src/domain/answers/answer-example.js';
 import { verifyReceipt } from '../src/receipts/verify.js';
 import { pngImage, uploadOk } from './attachments.support.js';
 import { adminGet, type Json, patchOk, submit } from './operator.support.js';

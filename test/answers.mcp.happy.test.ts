@@ -1,6 +1,6 @@
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../src/domain/answer-example.js';
+import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../src/domain/answers/answer-example.js';
 import { call, type Json, useMcpClient } from './mcp.support.js';
 import { patchOk } from './operator.support.js';
 import { STORES, TestClock, useTestApp, validTask } from './support/app.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { RESPONSE_SCHEMA_MAX_EXPANDED, vetResponseSchema } from '../src/domain/answers/response-schema.js';
+import { compileResponseSchema, resultProblems } from '../src/domain/answers/response-validator.js';
 import { isAppError } from '../src/domain/errors.js';
-import { RESPONSE_SCHEMA_MAX_EXPANDED, vetResponseSchema } from '../src/domain/response-schema.js';
-import { compileResponseSchema, resultProblems } from '../src/domain/response-validator.js';
 import { type Json, patch, patchOk, submit } from './operator.support.js';
 import { postJson, useTestApp, validTask } from './support/app.js';
 

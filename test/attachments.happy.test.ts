@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { deleteAttachmentsOfTask } from '../src/store/attachments-repo.js';
+import { deleteAttachmentsOfTask } from '../src/store/attachments/attachments-repo.js';
 import { hasGps, photoWithGps, pngImage, sha256Hex, storedRows, uploadOk } from './attachments.support.js';
 import { adminGet, type Json, patchOk, taskIn } from './operator.support.js';
 import { STORES, useTestApp } from './support/app.js';

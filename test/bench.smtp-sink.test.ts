@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SmtpSink, startSmtpSink } from '../bench/default-path.js';
-import { composeMail, mailEnvelope } from '../src/mail/mime.js';
-import { SmtpPool } from '../src/mail/smtp-client.js';
+import { composeMail, mailEnvelope } from '../src/mail/transport/mime.js';
+import { SmtpPool } from '../src/mail/transport/smtp-client.js';
 import { outgoingMail } from './mail.smtp-client.support.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEADLINE_REASON, rejectPastDeadline, sweepDeadlines } from '../src/services/deadlines.js';
-import { findTask, tasksPastDeadline } from '../src/store/tasks-repo.js';
+import { DEADLINE_REASON, rejectPastDeadline, sweepDeadlines } from '../src/services/tasks/deadlines.js';
+import { findTask, tasksPastDeadline } from '../src/store/tasks/tasks-repo.js';
 import { type Json, patch, patchOk, submit } from './operator.support.js';
 import { publicTask } from './questions.support.js';
 import { STORES, smtpOf, startTestApp, type TestApp, TestClock, useSuiteResource, useTestApp } from './support/app.js';

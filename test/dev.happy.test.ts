@@ -1,8 +1,8 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { sampleAnswer } from '../src/domain/sample-answer.js';
-import { cannedDelivery } from '../src/services/dev-operator.js';
+import { sampleAnswer } from '../src/domain/answers/sample-answer.js';
+import { cannedDelivery } from '../src/services/runtime/dev-operator.js';
 import { postJson, useTestApp, validTask } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 

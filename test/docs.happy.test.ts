@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { publicLimits } from '../src/docs/limits.js';
-import { TASK_TYPES } from '../src/domain/task.js';
+import { TASK_TYPES } from '../src/domain/tasks/task.js';
 import { API_VERSION, SERVICE_VERSION } from '../src/version.js';
 import { arr, at, getJson, getText, type Json, obj, walkServices } from './docs.support.js';
 import { TOOL_NAMES } from './mcp.support.js';

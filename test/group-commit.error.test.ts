@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit, maxBatchFor, type Outcome, SQLITE_MAX_BATCH } from '../src/services/group-commit.js';
+import { GroupCommit, maxBatchFor, type Outcome, SQLITE_MAX_BATCH } from '../src/services/tasks/group-commit.js';
 
 /**
  * The group commit's own rules, with a commit function that records its batches: items that

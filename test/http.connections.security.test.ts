@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { installConnectionLimits, serverTimeoutOptions } from '../src/http/connections.js';
+import { installConnectionLimits, serverTimeoutOptions } from '../src/http/connections/connections.js';
 import { installPipeline } from '../src/http/pipeline.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { openRaw } from './support/net.js';

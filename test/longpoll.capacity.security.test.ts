@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { maxHeldFor } from '../src/services/task-waits.js';
+import { maxHeldFor } from '../src/services/waiting/task-waits.js';
 import { postJson, startTestApp, type TestApp, validTask } from './support/app.js';
 
 /**

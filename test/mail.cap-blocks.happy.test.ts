@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dailyCapUsage } from '../src/abuse/quotas.js';
 import { CapUnits } from '../src/mail/cap-units.js';
-import { startOutboxWorker } from '../src/services/mail-worker.js';
+import { startOutboxWorker } from '../src/services/delivery/mail-worker.js';
 import { postJson, STORES, useTestApp, validTask } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBackground } from '../src/background.js';
 import { loadConfig } from '../src/config.js';
-import { retryDelayMs } from '../src/services/mail-worker.js';
-import { listOutbox } from '../src/services/outbox-admin.js';
+import { retryDelayMs } from '../src/services/delivery/mail-worker.js';
+import { listOutbox } from '../src/services/delivery/outbox-admin.js';
 import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, TestClock, useTestApp, validTask } from './support/app.js';
 import { startSmtpServer, type TestSmtpServer, waitUntil } from './support/smtp.js';
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type Background, startBackground } from '../src/background.js';
 import { enqueueTaskSubmitted } from '../src/mail/outbox.js';
 import { withTransaction } from '../src/store/db.js';
-import type { TaskRow } from '../src/store/tasks-repo.js';
+import type { TaskRow } from '../src/store/tasks/tasks-repo.js';
 import { postJson, STORES, startTestApp, type TestApp, TestClock, validTask } from './support/app.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';
 

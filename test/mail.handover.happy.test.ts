@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Background, startBackground } from '../src/background.js';
 import { enqueueTaskSubmitted } from '../src/mail/outbox.js';
 import { CLAIM_RANKS } from '../src/mail/priority.js';
-import { type OutboxWorker, startOutboxWorker } from '../src/services/mail-worker.js';
+import { type OutboxWorker, startOutboxWorker } from '../src/services/delivery/mail-worker.js';
 import { withTransaction } from '../src/store/db.js';
 import { postJson, STORES, startTestApp, type TestApp, validTask } from './support/app.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimDue, SentMarks } from '../src/mail/queue.js';
-import { insertOutbox } from '../src/store/outbox-repo.js';
+import { insertOutbox } from '../src/store/delivery/outbox-repo.js';
 import { STORES, startTestApp, type TestApp } from './support/app.js';
 
 /**

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { composeMail, mailEnvelope, type OutgoingMail } from '../src/mail/mime.js';
 import { taskSubmittedMail } from '../src/mail/templates/operator.js';
-import { createMailTransport } from '../src/mail/transport.js';
-import type { TaskRow } from '../src/store/tasks-repo.js';
+import { composeMail, mailEnvelope, type OutgoingMail } from '../src/mail/transport/mime.js';
+import { createMailTransport } from '../src/mail/transport/transport.js';
+import type { TaskRow } from '../src/store/tasks/tasks-repo.js';
 import { outgoingMail } from './mail.smtp-client.support.js';
 import { parseMail } from './support/smtp.js';
 

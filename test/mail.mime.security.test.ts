@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isPermanentRejection } from '../src/mail/errors.js';
-import { composeMail, MailHeaderError, mailEnvelope, type OutgoingMail } from '../src/mail/mime.js';
+import { composeMail, MailHeaderError, mailEnvelope, type OutgoingMail } from '../src/mail/transport/mime.js';
 import { outgoingMail } from './mail.smtp-client.support.js';
 import { headerNamesOf, parseMail } from './support/smtp.js';
 

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBackground } from '../src/background.js';
 import { enqueueMessageReceived, enqueueTaskSubmitted, enqueueTaskTransition } from '../src/mail/outbox.js';
 import { headerText, isSafeAddress, maskAddress } from '../src/mail/sanitize.js';
-import { startOutboxWorker } from '../src/services/mail-worker.js';
-import type { MessageRow } from '../src/store/messages-repo.js';
-import { findTask } from '../src/store/tasks-repo.js';
+import { startOutboxWorker } from '../src/services/delivery/mail-worker.js';
+import type { MessageRow } from '../src/store/messages/messages-repo.js';
+import { findTask } from '../src/store/tasks/tasks-repo.js';
 import { postJson, STORES, smtpOf, startTestApp, type TestApp, useTestApp, validTask } from './support/app.js';
 import { driveTransition, type ReceivedMail, startSmtpServer, type TestSmtpServer, waitUntil } from './support/smtp.js';
 

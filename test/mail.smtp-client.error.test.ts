@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { describeSendError, isPermanentRejection } from '../src/mail/errors.js';
-import { composeMail, mailEnvelope, type OutgoingMail } from '../src/mail/mime.js';
-import { parseSmtpUrl, SmtpError, type SmtpPool, SmtpUrlError } from '../src/mail/smtp-client.js';
+import { composeMail, mailEnvelope, type OutgoingMail } from '../src/mail/transport/mime.js';
+import { parseSmtpUrl, SmtpError, type SmtpPool, SmtpUrlError } from '../src/mail/transport/smtp-client.js';
 import { outgoingMail, selfSignedCertificate, smtpReply, startRealServer, useSmtpFixtures } from './mail.smtp-client.support.js';
 
 /**

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { composeMail, mailEnvelope, type OutgoingMail } from '../src/mail/mime.js';
-import { dataBlock, defaultClientName, parseSmtpUrl, type SmtpPool } from '../src/mail/smtp-client.js';
-import { createMailTransport } from '../src/mail/transport.js';
+import { composeMail, mailEnvelope, type OutgoingMail } from '../src/mail/transport/mime.js';
+import { dataBlock, defaultClientName, parseSmtpUrl, type SmtpPool } from '../src/mail/transport/smtp-client.js';
+import { createMailTransport } from '../src/mail/transport/transport.js';
 import { outgoingMail, selfSignedCertificate, useSmtpFixtures, withoutBoundaries } from './mail.smtp-client.support.js';
 
 /**

@@ -7,8 +7,8 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { afterEach } from 'vitest';
-import type { OutgoingMail } from '../src/mail/mime.js';
-import { SmtpPool, type SmtpPoolOptions } from '../src/mail/smtp-client.js';
+import type { OutgoingMail } from '../src/mail/transport/mime.js';
+import { SmtpPool, type SmtpPoolOptions } from '../src/mail/transport/smtp-client.js';
 import { type ParsedMail, parseMail } from './support/smtp.js';
 
 /** Helpers of the SMTP client suites (test/mail.smtp-client.*.test.ts, test/mail.mime.*.test.ts). */

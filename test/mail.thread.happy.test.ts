@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startSmtpSink } from '../bench/default-path.js';
 import { type Background, startBackground } from '../src/background.js';
 import { isPermanentRejection } from '../src/mail/errors.js';
-import type { OutgoingMail } from '../src/mail/mime.js';
-import { ThreadTransport } from '../src/mail/thread-transport.js';
+import type { OutgoingMail } from '../src/mail/transport/mime.js';
+import { ThreadTransport } from '../src/mail/transport/thread-transport.js';
 import { postJson, STORES, startTestApp, type TestApp, validTask } from './support/app.js';
 import { startSmtpServer, type TestSmtpServer, waitUntil } from './support/smtp.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { publicLimits } from '../src/docs/limits.js';
-import { TASK_TYPES } from '../src/domain/task.js';
+import { TASK_TYPES } from '../src/domain/tasks/task.js';
 import { call, type Json, rpc, TOOL_NAMES, texts, toolsCall, useMcpClient } from './mcp.support.js';
 import { postJson, STORES, useTestApp, validTask } from './support/app.js';
 

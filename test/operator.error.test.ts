@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ALL_STATUSES } from '../src/domain/task.js';
+import { ALL_STATUSES } from '../src/domain/tasks/task.js';
 import { ADMIN, adminGet, type Json, patch, patchOk, submit, taskIn } from './operator.support.js';
 import { STORES, TestClock, useTestApp } from './support/app.js';
 

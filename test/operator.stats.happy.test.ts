@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { durationStats, taskStats } from '../src/services/stats.js';
+import { durationStats, taskStats } from '../src/services/console/stats.js';
 import { adminGet, patchOk, submit } from './operator.support.js';
 import { STORES, TestClock, useTestApp } from './support/app.js';
 

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { runRetention } from '../src/services/retention.js';
-import { findTask } from '../src/store/tasks-repo.js';
+import { runRetention } from '../src/services/runtime/retention.js';
+import { findTask } from '../src/store/tasks/tasks-repo.js';
 import { adminGet, type Json, patchOk, submit } from './operator.support.js';
 import { STORES, TestClock, useTestApp } from './support/app.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sweepDeadlines } from '../src/services/deadlines.js';
+import { sweepDeadlines } from '../src/services/tasks/deadlines.js';
 import { signIn } from './console.support.js';
 import { patchOk, submit } from './operator.support.js';
 import { answer, ask } from './questions.support.js';

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { PublicTask } from '../src/domain/schemas.js';
+import type { PublicTask } from '../src/domain/tasks/schemas.js';
 import { CHANGE_CHANNEL } from '../src/store/change-feed.js';
-import { PublicTaskCache } from '../src/store/task-cache.js';
+import { PublicTaskCache } from '../src/store/tasks/task-cache.js';
 import { readTask } from './longpoll.support.js';
 import { patchOk, submit } from './operator.support.js';
 import { STORES, type TestApp, useTestApp } from './support/app.js';

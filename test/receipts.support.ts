@@ -10,7 +10,11 @@ export interface CliResult {
 }
 
 /** Runs one of the src/cli scripts exactly as `npm run` does (tsx), with extra environment. */
-export function runCli(script: 'verify-receipt' | 'rotate-keys' | 'backup' | 'restore', args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+export function runCli(
+  script: 'verify-receipt' | 'rotate-keys' | 'backup' | 'restore' | 'audit-verify',
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<CliResult> {
   // Vite puts its own BASE_URL ('/') into the test process's environment; the CLIs must not see it.
   const { BASE_URL: _vite, ...inherited } = process.env;
   return new Promise((resolve) => {

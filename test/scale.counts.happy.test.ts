@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runRetention } from '../src/services/retention.js';
-import { recountTasks, storedTaskCounts } from '../src/store/task-counts-repo.js';
+import { runRetention } from '../src/services/runtime/retention.js';
+import { recountTasks, storedTaskCounts } from '../src/store/tasks/task-counts-repo.js';
 import { deliveredRecord, importOk, openRecord, rejectedRecord } from './import.support.js';
 import { adminGet, patch, submit } from './operator.support.js';
 import { STORES, TestClock, useTestApp } from './support/app.js';

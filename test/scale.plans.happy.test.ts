@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runRetention } from '../src/services/retention.js';
+import { runRetention } from '../src/services/runtime/retention.js';
 import { postForm, signIn } from './console.support.js';
 import { ADMIN, adminGet, submit, taskIn } from './operator.support.js';
 import { postJson, STORES, TestClock, useTestApp } from './support/app.js';

@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { padded, powerOfTwoSizes, WRITE_CHUNK_MAX } from '../src/store/batches.js';
-import { activeBlocksMatching, insertBlock } from '../src/store/blocklist-repo.js';
-import { addCounts, readCounters } from '../src/store/counters-repo.js';
+import { activeBlocksMatching, insertBlock } from '../src/store/abuse-control/blocklist-repo.js';
+import { addCounts, readCounters } from '../src/store/abuse-control/counters-repo.js';
+import { findIdempotencyRecords, type IdempotencyRow, saveIdempotencyRecords } from '../src/store/abuse-control/idempotency-repo.js';
 import { migrate, openStore, type Store } from '../src/store/db.js';
-import { findIdempotencyRecords, type IdempotencyRow, saveIdempotencyRecords } from '../src/store/idempotency-repo.js';
-import { insertOutbox, markClaimedOutboxSent } from '../src/store/outbox-repo.js';
-import { findByDedupeKeys, insertTasks, type TaskRow } from '../src/store/tasks-repo.js';
+import { insertOutbox, markClaimedOutboxSent } from '../src/store/delivery/outbox-repo.js';
+import { padded, powerOfTwoSizes, WRITE_CHUNK_MAX } from '../src/store/sqlite/batches.js';
+import { findByDedupeKeys, insertTasks, type TaskRow } from '../src/store/tasks/tasks-repo.js';
 import { STORES } from './support/app.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 
@@ -64,6 +64,7 @@ function task(n: number): TaskRow {
     due_at: null,
     agent_key_id: null,
     agent_directory: null,
+    receipt_log_index: null,
   };
 }
 

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkpointOnDemand } from '../src/store/checkpointer.js';
 import { openStore, type Store } from '../src/store/db.js';
+import { checkpointOnDemand } from '../src/store/sqlite/checkpointer.js';
 import { waitUntil } from './support/smtp.js';
 
 /** Faults of the on-demand checkpointer (src/store/checkpointer.ts): none may end the process. */

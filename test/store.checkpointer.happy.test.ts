@@ -4,8 +4,8 @@ import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCheckpointer } from '../src/store/checkpointer.js';
 import { migrate, openStore, type Store, type StoreOptions } from '../src/store/db.js';
+import { startCheckpointer } from '../src/store/sqlite/checkpointer.js';
 import { waitUntil } from './support/smtp.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addCounts, readCounters } from '../src/store/counters-repo.js';
-import { insertOutbox } from '../src/store/outbox-repo.js';
+import { addCounts, readCounters } from '../src/store/abuse-control/counters-repo.js';
+import { insertOutbox } from '../src/store/delivery/outbox-repo.js';
 import { STORES, useTestApp } from './support/app.js';
 
 /**

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { QUIET_MS } from '../src/http/submission-lane.js';
-import { SQLITE_MAX_BATCH } from '../src/services/group-commit.js';
+import { QUIET_MS } from '../src/http/lanes/submission-lane.js';
+import { SQLITE_MAX_BATCH } from '../src/services/tasks/group-commit.js';
 import { postJson, STORES, type TestApp, useTestApp, validTask } from './support/app.js';
 
 /**

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { initDeps } from '../src/deps.js';
-import { clientHash, clientKey } from '../src/domain/client.js';
+import { clientHash, clientKey } from '../src/domain/network/client.js';
 import { migrate, openStore } from '../src/store/db.js';
 import { SERVICE_VERSION } from '../src/version.js';
 import { postJson, STORES, startTestApp, TestClock, useTestApp, validTask } from './support/app.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runRetention } from '../src/services/retention.js';
+import { runRetention } from '../src/services/runtime/retention.js';
 import { upload } from './attachments.support.js';
 import { postForm, signIn } from './console.support.js';
 import { ADMIN, submit } from './operator.support.js';

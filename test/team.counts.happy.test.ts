@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { OWNER } from '../src/domain/actor.js';
-import { OPEN_STATUSES, type TaskStatus } from '../src/domain/task.js';
-import { sweepDeadlines } from '../src/services/deadlines.js';
-import { assignmentCounts } from '../src/services/operators.js';
-import { openAssignedCounts, recountOpenAssigned } from '../src/store/assignments-repo.js';
+import { OPEN_STATUSES, type TaskStatus } from '../src/domain/tasks/task.js';
+import { OWNER } from '../src/domain/team/actor.js';
+import { sweepDeadlines } from '../src/services/tasks/deadlines.js';
+import { assignmentCounts } from '../src/services/team/operators.js';
 import { migrations } from '../src/store/migrations/index.js';
+import { openAssignedCounts, recountOpenAssigned } from '../src/store/team/assignments-repo.js';
 import { patch, submit } from './operator.support.js';
 import { STORES, TestClock, useTestApp } from './support/app.js';
 import { seededRandom } from './support/random.js';

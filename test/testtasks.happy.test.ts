@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isTestTask } from '../src/domain/test-task.js';
+import { isTestTask } from '../src/domain/tasks/test-task.js';
 import { postForm, signIn } from './console.support.js';
 import { importOk, openRecord } from './import.support.js';
 import { call, useMcpClient } from './mcp.support.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findMessage } from '../src/store/messages-repo.js';
+import { findMessage } from '../src/store/messages/messages-repo.js';
 import { call, useMcpClient } from './mcp.support.js';
 import { ADMIN, type Json } from './operator.support.js';
 import { postJson, STORES, TestClock, useTestApp } from './support/app.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { importJWK, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { enqueueTaskEvent } from '../src/services/webhooks.js';
+import { enqueueTaskEvent } from '../src/services/delivery/webhooks.js';
 import { withTransaction } from '../src/store/db.js';
 import { postForm, signIn } from './console.support.js';
 import { connectClient } from './mcp.support.js';

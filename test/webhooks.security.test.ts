@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { describe, expect, it } from 'vitest';
-import { isPublicAddress } from '../src/domain/addresses.js';
-import { callbackUrlProblem } from '../src/domain/callback-url.js';
+import { isPublicAddress } from '../src/domain/network/addresses.js';
+import { callbackUrlProblem } from '../src/domain/tasks/callback-url.js';
 import { call, connectClient } from './mcp.support.js';
 import { postJson, STORES, useSuiteResource, useTestApp, validTask } from './support/app.js';
 import { ACCEPT, listWebhooks, patchTask, submitWithCallback, useReceiver, WEBHOOK_TEST_ENV, waitForEvent } from './webhooks.support.js';

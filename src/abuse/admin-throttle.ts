@@ -1,7 +1,7 @@
 import type { AdminThrottleSettings } from '../config.js';
 import { AppError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import { countFailure } from '../store/signin-failures-repo.js';
+import { countFailure } from '../store/team/signin-failures-repo.js';
 import { noteRefusal } from './auto-block.js';
 import { clientBlocked, matchBlock } from './blocklist.js';
 import type { AbuseDeps, Caller } from './context.js';

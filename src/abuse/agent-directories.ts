@@ -1,7 +1,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { Logger } from 'pino';
-import { invalidSignature } from '../domain/agents.js';
+import { invalidSignature } from '../domain/agents/directory.js';
 import type { AppError } from '../domain/errors.js';
 import type { Clock } from '../domain/time.js';
 import { DocumentTooLarge, getDocument } from '../webhooks/send.js';

@@ -2,11 +2,11 @@ import { createHash, verify as verifyBytes } from 'node:crypto';
 import { isSignatureError, type UntrustedSignatureCandidate, type VerifiedSignature, type Verifier, verifySignature } from 'http-message-sig';
 import type { Logger } from 'pino';
 import { type Dictionary, parseDictionary, parseItem, Token } from 'structured-headers';
-import { directoryUrlOf, invalidSignature } from '../domain/agents.js';
+import { directoryUrlOf, invalidSignature } from '../domain/agents/directory.js';
 import type { VerifiedAgent } from '../domain/caller.js';
 import { AppError } from '../domain/errors.js';
 import type { Clock } from '../domain/time.js';
-import { claimNonce, deleteExpiredNonces } from '../store/agent-nonces-repo.js';
+import { claimNonce, deleteExpiredNonces } from '../store/agents/nonces-repo.js';
 import type { Store } from '../store/db.js';
 import type { AgentDirectories } from './agent-directories.js';
 

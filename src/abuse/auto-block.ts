@@ -1,5 +1,5 @@
 import { AppError } from '../domain/errors.js';
-import { deleteCounters, incrementCounter, readCounters } from '../store/counters-repo.js';
+import { deleteCounters, incrementCounter, readCounters } from '../store/abuse-control/counters-repo.js';
 import { blockClient } from './blocklist.js';
 import type { AbuseDeps, Caller } from './context.js';
 import { windowOf } from './limits.js';

@@ -1,21 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { BLOCK_KINDS, type BlockKind } from '../domain/admin-schemas.js';
 import type { NetworkHashes, VerifiedAgent } from '../domain/caller.js';
-import { emailDomain } from '../domain/email.js';
 import { AppError } from '../domain/errors.js';
+import { emailDomain } from '../domain/network/email.js';
+import { BLOCK_KINDS, type BlockKind } from '../domain/tasks/admin-schemas.js';
 import { comparisonKey } from '../domain/text.js';
 import { iso } from '../domain/time.js';
-import { type ActiveBlock, activeBlocksMatching, type BlockMatch, hasActiveBlock, insertBlock } from '../store/blocklist-repo.js';
+import { type ActiveBlock, activeBlocksMatching, type BlockMatch, hasActiveBlock, insertBlock } from '../store/abuse-control/blocklist-repo.js';
 import type { AbuseDeps } from './context.js';
 
 /**
  * The blocklist: ip (stored as the client hash, never the address), email, domain (the domain and
  * every subdomain) and requester (a task's `requester`, a message's `from`). Entries may expire.
  * Checked on submissions and messages; a match is 403 `client_blocked` naming only the kind. The
- * operator's administration of entries is services/blocklist.ts.
+ * operator's administration of entries is services/console/blocklist.ts.
  */
 
-export { BLOCK_KINDS, type BlockKind } from '../domain/admin-schemas.js';
+export { BLOCK_KINDS, type BlockKind } from '../domain/tasks/admin-schemas.js';
 export type BlockSource = 'admin' | 'auto';
 
 /** Requesters compare in the comparison form of agent text (NFKC, invisible characters removed, …). */

@@ -1,6 +1,6 @@
 import { AppError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import type { DedupeMatch } from '../store/tasks-repo.js';
+import type { DedupeMatch } from '../store/tasks/tasks-repo.js';
 import type { AbuseDeps, Caller } from './context.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Resolver } from 'node:dns/promises';
 import type { Config } from '../config.js';
-import { domainPart, isHostname, isPlaceholderDomain } from '../domain/email.js';
+import { domainPart, isHostname, isPlaceholderDomain } from '../domain/network/email.js';
 import type { Clock } from '../domain/time.js';
 
 /**

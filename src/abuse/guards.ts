@@ -1,6 +1,6 @@
 import { type AppError, validationFailed } from '../domain/errors.js';
-import type { MessageInput, TaskInput } from '../domain/schemas.js';
-import { addCounts, consumeCounter, readCounters } from '../store/counters-repo.js';
+import type { MessageInput, TaskInput } from '../domain/tasks/schemas.js';
+import { addCounts, consumeCounter, readCounters } from '../store/abuse-control/counters-repo.js';
 import { type Db, lockKeys, withTransaction } from '../store/db.js';
 import { countRefusal, noteRefusal } from './auto-block.js';
 import { type BlockSubject, clientBlocked, matchBlock } from './blocklist.js';

@@ -1,7 +1,7 @@
 import { validationFailed } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
+import { findIdempotencyRecord, type IdempotencyRow } from '../store/abuse-control/idempotency-repo.js';
 import type { Db } from '../store/db.js';
-import { findIdempotencyRecord, type IdempotencyRow } from '../store/idempotency-repo.js';
 import type { AbuseDeps, Caller } from './context.js';
 
 /**

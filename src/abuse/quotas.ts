@@ -1,5 +1,5 @@
 import { iso, nextUtcMidnight, utcDay } from '../domain/time.js';
-import { consumeCounter, consumeCounterBlock, incrementCounter, readCounters } from '../store/counters-repo.js';
+import { consumeCounter, consumeCounterBlock, incrementCounter, readCounters } from '../store/abuse-control/counters-repo.js';
 import type { Db } from '../store/db.js';
 import type { AbuseDeps } from './context.js';
 

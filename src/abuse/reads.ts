@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/time.js';
-import { addCounts, readCounters } from '../store/counters-repo.js';
+import { addCounts, readCounters } from '../store/abuse-control/counters-repo.js';
 import type { Db } from '../store/db.js';
 import { counterExpiry, windowOf } from './limits.js';
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { NetworkHashes } from '../domain/caller.js';
-import { clientHash, clientKeys, keyHash, networkKeyAt } from '../domain/client.js';
+import { clientHash, clientKeys, keyHash, networkKeyAt } from '../domain/network/client.js';
 import type { Clock } from '../domain/time.js';
 import type { Store } from '../store/db.js';
 import { createTargetResolver } from '../webhooks/target.js';
@@ -29,7 +29,7 @@ export interface AbuseState {
   directories: AgentDirectories;
   /** Throttle of failed operator-key attempts (admin API and console sign-in). */
   adminThrottle: AdminThrottle;
-  /** The keyed hash of a client address (domain/client.ts), remembered for recent addresses. */
+  /** The keyed hash of a client address (domain/network/client.ts), remembered for recent addresses. */
   clientHash(ip: string): string;
   /** The client hash of a verified agent: the keyed hash of `key:<key id>` (its address does not count). */
   agentHash(keyId: string): string;

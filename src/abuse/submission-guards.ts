@@ -1,11 +1,11 @@
 import type { AppError } from '../domain/errors.js';
-import type { TaskInput } from '../domain/schemas.js';
+import type { TaskInput } from '../domain/tasks/schemas.js';
 import { iso } from '../domain/time.js';
-import { type ActiveBlock, activeBlocksMatching } from '../store/blocklist-repo.js';
-import { addCounts, readCounters } from '../store/counters-repo.js';
+import { type ActiveBlock, activeBlocksMatching } from '../store/abuse-control/blocklist-repo.js';
+import { addCounts, readCounters } from '../store/abuse-control/counters-repo.js';
+import { findIdempotencyRecords, type IdempotencyRow, saveIdempotencyRecords } from '../store/abuse-control/idempotency-repo.js';
 import { type Db, lockKeys } from '../store/db.js';
-import { findIdempotencyRecords, type IdempotencyRow, saveIdempotencyRecords } from '../store/idempotency-repo.js';
-import { type DedupeMatch, findByDedupeKeys } from '../store/tasks-repo.js';
+import { type DedupeMatch, findByDedupeKeys } from '../store/tasks/tasks-repo.js';
 import { blockKindFor, blockMatchOf, clientBlocked, type SubjectMatch } from './blocklist.js';
 import type { AbuseDeps, Caller } from './context.js';
 import { type Duplicate, duplicateWindowStart, pickDuplicate } from './duplicates.js';
@@ -16,7 +16,7 @@ import { policiesOf } from './state.js';
 
 /**
  * The guards of task submissions inside the write transaction, for a whole batch of them at once
- * (group commit: services/tasks.ts commits the submissions that arrive together in one
+ * (group commit: services/tasks/tasks.ts commits the submissions that arrive together in one
  * transaction). Each submission is decided exactly as if it had come alone, in the batch's order,
  * seeing every earlier one's effect:
  *

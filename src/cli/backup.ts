@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { loadConfigOrExit } from '../config.js';
-import { backupSqlite, sqliteFileOf } from '../store/backup.js';
+import { backupSqlite, sqliteFileOf } from '../store/sqlite/backup.js';
 
 /**
  * `npm run backup -- <file> [--force]`: a consistent online copy of the SQLite store (the service

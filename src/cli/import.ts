@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { IMPORT_MAX_RECORDS } from '../domain/import-schemas.js';
+import { IMPORT_MAX_RECORDS } from '../domain/tasks/import-schemas.js';
 
 /**
  * `npm run import -- <file.json|-> [--base-url URL] [--batch N]`

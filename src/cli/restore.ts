@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfigOrExit } from '../config.js';
-import { isServiceBackup, restoreSqlite, sqliteFileOf } from '../store/backup.js';
+import { isServiceBackup, restoreSqlite, sqliteFileOf } from '../store/sqlite/backup.js';
 
 /**
  * `npm run restore -- <file> [--force]`: puts a backup made by `npm run backup` in place of the

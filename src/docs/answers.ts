@@ -1,11 +1,11 @@
-import { EXAMPLE_ANSWER_DESCRIPTION, EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../domain/answer-example.js';
+import { EXAMPLE_ANSWER_DESCRIPTION, EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../domain/answers/answer-example.js';
+import { RESPONSE_SCHEMA_KEYWORDS, RESPONSE_SCHEMA_MAX_BYTES, RESPONSE_SCHEMA_MAX_DEPTH } from '../domain/answers/response-schema.js';
 import type { Block } from '../domain/markup.js';
-import { RESPONSE_SCHEMA_KEYWORDS, RESPONSE_SCHEMA_MAX_BYTES, RESPONSE_SCHEMA_MAX_DEPTH } from '../domain/response-schema.js';
 import { API_VERSION } from '../version.js';
 
 /**
- * The worked example of structured answers (issue 24) as every document shows it: OpenAPI,
- * llms.txt, api.md and /agent.json all take it from here (and from domain/answer-example.ts), so
+ * The worked example of structured answers (docs/answers.md) as every document shows it: OpenAPI,
+ * llms.txt, api.md and /agent.json all take it from here (and from domain/answers/answer-example.ts), so
  * they cannot tell different stories.
  */
 

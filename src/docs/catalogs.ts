@@ -8,7 +8,7 @@ import { type StaticBody, staticBody } from './http.js';
  * (RFC 9727: a linkset pointing at the OpenAPI document, api.md and the health endpoint).
  */
 
-/** The AI Catalog specification (Agent-Card/ai-card, type/ai-catalog-cddl.md), v1. */
+/** The AI Catalog specification (the Agent-Card/ai-card repository's ai-catalog CDDL), v1. */
 const AI_CATALOG_SPEC = 'https://github.com/Agent-Card/ai-card/blob/main/type/ai-catalog-cddl.md';
 
 export function aiCatalog(base: string, title: string, updatedAt: string): StaticBody {

@@ -1,5 +1,5 @@
-import { taskInputSchema } from '../domain/schemas.js';
-import { CURRENT_STATUSES, DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/task.js';
+import { taskInputSchema } from '../domain/tasks/schemas.js';
+import { CURRENT_STATUSES, DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/tasks/task.js';
 import { MCP_REVISIONS, MCP_REVISIONS_NOTE } from '../mcp/revisions.js';
 import type { ServiceDeps } from '../services/context.js';
 import { API_VERSION, SERVICE_NAME, SERVICE_VERSION } from '../version.js';
@@ -68,6 +68,16 @@ function trust(deps: ServiceDeps) {
         'the deliverable hash (deliverable_sha256 over operator_notes), the request hash, the lifecycle timestamps and (receipt_version 2) every delivered file ' +
         '(attachments: name, media_type, size, sha256) to the task id',
       jwks: `${base}/.well-known/jwks.json`,
+      log: {
+        description:
+          'Every receipt issued is a leaf of a public append-only Merkle log (RFC 9162 hashing), served as C2SP tlog-tiles; ' +
+          "a task's inclusion proof (C2SP tlog-proof) is at /api/v1/tasks/{task_id}/receipt-proof, and its leaf index is receipt_log_index.",
+        origin: deps.receiptLog.name,
+        checkpoint: `${base}/log/checkpoint`,
+        tiles: `${base}/log/tile/`,
+        vkey: deps.receiptLog.vkey,
+        vkey_url: `${base}/log/vkey`,
+      },
     },
     test_tasks:
       'One small test task is fine; put the word "test" (the whole word, any case: not "testing" or "contest") in the description or requester and the operator treats it as one: the submission message confirms it, and it is left out of the published response times. There is no sandbox: this is production.',

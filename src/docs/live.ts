@@ -1,9 +1,9 @@
 import { dailyCapUsage } from '../abuse/quotas.js';
 import { iso } from '../domain/time.js';
+import { type SeenWithinTarget, seenWithinTarget } from '../services/alerts/response-target.js';
+import { type DurationStats, RECENT_SAMPLE, taskStats } from '../services/console/stats.js';
 import type { ServiceDeps } from '../services/context.js';
-import { onDutyCount } from '../services/operators.js';
-import { type SeenWithinTarget, seenWithinTarget } from '../services/response-target.js';
-import { type DurationStats, RECENT_SAMPLE, taskStats } from '../services/stats.js';
+import { onDutyCount } from '../services/team/operators.js';
 
 /**
  * The live transparency figures capabilities.json, human.json and the home page publish: how long
@@ -14,7 +14,7 @@ export interface LiveFigures {
   window_days: number;
   /**
    * The durations and the seen-within-target share are measured over at most this many of the
-   * window's most recent tasks (issue 28: a bounded sample, so the figures cost the same at any
+   * window's most recent tasks (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28: a bounded sample, so the figures cost the same at any
    * size of history); the open queue and the capacity are exact.
    */
   sample_tasks: number;
@@ -26,7 +26,7 @@ export interface LiveFigures {
   remaining_capacity_today: { tasks: number; task_cap: number; resets_at: string };
   accepting_tasks: boolean;
   /**
-   * Operators on duty now (issue 26): availability follows who is. null when the deployment has no
+   * Operators on duty now (docs/team.md): availability follows who is. null when the deployment has no
    * operators (the owner works alone, by working_hours).
    */
   operators_on_duty: number | null;

@@ -1,9 +1,10 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import { typeEnums } from '../domain/answers/json-schema.js';
 import type { ErrorCode } from '../domain/errors.js';
-import { typeEnums } from '../domain/json-schema.js';
-import { CatalogEntrySchema } from '../domain/profile.js';
-import { AnswerInputSchema, QuestionSchema } from '../domain/questions.js';
+import { AnswerInputSchema, QuestionSchema } from '../domain/questions/questions.js';
+import { MessageThreadSchema } from '../domain/questions/threads.js';
+import { CatalogEntrySchema } from '../domain/tasks/profile.js';
 import {
   ErrorSchema,
   HealthSchema,
@@ -14,8 +15,7 @@ import {
   SubmissionResponseSchema,
   taskInputSchema,
   WebhookEventSchema,
-} from '../domain/schemas.js';
-import { MessageThreadSchema } from '../domain/threads.js';
+} from '../domain/tasks/schemas.js';
 import { API_VERSION, SERVICE_VERSION } from '../version.js';
 import { addStructuredAnswerExample } from './answers.js';
 import type { DocsDeps } from './context.js';
@@ -298,7 +298,7 @@ function finish(doc: Json, facts: Map<string, RouteFacts>, named: ReadonlyArray<
 /**
  * What the request validation accepts beyond what the TypeBox input schemas say, stated in the
  * document so that peer tools (a validating proxy, a client generator) accept the same requests:
- * - an optional field sent as null counts as absent (the shared checker, services/validation.ts):
+ * - an optional field sent as null counts as absent (the shared checker, services/tasks/validation.ts):
  *   `nullable` on every optional field of every POST body. PATCH bodies are checked with null
  *   kept (it may mean "clear"), so only the fields whose schema says so are nullable there;
  * - contact_email is required unless delivery is status_poll. OpenAPI 3.0 has no if/then, so the

@@ -1,9 +1,9 @@
-import { PLACEHOLDER_DOMAINS, PLACEHOLDER_TLDS } from '../domain/email.js';
 import { ERROR_STATUS } from '../domain/errors.js';
 import type { Block } from '../domain/markup.js';
-import { ANSWER_MAX, ANSWER_MIN, AWAITING_ANSWER_GUIDE } from '../domain/questions.js';
-import { messageInputSchema, PublicAttachmentSchema, PublicTaskSchema, taskInputSchema } from '../domain/schemas.js';
-import { TASK_TYPES } from '../domain/task.js';
+import { PLACEHOLDER_DOMAINS, PLACEHOLDER_TLDS } from '../domain/network/email.js';
+import { ANSWER_MAX, ANSWER_MIN, AWAITING_ANSWER_GUIDE } from '../domain/questions/questions.js';
+import { messageInputSchema, PublicAttachmentSchema, PublicTaskSchema, taskInputSchema } from '../domain/tasks/schemas.js';
+import { TASK_TYPES } from '../domain/tasks/task.js';
 import { MCP_REVISIONS_NOTE } from '../mcp/revisions.js';
 import type { ServiceDeps } from '../services/context.js';
 import { API_VERSION, SERVICE_VERSION } from '../version.js';

@@ -1,5 +1,5 @@
-import { AWAITING_ANSWER_GUIDE } from '../domain/questions.js';
-import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
+import { AWAITING_ANSWER_GUIDE } from '../domain/questions/questions.js';
+import { MAX_TOOL_WAIT_SECONDS } from '../services/waiting/task-watch.js';
 import { API_VERSION } from '../version.js';
 
 /**

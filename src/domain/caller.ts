@@ -1,4 +1,4 @@
-import type { Source } from './task.js';
+import type { Source } from './tasks/task.js';
 
 /** Who is calling, whichever door they came in by. */
 export interface Caller {

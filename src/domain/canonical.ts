@@ -11,6 +11,11 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
-export function sha256Hex(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
+/** SHA-256 of text (UTF-8) or bytes: the one digest of stored key hashes, request hashes and receipt bindings. */
+export function sha256(data: string | Buffer): Buffer {
+  return createHash('sha256').update(data).digest();
+}
+
+export function sha256Hex(data: string | Buffer): string {
+  return sha256(data).toString('hex');
 }

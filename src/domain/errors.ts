@@ -1,5 +1,5 @@
 /**
- * The closed set of error codes (shared/spec/contract.md), their HTTP statuses and the one error
+ * The closed set of error codes (docs/spec/contract.md), their HTTP statuses and the one error
  * type every layer throws. REST maps it to a response, MCP to an `isError` tool result, the web
  * pages to a message next to the form.
  */

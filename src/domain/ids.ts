@@ -41,8 +41,8 @@ export const TASK_ID_PATTERN = /^task-\d{4}-[0-9a-f]{32}$/;
 
 /**
  * Any task id this service may hold: its own, or one imported from another deployment
- * (`<prefix>-<year>-<hex>`, issue 19; the prefix in any case, as the reference deployment's
- * `HFAI-2026-<16 hex>`, issue 29). Lookups accept these, exactly as stored; new tasks always get
+ * (`<prefix>-<year>-<hex>`, docs/import.md; the prefix in any case, as the reference deployment's
+ * `HFAI-2026-<16 hex>`, docs/import.md#other-deployments-ids-issue-29). Lookups accept these, exactly as stored; new tasks always get
  * TASK_ID_PATTERN.
  */
 export const ANY_TASK_ID_PATTERN = /^[A-Za-z][A-Za-z0-9]{0,31}-\d{4}-[0-9a-f]{8,64}$/;

@@ -1,11 +1,12 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { type Actor, assertRole, OWNER, type Role } from '../domain/actor.js';
-import { clientHash } from '../domain/client.js';
+import { sha256 } from '../domain/canonical.js';
 import { AppError } from '../domain/errors.js';
-import { PERSONAL_KEY_PATTERN } from '../domain/team-schemas.js';
+import { clientHash } from '../domain/network/client.js';
+import { type Actor, assertRole, OWNER, type Role } from '../domain/team/actor.js';
+import { PERSONAL_KEY_PATTERN } from '../domain/team/team-schemas.js';
 import type { ServiceDeps } from '../services/context.js';
-import { actorOfPersonalKey } from '../services/operators.js';
+import { actorOfPersonalKey } from '../services/team/operators.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -20,10 +21,6 @@ declare module 'fastify' {
     /** Who is acting, once the key or session was checked. */
     actor?: Actor;
   }
-}
-
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
 }
 
 export function adminKeyMatches(expectedHash: Buffer, candidate: string | undefined): boolean {

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { VerifiedAgent } from '../domain/caller.js';
 import { AppError } from '../domain/errors.js';
 import { isIdempotencyKey } from '../domain/ids.js';
-import type { Source } from '../domain/task.js';
+import type { Source } from '../domain/tasks/task.js';
 import type { Caller, ServiceDeps } from '../services/context.js';
 
 export function callerFrom(request: FastifyRequest, deps: ServiceDeps, source: Source = 'api'): Caller {

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { contentDisposition } from '../domain/attachments.js';
-import { fileStream, type StoredFile } from '../services/attachment-files.js';
+import { fileStream, type StoredFile } from '../services/attachments/files.js';
 import type { ServiceDeps } from '../services/context.js';
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
-import { bodyGuardError } from '../domain/body-guard.js';
 import { AppError } from '../domain/errors.js';
+import { bodyGuardError } from '../domain/tasks/body-guard.js';
 import type { RequestStep } from './pipeline.js';
 
 /**
@@ -60,7 +60,7 @@ export function requestGuards(app: FastifyInstance): { step: RequestStep; draini
 }
 
 /**
- * The body guards (domain/body-guard.ts: nesting, numbers JSON cannot hold, NUL, unpaired
+ * The body guards (domain/tasks/body-guard.ts: nesting, numbers JSON cannot hold, NUL, unpaired
  * surrogates) run on every route that takes a body, whatever the door — the API, MCP, the web
  * form and the console — before the route or any schema sees it.
  */

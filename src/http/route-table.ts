@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Role } from '../domain/actor.js';
+import type { Role } from '../domain/team/actor.js';
 
 /** One registered route as the role check sees it. */
 export interface RouteEntry {

@@ -1,11 +1,11 @@
-import { assigneeOf } from '../store/assignments-repo.js';
 import type { Db } from '../store/db.js';
-import type { MessageRow } from '../store/messages-repo.js';
-import { findOperator, type OperatorRow, onDutyOperators } from '../store/operators-repo.js';
+import type { MessageRow } from '../store/messages/messages-repo.js';
+import { assigneeOf } from '../store/team/assignments-repo.js';
+import { findOperator, type OperatorRow, onDutyOperators } from '../store/team/operators-repo.js';
 
 /**
  * Who an operator alert goes to (contract "A team of operators"), one rule for mail (outbox.ts)
- * and Web Push (services/push.ts): an alert about an assigned task (an answer, a message naming
+ * and Web Push (services/alerts/push.ts): an alert about an assigned task (an answer, a message naming
  * it, a passed deadline) goes to its assignee while they are enabled; a new task, or a task nobody
  * holds, to every operator on duty; when nobody is on duty (or there is no team), to the
  * deployment's fallback as before teams: OPERATOR_EMAIL, and every subscribed device except those

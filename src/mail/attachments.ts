@@ -1,7 +1,7 @@
-import type { PublicAttachment } from '../domain/schemas.js';
-import { readBlob } from '../store/blobs-repo.js';
+import type { PublicAttachment } from '../domain/tasks/schemas.js';
+import { readBlob } from '../store/attachments/blobs-repo.js';
 import type { Db } from '../store/db.js';
-import { findTask } from '../store/tasks-repo.js';
+import { findTask } from '../store/tasks/tasks-repo.js';
 
 /**
  * Delivered files in the delivery mail: attached when they total at most 10 MiB, otherwise

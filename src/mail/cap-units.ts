@@ -16,7 +16,7 @@ export function capBlock(cap: number): number {
 const HEADROOM_BLOCKS = 4;
 
 /**
- * The mail worker's units of the daily e-mail cap, taken from the store in blocks (issue 28): a
+ * The mail worker's units of the daily e-mail cap, taken from the store in blocks (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28): a
  * counter write per mail, each its own commit, was most of what a mail cost the worker behind a
  * flood. A block is taken only when it fits under the limit with HEADROOM_BLOCKS more to spare;
  * nearer the cap, and for digests, the worker takes units one at a time exactly as before

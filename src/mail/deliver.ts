@@ -11,13 +11,13 @@ import { describeSendError, isPermanentRejection, logSafeError, responseCodeOf }
 import { claimRank, DIGEST_KIND, digestMail, isNotification, NOTIFICATION_KINDS, notificationShare, notificationVerdict } from './priority.js';
 import { bundleIntoDigest, claimDue, markFailed, type OutboxRow, postpone, type SentMarks, scheduleRetry } from './queue.js';
 import { headerText, isSafeAddress, maskAddress } from './sanitize.js';
-import type { MailTransport } from './transport.js';
+import type { MailTransport } from './transport/transport.js';
 
 /**
  * Sending one claimed mail: take a unit of the daily e-mail cap (or postpone to the next UTC day),
  * send, and record the outcome. Failures are retried with exponential backoff capped at
  * `retryMaxMs`, so a mail goes out soon after SMTP comes back; only a permanent 5xx rejection or
- * `maxAttempts` failures mark it failed. The loop that claims and paces is services/scheduler.ts.
+ * `maxAttempts` failures mark it failed. The loop that claims and paces is services/delivery/scheduler.ts.
  */
 
 export interface DeliveryContext {

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { randomHex } from '../domain/ids.js';
-import type { Question } from '../domain/questions.js';
+import type { Question } from '../domain/questions/questions.js';
 import { iso } from '../domain/time.js';
 import { afterCommit, type Db, whenCommitted } from '../store/db.js';
-import type { MessageRow } from '../store/messages-repo.js';
-import { insertOutbox, type OutboxRow } from '../store/outbox-repo.js';
-import { type TaskRow, taskSummaries } from '../store/tasks-repo.js';
+import { insertOutbox, type OutboxRow } from '../store/delivery/outbox-repo.js';
+import type { MessageRow } from '../store/messages/messages-repo.js';
+import { type TaskRow, taskSummaries } from '../store/tasks/tasks-repo.js';
 import { alertAudience, messageAlertTask, namedTaskIds } from './alert-audience.js';
 import type { MailDeps } from './context.js';
 import { claimRank } from './priority.js';
@@ -18,7 +18,7 @@ import { duplicateNoticeMail, taskAcceptedMail, taskDeliveredMail, taskRejectedM
 
 /**
  * The transactional outbox: each function writes mail rows in the caller's transaction, so a
- * change and the mail it causes commit together (or not at all). The worker (worker.ts) sends
+ * change and the mail it causes commit together (or not at all). The mail worker (services/delivery/mail-worker.ts) sends
  * them later, from any instance.
  */
 

@@ -1,18 +1,18 @@
 import type { Insertable } from 'kysely';
 import { iso } from '../domain/time.js';
-import { extendLease as extendQueueLease, extendLeases as extendQueueLeases } from '../store/leased-queue.js';
-import { claimDueOutbox, markClaimedOutboxSent, type OutboxRow, replaceClaimedOutbox, updateClaimedOutbox } from '../store/outbox-repo.js';
+import { extendLease as extendQueueLease, extendLeases as extendQueueLeases } from '../store/delivery/leased-queue.js';
+import { claimDueOutbox, markClaimedOutboxSent, type OutboxRow, replaceClaimedOutbox, updateClaimedOutbox } from '../store/delivery/outbox-repo.js';
 import type { OutboxTable } from '../store/schema.js';
 import type { MailDeps } from './context.js';
 import { CLAIM_RANKS, claimRank } from './priority.js';
 
 /**
  * The mail worker's view of the outbox: claims under a lease and the outcome of each claimed mail
- * (the queries themselves are in store/outbox-repo.ts and store/leased-queue.ts). Every write names the claim token, so a
+ * (the queries themselves are in store/delivery/outbox-repo.ts and store/delivery/leased-queue.ts). Every write names the claim token, so a
  * worker that lost its lease cannot overwrite the new holder's outcome.
  */
 
-export type { OutboxRow } from '../store/outbox-repo.js';
+export type { OutboxRow } from '../store/delivery/outbox-repo.js';
 
 type QueueDeps = Pick<MailDeps, 'store' | 'clock'>;
 

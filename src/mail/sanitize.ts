@@ -1,4 +1,4 @@
-import { isPlainAddress } from '../domain/email.js';
+import { isPlainAddress } from '../domain/network/email.js';
 
 /**
  * Keeping agent-written text out of mail headers. A header value never carries a line break or a

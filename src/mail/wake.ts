@@ -1,4 +1,4 @@
-import type { OutboxRow } from '../store/outbox-repo.js';
+import type { OutboxRow } from '../store/delivery/outbox-repo.js';
 
 /**
  * Where the code that queues mail meets this instance's worker, one per application (built in

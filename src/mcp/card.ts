@@ -1,8 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import Type, { type Static } from 'typebox';
-import { AWAITING_ANSWER_GUIDE } from '../domain/questions.js';
+import { AWAITING_ANSWER_GUIDE } from '../domain/questions/questions.js';
 import type { ServiceDeps } from '../services/context.js';
-import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
+import { MAX_TOOL_WAIT_SECONDS } from '../services/waiting/task-watch.js';
 import { SERVICE_NAME } from '../version.js';
 import { MCP_REVISIONS } from './revisions.js';
 import type { McpTypes } from './sdk.js';

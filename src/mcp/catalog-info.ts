@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { publicLimits } from '../docs/limits.js';
-import { CatalogEntrySchema, ProfileSchema } from '../domain/profile.js';
-import { DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/task.js';
+import { CatalogEntrySchema, ProfileSchema } from '../domain/tasks/profile.js';
+import { DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/tasks/task.js';
 import type { ServiceDeps } from '../services/context.js';
 import { SERVICE_NAME } from '../version.js';
 

@@ -1,12 +1,12 @@
 import Type from 'typebox';
-import { ANSWER_MAX, ANSWER_MIN, openQuestion } from '../domain/questions.js';
+import { ANSWER_MAX, ANSWER_MIN, openQuestion } from '../domain/questions/questions.js';
 
-export { AWAITING_ANSWER_GUIDE } from '../domain/questions.js';
+export { AWAITING_ANSWER_GUIDE } from '../domain/questions/questions.js';
 
-import type { PublicTask } from '../domain/schemas.js';
+import type { PublicTask } from '../domain/tasks/schemas.js';
 
 /**
- * The MCP side of questions (issue 25): the answer tool's input, and the sentences that tell an
+ * The MCP side of questions (docs/questions.md): the answer tool's input, and the sentences that tell an
  * agent to look for awaiting_answer and how to answer (tool descriptions, instructions, card).
  */
 

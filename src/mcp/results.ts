@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AppError, ErrorBody } from '../domain/errors.js';
-import type { PublicTask } from '../domain/schemas.js';
+import type { PublicTask } from '../domain/tasks/schemas.js';
 import { awaitingNote } from './questions.js';
 
 /**

@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { AppError } from '../domain/errors.js';
-import { ErrorSchema } from '../domain/schemas.js';
+import { ErrorSchema } from '../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../services/context.js';
 import { asStoreUnavailable } from '../store/faults.js';
 import { type ServerCard, ServerCardSchema, serverCard } from './card.js';
 import { hostGuard } from './host-guard.js';
-import { createMcpServer } from './mcp-server.js';
-import { modernMcp } from './modern.js';
+import { createMcpServer } from './revision-2025-11-25/mcp-server.js';
+import { modernMcp } from './revision-2026-07-28/mcp-server.js';
 import { loadMcpSdk, loadMcpTypes } from './sdk.js';
 import { anthropicTools, openAiTools } from './tool-exports.js';
 import { buildTools } from './tools.js';

@@ -1,7 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import Type, { type TSchema } from 'typebox';
+import { typeEnums } from '../domain/answers/json-schema.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/ids.js';
-import { typeEnums } from '../domain/json-schema.js';
+import { MessageThreadSchema } from '../domain/questions/threads.js';
 import {
   ErrorSchema,
   MessageResponseSchema,
@@ -11,16 +12,15 @@ import {
   PublicTaskSchema,
   SubmissionResponseSchema,
   taskInputSchema,
-} from '../domain/schemas.js';
-import { MessageThreadSchema } from '../domain/threads.js';
+} from '../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../services/context.js';
-import { MAX_TOOL_WAIT_SECONDS } from '../services/task-watch.js';
+import { MAX_TOOL_WAIT_SECONDS } from '../services/waiting/task-watch.js';
 import { HumanServicesSchema } from './catalog-info.js';
 import { AWAITING_ANSWER_GUIDE, answerToolInput, threadToolInput } from './questions.js';
 
 /**
  * The four tools, their descriptions (written for a model) and their schemas. Input schemas are
- * the REST body schemas of src/domain/schemas.ts, built from the running limits, so MCP and REST
+ * the REST body schemas of src/domain/tasks/schemas.ts, built from the running limits, so MCP and REST
  * validate the same fields the same way; output schemas are the REST response schemas.
  */
 

@@ -16,11 +16,11 @@ import {
   type Transaction,
 } from 'kysely';
 import type { Pool, PoolClient, QueryConfig, Submittable } from 'pg';
-import { type Checkpointer, checkpointOnDemand } from './checkpointer.js';
 import { StoreFaults, storeFaultReason } from './faults.js';
 import { migrations } from './migrations/index.js';
 import { loadPg } from './pg.js';
 import type { Database } from './schema.js';
+import { type Checkpointer, checkpointOnDemand } from './sqlite/checkpointer.js';
 import { SQLite, type SQLiteDatabase, type SQLiteStatement } from './sqlite-driver.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;

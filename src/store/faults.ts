@@ -48,7 +48,7 @@ const FAULT_OUTLIVES_PROBE_MS = 3000;
 /** What the store remembers of recent faults, for the health record. */
 export class StoreFaults {
   private last: { reason: string; at: number; probedSince: boolean } | undefined;
-  /** The health record's last write probe (services/health.ts), reused for a couple of seconds. */
+  /** The health record's last write probe (services/runtime/health.ts), reused for a couple of seconds. */
   lastProbe: { at: number; failure: string | undefined } | undefined;
 
   record(reason: string, at = Date.now()): void {
@@ -67,10 +67,23 @@ export class StoreFaults {
   }
 }
 
+/**
+ * A fault's reason as a client may read it: plain words, never the driver's code (SQLITE_BUSY,
+ * 57P01, ECONNREFUSED), which names the store and its driver. The code stays in the log (every
+ * door logs the error itself) and in the health record.
+ */
+function inWords(reason: string): string {
+  if (/^(SQLITE_FULL|53100)$/.test(reason)) return 'out of space';
+  if (/^(SQLITE_BUSY|SQLITE_LOCKED|55P03|53300)$/.test(reason)) return 'busy';
+  if (/^(57014|ETIMEDOUT|timeout)$/.test(reason)) return 'timed out';
+  if (/^57P0/.test(reason)) return 'restarting';
+  return 'unreachable';
+}
+
 export function storeUnavailable(reason: string): AppError {
   return new AppError(
     'service_unavailable',
-    `The service's store is not answering (${reason}). Retry after ${STORE_RETRY_AFTER_SECONDS} seconds.`,
+    `The service's store is not answering (${inWords(reason)}). Retry after ${STORE_RETRY_AFTER_SECONDS} seconds.`,
     { retry_after_seconds: STORE_RETRY_AFTER_SECONDS },
     { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) },
   );

@@ -26,6 +26,12 @@ export interface TasksTable {
   updated_at: string;
   /** JSON array of {status, at}. */
   status_history: string;
+  /**
+   * The deliverable. Free text for a task without a response schema; for a task with one, the
+   * structured result as its RFC 8785 canonical JSON (migration 120 added no column of its own):
+   * the receipt's deliverable hash is over these bytes either way, and readers parse it back
+   * (the public task's `result`) when `response_schema` is set. The name is the contract's field.
+   */
   operator_notes: string | null;
   seen_by_operator_at: string | null;
   eta: string | null;
@@ -45,9 +51,9 @@ export interface TasksTable {
   callback_url: string | null;
   /** When retention erased the contact e-mail (and callback URL, attachments) of this final task (migration 100). */
   erased_at: string | null;
-  /** 1 when the description or requester carries the word "test" (migration 110, issue 19). */
+  /** 1 when the description or requester carries the word "test" (migration 110, docs/import.md). */
   is_test: number;
-  /** The request's response_schema as JSON text (migration 120, issue 24); NULL when none. */
+  /** The request's response_schema as JSON text (migration 120, docs/answers.md); NULL when none. */
   response_schema: string | null;
   /** JSON array of the operator's questions with their answers (migration 130); NULL when none. */
   questions: string | null;
@@ -61,6 +67,8 @@ export interface TasksTable {
   agent_key_id: string | null;
   /** That agent's key directory host[:port] (migration 265); NULL when unsigned. */
   agent_directory: string | null;
+  /** The receipt's leaf index in the public log (migration 260), set when the sequencer integrates it; NULL before. */
+  receipt_log_index: number | null;
 }
 
 export interface MessagesTable {
@@ -341,6 +349,10 @@ export interface AuditLogTable {
   task_id: string | null;
   /** JSON object. */
   details: string;
+  /** The entry's link in the hash chain (domain/team/audit-chain.ts, migration 260); NULL until the sequencer chains it. */
+  hash: string | null;
+  /** Its place in the chain, from 0; NULL until chained. */
+  chain_index: number | null;
 }
 
 /** Failed sign-ins per client address hash or per operator, in one-minute windows, shared by every instance. */
@@ -398,7 +410,47 @@ export interface Database {
   task_snoozes: TaskSnoozesTable;
   held_actions: HeldActionsTable;
   reply_templates: ReplyTemplatesTable;
+  log_leaves: LogLeavesTable;
+  log_nodes: LogNodesTable;
+  log_checkpoints: LogCheckpointsTable;
   agent_nonces: AgentNoncesTable;
+}
+
+/**
+ * A leaf of the public receipt log (migration 260): written with the receipt it carries, waiting
+ * (`leaf_index` NULL) until the sequencer gives it its place.
+ */
+export interface LogLeavesTable {
+  id: string;
+  /** The task whose receipt this is; NULL for other kinds of leaf. */
+  task_id: string | null;
+  /** The leaf's data: a compact JWS. */
+  data: string;
+  created_at: string;
+  leaf_index: number | null;
+}
+
+/**
+ * A complete subtree of the log (migration 260): the RFC 9162 hash of leaves
+ * [index * 2^level, (index + 1) * 2^level), base64. Level 0 holds the leaf hashes; the hashes of a
+ * tlog-tiles tile at tile level L are the nodes of level 8L.
+ */
+export interface LogNodesTable {
+  level: number;
+  idx: number;
+  hash: string;
+}
+
+/** A signed checkpoint of the log (migration 260), one per integration. */
+export interface LogCheckpointsTable {
+  /** 0, 1, 2, …: the latest is the greatest (a new audit head may sign a tree of the same size again). */
+  seq: number;
+  size: number;
+  /** base64 root hash. */
+  root: string;
+  /** The whole signed note as served at /log/checkpoint. */
+  note: string;
+  created_at: string;
 }
 
 /** Web Bot Auth signature nonces seen, until their window ends (migration 265). */

@@ -9,14 +9,14 @@ import { documentById } from '../docs/endpoints.js';
 import { prefersMarkdown } from '../docs/http.js';
 import { type AppError, isAppError } from '../domain/errors.js';
 import { html, type SafeHtml } from '../domain/html.js';
-import type { PublicTask } from '../domain/schemas.js';
-import { statusPagePath } from '../domain/urls.js';
+import { statusPagePath } from '../domain/network/urls.js';
+import type { PublicTask } from '../domain/tasks/schemas.js';
 import { callerFrom } from '../http/client.js';
 import { fromFastify } from '../http/errors.js';
-import { sendMessage } from '../services/messages.js';
-import { answerQuestion } from '../services/questions.js';
-import { checkTaskReceipt } from '../services/receipt-check.js';
-import { getTask, submitTask } from '../services/tasks.js';
+import { sendMessage } from '../services/messages/messages.js';
+import { answerQuestion } from '../services/questions/questions.js';
+import { checkTaskReceipt } from '../services/tasks/receipt-check.js';
+import { getTask, submitTask } from '../services/tasks/tasks.js';
 import { docsIndexBody, docsIndexMarkdown, documentBody, documentMarkdown } from './pages/docs.js';
 import { fieldErrors, formRuleDetails, formValues, toTaskPayload } from './pages/form.js';
 import { EMPTY_FORM, type FormState, formPageBody, homeBody } from './pages/home.js';
@@ -178,7 +178,7 @@ async function sendTaskMessage(deps: DocsDeps, request: FastifyRequest, reply: F
 }
 
 /**
- * The status page's answer form (issue 25): the same answerQuestion as the API. Answered: back to
+ * The status page's answer form (docs/questions.md): the same answerQuestion as the API. Answered: back to
  * the question (303) saying so; refused: the status page again, the problem beside the answer.
  */
 async function sendTaskAnswer(deps: DocsDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {

@@ -4,7 +4,7 @@ import type { Clock } from '../domain/time.js';
 import { iso } from '../domain/time.js';
 import { activeSigningKey } from '../receipts/keys.js';
 import type { Store } from '../store/db.js';
-import { finishClaim, insertWebhookAttempt, type WebhookEventRow } from '../store/webhooks-repo.js';
+import { finishWebhookClaim, insertWebhookAttempt, type WebhookEventRow } from '../store/delivery/webhooks-repo.js';
 import { postWebhook } from './send.js';
 import { signWebhook } from './sign.js';
 import { type Target, TargetRefused } from './target.js';
@@ -13,7 +13,7 @@ import { type Target, TargetRefused } from './target.js';
  * One delivery of one claimed webhook event: resolve and check the host, sign, POST to the checked
  * address, log the attempt and record the outcome under the claim. 2xx is delivered; 410 stops for
  * good; anything else is retried with exponential backoff and ±20 % jitter until
- * WEBHOOK_MAX_ATTEMPTS. The loop that claims events is services/webhook-worker.ts.
+ * WEBHOOK_MAX_ATTEMPTS. The loop that claims events is services/delivery/webhook-worker.ts.
  */
 
 export interface DeliveryContext {
@@ -72,17 +72,17 @@ export async function deliverOne(deps: DeliveryContext, row: WebhookEventRow): P
   const recorded = { attempts: attempt, last_status_code: outcome.statusCode, last_error: outcome.error };
   let kept: boolean;
   if (outcome.error === null) {
-    kept = await finishClaim(deps.store.db, row.id, token, { ...recorded, status: 'delivered', delivered_at: at });
+    kept = await finishWebhookClaim(deps.store.db, row.id, token, { ...recorded, status: 'delivered', delivered_at: at });
     deps.log.info(context, 'webhook delivered');
   } else if (outcome.statusCode === 410) {
-    kept = await finishClaim(deps.store.db, row.id, token, { ...recorded, status: 'gone' });
+    kept = await finishWebhookClaim(deps.store.db, row.id, token, { ...recorded, status: 'gone' });
     deps.log.info(context, 'webhook receiver answered 410 Gone; no more attempts');
   } else if (attempt >= settings.maxAttempts) {
-    kept = await finishClaim(deps.store.db, row.id, token, { ...recorded, status: 'failed' });
+    kept = await finishWebhookClaim(deps.store.db, row.id, token, { ...recorded, status: 'failed' });
     deps.log.warn({ ...context, error: outcome.error }, 'webhook failed for good; the operator can retry it');
   } else {
     const retryAt = new Date(deps.clock.now().getTime() + webhookRetryDelayMs(attempt, settings));
-    kept = await finishClaim(deps.store.db, row.id, token, { ...recorded, next_attempt_at: iso(retryAt) });
+    kept = await finishWebhookClaim(deps.store.db, row.id, token, { ...recorded, next_attempt_at: iso(retryAt) });
     deps.log[attempt === 1 ? 'warn' : 'debug']({ ...context, error: outcome.error, retry_at: iso(retryAt) }, 'webhook attempt failed; will retry');
   }
   if (!kept) deps.log.warn(context, 'webhook: this worker lost its claim during the attempt; the outcome is recorded by the new holder');

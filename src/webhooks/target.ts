@@ -1,7 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { Config } from '../config.js';
-import { ipLiteral, isLocalhostName, isPublicAddress } from '../domain/addresses.js';
+import { ipLiteral, isLocalhostName, isPublicAddress } from '../domain/network/addresses.js';
 
 /**
  * The SSRF guard at delivery: the callback host is resolved (through DNS_SERVERS, as the MX checks

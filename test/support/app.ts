@@ -13,7 +13,7 @@ import type { ApiVersion } from '../../src/docs/versions.js';
 import type { Clock } from '../../src/domain/time.js';
 import { createLogger } from '../../src/logger.js';
 import { migrate, openStore, type Store, type StoreOptions } from '../../src/store/db.js';
-import { updateTask } from '../../src/store/tasks-repo.js';
+import { updateTask } from '../../src/store/tasks/tasks-repo.js';
 import { SERVICE_VERSION } from '../../src/version.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { sharedDnsServer } from './dns-server.js';

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { enqueueTaskTransition } from '../../src/mail/outbox.js';
 import type { TasksTable } from '../../src/store/schema.js';
-import { findTask, type TaskRow } from '../../src/store/tasks-repo.js';
+import { findTask, type TaskRow } from '../../src/store/tasks/tasks-repo.js';
 import type { TestApp } from './app.js';
 
 /**

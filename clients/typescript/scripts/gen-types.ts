@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { compile, type JSONSchema } from 'json-schema-to-typescript';
 import { loadConfig } from '../../../src/config.js';
 import { ERROR_STATUS } from '../../../src/domain/errors.js';
-import { CatalogEntrySchema, TaskTypeSchema } from '../../../src/domain/profile.js';
+import { CatalogEntrySchema, TaskTypeSchema } from '../../../src/domain/tasks/profile.js';
 import {
   ErrorSchema,
   MessageResponseSchema,
@@ -24,7 +24,7 @@ import {
   SubmissionResponseSchema,
   taskInputSchema,
   WebhookEventSchema,
-} from '../../../src/domain/schemas.js';
+} from '../../../src/domain/tasks/schemas.js';
 import { ReceiptAttachmentSchema, ReceiptPayloadSchema, ReceiptTimelineSchema } from '../../../src/receipts/payload.js';
 
 const OUT = new URL('../src/api-types.ts', import.meta.url);

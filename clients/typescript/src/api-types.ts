@@ -160,6 +160,7 @@ export interface PublicTask {
    */
   deliverable_sha256?: string;
   receipt_issued_at?: string;
+  receipt_log_index?: number | null;
   /**
    * Files delivered with the result, present once delivered (an empty array when none). Each sha256 is signed into the receipt (receipt_version 2).
    */

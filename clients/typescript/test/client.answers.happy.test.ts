@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../../../src/domain/answer-example.js';
+import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../../../src/domain/answers/answer-example.js';
 import { patchOk } from '../../../test/operator.support.js';
 import { STORES, useTestApp, validTask } from '../../../test/support/app.js';
 import { HumanTaskClient, type TypedTask } from '../src/index.js';

@@ -1,12 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
-import { BLOCK_KINDS, BlockInputSchema, PageQuerySchema } from '../../domain/admin-schemas.js';
 import { AppError } from '../../domain/errors.js';
-import { ErrorSchema } from '../../domain/schemas.js';
-import { addBlock, listBlocks, removeBlock } from '../../services/blocklist.js';
+import { BLOCK_KINDS, BlockInputSchema, PageQuerySchema } from '../../domain/tasks/admin-schemas.js';
+import { ErrorSchema } from '../../domain/tasks/schemas.js';
+import { addBlock, listBlocks, removeBlock } from '../../services/console/blocklist.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { actorOf, requireAdmin } from '../admin-auth.js';
+import { unvalidatedBody } from '../bodies/validator.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -23,7 +24,7 @@ const BlockEntrySchema = Type.Object({
 
 /**
  * The blocklist admin endpoints (contract "The operator (admin) API"): thin adapters over
- * services/blocklist.ts, which the operator console calls too and which validates the body from
+ * services/console/blocklist.ts, which the operator console calls too and which validates the body from
  * BlockInputSchema (422 with details). The key is checked on request.
  */
 export async function registerBlocklistRoutes(server: FastifyInstance, deps: ServiceDeps): Promise<void> {
@@ -39,7 +40,7 @@ export async function registerBlocklistRoutes(server: FastifyInstance, deps: Ser
         operationId: 'adminAddBlock',
         summary: 'Block an IP address, e-mail address, e-mail domain or requester',
         tags: ['admin'],
-        body: BlockInputSchema,
+        body: unvalidatedBody(BlockInputSchema),
         response: { 201: BlockEntrySchema, ...errors(400, 401, 415, 422) },
       },
     },

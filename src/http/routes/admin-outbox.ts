@@ -1,11 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type, { type TSchema } from 'typebox';
-import { OUTBOX_STATUSES, OutboxQuerySchema } from '../../domain/admin-schemas.js';
 import { AppError } from '../../domain/errors.js';
-import { ErrorSchema } from '../../domain/schemas.js';
+import { OUTBOX_STATUSES, OutboxQuerySchema } from '../../domain/tasks/admin-schemas.js';
+import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { countOutbox, getOutboxEntry, listOutbox, retryOutbox } from '../../services/outbox-admin.js';
+import { countOutbox, getOutboxEntry, listOutbox, retryOutbox } from '../../services/delivery/outbox-admin.js';
 import { requireAdmin } from '../admin-auth.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import { ErrorSchema } from '../../domain/schemas.js';
+import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import {
   AuditListSchema,
   AuditQuerySchema,
@@ -12,11 +12,12 @@ import {
   OperatorListSchema,
   OperatorPatchSchema,
   OperatorSchema,
-} from '../../domain/team-schemas.js';
-import { listAudit } from '../../services/audit.js';
+} from '../../domain/team/team-schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { createKey, createOperator, listKeys, listOperators, revokeKey, updateOperator } from '../../services/operators.js';
+import { listAudit } from '../../services/team/audit.js';
+import { createKey, createOperator, listKeys, listOperators, revokeKey, updateOperator } from '../../services/team/operators.js';
 import { actorOf, requireAdmin } from '../admin-auth.js';
+import { unvalidatedBody } from '../bodies/validator.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 const OperatorParams = Type.Object({ operator_id: Type.String({ maxLength: 200 }) });
@@ -24,7 +25,7 @@ const KeyParams = Type.Object({ operator_id: Type.String({ maxLength: 200 }), ke
 
 /**
  * The team API (contract "A team of operators"): operators, their personal keys, the audit log.
- * Thin adapters over services/operators.ts and services/audit.ts; each route declares its role.
+ * Thin adapters over services/team/operators.ts and services/team/audit.ts; each route declares its role.
  */
 export async function registerTeamRoutes(server: FastifyInstance, deps: ServiceDeps): Promise<void> {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
@@ -43,7 +44,7 @@ export async function registerTeamRoutes(server: FastifyInstance, deps: ServiceD
         operationId: 'adminCreateOperator',
         summary: 'Invite an operator: returns a single-use invite_url (24 h) to register a passkey',
         tags,
-        body: OperatorInputSchema,
+        body: unvalidatedBody(OperatorInputSchema),
         response: { 201: OperatorCreatedSchema, ...errors(400, 401, 403, 413, 415, 422) },
       },
     },
@@ -70,7 +71,7 @@ export async function registerTeamRoutes(server: FastifyInstance, deps: ServiceD
         summary: 'Change an operator’s role, or disable them (their keys and sessions stop at once); the last admin cannot be demoted or disabled',
         tags,
         params: OperatorParams,
-        body: OperatorPatchSchema,
+        body: unvalidatedBody(OperatorPatchSchema),
         response: { 200: OperatorSchema, ...errors(400, 401, 403, 404, 409, 413, 415, 422) },
       },
     },

@@ -1,10 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type, { type TSchema } from 'typebox';
-import { ErrorSchema } from '../../domain/schemas.js';
+import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { listWebhooks, retryWebhook, WEBHOOK_LIST_MAX } from '../../services/webhooks.js';
-import { WEBHOOK_STATUSES } from '../../store/webhooks-repo.js';
+import { listWebhooks, retryWebhook, WEBHOOK_LIST_MAX } from '../../services/delivery/webhooks.js';
+import { WEBHOOK_STATUSES } from '../../store/delivery/webhooks-repo.js';
 import { requireAdmin } from '../admin-auth.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -13,13 +13,14 @@ import {
   QueueSchema,
   StatsQuerySchema,
   TaskPatchSchema,
-} from '../../domain/admin-schemas.js';
-import { ErrorSchema } from '../../domain/schemas.js';
+} from '../../domain/tasks/admin-schemas.js';
+import { ErrorSchema } from '../../domain/tasks/schemas.js';
+import { adminStats, listMessages, listQueue, viewTask } from '../../services/console/reads.js';
+import { patchTask } from '../../services/console/transitions.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { replyToMessage } from '../../services/message-replies.js';
-import { adminStats, listMessages, listQueue, viewTask } from '../../services/operator.js';
-import { patchTask } from '../../services/operator-transitions.js';
+import { replyToMessage } from '../../services/messages/replies.js';
 import { actorOf, requireAdmin } from '../admin-auth.js';
+import { unvalidatedBody } from '../bodies/validator.js';
 import { registerJwksRoute } from './jwks.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
@@ -86,7 +87,7 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
             'submitted|accepted→rejected (operator_notes = reason). Anything else is 409 invalid_transition with from and to.',
           tags: ['admin'],
           params: TaskParams,
-          body: TaskPatchSchema,
+          body: unvalidatedBody(TaskPatchSchema),
           response: { 200: AdminTaskSchema, ...errors(400, 401, 404, 409, 413, 415, 422) },
         },
       },
@@ -120,7 +121,7 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
         summary: 'Answer a message: mailed to its reply_to from MAIL_FROM, threaded under it, and recorded on the task',
         tags: ['admin'],
         params: Type.Object({ message_id: Type.String({ maxLength: 200 }) }),
-        body: MessageReplyInputSchema,
+        body: unvalidatedBody(MessageReplyInputSchema),
         response: { 201: MessageReplySchema, ...errors(400, 401, 404, 413, 415, 422) },
       },
     },

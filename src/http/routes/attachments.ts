@@ -1,18 +1,18 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type, { type Static } from 'typebox';
-import { ErrorSchema } from '../../domain/schemas.js';
-import { openFile, thumbnail } from '../../services/attachment-files.js';
-import { operatorAttachments, removeAttachment, uploadAttachment } from '../../services/attachments.js';
+import { ErrorSchema } from '../../domain/tasks/schemas.js';
+import { operatorAttachments, removeAttachment, uploadAttachment } from '../../services/attachments/attachments.js';
+import { openFile, thumbnail } from '../../services/attachments/files.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { actorOf, requireAdmin } from '../admin-auth.js';
+import { acceptRawBodies, withUpload } from '../bodies/raw-upload.js';
 import { downloadHeaders, sendStoredFile } from '../file-reply.js';
-import { acceptRawBodies, withUpload } from '../raw-upload.js';
 
 /**
  * Evidence files (contract "Evidence: attachments in deliverables"): the operator's upload, list
  * and removal, and the public download once the task is delivered. Thin adapters over
- * services/attachments.ts and services/attachment-files.ts.
+ * services/attachments/attachments.ts and services/attachments/files.ts.
  */
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));

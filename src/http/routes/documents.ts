@@ -7,9 +7,9 @@ import { buildDocumentSet, type DocumentSet, documentSet, readLive, signedAgentC
 import { withLive } from '../../docs/documents.js';
 import { jsonBody, type StaticBody, sendBody } from '../../docs/http.js';
 import { liveFigures } from '../../docs/live.js';
-import { ErrorSchema, ServicesPageSchema } from '../../domain/schemas.js';
+import { ErrorSchema, ServicesPageSchema } from '../../domain/tasks/schemas.js';
 import { SERVER_TITLE } from '../../mcp/card.js';
-import { listServices } from '../../services/services-catalog.js';
+import { listServices } from '../../services/tasks/services-catalog.js';
 
 type Json = Record<string, unknown>;
 

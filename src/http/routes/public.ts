@@ -12,13 +12,15 @@ import {
   ReadinessSchema,
   SubmissionResponseSchema,
   taskInputSchema,
-} from '../../domain/schemas.js';
-import { listMyTasks } from '../../services/agent-tasks.js';
+} from '../../domain/tasks/schemas.js';
+import { listMyTasks } from '../../services/agents/my-tasks.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { health } from '../../services/health.js';
-import { sendMessage } from '../../services/messages.js';
-import { readiness } from '../../services/readiness.js';
-import { getTask, submitTask } from '../../services/tasks.js';
+import { sendMessage } from '../../services/messages/messages.js';
+import { health } from '../../services/runtime/health.js';
+import { readiness } from '../../services/runtime/readiness.js';
+import { submitTask } from '../../services/tasks/tasks.js';
+import { waitForChange } from '../../services/waiting/task-watch.js';
+import { unvalidatedBody } from '../bodies/validator.js';
 import { callerFrom } from '../client.js';
 import { noneMatch, preferredWait, representationOf } from '../conditional.js';
 
@@ -29,15 +31,15 @@ declare module 'fastify' {
     kind?: RouteKind;
     /**
      * The route may hold a request open while it waits for a change (long-poll, MCP waits): a
-     * request timeout (issue 15) must exempt it; the route bounds the hold itself.
+     * request timeout (docs/operations.md#store-faults-srcstorefaultsts-srcstoredbts) must exempt it; the route bounds the hold itself.
      */
     holdsRequests?: boolean;
   }
 }
 
-/** The status read's route (also answered by the fast lane, http/fast-reads.ts). */
+/** The status read's route (also answered by the fast lane, http/lanes/fast-reads.ts). */
 export const STATUS_ROUTE = '/api/v1/tasks/:task_id';
-/** The submission's route (also held back under load, http/submission-lane.ts). */
+/** The submission's route (also held back under load, http/lanes/submission-lane.ts). */
 export const SUBMIT_ROUTE = '/api/v1/tasks';
 
 const TaskIdParams = Type.Object({ task_id: Type.String({ maxLength: 200 }) });
@@ -57,7 +59,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
         summary: 'Submit a task for a human operator',
         description: 'Asynchronous: returns 202 with the task id at once; poll status_url. Optional Idempotency-Key header.',
         tags: ['tasks'],
-        body: taskInputSchema(limits),
+        body: unvalidatedBody(taskInputSchema(limits)),
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 255 })) }),
         response: { 202: SubmissionResponseSchema, ...errors(400, 403, 409, 413, 415, 422, 429) },
       },
@@ -127,32 +129,18 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       // A hold is possible only with If-None-Match and a usable Prefer: wait; only then does the
       // read need a mark on the change feed (taken before reading, so no change slips between).
       const wait = known === undefined ? 0 : preferredWait(request.headers.prefer);
-      const since = wait > 0 ? deps.waits.mark() : 0;
-      let task = await getTask(deps, task_id);
-      let { body, etag } = representationOf(reply, task);
-      if (noneMatch(known, etag)) {
-        if (wait > 0 && !deps.waits.canHold()) {
-          // Held requests have their share of the connections (task-waits.ts, HELD_SHARE): the
-          // current status at once, the wait not applied, and a hint to come back later.
-          reply.header('Retry-After', '5');
-        } else if (wait > 0) {
-          reply.header('Preference-Applied', `wait=${wait}`);
-          const result = await deps.waits.wait({
-            taskId: task_id,
-            current: task,
-            since,
-            stillCurrent: (latest) => noneMatch(known, representationOf(reply, latest).etag),
-            timeoutMs: wait * 1000,
-            // A client that goes away releases its place at once.
-            closes: reply.raw,
-          });
-          // Deleted while held (retention): answered as any unknown id.
-          if (result.changed && result.task === undefined) task = await getTask(deps, task_id);
-          else task = result.task ?? task;
-          ({ body, etag } = representationOf(reply, task));
-        }
-        if (noneMatch(known, etag)) return reply.code(304).header('etag', etag).send();
-      }
+      const task = await waitForChange(deps, task_id, {
+        timeoutMs: wait * 1000,
+        unchanged: (latest) => noneMatch(known, representationOf(reply, latest).etag),
+        // Held requests have their share of the connections (task-waits.ts, HELD_SHARE): past it,
+        // the current status at once, the wait not applied, and a hint to come back later.
+        whenFull: () => reply.header('Retry-After', '5'),
+        beforeHold: () => reply.header('Preference-Applied', `wait=${wait}`),
+        // A client that goes away releases its place at once.
+        closes: reply.raw,
+      });
+      const { body, etag } = representationOf(reply, task);
+      if (noneMatch(known, etag)) return reply.code(304).header('etag', etag).send();
       // private, no-cache: the id is an access token (no shared cache may keep the task), and the
       // poller revalidates cheaply with the ETag.
       return reply.header('etag', etag).header('cache-control', 'private, no-cache').type('application/json; charset=utf-8').send(body);
@@ -168,7 +156,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
         summary: 'Send the operator a message',
         description: 'Questions, scoping, or withdrawing a task (name its task_id in the text).',
         tags: ['messages'],
-        body: messageInputSchema(limits),
+        body: unvalidatedBody(messageInputSchema(limits)),
         response: { 201: MessageResponseSchema, ...errors(400, 403, 413, 415, 422, 429) },
       },
     },
@@ -181,7 +169,7 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     },
   );
 
-  // Health is a read like any other (decision, issue 14): counted against READ_LIMIT_PER_MINUTE
+  // Health is a read like any other (decision, docs/decisions.md#edges-an-agent-trips-over-issue-14): counted against READ_LIMIT_PER_MINUTE
   // and answered with all four RateLimit fields, so no header advertises a limit it does not apply.
   // A probe every few seconds is far below the limit.
   app.get(

@@ -1,18 +1,19 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import { AnswerInputSchema, AskedQuestionSchema, QuestionInputSchema } from '../../domain/questions.js';
-import { ErrorSchema, PublicTaskSchema } from '../../domain/schemas.js';
+import { AnswerInputSchema, AskedQuestionSchema, QuestionInputSchema } from '../../domain/questions/questions.js';
+import { ErrorSchema, PublicTaskSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { answerQuestion, askQuestion, parseAnswerBody } from '../../services/questions.js';
+import { answerQuestion, askQuestion, parseAnswerBody } from '../../services/questions/questions.js';
 import { actorOf, requireAdmin } from '../admin-auth.js';
+import { unvalidatedBody } from '../bodies/validator.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 
 /**
  * Questions (contract "Questions from the operator, answers from the requester"): the operator
  * asks through the admin API, the requester answers with the task id as the only credential.
- * Thin adapters over services/questions.ts.
+ * Thin adapters over services/questions/questions.ts.
  */
 export function registerQuestionRoutes(server: FastifyInstance, deps: ServiceDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
@@ -33,7 +34,7 @@ export function registerQuestionRoutes(server: FastifyInstance, deps: ServiceDep
           'A delivered or rejected task: 409 invalid_transition.',
         tags: ['admin'],
         params: Type.Object({ task_id: Type.String({ maxLength: 200 }) }),
-        body: QuestionInputSchema,
+        body: unvalidatedBody(QuestionInputSchema),
         response: { 201: AskedQuestionSchema, ...errors(400, 401, 404, 409, 413, 415, 422) },
       },
     },
@@ -53,7 +54,7 @@ export function registerQuestionRoutes(server: FastifyInstance, deps: ServiceDep
           '200 with the task. Each question takes one answer: 409 already_answered; unknown question 404 question_not_found.',
         tags: ['tasks'],
         params: Type.Object({ task_id: Type.String({ maxLength: 200 }), question_id: Type.String({ maxLength: 200 }) }),
-        body: AnswerInputSchema,
+        body: unvalidatedBody(AnswerInputSchema),
         response: { 200: PublicTaskSchema, ...errors(400, 404, 409, 413, 415, 422, 429) },
       },
     },

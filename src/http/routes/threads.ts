@@ -1,12 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
-import { ErrorSchema } from '../../domain/schemas.js';
-import { MessageThreadSchema } from '../../domain/threads.js';
+import { MessageThreadSchema } from '../../domain/questions/threads.js';
+import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { readThread } from '../../services/messages.js';
+import { readThread } from '../../services/messages/messages.js';
 
-/** GET /api/v1/messages/{message_id} with the thread token as Bearer (issue 25): the operator's replies. */
+/** GET /api/v1/messages/{message_id} with the thread token as Bearer (docs/questions.md): the operator's replies. */
 export function registerThreadRoutes(server: FastifyInstance, deps: ServiceDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
-import { ErrorSchema } from '../../domain/schemas.js';
+import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { requestWithdrawal } from '../../services/withdrawal.js';
+import { requestWithdrawal } from '../../services/tasks/withdrawal.js';
 import { callerFrom } from '../client.js';
 
 const WithdrawalResponseSchema = Type.Object(

@@ -1,7 +1,7 @@
 import { html } from '../../domain/html.js';
 import { iso, parseDateTime } from '../../domain/time.js';
-import type { MessageRow } from '../../store/messages-repo.js';
-import type { TaskRow } from '../../store/tasks-repo.js';
+import type { MessageRow } from '../../store/messages/messages-repo.js';
+import type { TaskRow } from '../../store/tasks/tasks-repo.js';
 import { headerText } from '../sanitize.js';
 import { documentHtml, type Field, fieldsHtml, fieldsText, type MailParts, quoteHtml, quoteText } from './layout.js';
 

@@ -1,13 +1,13 @@
 import { html } from '../../domain/html.js';
-import type { Question } from '../../domain/questions.js';
-import { statusPageUrl } from '../../domain/urls.js';
-import type { TaskRow } from '../../store/tasks-repo.js';
+import { statusPageUrl } from '../../domain/network/urls.js';
+import type { Question } from '../../domain/questions/questions.js';
+import type { TaskRow } from '../../store/tasks/tasks-repo.js';
 import { headerText } from '../sanitize.js';
 import { documentHtml, type Field, fieldsHtml, fieldsText, type MailParts, quoteHtml } from './layout.js';
 import { consoleTaskUrl } from './operator.js';
 
 /**
- * Mails of issue 25: the operator's question to the requester (answered on the status page, never
+ * Mails of questions (docs/questions.md): the operator's question to the requester (answered on the status page, never
  * by replying to the mail), the answer to the operator, and an accepted task's passed deadline.
  * Every question and answer is agent- or operator-written: escaped in HTML, kept out of subjects.
  */

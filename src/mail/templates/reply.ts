@@ -1,5 +1,5 @@
 import { html } from '../../domain/html.js';
-import type { MessageRow } from '../../store/messages-repo.js';
+import type { MessageRow } from '../../store/messages/messages-repo.js';
 import { documentHtml, type MailParts, quoteHtml } from './layout.js';
 
 /**

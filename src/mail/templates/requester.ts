@@ -1,6 +1,6 @@
 import { html, type SafeHtml } from '../../domain/html.js';
-import { statusPageUrl, statusUrl } from '../../domain/urls.js';
-import type { TaskRow } from '../../store/tasks-repo.js';
+import { statusPageUrl, statusUrl } from '../../domain/network/urls.js';
+import type { TaskRow } from '../../store/tasks/tasks-repo.js';
 import { attachedToMail, deliveredFiles } from '../attachments.js';
 import { documentHtml, type Field, fieldsHtml, fieldsText, type MailParts, quoteHtml } from './layout.js';
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// Abuse control (issue 3): expired idempotency records are swept by expiry, and the submission
+// Abuse control (docs/abuse-control.md): expired idempotency records are swept by expiry, and the submission
 // screen looks up active blocks by kind and value (blocklist_kind_value_idx, in 001) — nothing else
 // is needed beyond 001's tables.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

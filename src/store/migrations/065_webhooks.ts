@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Webhooks (issue 11): the task's private `callback_url`, the webhook outbox (one row per event,
+ * Webhooks (docs/webhooks.md): the task's private `callback_url`, the webhook outbox (one row per event,
  * claimed under a lease like the mail outbox) and the log of every delivery attempt.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// The health record's write probe (issue 15): one row rewritten, so a store that answers reads but
+// The health record's write probe (docs/operations.md#store-faults-srcstorefaultsts-srcstoredbts): one row rewritten, so a store that answers reads but
 // cannot take writes (disk full, read-only) is reported instead of looking healthy.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// Retention (services/retention.ts): when a task's or message's private fields were erased, so each
+// Retention (services/runtime/retention.ts): when a task's or message's private fields were erased, so each
 // run looks only at rows not yet erased (indexed), and a sent-mail index for deleting old sent rows.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import { isTestTask } from '../../domain/test-task.js';
+import { isTestTask } from '../../domain/tasks/test-task.js';
 
 /**
- * Test tasks (issue 19): `is_test` is decided once, at submission, so the queue can filter on it
+ * Test tasks (docs/import.md): `is_test` is decided once, at submission, so the queue can filter on it
  * and the figures can leave it out. Tasks stored before this migration are classified here by
  * the same rule.
  */

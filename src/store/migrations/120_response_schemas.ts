@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Structured answers (issue 24): the task's response schema, as the agent gave it (JSON text), or
+ * Structured answers (docs/answers.md): the task's response schema, as the agent gave it (JSON text), or
  * NULL. The structured result needs no column of its own: it is the canonical JSON kept in
  * operator_notes once a task with a schema is delivered.
  */

@@ -1,11 +1,11 @@
 import { type Kysely, sql } from 'kysely';
-import { dueOf } from '../../domain/due.js';
+import { dueOf } from '../../domain/tasks/due.js';
 import { parseDateTime } from '../../domain/time.js';
 
 const DEFAULT_RESPONSE_TARGET_HOURS = 12;
 
 /**
- * Issue 25. Questions live on the task row as a JSON array (`questions`, NULL when none), so the
+ * Questions (docs/questions.md). Questions live on the task row as a JSON array (`questions`, NULL when none), so the
  * public task stays one row. `deadline_at` is the deadline as a UTC instant (the request keeps the
  * text as given, which may carry any offset and so does not sort), and `deadline_passed_at` marks
  * an accepted task whose passed deadline was announced: the sweep finds its work through a partial
@@ -17,7 +17,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('tasks').addColumn('questions', 'text').execute();
   await db.schema.alterTable('tasks').addColumn('deadline_at', 'text').execute();
   await db.schema.alterTable('tasks').addColumn('deadline_passed_at', 'text').execute();
-  // The earlier of deadline and response target (domain/due.ts): the console queue's order.
+  // The earlier of deadline and response target (domain/tasks/due.ts): the console queue's order.
   await db.schema.alterTable('tasks').addColumn('due_at', 'text').execute();
   await db.schema.alterTable('messages').addColumn('thread_token_hash', 'text').execute();
   // Tasks stored before: their deadline instant, so a deadline that passed meanwhile is handled at start.

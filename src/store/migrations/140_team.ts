@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * A team of operators (contract "A team of operators", issue 26): operators, their personal keys,
+ * A team of operators (contract "A team of operators", docs/team.md): operators, their personal keys,
  * invites and passkeys, the WebAuthn challenges in flight, the append-only audit log, the failed
  * sign-in counters shared by every instance, and each task's assignee. An upgrade only adds new
  * tables (no column on an existing table, no rewrite, no backfill), so existing deployments and

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { taskIdMentions } from '../../domain/ids.js';
 
 /**
- * Costs that do not grow with history (issue 28).
+ * Costs that do not grow with history (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28).
  *
  * - `task_counts`: the number of tasks per status (scope `all`), per creation day and status (scope
  *   `YYYY-MM-DD`), and of submitted tasks the operator has not opened (scope `unseen`),

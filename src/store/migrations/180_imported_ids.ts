@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Imported task ids by their case-folded form (issue 29): another deployment's ids may carry an
+ * Imported task ids by their case-folded form (docs/import.md#other-deployments-ids-issue-29): another deployment's ids may carry an
  * upper-case prefix (`HFAI-2026-…`), and a message may name one in any case. Lookups of a task stay
  * exact; only linking a message to the tasks it names goes through this table, which holds the
  * imported ids alone (the service's own ids are lower case already), so submissions never pay for it.

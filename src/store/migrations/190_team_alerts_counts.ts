@@ -1,8 +1,8 @@
 import { type Kysely, sql } from 'kysely';
-import { OPEN_STATUSES } from '../../domain/task.js';
+import { OPEN_STATUSES } from '../../domain/tasks/task.js';
 
 /**
- * Alerts and counts of a team (issue 26), additive only:
+ * Alerts and counts of a team (docs/team.md), additive only:
  *
  * - `push_subscriptions.operator_id`: the operator whose console session subscribed the device, so
  *   Web Push is routed like mail (the assignee, else everyone on duty). Null for the owner's

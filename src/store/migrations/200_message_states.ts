@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * The operator's inbox (issue 31): a message is waiting until an operator answers it or marks it
+ * The operator's inbox (docs/inbox.md): a message is waiting until an operator answers it or marks it
  * done. `messages.done_at` / `done_by` hold that state; `message_counts` keeps the number of waiting
  * messages (scope `waiting`), changed in the transaction of the message, the reply or the "Mark
  * done", so the count in the navigation never scans history; the partial index lists the waiting

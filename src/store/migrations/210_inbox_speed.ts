@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Speed for a practised operator (issue 31): the console queue's filters and sorts, snoozes, undo
+ * Speed for a practised operator (docs/inbox.md): the console queue's filters and sorts, snoozes, undo
  * and the operator's templates. Additive only: indexes on tasks and three new tables.
  *
  * - Each filter and sort of the queue walks one index that ends in `id` (the keyset tie-break), so
@@ -10,7 +10,7 @@ import type { Kysely } from 'kysely';
  *   the passed-ETA half of "overdue" (the other half uses tasks_status_due_idx of migration 130).
  * - `task_snoozes`: a task hidden from the default inbox until `until`.
  * - `held_actions`: console actions held for the undo window, committed by the periodic committer
- *   when `commit_at` passes (services/held-actions.ts); rows live in the store, so a restart loses none.
+ *   when `commit_at` passes (services/console/held-actions.ts); rows live in the store, so a restart loses none.
  * - `reply_templates`: canned replies and delivery templates the operator uses and an admin edits.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

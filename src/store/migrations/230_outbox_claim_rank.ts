@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * The mail worker's claim order as a column (issue 28): requester mail (claim_rank 0) before
+ * The mail worker's claim order as a column (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28): requester mail (claim_rank 0) before
  * operator notifications (1), each oldest due first. The claim sorted every due row by a CASE over
  * `kind` on each claim, so a backlog of 10,000 notifications cost 10,000 rows read per claim of
  * 32 and the outbox fell ever further behind a flood; now each rank is one walk down

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * An ip entry names the prefix it blocks (issue 28): `prefix_bits` is null for one client (the
+ * An ip entry names the prefix it blocks (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28): `prefix_bits` is null for one client (the
  * client hash: IPv4 /32, IPv6 /64) and the network's bits otherwise. Matching used to hash every
  * network a client is in (24 for IPv4, 48 for IPv6: one HMAC each, on every submission from a new
  * address) in case a block named one; now a client's networks are hashed only at the prefixes

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Fewer index pages per submission (issue 28). Every index of `tasks` takes an entry per new task,
+ * Fewer index pages per submission (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28). Every index of `tasks` takes an entry per new task,
  * and an entry at a random place in its index dirties a page of its own that the commit writes to
  * the WAL: a batch of 32 submissions wrote ~250 pages, six random ones a task.
  *

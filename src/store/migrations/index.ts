@@ -23,6 +23,7 @@ import * as m220 from './220_test_due_index.js';
 import * as m230 from './230_outbox_claim_rank.js';
 import * as m240 from './240_blocklist_networks.js';
 import * as m250 from './250_submission_indexes.js';
+import * as m260 from './260_receipt_log.js';
 import * as m265 from './265_verified_agents.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '240_blocklist_networks': m240,
   '250_submission_indexes': m250,
   '265_verified_agents': m265,
+  '260_receipt_log': m260,
 };

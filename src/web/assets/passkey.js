@@ -1,4 +1,4 @@
-// The passkey ceremonies (served hashed by src/web/operator/passkey-assets.ts).
+// The passkey ceremonies (served hashed by src/web/operator/auth/passkey-assets.ts).
 (function () {
   'use strict';
   var W = window.SimpleWebAuthnBrowser;

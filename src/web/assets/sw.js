@@ -1,4 +1,4 @@
-// The console's service worker, served at /operator/sw.js (a fixed address: its scope) by src/web/operator/pwa.ts.
+// The console's service worker, served at /operator/sw.js (a fixed address: its scope) by src/web/operator/alerts/pwa.ts.
 'use strict';
 self.addEventListener('install', function () {
   self.skipWaiting();

@@ -1,16 +1,16 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import { assertRole } from '../../domain/actor.js';
 import { AppError, isAppError } from '../../domain/errors.js';
 import { html, type SafeHtml } from '../../domain/html.js';
+import { assertRole } from '../../domain/team/actor.js';
 import { iso, parseDateTime } from '../../domain/time.js';
 import { contractError, sendError } from '../../http/errors.js';
+import { unseenTasks } from '../../services/alerts/live-console.js';
 import type { ServiceDeps } from '../../services/context.js';
-import { unseenTasks } from '../../services/live-console.js';
-import { waitingCount } from '../../services/message-states.js';
+import { waitingCount } from '../../services/messages/states.js';
 import { asStoreUnavailable } from '../../store/faults.js';
+import { csrfMatches, readSession, type Session } from './auth/session.js';
 import { flash, page, type Section } from './layout.js';
-import { csrfMatches, readSession, type Session } from './session.js';
 
 /**
  * What every console route module shares: form helpers, the security headers and error page of the

@@ -1,7 +1,7 @@
 import { staticAsset } from '../static-assets.js';
 
 /**
- * Issue 31's console assets, served beside console.css/console.js (auth-routes.ts) under the same
+ * The inbox's console assets (docs/inbox.md), served beside console.css and console.js (auth/auth-routes.ts) under the same
  * strict CSP: a stylesheet for the toolbar and lists, and the keyboard shortcuts. Progressive
  * enhancement only: every action stays a link or a form without them.
  */

@@ -1,6 +1,6 @@
 import { html, raw, type SafeHtml } from '../../domain/html.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
-import type { Session } from './session.js';
+import type { Session } from './auth/session.js';
 
 /** The console's page shell and small shared pieces. Every value an agent wrote goes through `html`. */
 

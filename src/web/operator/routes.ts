@@ -1,19 +1,19 @@
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceDeps } from '../../services/context.js';
-import { registerAuthRoutes } from './auth-routes.js';
+import { registerLiveRoute } from './alerts/live.js';
+import { registerPwaRoutes } from './alerts/pwa.js';
+import { registerAuthRoutes } from './auth/auth-routes.js';
+import { registerPasskeyRoutes } from './auth/passkey-routes.js';
 import { consoleKit } from './console-kit.js';
-import { registerInboxRoutes } from './inbox-routes.js';
-import { registerListRoutes } from './list-routes.js';
-import { registerLiveRoute } from './live.js';
-import { registerPasskeyRoutes } from './passkey-routes.js';
-import { registerPwaRoutes } from './pwa.js';
-import { registerQuestionRoutes } from './question-routes.js';
-import { registerResultRoutes } from './result-routes.js';
-import { registerTalkRoutes } from './talk-routes.js';
-import { registerTaskRoutes } from './task-routes.js';
-import { registerTeamRoutes } from './team-routes.js';
-import { registerTemplateRoutes } from './template-routes.js';
+import { registerListRoutes } from './inbox/list-routes.js';
+import { registerInboxRoutes } from './queue/inbox-routes.js';
+import { registerTalkRoutes } from './talk/talk-routes.js';
+import { registerTemplateRoutes } from './talk/template-routes.js';
+import { registerQuestionRoutes } from './task/question-routes.js';
+import { registerResultRoutes } from './task/result-routes.js';
+import { registerTaskRoutes } from './task/task-routes.js';
+import { registerTeamRoutes } from './team/team-routes.js';
 
 /**
  * The operator console at /operator: server-rendered pages over the same services as the admin

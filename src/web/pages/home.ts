@@ -2,7 +2,7 @@ import { summary } from '../../docs/documents.js';
 import { MCP_TOOLS } from '../../docs/endpoints.js';
 import type { LiveFigures } from '../../docs/live.js';
 import { html, type SafeHtml } from '../../domain/html.js';
-import { OUTPUT_FORMATS } from '../../domain/task.js';
+import { OUTPUT_FORMATS } from '../../domain/tasks/task.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
 import { DESCRIPTION_MIN_WORDS, FORM_FIELDS, type FormField, type FormValues } from './form.js';

@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from '../../domain/html.js';
-import type { PublicTask } from '../../domain/schemas.js';
+import type { PublicTask } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
 
 /**

@@ -1,10 +1,10 @@
 import { html, type SafeHtml } from '../../domain/html.js';
-import { ANSWER_MAX, type Question } from '../../domain/questions.js';
-import type { PublicTask } from '../../domain/schemas.js';
+import { ANSWER_MAX, type Question } from '../../domain/questions/questions.js';
+import type { PublicTask } from '../../domain/tasks/schemas.js';
 import { timeHtml } from './format.js';
 
 /**
- * The status page's questions (issue 25): each question of the operator with its answer, or with
+ * The status page's questions (docs/questions.md): each question of the operator with its answer, or with
  * a form to answer it (the web-form requester's path). A plain HTML form posting to /tasks/answer:
  * it works without JavaScript, and goes through the same answerQuestion as the API.
  */

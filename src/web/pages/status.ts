@@ -1,8 +1,8 @@
 import { html, type SafeHtml } from '../../domain/html.js';
 import { type Block, toMarkdown } from '../../domain/markup.js';
-import type { PublicTask } from '../../domain/schemas.js';
-import { STATUS_LABELS, type TaskStatus } from '../../domain/task.js';
-import { attachmentPath } from '../../domain/urls.js';
+import { attachmentPath } from '../../domain/network/urls.js';
+import type { PublicTask } from '../../domain/tasks/schemas.js';
+import { STATUS_LABELS, type TaskStatus } from '../../domain/tasks/task.js';
 import { receiptIssuer, sameIssuer } from '../../receipts/issuer.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
@@ -13,7 +13,7 @@ import { resultTable } from './result-table.js';
 
 /** The status page of a task, and its markdown twin. Every field an agent wrote is escaped. */
 
-/** What the service's own receipt check found (services/receipt-check.ts), for the box on the page. */
+/** What the service's own receipt check found (services/tasks/receipt-check.ts), for the box on the page. */
 export interface ReceiptVerdict {
   valid: boolean;
   signed_at: string | null;
@@ -143,7 +143,7 @@ function nextStep(deps: ServiceDeps, task: PublicTask): SafeHtml | string {
       return 'The operator declined this task. The reason, when given, is below.';
     case 'under_review':
     case 'in_progress':
-      // Only tasks carried over from an earlier deployment have these (issue 19).
+      // Only tasks carried over from an earlier deployment have these (docs/import.md).
       return `${STATUS_LABELS[task.status]} (a status from before this service). The operator will accept it with an estimate or decline it with a reason.`;
     default:
       return '';

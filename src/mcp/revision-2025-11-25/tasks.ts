@@ -1,0 +1,158 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, CreateTaskResult, McpError, Task as McpTask, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { type AppError, isAppError } from '../../domain/errors.js';
+import { openQuestion } from '../../domain/questions/questions.js';
+import type { PublicTask } from '../../domain/tasks/schemas.js';
+import { isFinal } from '../../domain/tasks/task.js';
+import type { ServiceDeps } from '../../services/context.js';
+import { getTask } from '../../services/tasks/tasks.js';
+import { awaitFinalTaskFor, awaitTaskUpdate, MAX_TOOL_WAIT_SECONDS } from '../../services/waiting/task-watch.js';
+import { hintFor, success } from '../results.js';
+import type { McpTypes } from '../sdk.js';
+
+/**
+ * MCP Tasks (protocol revision 2025-11-25, the SDK's experimental tasks support), stateless: the
+ * MCP task IS the service's task (taskId = task_id), so any instance answers tasks/get and
+ * tasks/result from the store, and nothing is kept per session. Only submit_human_task can be
+ * called as a task (execution.taskSupport "optional"); plain calls keep working.
+ */
+
+type Task = Readonly<PublicTask>;
+
+/** Declared with `initialize`: task-augmented tools/call, tasks/get, tasks/result and tasks/cancel (answered with how to withdraw). */
+export const TASKS_CAPABILITY: NonNullable<ServerCapabilities['tasks']> = { requests: { tools: { call: {} } }, cancel: {} };
+
+/** The one tool that may be called as a task. */
+export const TASK_TOOL = 'submit_human_task';
+
+/**
+ * How often to look again (both revisions): tens of seconds, whatever the ETA, because a look is
+ * cheap and tasks/get itself holds until the task changes (MCP_TASK_HOLD_SECONDS); an ETA-long
+ * interval left the SDK's own loop asleep long after a prompt delivery (docs/mcp.md).
+ */
+export const TASK_POLL_INTERVAL_MS = 30_000;
+
+/** tasks/result holds at most this long for the final state, then asks to be called again. */
+export const TASK_RESULT_SLICE_SECONDS = MAX_TOOL_WAIT_SECONDS;
+
+/**
+ * The task as tasks/get should report it: at once when final (or when `answerAtOnce` says so),
+ * otherwise once it changes or MCP_TASK_HOLD_SECONDS (default 20, below client timeouts) pass, so a polling loop sees a delivery
+ * within moments instead of a poll interval later.
+ */
+export async function heldTask(deps: ServiceDeps, task: Task, signal: AbortSignal | undefined, answerAtOnce = false): Promise<Task> {
+  if (answerAtOnce || isFinal(task.status)) return task;
+  return awaitTaskUpdate(deps, task.task_id, { waitSeconds: deps.config.mcpTaskHoldSeconds, knownUpdatedAt: task.updated_at, signal });
+}
+
+/** What the task is at, for statusMessage (2026-07-28 reuses it, see tasks-ext.ts). */
+export function statusMessage(task: Task): string {
+  switch (task.status) {
+    case 'accepted':
+      return task.eta ? `Accepted by the human operator, expected by ${task.eta}.` : 'Accepted by the human operator, in progress.';
+    case 'delivered':
+      return 'Delivered: tasks/result returns the task with operator_notes and the signed receipt.';
+    case 'rejected':
+      return `Rejected by the human operator: ${(task.operator_notes ?? 'no reason given').slice(0, 500)}`;
+    default:
+      return 'Submitted: waiting for a human operator to review it.';
+  }
+}
+
+/**
+ * The MCP view of a service task: working while submitted or accepted, input_required while a
+ * question of the operator awaits an answer (the question is the statusMessage; the answer goes
+ * through answer_operator_question), completed once final.
+ */
+export function mcpTaskOf(task: Task, now: Date): McpTask {
+  const final = isFinal(task.status);
+  const question = final ? undefined : openQuestion(task.questions);
+  const view: McpTask = {
+    taskId: task.task_id,
+    status: final ? 'completed' : question ? 'input_required' : 'working',
+    statusMessage: question ? question.question : statusMessage(task),
+    createdAt: task.created_at,
+    lastUpdatedAt: task.updated_at,
+    // Kept as long as the service keeps the task.
+    ttl: null,
+  };
+  if (!final) view.pollInterval = TASK_POLL_INTERVAL_MS;
+  return view;
+}
+
+/** The final tool result: the task as structuredContent; a rejection is a result with isError. */
+export function finalResult(mcp: McpTypes, task: Task): CallToolResult {
+  const result = success(task);
+  if (task.status === 'rejected') {
+    result.isError = true;
+    result.content.push({
+      type: 'text',
+      text: `Hint: the human operator rejected this task (reason in operator_notes: ${(task.operator_notes ?? 'none given').slice(0, 500)}). Do not resubmit it unchanged; change what the reason names, or ask with message_human_operator.`,
+    });
+  }
+  result._meta = { [mcp.RELATED_TASK_META_KEY]: { taskId: task.task_id } };
+  return result;
+}
+
+/** A refusal where the protocol has no room for a result (a task-augmented call): a JSON-RPC error carrying the REST error body. */
+export function refusalError(mcp: McpTypes, tool: string, error: AppError): McpError {
+  const body = error.toBody();
+  const { ErrorCode, McpError } = mcp;
+  return new McpError(error.status >= 500 ? ErrorCode.InternalError : ErrorCode.InvalidParams, `${body.message} Hint: ${hintFor(tool, body)}`, body);
+}
+
+/** The service task behind an MCP task id; unknown ids are the protocol's "task not found". */
+async function serviceTask(mcp: McpTypes, deps: ServiceDeps, taskId: string): Promise<Task> {
+  const { ErrorCode, McpError } = mcp;
+  try {
+    return await getTask(deps, taskId);
+  } catch (error) {
+    if (isAppError(error) && error.code === 'task_not_found') throw new McpError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+    throw error;
+  }
+}
+
+/** The task a task-augmented submit_human_task call created, as its CreateTaskResult. */
+export async function createdTask(mcp: McpTypes, deps: ServiceDeps, taskId: string): Promise<CreateTaskResult> {
+  return { task: mcpTaskOf(await serviceTask(mcp, deps, taskId), deps.clock.now()) };
+}
+
+export function registerTaskHandlers(mcp: McpTypes, server: Server, deps: ServiceDeps): void {
+  const { CancelTaskRequestSchema, ErrorCode, GetTaskPayloadRequestSchema, GetTaskRequestSchema, McpError } = mcp;
+  server.setRequestHandler(GetTaskRequestSchema, async (request, extra) => {
+    const task = await heldTask(deps, await serviceTask(mcp, deps, request.params.taskId), extra.signal);
+    return mcpTaskOf(task, deps.clock.now());
+  });
+
+  // Holds until the task is final, in one bounded slice (below the clients' request timeout);
+  // a task still open then is an error that says to ask again, never a hang.
+  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
+    await serviceTask(mcp, deps, request.params.taskId);
+    let task: Task;
+    try {
+      task = await awaitFinalTaskFor(deps, request.params.taskId, TASK_RESULT_SLICE_SECONDS, extra.signal);
+    } catch (error) {
+      if (isAppError(error)) throw refusalError(mcp, 'tasks/result', error);
+      throw error;
+    }
+    if (!isFinal(task.status)) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `Task ${task.task_id} is not finished yet (status ${task.status}): call tasks/result again, or tasks/get every ${TASK_POLL_INTERVAL_MS / 1000} seconds.`,
+        { task_id: task.task_id, status: task.status, pollInterval: TASK_POLL_INTERVAL_MS },
+      );
+    }
+    return finalResult(mcp, task);
+  });
+
+  server.setRequestHandler(CancelTaskRequestSchema, async (request) => {
+    const task = await serviceTask(mcp, deps, request.params.taskId);
+    if (isFinal(task.status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: completed (${task.status}).`);
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      `A human operator handles this task; it cannot be cancelled through tasks/cancel. To withdraw it, call message_human_operator ` +
+        `with a message that names ${task.task_id} and says it is no longer needed; the operator then rejects it.`,
+      { task_id: task.task_id, withdraw_with: 'message_human_operator' },
+    );
+  });
+}
