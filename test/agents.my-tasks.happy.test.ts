@@ -72,6 +72,8 @@ describe.each(STORES)('my tasks on %s', (store) => {
     do {
       const res = await list(agent, `?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-policy')).toBe('1000000;w=60;comment="verified"');
+      expect(res.headers.get('ratelimit-remaining')).not.toBeNull();
       const page = (await res.json()) as { tasks: { task_id: string; updated_at: string; contact_email?: string }[]; next_cursor: string | null };
       listed.push(...page.tasks);
       cursor = page.next_cursor;
