@@ -1,9 +1,12 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verify } from 'web-bot-auth';
 import { verifierFromJWK } from 'web-bot-auth/crypto';
 import { STORES, TestClock, useTestApp } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
-import { ACCEPT, patchTask, submitWithCallback, useReceiver, WEBHOOK_TEST_ENV } from './webhooks.support.js';
+import { ACCEPT, patchTask, runVerifyWebhook, submitWithCallback, useReceiver, WEBHOOK_TEST_ENV } from './webhooks.support.js';
 
 /**
  * Outbound (docs/verified-agents.md): every webhook also carries a Web Bot Auth signature made
@@ -49,5 +52,21 @@ describe.each(STORES)('signed webhooks on %s', (store) => {
         await (await verifierFromJWK({ kty: jwk.kty, crv: jwk.crv, x: jwk.x }))(data, signature, params);
       }),
     ).rejects.toThrow();
-  });
+
+    // npm run verify-webhook checks it too, from the saved request (its Host is the @authority).
+    const dir = mkdtempSync(path.join(tmpdir(), 'wba-'));
+    const save = (name: string, all: Headers) => {
+      const file = path.join(dir, name);
+      writeFileSync(file, [...all, ['host', String(delivery?.headers.host)]].map(([k, v]) => `${k}: ${v}`).join('\n'));
+      return file;
+    };
+    const bodyFile = path.join(dir, 'body.json');
+    writeFileSync(bodyFile, delivery?.body ?? '');
+    const good = await runVerifyWebhook(['--headers-file', save('good.txt', headers), '--body-file', bodyFile, '--base-url', t.url]);
+    expect(good.stdout).toMatch(/✓ web bot auth/);
+    expect(good.code).toBe(0);
+    const bad = await runVerifyWebhook(['--headers-file', save('bad.txt', tampered), '--body-file', bodyFile, '--base-url', t.url]);
+    expect(bad.stdout).toMatch(/✗ web bot auth/);
+    expect(bad.code).toBe(4);
+  }, 60_000);
 });

@@ -1,5 +1,5 @@
 import { KeyObject, randomBytes, sign, verify, type webcrypto } from 'node:crypto';
-import { createSignature } from 'http-message-sig';
+import { createSignature, verifySignature } from 'http-message-sig';
 
 /**
  * Standard Webhooks' asymmetric scheme: `webhook-signature: v1a,<base64 Ed25519 signature>` over
@@ -57,4 +57,39 @@ export async function webBotAuthHeaders(
     },
   );
   return { 'signature-agent': agent, signature: fields.signature, 'signature-input': fields.signatureInput };
+}
+
+/**
+ * Whether a webhook's Web Bot Auth signature (webBotAuthHeaders) verifies with one of `keys` (by
+ * kid), for the receiver's `authority` (its Host), within its window at `nowSeconds`.
+ */
+export async function verifyWebBotAuth(
+  authority: string,
+  headers: ReadonlyMap<string, string>,
+  keys: ReadonlyMap<string, KeyObject>,
+  nowSeconds: number,
+): Promise<{ valid: boolean; reason: string }> {
+  const fields = [...headers].map(([name, value]) => ({ name, value }));
+  try {
+    await verifySignature(
+      { kind: 'request', method: 'POST', targetUri: `https://${authority}/`, fields },
+      {
+        policy: {
+          algorithms: ['ed25519'],
+          requiredComponents: ['@authority', 'signature-agent'],
+          requiredParameters: ['created', 'expires', 'keyid', 'tag'],
+          clockSkew: 30,
+          now: nowSeconds,
+        },
+        resolveVerifier: (candidate) => {
+          const key = keys.get(String(candidate.parameters.keyid));
+          if (key === undefined || candidate.parameters.tag !== 'web-bot-auth') throw new Error('unknown key or tag');
+          return { algorithm: 'ed25519', verify: (data: Uint8Array, signature: Uint8Array) => verify(null, data, key, signature) };
+        },
+      },
+    );
+    return { valid: true, reason: 'Web Bot Auth (RFC 9421) Ed25519 signature verifies with a published key' };
+  } catch (error) {
+    return { valid: false, reason: `Web Bot Auth signature does not verify: ${error instanceof Error ? error.message : String(error)}` };
+  }
 }
