@@ -285,6 +285,23 @@ function devSettings(env: Env, baseUrl: string): DevSettings {
   };
 }
 
+/**
+ * HOST: every interface by default; the development profile (which lifts abuse control and may
+ * run a stand-in operator) listens on loopback only, `localhost` being every loopback address
+ * (Fastify binds 127.0.0.1 and ::1), and refuses a HOST anyone else could reach.
+ */
+function listenHost(env: Env, dev: boolean): string {
+  const host = read(env, 'HOST');
+  if (!dev) return host ?? '0.0.0.0';
+  if (host === undefined) return 'localhost';
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)) return bare;
+  throw new ConfigError(
+    'HOST',
+    `must be a loopback address (localhost, 127.0.0.1 or ::1) with DEV_MODE, which is for a developer's own machine only; got ${host.slice(0, 80)}`,
+  );
+}
+
 /** ALLOWED_HOSTS: comma-separated host names (no scheme, path or port), lower-cased. */
 function allowedHosts(env: Env): string[] {
   const raw = read(env, 'ALLOWED_HOSTS');
@@ -337,7 +354,8 @@ export function loadConfig(env: Env = process.env): Config {
     statusPollPerDay: integer(env, 'STATUS_POLL_LIMIT_PER_DAY', perClient(1), 0),
     readsPerMinute: integer(env, 'READ_LIMIT_PER_MINUTE', perClient(600), 1),
     servicesPageMax: integer(env, 'SERVICES_PAGE_MAX', 50, 1),
-    duplicateWindowHours: integer(env, 'DUPLICATE_WINDOW_HOURS', 24, 0),
+    // A re-run of the same script is the development profile's daily routine: no duplicate check unless set.
+    duplicateWindowHours: integer(env, 'DUPLICATE_WINDOW_HOURS', dev.enabled ? 0 : 24, 0),
     idempotencyWindowHours: integer(env, 'IDEMPOTENCY_WINDOW_HOURS', 24, 1),
     dailyTaskCap: integer(env, 'DAILY_TASK_CAP', perClient(300), 0),
     dailyEmailCap: integer(env, 'DAILY_EMAIL_CAP', perClient(200), 0),
@@ -356,7 +374,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     dev,
     port,
-    host: read(env, 'HOST') ?? '0.0.0.0',
+    host: listenHost(env, dev.enabled),
     baseUrl,
     allowedHosts: allowedHosts(env),
     mcpTaskHoldSeconds: integer(env, 'MCP_TASK_HOLD_SECONDS', 20, 0, 50),
@@ -402,7 +420,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxPerTask: integer(env, 'ATTACHMENTS_MAX_PER_TASK', 20, 0, 1000),
     },
     webhooks: {
-      allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      // The development profile's receivers are on the developer's own machine (loopback).
+      allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', dev.enabled),
       retryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 5000, 1, 3_600_000),
       retryMaxMs: integer(env, 'WEBHOOK_RETRY_MAX_MS', 3_600_000, 1, 86_400_000),
       // 5 s doubling to 1 h: ten attempts in the first 1.4 h, then hourly, about 3 days in all.

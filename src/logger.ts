@@ -14,12 +14,63 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   const options = {
     level,
+    serializers: { req: requestFields },
     redact: {
       paths: ['req.headers.authorization', 'req.headers.cookie', 'contact_email', 'reply_to', '*.contact_email', '*.reply_to', 'headers.authorization'],
       censor: '[redacted]',
     },
   };
   return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
+}
+
+/**
+ * An invite link's token is a credential (it registers a passkey): every logged URL carries
+ * `/operator/invite/[redacted]` instead, whatever follows it (`/options`, `/register`). Matched
+ * without regard to case or percent-encoding of the path's letters, so no spelling of the path that
+ * reaches the route logs the token.
+ */
+const INVITE_PATH = /^((?:\/|%2f)+operator(?:\/|%2f)+invite(?:\/|%2f)+)[^/?#]*/i;
+
+export function redactedUrl(url: unknown): unknown {
+  if (typeof url !== 'string' || !url.includes('/')) return url;
+  const decoded = url.includes('%') ? safeDecode(url) : url;
+  return INVITE_PATH.test(decoded) ? decoded.replace(INVITE_PATH, '$1[redacted]') : url;
+}
+
+function safeDecode(url: string): string {
+  try {
+    return decodeURI(url);
+  } catch {
+    return url;
+  }
+}
+
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  headers?: Record<string, unknown>;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+  raw?: unknown;
+}
+
+/**
+ * The `req` of a log line: Fastify's own fields (method, url, version, host, remoteAddress,
+ * remotePort), with the URL redacted; a plain object (the status-read fast lane's) keeps its fields.
+ */
+function requestFields(req: unknown): unknown {
+  if (typeof req !== 'object' || req === null) return req;
+  const r = req as LoggedRequest;
+  if (!('raw' in r)) return { ...r, url: redactedUrl(r.url) };
+  return {
+    method: r.method,
+    url: redactedUrl(r.url),
+    version: r.headers?.['accept-version'],
+    host: r.host,
+    remoteAddress: r.ip,
+    remotePort: r.socket?.remotePort,
+  };
 }
 
 const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { postForm, signIn } from './console.support.js';
+import { outboxesDrained } from './inbox.support.js';
 import { patchOk } from './operator.support.js';
 import { postJson, STORES, startTestApp, type TestApp, TestClock, useTestApp, validTask } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
@@ -26,18 +27,7 @@ describe.each(STORES)('undo in the console on %s', (store) => {
     env: { ...WEBHOOK_TEST_ENV, CONSOLE_UNDO_SECONDS: String(WINDOW_MS / 1000), CONSOLE_UNDO_POLL_MS: '50' },
   });
 
-  /** Waits until no mail or webhook is waiting to go: what the requester will ever see has been sent. */
-  async function settled(app: TestApp): Promise<void> {
-    await waitUntil(
-      async () => {
-        const mail = await app.store.db.selectFrom('outbox').select('id').where('status', '=', 'pending').execute();
-        const hooks = await app.store.db.selectFrom('webhook_outbox').select('id').where('status', '=', 'pending').execute();
-        return mail.length === 0 && hooks.length === 0;
-      },
-      10_000,
-      'the outbox to drain',
-    );
-  }
+  const settled = outboxesDrained;
 
   /** Everything the requester or the record could show of a task. */
   async function traces(id: string, path: string) {

@@ -87,6 +87,16 @@ function ceremony(site: Site, path: string, body: unknown, origin: string | null
 
 type Json = Record<string, unknown>;
 
+/** A page whose virtual authenticator registered a passkey from the invite link: signed in, on the queue. */
+async function registeredFromInvite(context: BrowserContext, site: Site, inviteUrl: string): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
+  const page = await context.newPage();
+  const { cdp, authenticatorId } = await withAuthenticator(context, page);
+  await page.goto(inviteUrl);
+  await page.getByRole('button', { name: 'Register a passkey' }).click();
+  await page.waitForURL(`${site.base}/operator`);
+  return { page, cdp, authenticatorId };
+}
+
 /** The browser's answer to registration options (the virtual authenticator creates the passkey). */
 async function browserRegistration(page: Page, options: unknown): Promise<Json> {
   return page.evaluate(async (optionsJSON) => {
@@ -127,11 +137,7 @@ describe.each(STORES)('passkeys in Chromium on %s', (store) => {
     const { invite_url, operator_id } = await invite(site);
     const context = await browser.newContext();
     try {
-      const page = await context.newPage();
-      const { cdp, authenticatorId } = await withAuthenticator(context, page);
-      await page.goto(invite_url);
-      await page.getByRole('button', { name: 'Register a passkey' }).click();
-      await page.waitForURL(`${site.base}/operator`);
+      const { page, cdp, authenticatorId } = await registeredFromInvite(context, site, invite_url);
       expect(await page.locator('h1').first().textContent()).toBeTruthy();
       // Sign out (the cookie goes), then in again with the passkey alone.
       await context.clearCookies();
@@ -204,6 +210,44 @@ describe.each(STORES)('passkeys in Chromium on %s', (store) => {
         expect(((await refused.json()) as { message: string }).message).toMatch(/RP ID/i);
       });
     } finally {
+      await other.close();
+    }
+  });
+
+  it('ends the sessions a passkey opened when it is removed, on both instances (issue 49, item 1)', async () => {
+    // A second instance on the same store and host name: the browser sends the cookie to both.
+    const other = await startSite({ store, shareWith: site.t, clock });
+    const { invite_url, operator_id } = await invite(site);
+    const context = await browser.newContext();
+    try {
+      const { page, cdp, authenticatorId } = await registeredFromInvite(context, site, invite_url);
+      for (const s of [site, other]) {
+        await page.goto(`${s.base}/operator/team`);
+        expect(new URL(page.url()).pathname).toBe('/operator/team');
+      }
+      const listed = await json(await api(site.t, 'GET', `/api/v1/admin/operators/${operator_id}/passkeys`), 200);
+      const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+      const passkeyId = credentials[0]?.credentialId.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_') ?? '';
+      expect(listed.passkeys).toEqual([{ passkey_id: passkeyId, created_at: expect.any(String), removed_at: null }]);
+
+      expect((await api(other.t, 'DELETE', `/api/v1/admin/operators/${operator_id}/passkeys/${passkeyId}`)).status).toBe(204);
+      expect((await api(other.t, 'DELETE', `/api/v1/admin/operators/${operator_id}/passkeys/${passkeyId}`)).status).toBe(404);
+      for (const s of [site, other]) {
+        await page.goto(`${s.base}/operator/team`);
+        expect(new URL(page.url()).pathname).toBe('/operator/login');
+      }
+      // The removed passkey no longer signs in.
+      const failed = page.waitForResponse((response) => response.url().endsWith('/operator/passkey/signin'));
+      await page.getByRole('button', { name: 'Use a passkey' }).click();
+      expect((await failed).status()).toBe(401);
+      expect(new URL(page.url()).pathname).toBe('/operator/login');
+      const audit = await json(await api(site.t, 'GET', `/api/v1/admin/audit?operator_id=${operator_id}`), 200);
+      // (A removed passkey names nobody: its failed sign-in is the anonymous kind.)
+      expect((audit.entries as { action: string }[]).map((e) => e.action)).toEqual(['passkey.registered']);
+      const removed = await json(await api(site.t, 'GET', '/api/v1/admin/audit?operator_id=owner&limit=1'), 200);
+      expect(removed.entries).toMatchObject([{ action: 'passkey.removed', details: { operator_id, credential_id: passkeyId } }]);
+    } finally {
+      await context.close();
       await other.close();
     }
   });

@@ -24,7 +24,22 @@ import { policyItem } from './limits.js';
  * Per client and per operator (a passkey sign-in names one), the counts live in the store
  * (signin_failures, one atomic upsert per failure), so several instances together allow the limit
  * once; the in-memory count stands in while the store is down. The global limit is per instance.
+ *
+ * The same count bounds the audit log (`audit` of the answer): a client's failures under the limit
+ * are audited one by one, the first over it is audited once as the throttling of the window, and
+ * the rest are only counted (signin_failures): one address cannot add rows without bound.
  */
+
+/** How a failed sign-in is audited: one row each, one row for the window's throttling, or only counted. */
+export type FailureAudit = 'each' | 'throttled' | 'counted';
+
+export interface FailedAttempt {
+  /** The answer: the given refusal under the limits, else 429 (or 403 for a blocked client). */
+  error: AppError;
+  audit: FailureAudit;
+  /** Start of the client's window (the store's minute), for the throttling entry. */
+  window: string;
+}
 
 const WINDOW_MS = 60_000;
 /** Clients remembered at most; past this the window's counts start over (an attack from that many addresses trips the global limit anyway). */
@@ -57,6 +72,17 @@ export class AdminThrottle {
     unauthorized: AppError,
     operatorId?: string,
   ): Promise<AppError> {
+    return (await this.attempt(deps, caller, log, unauthorized, operatorId)).error;
+  }
+
+  /** As `failed`, and says how the attempt is to be audited (console sign-ins audit their failures). */
+  async attempt(
+    deps: AbuseDeps,
+    caller: Caller,
+    log: { warn(details: object, message: string): void },
+    unauthorized: AppError,
+    operatorId?: string,
+  ): Promise<FailedAttempt> {
     // The service's clock, like every other window: a test's fixed clock never straddles a minute
     // (on a busy machine four sign-ins across two instances once did, and the store's window
     // started over between the third and the fourth).
@@ -94,10 +120,13 @@ export class AdminThrottle {
     } catch {
       // The store is down: the throttle still answers from memory.
     }
-    const over = client.count > this.settings.perClientPerMinute || shared.operator > this.settings.perClientPerMinute || globalOver;
-    if (!over && !blocked) return unauthorized;
+    const limit = this.settings.perClientPerMinute;
+    const audit: FailureAudit = client.count <= limit ? 'each' : client.count === limit + 1 ? 'throttled' : 'counted';
+    const window = minuteOf(now);
+    const over = client.count > limit || shared.operator > limit || globalOver;
+    if (!over && !blocked) return { error: unauthorized, audit, window };
     if (this.settings.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.settings.delayMs));
-    return blocked ?? limited;
+    return { error: blocked ?? limited, audit, window };
   }
 
   private count(window: Window | undefined, now: number): Window {
@@ -106,9 +135,13 @@ export class AdminThrottle {
   }
 }
 
+function minuteOf(now: number): string {
+  return iso(new Date(now - (now % WINDOW_MS)));
+}
+
 /** The store's counts of this window (the minute of `now`), for the client and the operator named. */
 async function sharedCounts(deps: AbuseDeps, clientHash: string, operatorId: string | undefined, now: number): Promise<{ client: number; operator: number }> {
-  const window = iso(new Date(now - (now % WINDOW_MS)));
+  const window = minuteOf(now);
   try {
     const client = await countFailure(deps.store.db, `client:${clientHash}`, window);
     const operator = operatorId ? await countFailure(deps.store.db, `operator:${operatorId}`, window) : 0;

@@ -3,10 +3,11 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeJwt, type JSONWebKeySet } from 'jose';
 import { TASK_ID_PATTERN } from '../domain/ids.js';
+import { type LogCheck, verifyLogProof } from '../receipts/log-verify.js';
 import { type ReceivedFile, type VerifyOptions, verifyReceipt } from '../receipts/verify.js';
 
 /**
- * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL]`
+ * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL] [--proof FILE] [--vkey KEY|FILE]`
  *
  * What any client can run to check a receipt: it fetches the JWKS from the service, verifies the
  * signature and the key id, and checks the deliverable hash against operator_notes (or a file)
@@ -16,12 +17,16 @@ import { type ReceivedFile, type VerifyOptions, verifyReceipt } from '../receipt
  * name --issuer, else that origin, under the one issuer rule (loopback names are one host).
  * With `--files DIR` it also checks the files in DIR (downloaded, or saved from the mail) against
  * the receipt's signed `attachments`: each signed file must be there, and each file there signed.
+ * It also checks that the receipt is in the public log (docs/receipt-log.md): its C2SP tlog-proof
+ * (--proof FILE, else fetched for a task id) against the log's verifier key (--vkey, the key or a
+ * file holding it, else /log/vkey): the checkpoint's signature and the inclusion path. With
+ * --jwks-file, --proof and --vkey it runs offline. A receipt not yet in the log is said, not failed.
  * Prints a verdict; exits 0 when valid, 1 when not (or when something could not be fetched),
  * 2 on a usage error.
  */
 
 const USAGE =
-  'Usage: npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL]\n';
+  'Usage: npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL] [--proof FILE] [--vkey KEY|FILE]\n';
 
 /** The regular files directly in `dir` (what a user downloaded the attachments into). */
 function readFiles(dir: string): ReceivedFile[] {
@@ -77,6 +82,8 @@ async function main(argv: string[]): Promise<number> {
         'jwks-file': { type: 'string' },
         files: { type: 'string' },
         issuer: { type: 'string' },
+        proof: { type: 'string' },
+        vkey: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -153,7 +160,9 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   const result = await verifyReceipt(receipt, options);
-  for (const check of result.checks) out(`  ${check.ok ? '✓' : '✗'} ${check.name.padEnd(12)}${check.detail}`);
+  const logChecks = await logProofChecks(baseUrl, receipt, expectedTaskId ?? result.payload?.task_id, values.proof, values.vkey);
+  const checks = [...result.checks, ...logChecks];
+  for (const check of checks) out(`  ${check.ok ? '✓' : '✗'} ${check.name.padEnd(Math.max(12, check.name.length + 1))}${check.detail}`);
   const p = result.payload;
   if (p) {
     const tl = p.timeline ?? {};
@@ -168,9 +177,40 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   if (operatorNotes === undefined) out('  (deliverable not checked: pass --notes-file with the text you received)');
-  if (!result.valid) return fail('INVALID: this receipt does not verify.');
+  if (!result.valid || logChecks.some((c) => !c.ok)) return fail('INVALID: this receipt does not verify.');
   out(`VALID: signed by ${baseUrl} (key ${result.kid ?? '?'}) for ${p?.task_id ?? '?'}, delivered ${p?.timeline.delivered_at ?? '?'}.`);
   return 0;
+}
+
+/**
+ * The public log's checks: the proof from --proof or the service, the key from --vkey (a key or a
+ * file) or /log/vkey. A receipt the service has not logged yet (404) is reported, not failed.
+ */
+async function logProofChecks(baseUrl: string, receipt: string, taskId: string | undefined, proofFile?: string, vkeyArg?: string): Promise<LogCheck[]> {
+  let proof: string;
+  if (proofFile !== undefined) {
+    proof = readFileSync(proofFile, 'utf8');
+  } else {
+    if (taskId === undefined) return [];
+    const res = await fetch(`${baseUrl}/api/v1/tasks/${encodeURIComponent(taskId)}/receipt-proof`, { signal: AbortSignal.timeout(15_000) }).catch(
+      () => undefined,
+    );
+    if (!res || res.status !== 200) {
+      out(
+        `  (public log not checked: ${res ? `the proof answered ${res.status}; a receipt is logged within seconds of delivery` : 'the proof could not be fetched'})`,
+      );
+      return [];
+    }
+    proof = await res.text();
+  }
+  let vkey = vkeyArg;
+  if (vkey !== undefined && !vkey.includes('+')) vkey = readFileSync(vkey, 'utf8');
+  if (vkey === undefined) {
+    const res = await fetch(`${baseUrl}/log/vkey`, { signal: AbortSignal.timeout(15_000) }).catch(() => undefined);
+    if (!res || res.status !== 200) return [{ name: 'log_checkpoint', ok: false, detail: `could not fetch ${baseUrl}/log/vkey: pass --vkey` }];
+    vkey = await res.text();
+  }
+  return verifyLogProof(receipt, proof, vkey.trim());
 }
 
 /** The receipt's `iss` when it is an http(s) origin, so a receipt verifies with no configuration. */

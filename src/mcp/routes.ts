@@ -10,7 +10,7 @@ import { createMcpServer } from './revision-2025-11-25/mcp-server.js';
 import { modernMcp } from './revision-2026-07-28/mcp-server.js';
 import { loadMcpSdk, loadMcpTypes } from './sdk.js';
 import { anthropicTools, openAiTools } from './tool-exports.js';
-import { buildTools } from './tools.js';
+import { buildTools, definitionsOf } from './tools.js';
 
 /**
  * The MCP tool server: stateless streamable HTTP on POST /mcp inside the Fastify app, plus the
@@ -30,6 +30,12 @@ const MCP_ROUTE_DESCRIPTION =
   'MCP tasks (2025-11-25): submit_human_task may be called as a task; tasks/get and tasks/result answer from the service task (taskId = task_id). ' +
   'Protocol revision 2026-07-28 is served too (server/discover; each request carries its protocol version in _meta; tasks extension io.modelcontextprotocol/tasks). ' +
   'Host (and, for a loopback BASE_URL, Origin) must name this server: otherwise 403 forbidden (DNS-rebinding protection).';
+
+/** JSON-RPC 2.0 §5.1 Parse error (id unknown: null) for a body the body guards refuse. */
+function jsonRpcParseError(refusal: AppError): { status: number; body: unknown } {
+  const { error, message, details } = refusal.toBody();
+  return { status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${message}`, data: { error, details } } } };
+}
 
 /** Headers already set on the reply (CORS, request id, rate-limit policy) must survive hijack(). */
 function carryHeaders(reply: FastifyReply): void {
@@ -80,7 +86,7 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
   // Built on the first request for it: the protocol versions it lists come from the SDK, loaded then.
   let card: ServerCard | undefined;
   const cardOf = async (): Promise<ServerCard> => {
-    card ??= serverCard(deps, tools, await loadMcpTypes());
+    card ??= serverCard(deps, definitionsOf(tools), await loadMcpTypes());
     return card;
   };
   const guard = hostGuard(deps.config.baseUrl, deps.config.allowedHosts);
@@ -92,7 +98,9 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
       // Every request counts as one read for flood control; submissions and messages also use
       // their own quotas inside the service layer, exactly as over REST.
       // check_task_status with wait_seconds and tasks/result hold the request (see holdsRequests).
-      config: { kind: 'read', holdsRequests: true },
+      // A body the guards refuse (a NUL character, a number JSON cannot hold, nesting too deep) is
+      // JSON-RPC's parse error here, with the contract's code and details as its data.
+      config: { kind: 'read', holdsRequests: true, bodyRefusal: jsonRpcParseError },
       onRequest: guard,
       schema: {
         operationId: 'mcp',
@@ -155,7 +163,7 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
   app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardLegacy', 'MCP server card (same as /.well-known/mcp)', true), cardOf);
 
   // The same tools for agents that call a model's tool-use API directly (tool-exports.ts).
-  const exports = { openai: openAiTools(tools), anthropic: anthropicTools(tools) };
+  const exports = { openai: openAiTools(definitionsOf(tools)), anthropic: anthropicTools(definitionsOf(tools)) };
   const exportRoute = (operationId: string, summary: string) => ({
     config: { kind: 'read' as const },
     schema: { operationId, summary, tags: ['mcp'], response: { 200: Type.Array(Type.Object({}, { additionalProperties: true })) } },

@@ -146,3 +146,26 @@ export function appendNodes(size: number, hashes: Buffer[], existing: NodeSource
   }
   return out;
 }
+
+/** RFC 9162 section 2.1.3.2: the root an inclusion proof leads to from `leaf`, or null when it cannot. */
+export function rootFromInclusion(index: number, size: number, leaf: Buffer, proof: Buffer[]): Buffer | null {
+  if (index >= size) return null;
+  let fn = index;
+  let sn = size - 1;
+  let r = leaf;
+  for (const p of proof) {
+    if (sn === 0) return null;
+    if (fn % 2 === 1 || fn === sn) {
+      r = nodeHash(p, r);
+      while (fn % 2 === 0 && fn !== 0) {
+        fn = Math.floor(fn / 2);
+        sn = Math.floor(sn / 2);
+      }
+    } else {
+      r = nodeHash(r, p);
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  return sn === 0 ? r : null;
+}

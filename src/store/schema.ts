@@ -63,9 +63,9 @@ export interface TasksTable {
   deadline_passed_at: string | null;
   /** The earlier of deadline and response target, fixed at submission (migration 130): the console queue's order. */
   due_at: string | null;
-  /** The verified agent's key (RFC 7638 thumbprint) that submitted it (migration 265); NULL when unsigned. */
+  /** The verified agent's key (RFC 7638 thumbprint) that submitted it (migration 275); NULL when unsigned. */
   agent_key_id: string | null;
-  /** That agent's key directory host[:port] (migration 265); NULL when unsigned. */
+  /** That agent's key directory host[:port] (migration 275); NULL when unsigned. */
   agent_directory: string | null;
   /** The receipt's leaf index in the public log (migration 260), set when the sequencer integrates it; NULL before. */
   receipt_log_index: number | null;
@@ -331,6 +331,8 @@ export interface OperatorPasskeysTable {
   /** JSON array of transports. */
   transports: string;
   created_at: string;
+  /** When it was removed (migration 270): it no longer signs in, and the sessions it opened end. */
+  removed_at: string | null;
 }
 
 export interface WebauthnChallengesTable {
@@ -453,7 +455,7 @@ export interface LogCheckpointsTable {
   created_at: string;
 }
 
-/** Web Bot Auth signature nonces seen, until their window ends (migration 265). */
+/** Web Bot Auth signature nonces seen, until their window ends (migration 275). */
 export interface AgentNoncesTable {
   /** Hash of the key id and the nonce. */
   nonce: string;

@@ -5,7 +5,7 @@ import { iso } from '../domain/time.js';
 import { activeSigningKey } from '../receipts/keys.js';
 import type { Store } from '../store/db.js';
 import { finishWebhookClaim, insertWebhookAttempt, type WebhookEventRow } from '../store/delivery/webhooks-repo.js';
-import { postWebhook } from './send.js';
+import { postToTarget } from './send.js';
 import { signWebhook, webBotAuthHeaders } from './sign.js';
 import { type Target, TargetRefused } from './target.js';
 
@@ -62,7 +62,7 @@ export async function deliverOne(deps: DeliveryContext, row: WebhookEventRow): P
       // Also signed as Web Bot Auth does, with the same key, published in the service's directory.
       ...(await webBotAuthHeaders(row.url, deps.signatureAgent, key, now)),
     };
-    const { statusCode } = await postWebhook(target, headers, row.body, settings.timeoutMs);
+    const { statusCode } = await postToTarget(target, headers, row.body, settings.timeoutMs);
     outcome = { statusCode, error: statusCode >= 200 && statusCode < 300 ? null : `the receiver answered ${statusCode}` };
   } catch (error) {
     outcome = { statusCode: null, error: describeError(error) };

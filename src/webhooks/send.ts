@@ -4,7 +4,7 @@ import type { LookupFunction } from 'node:net';
 import type { Target } from './target.js';
 
 /**
- * One POST to a checked target. It connects only to the checked address (the `lookup` hook
+ * One POST to a checked target (a webhook's callback, or a Web Push service: services/alerts/push.ts). It connects only to the checked address (the `lookup` hook
  * answers every lookup with it, while Host and TLS SNI/verification keep the name), follows no
  * redirect (a 3xx is just a failed attempt), reads at most RESPONSE_BYTES_MAX of the answer and
  * drops the rest, and gives up after `timeoutMs` whatever the receiver does, so a slow, hanging
@@ -55,15 +55,16 @@ function exchange<T>(
   });
 }
 
-export function postWebhook(target: Target, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendOutcome> {
-  const payload = Buffer.from(body, 'utf8');
+export function postToTarget(target: Target, headers: Record<string, string>, body: string | Uint8Array, timeoutMs: number): Promise<SendOutcome> {
+  const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   // Known once the head arrives; a receiver that then stalls its body still answered.
   let statusCode: number | undefined;
   return exchange<SendOutcome>(
     target,
     {
       method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length), 'user-agent': 'human-task-service-webhooks/1' },
+      // A caller's own content-type and user-agent (lower-case names) win; the length is the body's.
+      headers: { 'content-type': 'application/json', 'user-agent': 'human-task-service-webhooks/1', ...headers, 'content-length': String(payload.length) },
       body: payload,
     },
     timeoutMs,

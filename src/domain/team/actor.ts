@@ -13,6 +13,20 @@ export type Actor = { kind: 'owner'; role: 'admin' } | { kind: 'operator'; opera
 
 export const OWNER: Actor = { kind: 'owner', role: 'admin' };
 
+/**
+ * What a console session was opened with: ADMIN_KEY, one personal key, or one passkey (by id).
+ * The session lives only as long as it: revoking the key or removing the passkey ends it.
+ */
+export type Credential = { kind: 'admin' } | { kind: 'key'; id: string } | { kind: 'passkey'; id: string };
+
+export const ADMIN_CREDENTIAL: Credential = { kind: 'admin' };
+
+/** A sign-in's outcome: who, and with what (a console session keeps both). */
+export interface SignedIn {
+  actor: Actor;
+  credential: Credential;
+}
+
 /** The actor as the audit log and the API name it: an operator_id, or "owner" for ADMIN_KEY. */
 export function actorName(actor: Actor): string {
   return actor.kind === 'owner' ? 'owner' : actor.operatorId;

@@ -62,6 +62,14 @@ export const KeySchema = Type.Object({
 export type KeyView = Static<typeof KeySchema>;
 export const KeyListSchema = Type.Object({ keys: Type.Array(KeySchema) });
 
+export const PasskeySchema = Type.Object({
+  passkey_id: Type.String({ description: 'The WebAuthn credential id, base64url.' }),
+  created_at: Type.String({ format: 'date-time' }),
+  removed_at: Nullable(Type.String({ format: 'date-time' })),
+});
+export type PasskeyView = Static<typeof PasskeySchema>;
+export const PasskeyListSchema = Type.Object({ passkeys: Type.Array(PasskeySchema) });
+
 export const AUDIT_PAGE_DEFAULT = 50;
 export const AUDIT_PAGE_MAX = 200;
 

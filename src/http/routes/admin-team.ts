@@ -12,16 +12,19 @@ import {
   OperatorListSchema,
   OperatorPatchSchema,
   OperatorSchema,
+  PasskeyListSchema,
 } from '../../domain/team/team-schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { listAudit } from '../../services/team/audit.js';
-import { createKey, createOperator, listKeys, listOperators, revokeKey, updateOperator } from '../../services/team/operators.js';
+import { createKey, createOperator, listKeys, listOperators, listPasskeys, removePasskey, revokeKey, updateOperator } from '../../services/team/operators.js';
 import { actorOf, requireAdmin } from '../admin-auth.js';
 import { unvalidatedBody } from '../bodies/validator.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 const OperatorParams = Type.Object({ operator_id: Type.String({ maxLength: 200 }) });
 const KeyParams = Type.Object({ operator_id: Type.String({ maxLength: 200 }), key_id: Type.String({ maxLength: 200 }) });
+// The router's parameter limit (200 characters, app.ts) bounds a passkey id here: 150 bytes, more than authenticators use (16-64).
+const PasskeyParams = Type.Object({ operator_id: Type.String({ maxLength: 200 }), passkey_id: Type.String({ maxLength: 200 }) });
 
 /**
  * The team API (contract "A team of operators"): operators, their personal keys, the audit log.
@@ -126,6 +129,42 @@ export async function registerTeamRoutes(server: FastifyInstance, deps: ServiceD
     },
     async (request, reply) => {
       await revokeKey(deps, actorOf(request), request.params.operator_id, request.params.key_id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  // Passkeys: listed and removed like keys (registering one takes an invite and a browser).
+  app.get(
+    '/api/v1/admin/operators/:operator_id/passkeys',
+    {
+      onRequest,
+      config: { kind: 'admin', role: 'operator' },
+      schema: {
+        operationId: 'adminListPasskeys',
+        summary: 'An operator’s passkeys (removed ones with removed_at)',
+        tags,
+        params: OperatorParams,
+        response: { 200: PasskeyListSchema, ...errors(401, 403, 404) },
+      },
+    },
+    async (request) => ({ passkeys: await listPasskeys(deps, actorOf(request), request.params.operator_id) }),
+  );
+
+  app.delete(
+    '/api/v1/admin/operators/:operator_id/passkeys/:passkey_id',
+    {
+      onRequest,
+      config: { kind: 'admin', role: 'operator' },
+      schema: {
+        operationId: 'adminRemovePasskey',
+        summary: 'Remove a passkey: it no longer signs in, and the console sessions it opened end, at once on every instance',
+        tags,
+        params: PasskeyParams,
+        response: { 204: Type.Null(), ...errors(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await removePasskey(deps, actorOf(request), request.params.operator_id, request.params.passkey_id);
       return reply.code(204).send(null);
     },
   );

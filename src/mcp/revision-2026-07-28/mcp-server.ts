@@ -1,4 +1,4 @@
-import type { Tool, CallToolResult as V1CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult as V1CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Server as ModernServer, ServerContext, StandardSchemaV1 } from '@modelcontextprotocol/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { loadOnce } from '../../domain/load-once.js';
@@ -6,9 +6,9 @@ import type { ServiceDeps } from '../../services/context.js';
 import { SERVICE_NAME } from '../../version.js';
 import { SERVER_TITLE } from '../card.js';
 import { refusal, toolSuccess } from '../results.js';
-import { isToolName, runTool } from '../revision-2025-11-25/mcp-server.js';
+import { runTool } from '../revision-2025-11-25/mcp-server.js';
 import { TASK_TOOL } from '../revision-2025-11-25/tasks.js';
-import { serverInstructions } from '../tools.js';
+import { definitionsOf, serverInstructions, type ToolRecord } from '../tools.js';
 import {
   cancelTaskExt,
   createdTaskOf,
@@ -28,7 +28,7 @@ import {
  * `server/discover` instead of `initialize`. Served by the official SDK v2
  * (@modelcontextprotocol/server, `createMcpHandler` in modern-only mode: legacy requests never
  * reach it, routes.ts sends them to the v1 SDK as before). The tools are the same definitions
- * (tools.ts) and the same handlers (runTool), so both revisions answer alike.
+ * and handlers (the records of tools.ts, run by runTool), so both revisions answer alike.
  */
 
 const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
@@ -49,7 +49,12 @@ function clientCapabilitiesOf(ctx: ServerContext): unknown {
   return envelope?.[CLIENT_CAPABILITIES_KEY];
 }
 
-function createModernServer(sdk: typeof import('@modelcontextprotocol/server'), deps: ServiceDeps, tools: Tool[], request: FastifyRequest): ModernServer {
+function createModernServer(
+  sdk: typeof import('@modelcontextprotocol/server'),
+  deps: ServiceDeps,
+  tools: readonly ToolRecord[],
+  request: FastifyRequest,
+): ModernServer {
   const server = new sdk.Server(
     { name: SERVICE_NAME, title: SERVER_TITLE, version: deps.version },
     {
@@ -58,19 +63,20 @@ function createModernServer(sdk: typeof import('@modelcontextprotocol/server'), 
     },
   );
   // The definitions are plain JSON Schema objects, the same for both revisions.
-  const listed = JSON.parse(JSON.stringify(tools)) as import('@modelcontextprotocol/server').Tool[];
+  const listed = JSON.parse(JSON.stringify(definitionsOf(tools))) as import('@modelcontextprotocol/server').Tool[];
   server.setRequestHandler('tools/list', async () => ({ tools: listed }));
 
   server.setRequestHandler('tools/call', async (call, ctx) => {
     const name = call.params.name;
-    if (!isToolName(name)) throw new RpcError(RPC.invalidParams, `Tool ${name.slice(0, 100)} not found`);
+    const tool = tools.find((candidate) => candidate.name === name);
+    if (!tool) throw new RpcError(RPC.invalidParams, `Tool ${name.slice(0, 100)} not found`);
     // The client asks for a task by declaring the extension; only submit_human_task becomes one.
     const asTask = name === TASK_TOOL && declaresTasks(clientCapabilitiesOf(ctx));
-    const outcome = await runTool(deps, request, name, (call.params.arguments ?? {}) as Record<string, unknown>, ctx.mcpReq.signal, asTask);
+    const outcome = await runTool(deps, request, tool, (call.params.arguments ?? {}) as Record<string, unknown>, ctx.mcpReq.signal, asTask);
     let result: V1CallToolResult | ReturnType<typeof createdTaskOf>;
-    if (!outcome.ok) result = refusal(name, outcome.error);
+    if (!outcome.ok) result = refusal(tool.name, outcome.error);
     else if (asTask) result = createdTaskOf(await taskFor(deps, (outcome.body as { task_id: string }).task_id));
-    else result = toolSuccess(name, outcome.body);
+    else result = toolSuccess(tool.name, outcome.body);
     // The SDK's own result type has no room for the extension's task answer; the wire shapes are the ext-tasks ones.
     return result as unknown as import('@modelcontextprotocol/server').CallToolResult;
   });
@@ -126,7 +132,7 @@ export interface ModernMcp {
   serve(request: FastifyRequest, reply: FastifyReply): Promise<void>;
 }
 
-export function modernMcp(deps: ServiceDeps, tools: Tool[]): ModernMcp {
+export function modernMcp(deps: ServiceDeps, tools: readonly ToolRecord[]): ModernMcp {
   const handler = loadOnce(async () => {
     const sdk = await loadModernSdk();
     return sdk.createMcpHandler(

@@ -3,7 +3,7 @@ import { sha256Hex } from '../../domain/canonical.js';
 import { AppError, validationFailed } from '../../domain/errors.js';
 import { isPlainAddress } from '../../domain/network/email.js';
 import { OPEN_STATUSES } from '../../domain/tasks/task.js';
-import { type Actor, OWNER, type Role } from '../../domain/team/actor.js';
+import { type Actor, type Credential, OWNER, type Role, type SignedIn } from '../../domain/team/actor.js';
 import {
   type KeyCreated,
   type KeyView,
@@ -13,6 +13,7 @@ import {
   OperatorInputSchema,
   type OperatorPatch,
   OperatorPatchSchema,
+  type PasskeyView,
   PERSONAL_KEY_PATTERN,
 } from '../../domain/team/team-schemas.js';
 import { iso } from '../../domain/time.js';
@@ -21,7 +22,6 @@ import { countTasksByStatus } from '../../store/tasks/tasks-repo.js';
 import { openAssignedCounts } from '../../store/team/assignments-repo.js';
 import {
   countActiveAdmins,
-  enabledOperator,
   findOperator,
   findOperatorByEmail,
   insertInvite,
@@ -31,9 +31,14 @@ import {
   listOperatorRows,
   type OperatorRow,
   operatorOfKey,
+  operatorOfSessionKey,
+  operatorOfSessionPasskey,
+  passkeysOf,
+  removePasskeyRow,
   revokeKeyRow,
   updateOperatorRow,
 } from '../../store/team/operators-repo.js';
+import { revokeSession } from '../../store/team/sessions-repo.js';
 import type { ServiceDeps } from '../context.js';
 import { schemaChecker } from '../tasks/validation.js';
 import { notYours, recordAudit } from './audit.js';
@@ -181,16 +186,63 @@ export async function revokeKey(deps: ServiceDeps, actor: Actor, operatorId: str
 
 /** The operator a personal key belongs to, if the key is live and its operator enabled. */
 export async function actorOfPersonalKey(deps: ServiceDeps, token: string): Promise<Actor | undefined> {
+  return (await signInWithKey(deps, token))?.actor;
+}
+
+/** A sign-in with a personal key: its operator, and the key's id (a console session ends with the key). */
+export async function signInWithKey(deps: ServiceDeps, token: string): Promise<SignedIn | undefined> {
   if (!PERSONAL_KEY_PATTERN.test(token)) return undefined;
   const found = await operatorOfKey(deps.store.db, sha256Hex(token));
+  return found ? { actor: { kind: 'operator', operatorId: found.id, role: found.role as Role }, credential: { kind: 'key', id: found.key_id } } : undefined;
+}
+
+export async function listPasskeys(deps: ServiceDeps, actor: Actor, operatorId: string): Promise<PasskeyView[]> {
+  assertMayManageKeys(actor, operatorId);
+  if (!(await findOperator(deps.store.db, operatorId))) throw operatorNotFound(operatorId);
+  return (await passkeysOf(deps.store.db, operatorId)).map((row) => ({
+    passkey_id: row.credential_id,
+    created_at: row.created_at,
+    removed_at: row.removed_at,
+  }));
+}
+
+/**
+ * Removes a passkey at once on every instance: it no longer signs in, and every console session it
+ * opened ends (each request reads the session's credential in the store).
+ */
+export async function removePasskey(deps: ServiceDeps, actor: Actor, operatorId: string, passkeyId: string): Promise<void> {
+  assertMayManageKeys(actor, operatorId);
+  await withTransaction(deps.store.db, async (trx) => {
+    if (!(await removePasskeyRow(trx, operatorId, passkeyId, iso(deps.clock.now())))) {
+      throw new AppError('not_found', `Operator "${operatorId.slice(0, 80)}" has no passkey "${passkeyId.slice(0, 80)}".`);
+    }
+    await recordAudit(trx, deps, { actor, action: 'passkey.removed', details: { operator_id: operatorId, credential_id: passkeyId } });
+  });
+}
+
+/**
+ * The actor of a console session: the owner, or an operator who is still enabled (with their role
+ * of now) and whose key or passkey the session was opened with is still live.
+ */
+export async function actorOfSession(deps: ServiceDeps, operatorId: string | undefined, credential: Credential): Promise<Actor | undefined> {
+  // The owner signs in with ADMIN_KEY only (a new ADMIN_KEY signs every session out: session.ts).
+  if (operatorId === undefined) return credential.kind === 'admin' ? OWNER : undefined;
+  if (credential.kind === 'admin') return undefined;
+  const db = deps.store.db;
+  const found =
+    credential.kind === 'key' ? await operatorOfSessionKey(db, operatorId, credential.id) : await operatorOfSessionPasskey(db, operatorId, credential.id);
   return found ? { kind: 'operator', operatorId: found.id, role: found.role as Role } : undefined;
 }
 
-/** The actor of a console session: the owner, or an operator who is still enabled (with their role of now). */
-export async function actorOfSession(deps: ServiceDeps, operatorId: string | undefined): Promise<Actor | undefined> {
-  if (operatorId === undefined) return OWNER;
-  const found = await enabledOperator(deps.store.db, operatorId);
-  return found ? { kind: 'operator', operatorId: found.id, role: found.role as Role } : undefined;
+/**
+ * Signs a console session out on every instance (its id is revoked until the cookie would have
+ * expired anyway), with its audit entry in the same transaction.
+ */
+export async function signOut(deps: ServiceDeps, actor: Actor, sessionId: string, expiresAt: string): Promise<void> {
+  await withTransaction(deps.store.db, async (trx) => {
+    await revokeSession(trx, sessionId, expiresAt);
+    await recordAudit(trx, deps, { actor, action: 'signout.succeeded', details: { via: 'console' } });
+  });
 }
 
 /** An operator goes on or off duty (alerts and human.json availability follow). */

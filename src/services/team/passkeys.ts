@@ -11,7 +11,7 @@ import {
 } from '@simplewebauthn/server';
 import { sha256Hex } from '../../domain/canonical.js';
 import { AppError } from '../../domain/errors.js';
-import type { Actor, Role } from '../../domain/team/actor.js';
+import type { Actor, Role, SignedIn } from '../../domain/team/actor.js';
 import { iso } from '../../domain/time.js';
 import { withTransaction } from '../../store/db.js';
 import {
@@ -106,7 +106,7 @@ export async function registrationOptions(deps: ServiceDeps, token: string): Pro
 }
 
 /** Verifies the new passkey against the invite's challenge, uses the invite up, and returns who signs in. */
-export async function registerPasskey(deps: ServiceDeps, token: string, raw: unknown): Promise<Actor> {
+export async function registerPasskey(deps: ServiceDeps, token: string, raw: unknown): Promise<SignedIn> {
   const operator = await invitedOperator(deps, token);
   const { challenge, response } = await challengeOf(deps, raw);
   const { rpID, origin } = relyingParty(deps);
@@ -133,10 +133,11 @@ export async function registerPasskey(deps: ServiceDeps, token: string, raw: unk
       counter: credential.counter,
       transports: JSON.stringify(credential.transports ?? []),
       created_at: now,
+      removed_at: null,
     });
     await recordAudit(trx, deps, { actor, action: 'passkey.registered', details: { credential_id: credential.id } });
   });
-  return actor;
+  return { actor, credential: { kind: 'passkey', id: credential.id } };
 }
 
 export async function authenticationOptions(deps: ServiceDeps): Promise<Ceremony<PublicKeyCredentialRequestOptionsJSON>> {
@@ -146,7 +147,7 @@ export async function authenticationOptions(deps: ServiceDeps): Promise<Ceremony
 }
 
 /** The outcome of a passkey sign-in: who, or why not (and whose passkey it was, for the throttle and the log). */
-export type PasskeySignIn = { actor: Actor } | { refusal: AppError; operatorId?: string };
+export type PasskeySignIn = SignedIn | { refusal: AppError; operatorId?: string };
 
 export async function signInWithPasskey(deps: ServiceDeps, raw: unknown): Promise<PasskeySignIn> {
   let operatorId: string | undefined;
@@ -176,7 +177,7 @@ export async function signInWithPasskey(deps: ServiceDeps, raw: unknown): Promis
     );
     if (!verified.verified) throw failedCeremony('the signature does not match.');
     await updatePasskeyCounter(deps.store.db, passkey.credential_id, verified.authenticationInfo.newCounter);
-    return { actor: { kind: 'operator', operatorId: operator.id, role: operator.role as Role } };
+    return { actor: { kind: 'operator', operatorId: operator.id, role: operator.role as Role }, credential: { kind: 'passkey', id: passkey.credential_id } };
   } catch (error) {
     if (error instanceof AppError) return { refusal: error, ...(operatorId ? { operatorId } : {}) };
     throw error;

@@ -24,7 +24,9 @@ import * as m230 from './230_outbox_claim_rank.js';
 import * as m240 from './240_blocklist_networks.js';
 import * as m250 from './250_submission_indexes.js';
 import * as m260 from './260_receipt_log.js';
-import * as m265 from './265_verified_agents.js';
+import * as m265 from './265_held_status_once.js';
+import * as m270 from './270_passkey_removal.js';
+import * as m275 from './275_verified_agents.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -52,6 +54,8 @@ export const migrations: Record<string, Migration> = {
   '230_outbox_claim_rank': m230,
   '240_blocklist_networks': m240,
   '250_submission_indexes': m250,
-  '265_verified_agents': m265,
   '260_receipt_log': m260,
+  '265_held_status_once': m265,
+  '270_passkey_removal': m270,
+  '275_verified_agents': m275,
 };

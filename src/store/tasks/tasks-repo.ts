@@ -596,7 +596,7 @@ export async function filteredTasks(
 }
 
 /**
- * One page of a verified agent's tasks (migration 265), newest update first, after the position
+ * One page of a verified agent's tasks (migration 275), newest update first, after the position
  * `after`: down the partial index (agent_key_id, updated_at, id), so a page reads its own rows
  * whatever the agent's history. A status filter is applied on the way down the same index.
  */

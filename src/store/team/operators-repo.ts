@@ -67,13 +67,43 @@ export async function revokeKeyRow(db: Db, operatorId: string, keyId: string, at
  * The enabled operator a live key belongs to, read on every request (one indexed lookup), so a
  * revocation or a disabled operator stops the key at once on every instance.
  */
-export async function operatorOfKey(db: Db, keyHash: string): Promise<Pick<OperatorRow, 'id' | 'role'> | undefined> {
+export async function operatorOfKey(db: Db, keyHash: string): Promise<(Pick<OperatorRow, 'id' | 'role'> & { key_id: string }) | undefined> {
+  return db
+    .selectFrom('operator_keys')
+    .innerJoin('operators', 'operators.id', 'operator_keys.operator_id')
+    .select(['operators.id', 'operators.role', 'operator_keys.id as key_id'])
+    .where('operator_keys.key_hash', '=', keyHash)
+    .where('operator_keys.revoked_at', 'is', null)
+    .where('operators.disabled', '=', 0)
+    .executeTakeFirst();
+}
+
+/**
+ * The operator of a console session opened with a personal key, if the key is still live and the
+ * operator enabled: one lookup by primary key on every request, so a revocation ends the session at
+ * once on every instance.
+ */
+export async function operatorOfSessionKey(db: Db, operatorId: string, keyId: string): Promise<Pick<OperatorRow, 'id' | 'role'> | undefined> {
   return db
     .selectFrom('operator_keys')
     .innerJoin('operators', 'operators.id', 'operator_keys.operator_id')
     .select(['operators.id', 'operators.role'])
-    .where('operator_keys.key_hash', '=', keyHash)
+    .where('operator_keys.id', '=', keyId)
+    .where('operator_keys.operator_id', '=', operatorId)
     .where('operator_keys.revoked_at', 'is', null)
+    .where('operators.disabled', '=', 0)
+    .executeTakeFirst();
+}
+
+/** The operator of a console session opened with a passkey, if the passkey is not removed and the operator enabled. */
+export async function operatorOfSessionPasskey(db: Db, operatorId: string, credentialId: string): Promise<Pick<OperatorRow, 'id' | 'role'> | undefined> {
+  return db
+    .selectFrom('operator_passkeys')
+    .innerJoin('operators', 'operators.id', 'operator_passkeys.operator_id')
+    .select(['operators.id', 'operators.role'])
+    .where('operator_passkeys.credential_id', '=', credentialId)
+    .where('operator_passkeys.operator_id', '=', operatorId)
+    .where('operator_passkeys.removed_at', 'is', null)
     .where('operators.disabled', '=', 0)
     .executeTakeFirst();
 }
@@ -113,12 +143,26 @@ export async function insertPasskey(db: Db, row: PasskeyRow): Promise<void> {
   await db.insertInto('operator_passkeys').values(row).execute();
 }
 
+/** A passkey that may sign in (not removed). */
 export async function findPasskey(db: Db, credentialId: string): Promise<PasskeyRow | undefined> {
-  return db.selectFrom('operator_passkeys').selectAll().where('credential_id', '=', credentialId).executeTakeFirst();
+  return db.selectFrom('operator_passkeys').selectAll().where('credential_id', '=', credentialId).where('removed_at', 'is', null).executeTakeFirst();
 }
 
+/** Every passkey of the operator, removed ones too (oldest first). */
 export async function passkeysOf(db: Db, operatorId: string): Promise<PasskeyRow[]> {
-  return db.selectFrom('operator_passkeys').selectAll().where('operator_id', '=', operatorId).execute();
+  return db.selectFrom('operator_passkeys').selectAll().where('operator_id', '=', operatorId).orderBy('created_at').orderBy('credential_id').execute();
+}
+
+/** Removes a passkey of the operator; false when there is none by that id (or it was removed already). */
+export async function removePasskeyRow(db: Db, operatorId: string, credentialId: string, at: string): Promise<boolean> {
+  const result = await db
+    .updateTable('operator_passkeys')
+    .set({ removed_at: at })
+    .where('credential_id', '=', credentialId)
+    .where('operator_id', '=', operatorId)
+    .where('removed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 export async function updatePasskeyCounter(db: Db, credentialId: string, counter: number): Promise<void> {

@@ -4,12 +4,13 @@ import Type from 'typebox';
 import { AppError } from '../../../domain/errors.js';
 import { html } from '../../../domain/html.js';
 import { clientHash } from '../../../domain/network/client.js';
-import { type Actor, actorName } from '../../../domain/team/actor.js';
+import { actorName, type SignedIn } from '../../../domain/team/actor.js';
 import { markFailedKeyAttempt } from '../../../http/admin-auth.js';
 import { sendError } from '../../../http/errors.js';
 import type { ServiceDeps } from '../../../services/context.js';
 import { recordAudit } from '../../../services/team/audit.js';
 import { authenticationOptions, invitedOperator, registerPasskey, registrationOptions, signInWithPasskey } from '../../../services/team/passkeys.js';
+import { failedSignIn } from '../../../services/team/signin-failures.js';
 import { registerStaticAssets } from '../../static-assets.js';
 import { type ConsoleKit, HIDDEN, safeNext } from '../console-kit.js';
 import { PASSKEY_JS, PASSKEY_SCRIPTS, webauthnBrowserBundle } from './passkey-assets.js';
@@ -42,9 +43,9 @@ export function registerPasskeyRoutes(plain: FastifyInstance, deps: ServiceDeps,
     if (error instanceof AppError) return sendError(reply, error);
     throw error;
   };
-  const signedIn = async (request: FastifyRequest, reply: FastifyReply, actor: Actor, next: string) => {
-    startSession(deps, reply, actor);
-    request.log.info({ actor: actorName(actor) }, 'console: operator signed in with a passkey');
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply, outcome: SignedIn, next: string) => {
+    startSession(deps, reply, outcome);
+    request.log.info({ actor: actorName(outcome.actor) }, 'console: operator signed in with a passkey');
     return reply.send({ next });
   };
 
@@ -72,8 +73,7 @@ export function registerPasskeyRoutes(plain: FastifyInstance, deps: ServiceDeps,
   scope.post('/operator/invite/:token/register', { ...ceremony, schema: inviteParams }, async (request, reply) => {
     try {
       sameOrigin(request);
-      const actor = await registerPasskey(deps, request.params.token, request.body);
-      return signedIn(request, reply, actor, '/operator');
+      return signedIn(request, reply, await registerPasskey(deps, request.params.token, request.body), '/operator');
     } catch (error) {
       return fail(reply, error);
     }
@@ -98,11 +98,10 @@ export function registerPasskeyRoutes(plain: FastifyInstance, deps: ServiceDeps,
     const next = safeNext(typeof (request.body as { next?: unknown } | null)?.next === 'string' ? (request.body as { next: string }).next : undefined);
     if ('actor' in outcome) {
       await recordAudit(deps.store.db, deps, { actor: outcome.actor, action: 'signin.succeeded', details: { via: 'passkey', client } });
-      return signedIn(request, reply, outcome.actor, next);
+      return signedIn(request, reply, outcome, next);
     }
     markFailedKeyAttempt(request);
-    await recordAudit(deps.store.db, deps, { actor: outcome.operatorId ?? 'anonymous', action: 'signin.failed', details: { via: 'passkey', client } });
-    const refusal = await deps.abuse.adminThrottle.failed(deps, { clientHash: client, source: 'web_form' }, request.log, outcome.refusal, outcome.operatorId);
+    const refusal = await failedSignIn(deps, { clientHash: client, via: 'passkey', refusal: outcome.refusal, operatorId: outcome.operatorId }, request.log);
     for (const [name, value] of Object.entries(refusal.headers)) reply.header(name, value);
     return sendError(reply, refusal);
   });

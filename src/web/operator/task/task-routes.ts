@@ -242,7 +242,7 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     '/operator/webhooks/:id/retry',
     { ...guarded, config: FOR_ADMIN, schema: { ...HIDDEN, params: Type.Object({ id: PARAM }) } },
     async (request, reply) => {
-      const event = await retryWebhook(deps, request.params.id);
+      const event = await retryWebhook(deps, actorOf(request), request.params.id);
       return reply.redirect(`/operator/tasks/${encodeURIComponent(event.task_id)}?done=webhook`, 303);
     },
   );
