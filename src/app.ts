@@ -24,6 +24,7 @@ import { registerOutboxRoutes } from './http/routes/admin-outbox.js';
 import { registerTeamRoutes } from './http/routes/admin-team.js';
 import { registerWebhookRoutes } from './http/routes/admin-webhooks.js';
 import { registerAttachmentRoutes } from './http/routes/attachments.js';
+import { registerCoverageRoutes } from './http/routes/coverage.js';
 import { registerDocuments } from './http/routes/documents.js';
 import { registerPublicRoutes } from './http/routes/public.js';
 import { registerQuestionRoutes } from './http/routes/questions.js';
@@ -151,6 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await registerOpenApi(app, deps);
   registerPublicRoutes(app, deps);
+  registerCoverageRoutes(app, deps);
   registerReceiptLogRoutes(app, deps);
   await registerAdminRoutes(app, deps);
   await registerAttachmentRoutes(app, deps);

@@ -92,8 +92,17 @@ export class SubmissionGuards {
     for (const task of recent) this.recent.set(task.dedupe_key, [...(this.recent.get(task.dedupe_key) ?? []), task]);
   }
 
-  /** Locks every key of the batch and reads what its decisions need. */
-  static async load(trx: Db, deps: AbuseDeps, submissions: GuardedSubmission[]): Promise<SubmissionGuards> {
+  /**
+   * What the submission would come to if it were committed now, deciding it exactly as a batch
+   * does but taking no lock and writing nothing (a dry run): `save` is never called.
+   */
+  static async peek(db: Db, deps: AbuseDeps, submission: GuardedSubmission): Promise<Verdict> {
+    const guards = await SubmissionGuards.load(db, deps, [submission], false);
+    return guards.decide(submission);
+  }
+
+  /** Locks every key of the batch (unless `lock` is false: a dry run) and reads what its decisions need. */
+  static async load(trx: Db, deps: AbuseDeps, submissions: GuardedSubmission[], lock = true): Promise<SubmissionGuards> {
     const now = deps.clock.now();
     const at = iso(now);
     const quotasOf = new Map(submissions.map((s) => [s, SubmissionGuards.counted(deps, s, now)]));
@@ -101,10 +110,11 @@ export class SubmissionGuards {
     const keyed = submissions.filter((s) => s.caller.idempotencyKey !== undefined);
     // The keys of these submissions first, then what only they can change is read. The counters,
     // which every submission shares (the daily cap), are locked last and held the shortest.
-    await lockKeys(trx, deps.store.dialect, [
-      ...keyed.map((s) => `idem:${s.caller.clientHash}:${s.caller.idempotencyKey}`),
-      ...submissions.map((s) => `dup:${s.dedupeKey}`),
-    ]);
+    if (lock)
+      await lockKeys(trx, deps.store.dialect, [
+        ...keyed.map((s) => `idem:${s.caller.clientHash}:${s.caller.idempotencyKey}`),
+        ...submissions.map((s) => `dup:${s.dedupeKey}`),
+      ]);
     const windowStart = duplicateWindowStart(deps, now);
     const matches = new Map(submissions.map((s) => [s, SubmissionGuards.blockMatch(s)]));
     const blocks = await activeBlocksMatching(trx, [...matches.values()], at);
@@ -114,11 +124,12 @@ export class SubmissionGuards {
       at,
     );
     const recent = windowStart === null ? [] : await findByDedupeKeys(trx, [...new Set(submissions.map((s) => s.dedupeKey))], windowStart);
-    await lockKeys(
-      trx,
-      deps.store.dialect,
-      counterKeys.map((key) => `counter:${key}`),
-    );
+    if (lock)
+      await lockKeys(
+        trx,
+        deps.store.dialect,
+        counterKeys.map((key) => `counter:${key}`),
+      );
     const counts = await readCounters(trx, counterKeys);
     return new SubmissionGuards(deps, now, quotasOf, matches, blocks, records, counts, recent, windowStart);
   }

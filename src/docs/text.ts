@@ -96,6 +96,8 @@ export function llmsTxt(deps: ServiceDeps): string {
     '## API',
     '',
     `- [Submit a task](${e.submit_task.url}): POST JSON {task_type, description, contact_email | delivery: "status_poll", ...}; 202 with task_id, status_url and a Location header; optional Idempotency-Key header`,
+    `- [Dry run](${e.submit_task.url}?dry_run=true): POST the same body with ?dry_run=true: every check a submission runs (validation, e-mail and MX, limits, duplicates, blocks, caps), nothing created or sent and no quota used (it counts as a read); 200 {dry_run: true, would_accept: true, limits} or the very error the submission would get`,
+    `- [Coverage](${e.coverage.url}): GET, before you ask: per task type, time to seen, accepted and delivered (p50/p90 seconds over the last 30 days), acceptance rate and deliveries; whether tasks are taken now, operators on duty, open tasks`,
     `- [Task status](${api}/tasks/TASK_ID): GET; status, status_history, eta, operator_notes, and once delivered the receipt and attachments`,
     `- [Delivered file](${api}/tasks/TASK_ID/attachments/ATTACHMENT_ID): GET, once delivered; each file in attachments[] has name, media_type, size, sha256 and this url. ` +
       'Check a file: SHA-256 of the downloaded bytes equals its sha256 (also in the Content-Digest header), and the receipt (receipt_version 2) signs every sha256.',

@@ -5,6 +5,7 @@ import { AppError } from '../domain/errors.js';
 import type { ServiceDeps } from '../services/context.js';
 import { clientAddressOf } from './client.js';
 import type { RequestStep, ResponseStep } from './pipeline.js';
+import { isDryRun } from './routes/public.js';
 
 /**
  * The HTTP side of abuse control, as steps of the request pipeline (pipeline.ts):
@@ -61,11 +62,13 @@ export function abuseSteps(
     return undefined;
   }
 
-  function step(hash: () => string, policies: Policies, reply: FastifyReply, route: FastifyContextConfig): AppError | undefined {
+  function step(request: FastifyRequest, hash: () => string, policies: Policies, reply: FastifyReply, route: FastifyContextConfig): AppError | undefined {
     switch (route.kind) {
       case 'read':
         return countRead(hash(), policies, reply);
       case 'task':
+        // A dry run is a read (contract "Know before you ask"): it cannot be used to grind the checks.
+        if (isDryRun(request.query)) return countRead(hash(), policies, reply);
         reply.header('ratelimit-policy', policies.task.policy);
         return undefined;
       case 'message':
@@ -86,7 +89,7 @@ export function abuseSteps(
   return {
     request: (request, reply, route) => {
       if (isSigned(request.headers)) return undefined;
-      return step(() => deps.abuse.clientHash(addressOf(request.raw)), deps.abuse.policies, reply, route);
+      return step(request, () => deps.abuse.clientHash(addressOf(request.raw)), deps.abuse.policies, reply, route);
     },
     // Everything else — documents, 404s, CORS preflights, errors before routing — gets the read policy.
     response: (request, reply) => {
@@ -99,7 +102,7 @@ export function abuseSteps(
       deps.abuse.agents.verify({ method: request.method, url: request.url, rawHeaders: request.raw.rawHeaders }).then(
         (agent) => {
           request.agent = agent;
-          done(step(() => deps.abuse.agentHash(agent.keyId), deps.abuse.verified, reply, route));
+          done(step(request, () => deps.abuse.agentHash(agent.keyId), deps.abuse.verified, reply, route));
         },
         (error: Error) => done(error),
       );

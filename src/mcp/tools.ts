@@ -7,6 +7,7 @@ import { isAppError, validationFailed } from '../domain/errors.js';
 import { IDEMPOTENCY_KEY_PATTERN, isIdempotencyKey } from '../domain/ids.js';
 import { MessageThreadSchema } from '../domain/questions/threads.js';
 import {
+  DryRunResponseSchema,
   ErrorSchema,
   MessageResponseSchema,
   MyTasksPageSchema,
@@ -21,7 +22,7 @@ import { listMyTasks } from '../services/agents/my-tasks.js';
 import type { ServiceDeps } from '../services/context.js';
 import { readThread, sendMessage } from '../services/messages/messages.js';
 import { answerQuestion } from '../services/questions/questions.js';
-import { submitTask } from '../services/tasks/tasks.js';
+import { dryRunTask, submitTask } from '../services/tasks/tasks.js';
 import { awaitTaskUpdate, MAX_TOOL_WAIT_SECONDS } from '../services/waiting/task-watch.js';
 import { HumanServicesSchema, humanServices } from './catalog-info.js';
 import { AWAITING_ANSWER_GUIDE, answerToolInput, threadToolInput } from './questions.js';
@@ -115,6 +116,18 @@ const checkAnswerArguments = argumentChecker(
   },
 );
 
+/** submit_human_task's own argument besides the task and its key: a dry run (contract "Know before you ask"). */
+const DryRunArgument = Type.Object({
+  dry_run: Type.Optional(
+    Type.Boolean({
+      description:
+        'Optional. true: run every check a submission runs (fields, e-mail, limits, duplicates, blocks, caps) and answer {dry_run, would_accept, limits} ' +
+        'or the exact refusal, without creating anything, sending anything or using quota. Use it to know before you ask.',
+    }),
+  ),
+});
+const checkDryRunArgument = argumentChecker(DryRunArgument, { dry_run: 'dry_run must be true or false' });
+
 const IDEMPOTENCY_KEY_RULE = 'idempotency_key must be 1 to 255 visible ASCII characters (no spaces)';
 
 /** The idempotency_key argument plays the Idempotency-Key header's part. */
@@ -168,6 +181,7 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
   const submitInput = Type.Object(
     {
       ...taskInput.properties,
+      ...DryRunArgument.properties,
       idempotency_key: Type.Optional(
         Type.String({
           pattern: IDEMPOTENCY_KEY_PATTERN,
@@ -177,7 +191,7 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
         }),
       ),
     },
-    { description: 'A task request, plus an optional idempotency_key.' },
+    { description: 'A task request, plus an optional idempotency_key and dry_run.' },
   );
   const statusInput = Type.Object({
     task_id: Type.String({ maxLength: 200, description: 'The task_id returned by submit_human_task, shaped task-<year>-<32 hex>.' }),
@@ -213,6 +227,7 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
           'Call this first, before submitting anything, to learn what the human operator can and cannot do. ' +
           'Returns the service catalog (one entry per task_type, each with an example request that would be accepted), the operator profile ' +
           '(languages, service area, working hours, response target), the review policy (what is always rejected), the current per-client limits, ' +
+          'live coverage per task_type (how soon a task is seen, accepted and delivered, p50/p90 over 30 days; acceptance rate; operators on duty; open tasks), ' +
           'and how to submit, poll and receive results. Read-only; no arguments; calling it costs no quota.',
         inputSchema: { type: 'object', properties: {} },
         outputSchema: outputSchema(HumanServicesSchema),
@@ -242,15 +257,17 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
           'tasks/result returns the final task, with isError when rejected); otherwise call check_task_status with wait_seconds.',
         inputSchema: inputSchema(submitInput),
         // Called as an MCP task, tasks/result returns the final task instead of the submission answer.
-        outputSchema: outputSchema(SubmissionResponseSchema, PublicTaskSchema),
+        outputSchema: outputSchema(SubmissionResponseSchema, PublicTaskSchema, DryRunResponseSchema),
         execution: { taskSupport: 'optional' },
         annotations: { title: 'Submit a task to a human operator', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       async (request, args) => {
-        const { idempotency_key: _key, ...task } = args;
+        const { idempotency_key: _key, dry_run: dryRun, ...task } = args;
+        checkDryRunArgument(args);
         const idempotencyKey = idempotencyKeyOf(deps, args, task);
         // The key comes from the argument only: one HTTP request to /mcp may carry several calls.
         const caller = { ...callerFrom(request, deps), idempotencyKey };
+        if (dryRun === true) return dryRunTask(deps, caller, task);
         return (await submitTask(deps, caller, task)).body;
       },
     ),

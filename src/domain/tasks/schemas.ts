@@ -221,6 +221,30 @@ export const SubmissionResponseSchema = Type.Object({
 });
 export type SubmissionResponse = Static<typeof SubmissionResponseSchema>;
 
+const QuotaLeftSchema = Type.Object({
+  limit: Type.Integer({ minimum: 0 }),
+  remaining: Type.Integer({ minimum: 0, description: 'Units left in the current window, before this request.' }),
+});
+
+/** The answer to a dry run (POST /api/v1/tasks?dry_run=true, submit_human_task with dry_run: true). */
+export const DryRunResponseSchema = Type.Object(
+  {
+    dry_run: Type.Literal(true),
+    would_accept: Type.Literal(true, { description: 'The submission would be accepted now (a refusal is answered with its error instead).' }),
+    limits: Type.Object(
+      {
+        tasks_per_hour: QuotaLeftSchema,
+        tasks_per_day: QuotaLeftSchema,
+        status_poll_per_day: QuotaLeftSchema,
+      },
+      { description: 'The limits that apply to this client, as they stand.' },
+    ),
+    warnings: Warnings,
+  },
+  { description: 'Every check a submission runs passed; nothing was created, sent or counted.' },
+);
+export type DryRunResponse = Static<typeof DryRunResponseSchema>;
+
 export const MessageResponseSchema = Type.Object({
   message_id: Type.String({ description: 'msg-<year>-<32 hex>' }),
   created_at: Type.String({ format: 'date-time' }),

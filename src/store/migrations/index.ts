@@ -26,7 +26,8 @@ import * as m250 from './250_submission_indexes.js';
 import * as m260 from './260_receipt_log.js';
 import * as m265 from './265_held_status_once.js';
 import * as m270 from './270_passkey_removal.js';
-import * as m275 from './275_verified_agents.js';
+import * as m280 from './280_coverage.js';
+import * as m285 from './285_verified_agents.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -57,5 +58,6 @@ export const migrations: Record<string, Migration> = {
   '260_receipt_log': m260,
   '265_held_status_once': m265,
   '270_passkey_removal': m270,
-  '275_verified_agents': m275,
+  '280_coverage': m280,
+  '285_verified_agents': m285,
 };

@@ -15,6 +15,8 @@ export interface PageOptions {
   unseen?: number;
   /** Messages no operator has answered or marked done: beside Messages, and in the title. */
   waiting?: number;
+  /** More for the "More" sheet (the queue's service level), below its links. */
+  more?: SafeHtml;
 }
 
 /** The navigation: Queue and Messages always in view; the rest in "More" on a phone (one row). */
@@ -48,6 +50,7 @@ export function page(options: PageOptions): string {
         <details class="more narrow-only"><summary>More</summary><div class="more-menu">
           ${NAV.filter(([, , , where]) => where === 'more').map(([key, label, href]) => navLink(key, label, href, options))}
           ${signOut(session)}
+          ${options.more ?? ''}
         </div></details>
       </nav>
       <div class="wide-only">${signOut(session)}</div>`

@@ -14,6 +14,7 @@ import { checkPatchNow, patchTask } from '../../../services/console/transitions.
 import type { ServiceDeps } from '../../../services/context.js';
 import { listWebhooks, retryWebhook } from '../../../services/delivery/webhooks.js';
 import { doneStates, markDone, namedTasks, waitingMessages } from '../../../services/messages/states.js';
+import { coverage } from '../../../services/tasks/coverage.js';
 import { taskAudit } from '../../../services/team/audit.js';
 import { assignmentCounts, listOperators } from '../../../services/team/operators.js';
 import {
@@ -36,6 +37,7 @@ import { flash, taskTitle } from '../layout.js';
 import { assignmentCard, assignmentTabs } from '../queue/assignment-view.js';
 import { inboxList, inboxQueue, toolbarQuery } from '../queue/inbox-queue.js';
 import { queueView } from '../queue/queue-view.js';
+import { serviceLevelView } from '../queue/service-level-view.js';
 import { queueToolbar } from '../queue/toolbar-view.js';
 import { type BlockDraft, WITHDRAWN_REASON } from '../talk/talk-view.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
@@ -133,13 +135,14 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const streamFirst = filter === 'open' && !text(query, 'cursor') && plain;
     // Every read that does not need another's answer goes out at once, the header's counts
     // included: each wait for the store is a turn of a loop that may be busy (docs/performance.md).
-    const [inbox, counts, byAssignment, operators, waiting, header] = await Promise.all([
+    const [inbox, counts, byAssignment, operators, waiting, header, level] = await Promise.all([
       inboxQueue(deps, search, { status: filter === 'all' ? undefined : filter, order, test, assignee, cursor: text(query, 'cursor'), limit: 25 }),
       countByStatus(deps),
       assignmentCounts(deps, actor),
       listOperators(deps),
       streamFirst ? waitingMessages(deps, INBOX_MESSAGES) : [],
       kit.headerCounts(request),
+      coverage(deps),
     ]);
     const { queue } = inbox;
     const waitingTotal = streamFirst ? header.waiting : 0;
@@ -171,7 +174,7 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
         ? html`${queueToolbar(search, { counts, assignment: options.assignment })}${list}`
         : queueView(queue, filter, counts, mail, deps.clock.now(), options)
     }`;
-    return render(reply, session(request), 'queue', 'Queue', body);
+    return render(reply, session(request), 'queue', 'Queue', body, 200, serviceLevelView(level));
   });
 
   const showTask = (
