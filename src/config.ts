@@ -168,6 +168,8 @@ export interface Config {
   retention: RetentionSettings;
   dev: DevSettings;
   deadlines: DeadlineSettings;
+  /** Trusted time for the receipt log's checkpoints (RFC 3161; docs/receipt-log.md); url unset: off. */
+  tsa: { url: string | undefined; caFile: string | undefined; timeoutMs: number };
   /** CONSOLE_UNDO_SECONDS: how long a console accept, reject, reply or delivery is held for Undo (0: at once; docs/inbox.md). */
   undoSeconds: number;
   /** CONSOLE_UNDO_POLL_MS: how often the held-action committer looks for actions whose window has passed. */
@@ -402,6 +404,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: integer(env, 'MAIL_CONCURRENCY', 4, 1, 64),
     },
     storeTimeoutMs: integer(env, 'STORE_TIMEOUT_MS', 3000, 100, 60_000),
+    tsa: { url: url(env, 'TSA_URL', ['http:', 'https:']), caFile: read(env, 'TSA_CA_FILE'), timeoutMs: integer(env, 'TSA_TIMEOUT_MS', 5000, 100, 60_000) },
     server: {
       requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
       headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),

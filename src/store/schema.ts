@@ -63,9 +63,9 @@ export interface TasksTable {
   deadline_passed_at: string | null;
   /** The earlier of deadline and response target, fixed at submission (migration 130): the console queue's order. */
   due_at: string | null;
-  /** The verified agent's key (RFC 7638 thumbprint) that submitted it (migration 285); NULL when unsigned. */
+  /** The verified agent's key (RFC 7638 thumbprint) that submitted it (migration 295); NULL when unsigned. */
   agent_key_id: string | null;
-  /** That agent's key directory host[:port] (migration 285); NULL when unsigned. */
+  /** That agent's key directory host[:port] (migration 295); NULL when unsigned. */
   agent_directory: string | null;
   /** The receipt's leaf index in the public log (migration 260), set when the sequencer integrates it; NULL before. */
   receipt_log_index: number | null;
@@ -476,10 +476,12 @@ export interface LogCheckpointsTable {
   root: string;
   /** The whole signed note as served at /log/checkpoint. */
   note: string;
+  /** Its RFC 3161 TimeStampResp, base64 (migration 290); NULL until time-stamped (TSA_URL). */
+  tsr: string | null;
   created_at: string;
 }
 
-/** Web Bot Auth signature nonces seen, until their window ends (migration 285). */
+/** Web Bot Auth signature nonces seen, until their window ends (migration 295). */
 export interface AgentNoncesTable {
   /** Hash of the key id and the nonce. */
   nonce: string;

@@ -267,7 +267,17 @@ export type Health = Static<typeof HealthSchema>;
 
 export const ReadinessSchema = Type.Object({
   status: Type.Literal('ready'),
-  checks: Type.Object({ store: Type.Literal('ok'), migrations: Type.Literal('ok'), workers: Type.Literal('ok') }),
+  checks: Type.Object({
+    store: Type.Literal('ok'),
+    migrations: Type.Literal('ok'),
+    workers: Type.Literal('ok'),
+    timestamps: Type.Optional(
+      Type.String({
+        description:
+          'With TSA_URL only: "ok", or "failing: <why>" while the time-stamp authority hangs, answers garbage or signs another hash. It delays time-stamps, never receipts, so the instance stays ready.',
+      }),
+    ),
+  }),
   time: Type.String({ format: 'date-time' }),
 });
 export type Readiness = Static<typeof ReadinessSchema>;

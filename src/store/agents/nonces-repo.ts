@@ -1,7 +1,7 @@
 import type { Db } from '../db.js';
 
 /**
- * Signature nonces (migration 285): a nonce is claimed once; a second claim of the same nonce
+ * Signature nonces (migration 295): a nonce is claimed once; a second claim of the same nonce
  * before it expires is a replay. The primary key decides between instances.
  */
 

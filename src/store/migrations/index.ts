@@ -27,7 +27,8 @@ import * as m260 from './260_receipt_log.js';
 import * as m265 from './265_held_status_once.js';
 import * as m270 from './270_passkey_removal.js';
 import * as m280 from './280_coverage.js';
-import * as m285 from './285_verified_agents.js';
+import * as m290 from './290_log_timestamps.js';
+import * as m295 from './295_verified_agents.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -59,5 +60,6 @@ export const migrations: Record<string, Migration> = {
   '265_held_status_once': m265,
   '270_passkey_removal': m270,
   '280_coverage': m280,
-  '285_verified_agents': m285,
+  '290_log_timestamps': m290,
+  '295_verified_agents': m295,
 };

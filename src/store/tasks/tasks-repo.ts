@@ -607,7 +607,7 @@ export async function filteredTasks(
 }
 
 /**
- * One page of a verified agent's tasks (migration 285), newest update first, after the position
+ * One page of a verified agent's tasks (migration 295), newest update first, after the position
  * `after`: down the partial index (agent_key_id, updated_at, id), so a page reads its own rows
  * whatever the agent's history. A status filter is applied on the way down the same index.
  */
