@@ -2,6 +2,7 @@ import { ERROR_STATUS } from '../domain/errors.js';
 import type { Block } from '../domain/markup.js';
 import { PLACEHOLDER_DOMAINS, PLACEHOLDER_TLDS } from '../domain/network/email.js';
 import { ANSWER_MAX, ANSWER_MIN, AWAITING_ANSWER_GUIDE } from '../domain/questions/questions.js';
+import { WEBHOOK_WHEN } from '../domain/tasks/callback-url.js';
 import { messageInputSchema, PublicAttachmentSchema, PublicTaskSchema, taskInputSchema } from '../domain/tasks/schemas.js';
 import { TASK_TYPES } from '../domain/tasks/task.js';
 import { MCP_REVISIONS_NOTE } from '../mcp/revisions.js';
@@ -101,7 +102,11 @@ export function llmsTxt(deps: ServiceDeps): string {
     `- [Task status](${api}/tasks/TASK_ID): GET; status, status_history, eta, operator_notes, and once delivered the receipt and attachments`,
     `- [Delivered file](${api}/tasks/TASK_ID/attachments/ATTACHMENT_ID): GET, once delivered; each file in attachments[] has name, media_type, size, sha256 and this url. ` +
       'Check a file: SHA-256 of the downloaded bytes equals its sha256 (also in the Content-Digest header), and the receipt (receipt_version 2) signs every sha256.',
-    `- [Message the operator](${e.send_message.url}): POST JSON {message, reply_to, from?, subject?}; to withdraw a task, name its task_id in the message`,
+    `- [Preview of a delivered image](${api}/tasks/TASK_ID/attachments/ATTACHMENT_ID/thumbnail): GET; a small WebP preview of an image attachment`,
+    `- [Message the operator](${e.send_message.url}): POST JSON {message, reply_to, from?, subject?}; 201 with message_id and a thread_token (shown once)`,
+    `- [Read the operator's replies](${api}/messages/MESSAGE_ID): GET with Authorization: Bearer <thread_token>; the replies to your message, oldest first`,
+    `- [Answer the operator's question](${api}/tasks/TASK_ID/questions/QUESTION_ID/answer): POST JSON {answer}; when the task shows awaiting_answer true, for the question whose answer is null`,
+    `- [Withdraw a task](${api}/tasks/TASK_ID/cancel): POST, no body; asks the operator to withdraw it (a message naming the task, with the message limits); 202 with the unchanged status: the operator decides. A delivered or rejected task: 409 invalid_transition`,
     `- [Services catalog](${e.services.url}): GET ?limit=1-${l.servicesPageMax}&cursor=; pass next_cursor back until it is null`,
     `- [MCP server](${e.mcp.url}): streamable HTTP, stateless, no auth; tools ${MCP_TOOLS.map((t) => t.name).join(', ')}; same fields, limits and errors as REST. ${MCP_REVISIONS_NOTE}`,
     '',
@@ -124,6 +129,7 @@ export function llmsTxt(deps: ServiceDeps): string {
     '',
     `- [Receipt signing keys (JWKS)](${base}/.well-known/jwks.json): a delivered task carries receipt, a compact JWS (EdDSA, Ed25519); pick the key by the kid in its header. Its payload binds task_id, deliverable_sha256 (SHA-256 hex of operator_notes as returned) and the timeline; retired keys stay published`,
     `- [Status page](${base}/tasks?id=TASK_ID): shows the receipt and how to check it, for people`,
+    `- [Receipt inclusion proof](${api}/tasks/TASK_ID/receipt-proof): GET; the proof (C2SP tlog-proof, text/plain) that the task's receipt is in the public receipt log; 404 until the receipt is integrated`,
     '',
     '## Documents',
     '',
@@ -211,7 +217,7 @@ export function indexDoc(deps: ServiceDeps): Block[] {
     {
       list: [
         `**REST**: \`POST ${base}/api/${API_VERSION}/tasks\` with a JSON task, then poll \`GET ${base}/api/${API_VERSION}/tasks/{task_id}\`. See [api.md](${base}/api.md) and [openapi.json](${base}/openapi.json).`,
-        '**Webhooks**: add `callback_url` to the task and receive a signed POST when it is accepted, delivered or rejected instead of polling (see api.md).',
+        `**Webhooks**: add \`callback_url\` to the task and receive a signed POST ${WEBHOOK_WHEN}, instead of polling (see api.md).`,
         `**MCP**: streamable HTTP at \`${base}/mcp\`, no authentication; tools ${MCP_TOOLS.map((t) => `\`${t.name}\``).join(', ')}. Server card: [/.well-known/mcp](${base}/.well-known/mcp).`,
         `**Documents**: [agent.json](${base}/agent.json) (everything in one file), [llms.txt](${base}/llms.txt), [capabilities](${base}/.well-known/capabilities.json), [services](${base}/.well-known/services.json), [human.json](${base}/.well-known/human.json).`,
         `**People**: the form on [the home page](${base}/) creates the same task; [the status page](${base}/tasks) shows its progress.`,

@@ -3,7 +3,7 @@ import type { Limits } from '../../config.js';
 import { RESPONSE_SCHEMA_FORMATS, RESPONSE_SCHEMA_KEYWORDS, RESPONSE_SCHEMA_MAX_BYTES, RESPONSE_SCHEMA_MAX_DEPTH } from '../answers/response-schema.js';
 import { QuestionSchema } from '../questions/questions.js';
 import { ONE_LINE_PATTERN } from '../text.js';
-import { CALLBACK_URL_MAX_CHARS } from './callback-url.js';
+import { CALLBACK_URL_MAX_CHARS, WEBHOOK_WHEN } from './callback-url.js';
 import { CatalogEntrySchema, TaskTypeSchema } from './profile.js';
 import { ALL_STATUSES, DELIVERY_MODES, SOURCES } from './task.js';
 
@@ -77,7 +77,7 @@ export function taskInputSchema(limits: Limits) {
           writeOnly: true,
           description:
             'Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) ' +
-            'when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.',
+            `${WEBHOOK_WHEN}, instead of polling. Must not point at a private or loopback address; never returned.`,
         }),
       ),
       response_schema: Type.Optional(ResponseSchemaField),

@@ -14,6 +14,7 @@ import {
   SubmissionResponseSchema,
   taskInputSchema,
 } from '../../domain/tasks/schemas.js';
+import { isFinal } from '../../domain/tasks/task.js';
 import { listMyTasks } from '../../services/agents/my-tasks.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { sendMessage } from '../../services/messages/messages.js';
@@ -149,7 +150,9 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       const wait = known === undefined ? 0 : preferredWait(request.headers.prefer);
       const task = await waitForChange(deps, task_id, {
         timeoutMs: wait * 1000,
-        unchanged: (latest) => noneMatch(known, representationOf(reply, latest).etag),
+        // A delivered or rejected task will not change: never held, its current ETag gets 304 at once
+        // (as MCP's check_task_status answers a final task at once).
+        unchanged: (latest) => !isFinal(latest.status) && noneMatch(known, representationOf(reply, latest).etag),
         // Held requests have their share of the connections (task-waits.ts, HELD_SHARE): past it,
         // the current status at once, the wait not applied, and a hint to come back later.
         whenFull: () => reply.header('Retry-After', '5'),
