@@ -107,6 +107,7 @@ export function llmsTxt(deps: ServiceDeps): string {
     `- [Read the operator's replies](${api}/messages/MESSAGE_ID): GET with Authorization: Bearer <thread_token>; the replies to your message, oldest first`,
     `- [Answer the operator's question](${api}/tasks/TASK_ID/questions/QUESTION_ID/answer): POST JSON {answer}; when the task shows awaiting_answer true, for the question whose answer is null`,
     `- [Withdraw a task](${api}/tasks/TASK_ID/cancel): POST, no body; asks the operator to withdraw it (a message naming the task, with the message limits); 202 with the unchanged status: the operator decides. A delivered or rejected task: 409 invalid_transition`,
+    `- [My tasks](${api}/tasks): GET ?limit=&cursor=&status=, signed (Web Bot Auth: Signature, Signature-Input, Signature-Agent naming your key directory); your own tasks, newest update first; unsigned: 400 signature_required. A signed agent is counted by its key, with limits of its own (${ref}#verified-agents)`,
     `- [Services catalog](${e.services.url}): GET ?limit=1-${l.servicesPageMax}&cursor=; pass next_cursor back until it is null`,
     `- [MCP server](${e.mcp.url}): streamable HTTP, stateless, no auth; tools ${MCP_TOOLS.map((t) => t.name).join(', ')}; same fields, limits and errors as REST. ${MCP_REVISIONS_NOTE}`,
     '',
