@@ -305,7 +305,10 @@ describe('webhooks in the documents', () => {
 
   it('tells agents about webhooks in llms.txt, api.md, agent.json and the MCP tool description', async () => {
     const llms = await (await fetch(`${t.url}/llms.txt`)).text();
-    expect(llms).toMatch(/callback_url.*signed POST.*accepted, delivered or rejected/);
+    // All five events, wherever webhooks are described (issue 51: three were listed).
+    expect(llms).toMatch(/callback_url.*signed POST.*accepted, delivered or rejected.*task\.question.*task\.deadline_passed/);
+    const events = /- Events, one per change: ([\s\S]*?) Each is a `POST`/.exec(readFileSync(path.resolve('docs/webhooks.md'), 'utf8'))?.[1] ?? '';
+    for (const event of ['task.accepted', 'task.delivered', 'task.rejected', 'task.question', 'task.deadline_passed']) expect(events).toContain(`\`${event}\``);
     const api = await (await fetch(`${t.url}/api.md`)).text();
     expect(api).toContain('## Webhooks');
     expect(api).toContain('webhook-signature: v1a,');
@@ -315,7 +318,7 @@ describe('webhooks in the documents', () => {
     const client = await connectClient(t);
     try {
       const submit = (await client.listTools()).tools.find((tool) => tool.name === 'submit_human_task')!;
-      expect(submit.description).toMatch(/callback_url \(https\).*accepted, delivered or rejected/);
+      expect(submit.description).toMatch(/callback_url \(https\).*accepted, delivered or rejected.*task\.question.*task\.deadline_passed/);
       expect(submit.inputSchema.properties!.callback_url).toMatchObject({ type: 'string', maxLength: 2000 });
     } finally {
       await client.close();

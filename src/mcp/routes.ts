@@ -163,7 +163,7 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
   app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardLegacy', 'MCP server card (same as /.well-known/mcp)', true), cardOf);
 
   // The same tools for agents that call a model's tool-use API directly (tool-exports.ts).
-  const exports = { openai: openAiTools(definitionsOf(tools)), anthropic: anthropicTools(definitionsOf(tools)) };
+  const exports = { openai: openAiTools(definitionsOf(tools), deps.config.baseUrl), anthropic: anthropicTools(definitionsOf(tools), deps.config.baseUrl) };
   const exportRoute = (operationId: string, summary: string) => ({
     config: { kind: 'read' as const },
     schema: { operationId, summary, tags: ['mcp'], response: { 200: Type.Array(Type.Object({}, { additionalProperties: true })) } },

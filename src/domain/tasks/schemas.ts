@@ -3,7 +3,7 @@ import type { Limits } from '../../config.js';
 import { RESPONSE_SCHEMA_FORMATS, RESPONSE_SCHEMA_KEYWORDS, RESPONSE_SCHEMA_MAX_BYTES, RESPONSE_SCHEMA_MAX_DEPTH } from '../answers/response-schema.js';
 import { QuestionSchema } from '../questions/questions.js';
 import { ONE_LINE_PATTERN } from '../text.js';
-import { CALLBACK_URL_MAX_CHARS } from './callback-url.js';
+import { CALLBACK_URL_MAX_CHARS, WEBHOOK_WHEN } from './callback-url.js';
 import { CatalogEntrySchema, TaskTypeSchema } from './profile.js';
 import { ALL_STATUSES, DELIVERY_MODES, SOURCES } from './task.js';
 
@@ -77,7 +77,7 @@ export function taskInputSchema(limits: Limits) {
           writeOnly: true,
           description:
             'Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) ' +
-            'when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.',
+            `${WEBHOOK_WHEN}, instead of polling. Must not point at a private or loopback address; never returned.`,
         }),
       ),
       response_schema: Type.Optional(ResponseSchemaField),
@@ -302,3 +302,23 @@ export const ServicesPageSchema = Type.Object({
   next_cursor: Nullable(Type.String({ description: 'Opaque; pass as cursor for the next page. null on the last page.' })),
 });
 export type ServicesPage = Static<typeof ServicesPageSchema>;
+
+/** "My tasks" (docs/verified-agents.md): page size bounds. */
+export const MY_TASKS_DEFAULT = 20;
+export const MY_TASKS_MAX = 100;
+
+export const MyTasksQuerySchema = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MY_TASKS_MAX, description: `Page size, 1 to ${MY_TASKS_MAX}; default ${MY_TASKS_DEFAULT}.` })),
+  cursor: Type.Optional(Type.String({ maxLength: 400, description: 'Opaque next_cursor from the previous page.' })),
+  status: Type.Optional(Type.Enum(['submitted', 'accepted', 'delivered', 'rejected'], { description: 'Only tasks in this status.' })),
+});
+export type MyTasksQuery = Static<typeof MyTasksQuerySchema>;
+
+export const MyTasksPageSchema = Type.Object(
+  {
+    tasks: Type.Array(PublicTaskSchema),
+    next_cursor: Nullable(Type.String({ description: 'Opaque; pass as cursor for the next page. null on the last page.' })),
+  },
+  { description: "A verified agent's own tasks, newest update first." },
+);
+export type MyTasksPage = Static<typeof MyTasksPageSchema>;

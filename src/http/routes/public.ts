@@ -6,12 +6,16 @@ import {
   ErrorSchema,
   HealthSchema,
   MessageResponseSchema,
+  MyTasksPageSchema,
+  MyTasksQuerySchema,
   messageInputSchema,
   PublicTaskSchema,
   ReadinessSchema,
   SubmissionResponseSchema,
   taskInputSchema,
 } from '../../domain/tasks/schemas.js';
+import { isFinal } from '../../domain/tasks/task.js';
+import { listMyTasks } from '../../services/agents/my-tasks.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { sendMessage } from '../../services/messages/messages.js';
 import { health } from '../../services/runtime/health.js';
@@ -91,6 +95,26 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
     },
   );
 
+  app.get(
+    SUBMIT_ROUTE,
+    {
+      config: { kind: 'read' },
+      // The service function is the one validator (MCP list_my_tasks calls it too); the schema documents the query.
+      attachValidation: true,
+      schema: {
+        operationId: 'listMyTasks',
+        summary: "A verified agent's own tasks, newest update first",
+        description:
+          'Needs a Web Bot Auth signature (HTTP Message Signatures: Signature, Signature-Input, Signature-Agent; see /api.md, Verified agents): ' +
+          'unsigned, 400 signature_required. Pass next_cursor back as cursor until it is null.',
+        tags: ['tasks'],
+        querystring: MyTasksQuerySchema,
+        response: { 200: MyTasksPageSchema, ...errors(400, 429) },
+      },
+    },
+    async (request) => listMyTasks(deps, callerFrom(request, deps), request.query),
+  );
+
   // Registered without the type provider: the handler sends the body it already serialized
   // (a string, hashed for the ETag) and a bodiless 304, which the typed reply would not accept.
   server.get<{ Params: Static<typeof TaskIdParams> }>(
@@ -126,7 +150,9 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       const wait = known === undefined ? 0 : preferredWait(request.headers.prefer);
       const task = await waitForChange(deps, task_id, {
         timeoutMs: wait * 1000,
-        unchanged: (latest) => noneMatch(known, representationOf(reply, latest).etag),
+        // A delivered or rejected task will not change: never held, its current ETag gets 304 at once
+        // (as MCP's check_task_status answers a final task at once).
+        unchanged: (latest) => !isFinal(latest.status) && noneMatch(known, representationOf(reply, latest).etag),
         // Held requests have their share of the connections (task-waits.ts, HELD_SHARE): past it,
         // the current status at once, the wait not applied, and a hint to come back later.
         whenFull: () => reply.header('Retry-After', '5'),

@@ -197,6 +197,8 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: Pick<g
     deadline_at: deadlineInstant(input.deadline),
     deadline_passed_at: null,
     due_at: iso(dueOf({ created_at: at, deadline: input.deadline ?? null }, targetHours).at),
+    agent_key_id: caller.agent?.keyId ?? null,
+    agent_directory: caller.agent?.directory ?? null,
     receipt_log_index: null,
   };
 }
@@ -219,7 +221,11 @@ export function buildSubmissionResponse(baseUrl: string, row: TaskRow, warnings:
       'Task received. A human operator reviews every task (target: within 12 hours). ' +
       'Wait for changes without polling: GET status_url with If-None-Match (its ETag) and Prefer: wait=60 (over MCP: check_task_status with wait_seconds), ' +
       'or poll every few minutes at most; ' +
-      (row.delivery === 'email' ? 'the result is also e-mailed to contact_email.' : 'the result will appear in operator_notes.') +
+      (row.delivery === 'email'
+        ? 'the result is also e-mailed to contact_email.'
+        : row.response_schema !== null
+          ? 'the result will appear in result (valid against your response_schema).'
+          : 'the result will appear in operator_notes.') +
       (row.is_test === 1 ? ' Recognized as a test task (the word "test" in description or requester): the operator treats it as a test.' : ''),
   };
   if (warnings.length > 0) body.warnings = warnings;

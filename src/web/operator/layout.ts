@@ -64,6 +64,7 @@ export function page(options: PageOptions): string {
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
 <title>${unread ? `(${unread}) ` : ''}${options.title} · Operator desk</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${CONSOLE_CSS.url}">
 <link rel="manifest" href="/operator/manifest.webmanifest">
 <meta name="theme-color" content="#3553d6">
@@ -142,7 +143,8 @@ export function relative(at: string | null, now: Date): string {
   const abs = Math.abs(seconds);
   const unit =
     abs < 60 ? `${abs} s` : abs < 3600 ? `${Math.floor(abs / 60)} min` : abs < 86_400 ? `${Math.floor(abs / 3600)} h` : `${Math.floor(abs / 86_400)} d`;
-  if (abs < 30) return 'just now';
+  // A moment a few seconds ahead (a held action's commit) is not "just now".
+  if (abs < 30) return seconds > 0 ? `in ${abs} s` : 'just now';
   return seconds < 0 ? `${unit} ago` : `in ${unit}`;
 }
 

@@ -2,7 +2,7 @@ import { html, type SafeHtml } from '../../domain/html.js';
 import { type Block, toMarkdown } from '../../domain/markup.js';
 import { attachmentPath } from '../../domain/network/urls.js';
 import type { PublicTask } from '../../domain/tasks/schemas.js';
-import { STATUS_LABELS, type TaskStatus } from '../../domain/tasks/task.js';
+import { isFinal, outputFormatLabel, STATUS_LABELS, type TaskStatus } from '../../domain/tasks/task.js';
 import { receiptIssuer, sameIssuer } from '../../receipts/issuer.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
@@ -186,7 +186,7 @@ ${task.awaiting_answer ? html`<div class="alert" role="status"><a href="#questio
 ${questionsSection(task, answer)}
 ${
   task.result !== null
-    ? html`<section class="card" aria-labelledby="notes-heading"><h2 id="notes-heading" class="flush-top">${notesHeading(task)}</h2><div class="table-wrap">${resultTable(task.result)}</div></section>`
+    ? html`<section class="card" aria-labelledby="notes-heading"><h2 id="notes-heading" class="flush-top">${notesHeading(task)}</h2><div class="table-wrap">${resultTable(task.result, task.response_schema)}</div></section>`
     : task.operator_notes !== null && task.operator_notes !== ''
       ? html`<section class="card" aria-labelledby="notes-heading"><h2 id="notes-heading" class="flush-top">${notesHeading(task)}</h2><p class="text">${task.operator_notes}</p></section>`
       : ''
@@ -198,10 +198,15 @@ ${
 <dt>Status</dt><dd>${STATUS_TEXT[task.status] ?? task.status}</dd>
 <dt>Submitted</dt><dd>${timeHtml(task.created_at)}</dd>
 <dt>First seen by the operator</dt><dd>${task.seen_by_operator_at ? timeHtml(task.seen_by_operator_at) : 'not yet'}</dd>
-<dt>Estimated delivery</dt><dd>${task.eta ? timeHtml(task.eta) : task.status === 'submitted' ? 'given on acceptance' : '—'}</dd>
+${
+  // A final task will not be delivered later: its estimate is history, not a promise.
+  isFinal(task.status as TaskStatus)
+    ? ''
+    : html`<dt>Estimated delivery</dt><dd>${task.eta ? timeHtml(task.eta) : task.status === 'submitted' ? 'given on acceptance' : '—'}</dd>`
+}
 <dt>Deadline</dt><dd>${task.deadline ? timeHtml(task.deadline) : 'none'}</dd>
 <dt>Location</dt><dd>${task.location_required ? (task.location_detail ?? 'in person, place not given') : (task.location_detail ?? 'remote')}</dd>
-<dt>Result format</dt><dd>${task.output_format}</dd>
+<dt>Result format</dt><dd>${outputFormatLabel(task.output_format)}</dd>
 ${task.requester ? html`<dt>Requested by</dt><dd>${task.requester}</dd>` : ''}
 <dt>Submitted through</dt><dd>${task.source === 'web_form' ? 'the web form' : 'the API'}</dd>
 <dt>Last change</dt><dd>${timeHtml(task.updated_at)}</dd>

@@ -6,7 +6,7 @@ import { html, type SafeHtml } from '../../../domain/html.js';
 import { statusPagePath } from '../../../domain/network/urls.js';
 import { actorOf } from '../../../http/admin-auth.js';
 import { operatorAttachments } from '../../../services/attachments/attachments.js';
-import { holdAction } from '../../../services/console/held-actions.js';
+import { heldActionsOf, holdAction } from '../../../services/console/held-actions.js';
 import { QUEUE_FILTERS } from '../../../services/console/queue-search.js';
 import { countByStatus, messagesNamingAny, viewTask } from '../../../services/console/reads.js';
 import { getTemplate } from '../../../services/console/templates.js';
@@ -42,7 +42,7 @@ import { queueToolbar } from '../queue/toolbar-view.js';
 import { type BlockDraft, WITHDRAWN_REASON } from '../talk/talk-view.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
 import { deliverConfirmView } from './deliver-confirm-view.js';
-import { taskInboxTools } from './inbox-task.js';
+import { heldChange, taskInboxTools } from './inbox-task.js';
 import type { ResultDraft } from './result-form-view.js';
 import { taskView } from './task-view.js';
 
@@ -83,7 +83,8 @@ export async function showTaskPage(
   const { status = 200, block, result, questionDraft } = extras;
   const template = extras.template ? await getTemplate(deps, extras.template) : undefined;
   const draft = template?.kind === 'result' && extras.draft?.notes === undefined ? { ...extras.draft, notes: template.body } : (extras.draft ?? {});
-  const notice = html`${extras.notice ?? ''}${await taskInboxTools(deps, session, task, template)}`;
+  const held = await heldActionsOf(deps, task.task_id);
+  const notice = html`${extras.notice ?? ''}${await taskInboxTools(deps, session, task, held, template)}`;
   const body = taskView({
     task,
     session,
@@ -100,6 +101,7 @@ export async function showTaskPage(
     ...(result ? { result } : {}),
     questionDraft,
     messageDone,
+    held: heldChange(held),
   });
   return kit.render(reply, session, 'queue', taskTitle(task, 40), body, status);
 }
