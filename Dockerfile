@@ -48,7 +48,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/api/v1/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # node runs directly (not through npm start), so SIGTERM reaches the service itself and it drains
-# requests and the background workers before exiting. The flags are npm start's (see the README's
-# "npm start" note): a small young generation, old-generation growth in 20 % steps, one V8 worker thread.
+# requests and the background workers before exiting. The flags are npm start's (why: the "npm start"
+# entry of docs/decisions.md): a small young generation, old-generation growth in 20 % steps, one V8 worker thread.
 STOPSIGNAL SIGTERM
 CMD ["node", "--enable-source-maps", "--max-semi-space-size=2", "--heap-growing-percent=20", "--v8-pool-size=1", "dist/server.mjs"]

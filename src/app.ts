@@ -24,6 +24,7 @@ import { registerOutboxRoutes } from './http/routes/admin-outbox.js';
 import { registerTeamRoutes } from './http/routes/admin-team.js';
 import { registerWebhookRoutes } from './http/routes/admin-webhooks.js';
 import { registerAttachmentRoutes } from './http/routes/attachments.js';
+import { registerCoverageRoutes } from './http/routes/coverage.js';
 import { registerDocuments } from './http/routes/documents.js';
 import { registerPublicRoutes } from './http/routes/public.js';
 import { registerQuestionRoutes } from './http/routes/questions.js';
@@ -51,6 +52,7 @@ const EXPOSED_HEADERS = [
   'Preference-Applied',
   'Idempotent-Replayed',
   'X-Dev-Mode',
+  'Accept-Signature',
 ];
 // What a browser client needs to check a downloaded file and resume it (attachments).
 const FILE_HEADERS = ['Content-Disposition', 'Content-Digest', 'Repr-Digest', 'Content-Range', 'Accept-Ranges'];
@@ -116,6 +118,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     request: [corsHeaders, guards.step, connections.refuse, abuse.request, connections.lift],
     response: [responseHygiene, abuse.response, recordRead],
   });
+  // A signed request's signature is verified after the pipeline's checks (http/abuse-hooks.ts).
+  app.addHook('onRequest', abuse.signed);
   installBodyGuards(app);
   // After the pipeline, so preflights go through it too.
   await app.register(async (preflights) => {
@@ -136,6 +140,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         'Range',
         'If-Range',
         'Content-Disposition',
+        'Signature',
+        'Signature-Input',
+        'Signature-Agent',
       ].join(', '),
       exposedHeaders: exposed,
       maxAge: 86400,
@@ -145,6 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await registerOpenApi(app, deps);
   registerPublicRoutes(app, deps);
+  registerCoverageRoutes(app, deps);
   registerReceiptLogRoutes(app, deps);
   await registerAdminRoutes(app, deps);
   await registerAttachmentRoutes(app, deps);

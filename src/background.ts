@@ -3,7 +3,7 @@ import { startHeldCommitter } from './services/console/held-actions.js';
 import type { ServiceDeps } from './services/context.js';
 import { startOutboxWorker } from './services/delivery/mail-worker.js';
 import { startWebhookWorker } from './services/delivery/webhook-worker.js';
-import { startLogSequencer } from './services/receipt-log/receipt-log.js';
+import { startLogSequencer, startLogTimestamper } from './services/receipt-log/receipt-log.js';
 import { startDevOperator } from './services/runtime/dev-operator.js';
 import { startPeriodic } from './services/runtime/periodic.js';
 import { runRetention } from './services/runtime/retention.js';
@@ -36,6 +36,8 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
   const stopHeld = startHeldCommitter(deps);
   // The public receipt log (docs/receipt-log.md): waiting leaves integrated and a new checkpoint signed within 2 s.
   const stopSequencer = startLogSequencer(deps);
+  // Trusted time (TSA_URL): each new checkpoint time-stamped; a TSA fault delays only that.
+  const stopTimestamper = startLogTimestamper(deps);
   // The first retention run waits a while, so a starting fleet does not run it at once.
   const stopRetention = startPeriodic(deps, {
     name: 'retention run',
@@ -51,7 +53,7 @@ export async function startBackground(deps: ServiceDeps): Promise<Background> {
         for (const name of ['mail', 'webhooks', 'retention']) deps.workers.stopped(name);
         stopPush();
         stopDevOperator();
-        await Promise.all([worker.stop(), webhooks.stop(), stopRetention(), stopDeadlines(), stopHeld(), stopSequencer()]);
+        await Promise.all([worker.stop(), webhooks.stop(), stopRetention(), stopDeadlines(), stopHeld(), stopSequencer(), stopTimestamper()]);
       })();
       return stopping;
     },

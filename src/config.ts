@@ -34,6 +34,8 @@ export interface Limits {
   /** Refusals within 24 h after which a client is blocked. */
   autoBlockRefusals: number;
   autoBlockHours: number;
+  /** A verified agent's own limits (docs/verified-agents.md): its key is the client. */
+  verified: { tasksPerHour: number; tasksPerDay: number; statusPollPerDay: number; messagesPerHour: number; messagesPerDay: number };
 }
 
 /** The outbox worker's timing (docs/mail.md). */
@@ -166,6 +168,8 @@ export interface Config {
   retention: RetentionSettings;
   dev: DevSettings;
   deadlines: DeadlineSettings;
+  /** Trusted time for the receipt log's checkpoints (RFC 3161; docs/receipt-log.md); url unset: off. */
+  tsa: { url: string | undefined; caFile: string | undefined; timeoutMs: number };
   /** CONSOLE_UNDO_SECONDS: how long a console accept, reject, reply or delivery is held for Undo (0: at once; docs/inbox.md). */
   undoSeconds: number;
   /** CONSOLE_UNDO_POLL_MS: how often the held-action committer looks for actions whose window has passed. */
@@ -283,6 +287,23 @@ function devSettings(env: Env, baseUrl: string): DevSettings {
   };
 }
 
+/**
+ * HOST: every interface by default; the development profile (which lifts abuse control and may
+ * run a stand-in operator) listens on loopback only, `localhost` being every loopback address
+ * (Fastify binds 127.0.0.1 and ::1), and refuses a HOST anyone else could reach.
+ */
+function listenHost(env: Env, dev: boolean): string {
+  const host = read(env, 'HOST');
+  if (!dev) return host ?? '0.0.0.0';
+  if (host === undefined) return 'localhost';
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)) return bare;
+  throw new ConfigError(
+    'HOST',
+    `must be a loopback address (localhost, 127.0.0.1 or ::1) with DEV_MODE, which is for a developer's own machine only; got ${host.slice(0, 80)}`,
+  );
+}
+
 /** ALLOWED_HOSTS: comma-separated host names (no scheme, path or port), lower-cased. */
 function allowedHosts(env: Env): string[] {
   const raw = read(env, 'ALLOWED_HOSTS');
@@ -335,19 +356,27 @@ export function loadConfig(env: Env = process.env): Config {
     statusPollPerDay: integer(env, 'STATUS_POLL_LIMIT_PER_DAY', perClient(1), 0),
     readsPerMinute: integer(env, 'READ_LIMIT_PER_MINUTE', perClient(600), 1),
     servicesPageMax: integer(env, 'SERVICES_PAGE_MAX', 50, 1),
-    duplicateWindowHours: integer(env, 'DUPLICATE_WINDOW_HOURS', 24, 0),
+    // A re-run of the same script is the development profile's daily routine: no duplicate check unless set.
+    duplicateWindowHours: integer(env, 'DUPLICATE_WINDOW_HOURS', dev.enabled ? 0 : 24, 0),
     idempotencyWindowHours: integer(env, 'IDEMPOTENCY_WINDOW_HOURS', 24, 1),
     dailyTaskCap: integer(env, 'DAILY_TASK_CAP', perClient(300), 0),
     dailyEmailCap: integer(env, 'DAILY_EMAIL_CAP', perClient(200), 0),
     emailLookupsPerMinute: integer(env, 'EMAIL_LOOKUP_LIMIT_PER_MINUTE', perClient(10), 1),
     autoBlockRefusals: integer(env, 'AUTO_BLOCK_REFUSALS', perClient(10), 1),
     autoBlockHours: integer(env, 'AUTO_BLOCK_HOURS', 24, 1),
+    verified: {
+      tasksPerHour: integer(env, 'VERIFIED_TASK_LIMIT_PER_HOUR', perClient(20), 1),
+      tasksPerDay: integer(env, 'VERIFIED_TASK_LIMIT_PER_DAY', perClient(100), 1),
+      statusPollPerDay: integer(env, 'VERIFIED_STATUS_POLL_LIMIT_PER_DAY', perClient(20), 0),
+      messagesPerHour: integer(env, 'VERIFIED_MESSAGE_LIMIT_PER_HOUR', perClient(10), 1),
+      messagesPerDay: integer(env, 'VERIFIED_MESSAGE_LIMIT_PER_DAY', perClient(50), 1),
+    },
   };
 
   return {
     dev,
     port,
-    host: read(env, 'HOST') ?? '0.0.0.0',
+    host: listenHost(env, dev.enabled),
     baseUrl,
     allowedHosts: allowedHosts(env),
     mcpTaskHoldSeconds: integer(env, 'MCP_TASK_HOLD_SECONDS', 20, 0, 50),
@@ -375,6 +404,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: integer(env, 'MAIL_CONCURRENCY', 4, 1, 64),
     },
     storeTimeoutMs: integer(env, 'STORE_TIMEOUT_MS', 3000, 100, 60_000),
+    tsa: { url: url(env, 'TSA_URL', ['http:', 'https:']), caFile: read(env, 'TSA_CA_FILE'), timeoutMs: integer(env, 'TSA_TIMEOUT_MS', 5000, 100, 60_000) },
     server: {
       requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
       headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
@@ -393,7 +423,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxPerTask: integer(env, 'ATTACHMENTS_MAX_PER_TASK', 20, 0, 1000),
     },
     webhooks: {
-      allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      // The development profile's receivers are on the developer's own machine (loopback).
+      allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', dev.enabled),
       retryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 5000, 1, 3_600_000),
       retryMaxMs: integer(env, 'WEBHOOK_RETRY_MAX_MS', 3_600_000, 1, 86_400_000),
       // 5 s doubling to 1 h: ten attempts in the first 1.4 h, then hourly, about 3 days in all.

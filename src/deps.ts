@@ -93,6 +93,7 @@ export async function initDeps(config: Config, store: Store, options: InitOption
     waits,
     vapid: await loadVapidKeys(store.db),
     receiptLog: await logKey(store.db, logOrigin(config.baseUrl)),
+    timestamps: { enabled: config.tsa.url !== undefined, failure: undefined },
     submissions: new GroupCommit((submissions) => commitSubmissions(deps, submissions), maxBatchFor(store.dialect)),
   };
   return deps;

@@ -4,6 +4,7 @@ import { endpointProblem } from '../src/services/alerts/push.js';
 import { signIn } from './console.support.js';
 import { submit } from './operator.support.js';
 import { postJson, STORES, startTestApp, type TestApp } from './support/app.js';
+import { sharedDnsServer } from './support/dns-server.js';
 import { startPushService, type TestPushService } from './support/push-service.js';
 
 function subscribe(t: TestApp, cookie: string, body: Record<string, unknown>): Promise<Response> {
@@ -97,6 +98,40 @@ describe.each(STORES)('push subscriptions, refusals, on %s', (store) => {
     expect(((await forged.json()) as { message: string }).message).toMatch(/did not come from the console/);
     const rows = await t.store.db.selectFrom('push_subscriptions').selectAll().where('endpoint', '=', sub.endpoint).execute();
     expect(rows).toHaveLength(0);
+  });
+
+  it('a push endpoint whose name resolves to a private or loopback address is refused by the SSRF guard, never posted to', async () => {
+    const dns = await sharedDnsServer();
+    const names = ['ip-10-1-2-3.push.example-service.dev', 'ip-127-0-0-1.push.example-service.dev', 'ip-169-254-169-254.push.example-service.dev'];
+    for (const [i, name] of names.entries()) {
+      // Stored directly: its name form passes the subscription check (https, a public-looking name).
+      const endpoint = `https://${name}/x`;
+      expect(endpointProblem(endpoint, false)).toBeNull();
+      await t.store.db
+        .insertInto('push_subscriptions')
+        .values({
+          id: `push-ssrf-${i}`,
+          endpoint,
+          p256dh: push.subscription(`ssrf-${i}`).keys.p256dh,
+          auth: 'AAAAAAAAAAAAAAAAAAAAAA',
+          created_at: new Date().toISOString(),
+          last_error: null,
+        })
+        .execute();
+    }
+    await submit(t);
+    for (const [i, name] of names.entries()) {
+      await expect
+        .poll(
+          async () =>
+            (await t.store.db.selectFrom('push_subscriptions').select('last_error').where('id', '=', `push-ssrf-${i}`).executeTakeFirst())?.last_error ?? null,
+          { timeout: 15_000 },
+        )
+        .toBe('refused: the push service host is, or resolves to, a loopback, private or reserved address');
+      // Resolved through DNS_SERVERS, as webhooks are: the address checked is the one connected to.
+      expect(dns.queries.some((q) => q.name === name)).toBe(true);
+    }
+    await t.store.db.deleteFrom('push_subscriptions').where('id', 'like', 'push-ssrf-%').execute();
   });
 
   it('a push service that fails or hangs never blocks or fails the change that caused it', async () => {

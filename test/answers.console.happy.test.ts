@@ -90,7 +90,6 @@ describe('the structured answer form in Chromium, without JavaScript', () => {
       timeout: 120_000,
     }, async () => {
       const id = await submit(t, { response_schema: SCHEMA, delivery: 'status_poll', contact_email: undefined });
-      await patchOk(t, id, { status: 'accepted' });
       // bypassCSP only so axe-core can be injected; no script of the page runs.
       const ctx = await browser.newContext({
         viewport,
@@ -106,10 +105,39 @@ describe('the structured answer form in Chromium, without JavaScript', () => {
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.goto(`${t.url}/operator/tasks/${id}`);
 
+      // Before accepting, the review card shows what the answer must hold (issue 51): each field's
+      // title, kind and whether it is required, not only "Structured answer (JSON)".
+      const outline = await page.locator('#act').locator('..').locator('.schema-outline').innerText();
+      for (const line of [
+        'Open on Sundays? — yes/no, required',
+        'Checked on — date, required',
+        'The day you looked.',
+        'How it was checked — one of: in_person, phone, sign_on_door, required',
+        'Friendliness — whole number from 1 to 5, optional',
+        'Seen at — date and time, optional',
+        'Opening hours — list of entries with these fields, required',
+        'Day — one of: saturday, sunday, required',
+        'Contact — one of 2 kinds: Phone, No contact, required',
+      ]) {
+        expect(outline).toContain(line);
+      }
+      expect(await page.locator('.kv').first().innerText()).not.toContain('structured_json');
+      expect(await axeViolations(page, scripted)).toEqual([]);
+      await noSidewaysScroll(page);
+      await patchOk(t, id, { status: 'accepted' });
+      await page.goto(`${t.url}/operator/tasks/${id}`);
+
       // The default is pre-filled; an empty form checked by the server names each field beside it.
       await expect.poll(() => page.getByLabel('Friendliness').inputValue()).toBe('3');
+      // A required boolean is a Yes/No choice with nothing chosen: left alone, it is missing (issue 51).
+      const sundays = page.getByRole('group', { name: 'Open on Sundays? (required)' });
+      expect(await sundays.locator('legend').innerText()).toBe('Open on Sundays? (required)');
+      expect(await sundays.getByRole('radio', { name: 'Yes' }).isChecked()).toBe(false);
+      expect(await sundays.getByRole('radio', { name: 'No' }).isChecked()).toBe(false);
+      expect(await page.locator('input[type=checkbox][name^="r/"]').count()).toBe(0);
       await page.getByRole('button', { name: 'Check answers', exact: true }).last().click();
       await expect.poll(() => page.locator('#f_2fchecked_on-error').textContent()).toBe('is required');
+      expect(await page.locator('#f_2fopen_on_sundays-error').textContent()).toBe('is required');
       expect(await page.getByLabel('Checked on').getAttribute('aria-invalid')).toBe('true');
       expect(await page.locator('#f_2fhow_checked-error').textContent()).toBe('is required');
       expect(await axeViolations(page, scripted)).toEqual([]);
@@ -122,7 +150,7 @@ describe('the structured answer form in Chromium, without JavaScript', () => {
       expect(await page.locator('#f_2fchecked_on-error').count()).toBe(0);
       expect(await page.getByLabel('Checked on').inputValue()).toBe('2030-03-10');
 
-      await page.getByLabel('Open on Sundays?').check();
+      await page.getByRole('group', { name: 'Open on Sundays? (required)' }).getByRole('radio', { name: 'Yes' }).check();
       await page.getByLabel('How it was checked').selectOption({ label: 'sign_on_door' });
       await page.getByLabel('Seen at').fill('2030-03-10T09:30');
       await page.getByRole('button', { name: 'Add Opening hours' }).click();
@@ -161,7 +189,15 @@ describe('the structured answer form in Chromium, without JavaScript', () => {
 
       // The requester's status page: a readable table, not raw JSON.
       await page.goto(`${t.url}/tasks?id=${id}`);
-      expect(await page.locator('.result-table th', { hasText: 'open_on_sundays' }).count()).toBe(1);
+      // Named by the schema's titles, as the console's form names them; no estimate once delivered;
+      // the result format in words (issue 51).
+      const names = await page.locator('.result-table th').allInnerTexts();
+      expect(names).toEqual(expect.arrayContaining(['Open on Sundays?', 'Checked on', 'How it was checked', 'Opening hours', 'Day', 'Contact', 'Why not']));
+      expect(names).not.toContain('open_on_sundays');
+      const facts = await page.locator('section[aria-labelledby="details-heading"] .facts').innerText();
+      expect(facts).not.toContain('Estimated delivery');
+      expect(facts).toContain('Structured answer (JSON)');
+      expect(facts).not.toContain('structured_json');
       expect(await page.locator('.result-table td', { hasText: 'Yes' }).count()).toBeGreaterThan(0);
       expect(await page.content()).not.toContain('{&quot;');
       await noSidewaysScroll(page);

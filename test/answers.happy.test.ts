@@ -6,7 +6,7 @@ import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../src/domain/answers/a
 import { verifyReceipt } from '../src/receipts/verify.js';
 import { pngImage, uploadOk } from './attachments.support.js';
 import { adminGet, type Json, patchOk, submit } from './operator.support.js';
-import { STORES, TestClock, useTestApp, validTask } from './support/app.js';
+import { postJson, STORES, TestClock, useTestApp, validTask } from './support/app.js';
 
 // An independent RFC 8785 implementation, as a client would use, not the service's own helper.
 const canonicalize = createRequire(import.meta.url)('canonicalize') as (value: unknown) => string;
@@ -34,6 +34,18 @@ describe.each(STORES)('structured answers on %s', (store) => {
     const { contact_email: _private, ...asked } = request;
     expect(admin.request_sha256).toBe(sha256(canonicalize(asked)));
     expect(admin.response_schema).toEqual(EXAMPLE_RESPONSE_SCHEMA);
+  });
+
+  it("the submission's message says where the result will be: result with a schema, operator_notes without (issue 51)", async () => {
+    const poll = { delivery: 'status_poll', contact_email: undefined };
+    const withSchema = await postJson(`${t.url}/api/v1/tasks`, validTask({ ...poll, response_schema: EXAMPLE_RESPONSE_SCHEMA }));
+    expect(withSchema.status).toBe(202);
+    const schemaMessage = ((await withSchema.json()) as Json).message as string;
+    expect(schemaMessage).toContain('the result will appear in result');
+    expect(schemaMessage).not.toContain('operator_notes');
+    const plain = await postJson(`${t.url}/api/v1/tasks`, validTask({ ...poll, description: 'Photograph the notice board at the town hall.' }));
+    expect(plain.status).toBe(202);
+    expect(((await plain.json()) as Json).message).toContain('the result will appear in operator_notes');
   });
 
   it('keeps an explicit output_format beside a schema, and null schema and result on a task without one', async () => {

@@ -30,6 +30,9 @@ describe('npm run bench:scale (smoke)', () => {
       /\[SQLite\] GET \/metrics: /,
       /\[SQLite\] GET \/\.well-known\/human\.json \(cache cold\): /,
       /\[SQLite\] retention, per batch \(\d+ batches/,
+      /coverage backfill \(migration 280\) over 2000 tasks: \d+ ms/,
+      /\[SQLite\] GET \/api\/v1\/coverage: /,
+      /\[SQLite\] POST \/api\/v1\/tasks\?dry_run=true: /,
     ]) {
       expect(out).toMatch(line);
     }

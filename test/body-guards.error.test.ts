@@ -68,20 +68,24 @@ describe.each(STORES)('body guards on %s', (store) => {
     expect((await postJson(`${t.url}/api/v1/tasks`, emoji)).status).toBe(202);
   });
 
-  it('refuses an odd number in MCP tool arguments with 422 naming the field', async () => {
+  // On /mcp the refusal is JSON-RPC's parse error, carrying the contract's code and details (docs/mcp.md).
+  it('refuses an odd number in MCP tool arguments with a JSON-RPC parse error naming the field', async () => {
     const args = JSON.stringify({ ...validTask(), delivery: 'email' }).replace(/}$/, ',"budget_usd":1e400}');
     const res = await rpc(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"submit_human_task","arguments":${args}}}`);
-    expect(res.status).toBe(422);
-    const body = (await res.json()) as ErrorBody;
-    expect(body.details?.[0]).toMatch(/^params\.arguments\.budget_usd must be a number JSON can hold/);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: number; data: ErrorBody } };
+    expect(body.error.code).toBe(-32700);
+    expect(body.error.data.error).toBe('validation_failed');
+    expect(body.error.data.details?.[0]).toMatch(/^params\.arguments\.budget_usd must be a number JSON can hold/);
   });
 
-  it('refuses MCP arguments nested 3,000 deep with 400, not internal_error', async () => {
+  it('refuses MCP arguments nested 3,000 deep with a JSON-RPC parse error, not internal_error', async () => {
     const deep = `${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}`;
     const res = await rpc(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"submit_human_task","arguments":${deep}}}`);
     expect(res.status).toBe(400);
-    const body = (await res.json()) as ErrorBody;
-    expect(body.error).toBe('malformed_request');
+    const body = (await res.json()) as { error: { code: number; data: ErrorBody } };
+    expect(body.error.code).toBe(-32700);
+    expect(body.error.data.error).toBe('malformed_request');
     expect(JSON.stringify(body)).not.toContain('internal_error');
   });
 });

@@ -137,6 +137,20 @@ describe('Dockerfile (hadolint-style rules)', () => {
     expect(runtime).toContain('EXPOSE 8080');
   });
 
+  it('points the comment on its Node flags at a document that explains them (issue 51: the README note it named did not exist)', () => {
+    const lines = dockerfile.split('\n');
+    const cmd = lines.findIndex((l) => l.startsWith('CMD '));
+    let first = cmd;
+    while (first > 0 && (lines[first - 1]?.startsWith('#') || lines[first - 1]?.startsWith('STOPSIGNAL'))) first -= 1;
+    const comment = lines.slice(first, cmd).join(' ');
+    const named = [...comment.matchAll(/\b(README|docs\/[\w.-]+\.md)\b/g)].map((m) => (m[1] === 'README' ? 'README.md' : String(m[1])));
+    expect(named.length, comment).toBeGreaterThan(0);
+    for (const file of named) {
+      const text = read(file);
+      for (const idea of ['semi-space', '--heap-growing-percent', '--v8-pool-size']) expect(text, `${file} explains ${idea}`).toContain(idea);
+    }
+  });
+
   it('keeps secrets, data and local installs out of the build context', () => {
     const ignored = read('.dockerignore')
       .split('\n')

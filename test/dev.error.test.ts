@@ -45,6 +45,39 @@ describe('DEV_MODE at start', () => {
   });
 });
 
+describe('DEV_MODE and the listen address', () => {
+  it('binds loopback when HOST is not set (every loopback address: localhost), and every interface without DEV_MODE', () => {
+    expect(loadConfig({ DEV_MODE: 'true' }).host).toBe('localhost');
+    expect(loadConfig({}).host).toBe('0.0.0.0');
+  });
+
+  for (const host of ['127.0.0.1', '::1', '[::1]', 'localhost']) {
+    it(`accepts the loopback HOST ${host}`, () => {
+      expect(loadConfig({ DEV_MODE: 'true', HOST: host }).host).toBe(host.replace(/^\[(.*)\]$/, '$1'));
+    });
+  }
+
+  for (const host of ['0.0.0.0', '::', '192.168.1.10', 'example.org', '10.0.0.1']) {
+    it(`refuses the non-loopback HOST ${host}, naming HOST and DEV_MODE`, () => {
+      const error = refusal({ DEV_MODE: 'true', HOST: host });
+      expect(error.variable).toBe('HOST');
+      expect(error.message).toContain('DEV_MODE');
+      expect(error.message).toContain('loopback');
+    });
+  }
+});
+
+describe('DEV_MODE on duplicates and loopback webhooks', () => {
+  it('turns duplicate detection off and allows loopback callbacks unless set explicitly; production keeps both', () => {
+    expect(loadConfig({ DEV_MODE: 'true' }).limits.duplicateWindowHours).toBe(0);
+    expect(loadConfig({ DEV_MODE: 'true' }).webhooks.allowPrivate).toBe(true);
+    expect(loadConfig({ DEV_MODE: 'true', DUPLICATE_WINDOW_HOURS: '24', WEBHOOK_ALLOW_PRIVATE: 'false' }).limits.duplicateWindowHours).toBe(24);
+    expect(loadConfig({ DEV_MODE: 'true', WEBHOOK_ALLOW_PRIVATE: 'false' }).webhooks.allowPrivate).toBe(false);
+    expect(loadConfig({}).limits.duplicateWindowHours).toBe(24);
+    expect(loadConfig({}).webhooks.allowPrivate).toBe(false);
+  });
+});
+
 describe('readable logs', () => {
   it('turns a JSON record into one line a person reads, and passes other text through', () => {
     const lines: string[] = [];

@@ -5,6 +5,7 @@ import { sampleAnswer } from '../src/domain/answers/sample-answer.js';
 import { cannedDelivery } from '../src/services/runtime/dev-operator.js';
 import { postJson, useTestApp, validTask } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
+import { ACCEPT, patchTask, useReceiver } from './webhooks.support.js';
 
 /**
  * The development profile (issue 30, item 1; contract "Agent control and development"):
@@ -57,6 +58,37 @@ describe('DEV_MODE on the contract limits', () => {
   });
 });
 
+describe('DEV_MODE out of the way of a re-run and of a local webhook receiver', () => {
+  const receiver = useReceiver();
+  const t = useTestApp({ limits: 'production', background: true, env: { ...DEV, MAIL_POLL_MS: '50' } });
+
+  it('accepts the same submission again (no 409 duplicate_task): a re-run of the same script', async () => {
+    const body = validTask({ description: 'Check whether the bakery at 12 Main Street is open on Sunday mornings.' });
+    for (let i = 0; i < 3; i++) expect((await postJson(`${t.url}/api/v1/tasks`, body)).status, `run ${i + 1}`).toBe(202);
+  });
+
+  it('delivers webhooks to a receiver on loopback (http://127.0.0.1) without WEBHOOK_ALLOW_PRIVATE', async () => {
+    const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ callback_url: `${receiver.url}/ok-dev` }));
+    expect(res.status).toBe(202);
+    const { task_id: id } = (await res.json()) as { task_id: string };
+    await patchTask(t, id, ACCEPT);
+    const [received] = await waitUntil(async () => (receiver.to('/ok-dev').length > 0 ? receiver.to('/ok-dev') : undefined), 10_000, 'the webhook');
+    expect(JSON.parse(received?.body ?? '{}')).toMatchObject({ type: 'task.accepted', data: { task_id: id } });
+  });
+});
+
+describe('DEV_MODE with duplicate detection and the webhook guard set explicitly', () => {
+  const t = useTestApp({ limits: 'production', env: { ...DEV, DUPLICATE_WINDOW_HOURS: '24', WEBHOOK_ALLOW_PRIVATE: 'false' } });
+
+  it('keeps them: the second identical submission is 409, a loopback callback_url 422', async () => {
+    const body = validTask({ description: 'Check whether the bakery at 14 Main Street is open on Sunday mornings.' });
+    expect((await postJson(`${t.url}/api/v1/tasks`, body)).status).toBe(202);
+    expect((await postJson(`${t.url}/api/v1/tasks`, body)).status).toBe(409);
+    const local = await postJson(`${t.url}/api/v1/tasks`, validTask({ callback_url: 'http://127.0.0.1:9/hook' }));
+    expect(local.status).toBe(422);
+  });
+});
+
 describe('without DEV_MODE (production behaviour)', () => {
   const t = useTestApp({ limits: 'production' });
 
@@ -86,6 +118,31 @@ describe('DEV_AUTO_OPERATOR=deliver', () => {
     expect(String(task.operator_notes)).toContain('development stand-in operator');
     expect(typeof task.receipt).toBe('string');
     expect((task.status_history as { status: string }[]).map((h) => h.status)).toEqual(['submitted', 'accepted', 'delivered']);
+  });
+});
+
+describe('DEV_AUTO_OPERATOR=deliver with a test task', () => {
+  const t = useTestApp({ background: true, env: { ...DEV, DEV_AUTO_OPERATOR: 'deliver', DEV_AUTO_OPERATOR_DELAY_MS: '0' } });
+
+  it('delivers a task marked "test" like any other, and its notes say it was one', async () => {
+    const res = await postJson(
+      `${t.url}/api/v1/tasks`,
+      validTask({ delivery: 'status_poll', contact_email: undefined, description: 'Webhook test: check whether the bakery on Main Street opens on Sunday.' }),
+    );
+    expect(res.status).toBe(202);
+    const submitted = (await res.json()) as { task_id: string; message: string };
+    expect(submitted.message).toContain('test task');
+    const task = await waitUntil(
+      async () => {
+        const now = await statusOf(t.url, submitted.task_id);
+        return now.status === 'delivered' ? now : undefined;
+      },
+      10_000,
+      'the stand-in delivery of a test task',
+    );
+    expect(String(task.operator_notes)).toContain('development stand-in operator');
+    expect(String(task.operator_notes)).toContain('test task');
+    expect(typeof task.receipt).toBe('string');
   });
 });
 
@@ -208,11 +265,11 @@ describe('the canned answer against a response schema', () => {
   }
 
   it('the deliver step sends result for a task with a schema and a canned text for one without', () => {
-    const base = { task_id: 'task-2030-x', response_schema: null } as unknown as Parameters<typeof cannedDelivery>[0];
-    expect(cannedDelivery({ ...base, response_schema: schemas['the shop example'] } as typeof base)).toMatchObject({
+    const base = { task_id: 'task-2030-x', response_schema: null, is_test: false } as unknown as Parameters<typeof cannedDelivery>[0];
+    expect(cannedDelivery({ ...base, response_schema: schemas['the shop example'] } as typeof base, 65_000)).toMatchObject({
       status: 'delivered',
       result: { open: true },
     });
-    expect(cannedDelivery(base)).toMatchObject({ status: 'delivered', operator_notes: expect.stringContaining('canned answer') });
+    expect(cannedDelivery(base, 65_000)).toMatchObject({ status: 'delivered', operator_notes: expect.stringContaining('canned answer') });
   });
 });

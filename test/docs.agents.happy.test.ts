@@ -43,6 +43,24 @@ describe.each(STORES)('documents for agents on %s', (store) => {
     }
   });
 
+  it('llms.txt names every public API route an agent can call, with its method (issue 51: the cancel route was missing)', async () => {
+    const openapi = (await (await fetch(`${t.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const missing: string[] = [];
+    for (const [path, operations] of Object.entries(openapi.paths)) {
+      if (!path.startsWith('/api/v1/') || path.includes('/admin') || path.startsWith('/api/v1/health')) continue;
+      // The operator's own routes (the admin key) are not for agents.
+      const forAgents = Object.entries(operations).filter(([, op]) => !((op as { tags?: string[] }).tags ?? []).includes('admin'));
+      if (forAgents.length === 0) continue;
+      // llms.txt writes placeholders in capitals (TASK_ID), the OpenAPI document in braces ({task_id}).
+      const written = path.replace(/\{([a-z_]+)\}/g, (_, name: string) => name.toUpperCase());
+      for (const [method] of forAgents) {
+        const line = llms.split('\n').find((l) => l.includes(`${written})`) && l.includes(method.toUpperCase()));
+        if (!line) missing.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('llms.txt states the rules an agent trips over, with the running figures', () => {
     const l = t.config.limits;
     expect(llms).toContain(`${l.tasksPerHour} tasks per hour and ${l.tasksPerDay} per day`);

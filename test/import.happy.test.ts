@@ -54,8 +54,15 @@ describe.each(STORES)('task import on %s', (store) => {
     const page = await (await fetch(`${t.url}/tasks?id=${String(record.task_id)}`)).text();
     expect(page).toContain('Under review');
     expect(page).toContain('In progress');
-    expect(page).toContain('Signed by another deployment');
+    // Nothing of it was checked here: the page says so, and never calls it signed or verified.
+    expect(page).toContain('Carried over, not verified here.');
     expect(page).toContain(FOREIGN_ISS);
+    const from = page.indexOf('id="receipt-heading"');
+    const receiptSection = page.slice(from, page.indexOf('</section>', from));
+    expect(receiptSection).toContain('Receipt (carried over)');
+    expect(receiptSection).not.toMatch(/\bsigned\b/i);
+    expect(receiptSection).not.toContain('<strong>Verified.</strong>');
+    expect(receiptSection).not.toContain('data-receipt-check');
     const markdown = await (await fetch(`${t.url}/tasks?id=${String(record.task_id)}`, { headers: { accept: 'text/markdown' } })).text();
     expect(markdown).toContain('under_review');
   });

@@ -18,6 +18,12 @@ describe.each(STORES)('refusals of the inbox tools on %s', (store) => {
     const id = await submit(t);
 
     expect((await postForm(t, `/operator/tasks/${id}/snooze`, { _csrf: csrf, hours: '2000' }, cookie)).status).toBe(422);
+    // Hours beyond any date (1e308 made a RangeError, a 500): refused like the other out-of-range values.
+    for (const hours of ['1e308', '-1', 'soon']) {
+      const refused = await postForm(t, `/operator/tasks/${id}/snooze`, { _csrf: csrf, hours }, cookie);
+      expect(refused.status, hours).toBe(422);
+      expect(await refused.text(), hours).toContain('hours must be more than 0 and at most 720');
+    }
     expect((await postForm(t, `/operator/tasks/${id}/snooze`, { _csrf: csrf, until_local: 'soon' }, cookie)).status).toBe(422);
     expect((await postForm(t, '/operator/tasks/task-2030-00000000000000000000000000000000/snooze', { _csrf: csrf, hours: '1' }, cookie)).status).toBe(404);
     expect((await postForm(t, '/operator/held/hld-nothing/undo', { _csrf: csrf }, cookie)).status).toBe(409);

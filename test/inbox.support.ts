@@ -3,6 +3,7 @@ import { patchOk, submit } from './operator.support.js';
 import { answer, ask } from './questions.support.js';
 import { postJson, TEST_ADMIN_KEY, type TestApp } from './support/app.js';
 import { seriousAxeViolations } from './support/axe.js';
+import { waitUntil } from './support/smtp.js';
 
 /**
  * The operator's inbox (issue 31): a console as the walk-through found it, 13 tasks in every state
@@ -130,4 +131,17 @@ export const axeViolations = seriousAxeViolations;
 
 export async function sideways(page: Page): Promise<boolean> {
   return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);
+}
+
+/** Waits until no mail or webhook is waiting to go: what the requester will ever see has been sent. */
+export async function outboxesDrained(app: TestApp): Promise<void> {
+  await waitUntil(
+    async () => {
+      const mail = await app.store.db.selectFrom('outbox').select('id').where('status', '=', 'pending').execute();
+      const hooks = await app.store.db.selectFrom('webhook_outbox').select('id').where('status', '=', 'pending').execute();
+      return mail.length === 0 && hooks.length === 0;
+    },
+    10_000,
+    'the outbox to drain',
+  );
 }

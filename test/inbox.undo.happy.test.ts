@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { postForm, signIn } from './console.support.js';
+import { outboxesDrained } from './inbox.support.js';
 import { patchOk } from './operator.support.js';
 import { postJson, STORES, startTestApp, type TestApp, TestClock, useTestApp, validTask } from './support/app.js';
 import { waitUntil } from './support/smtp.js';
@@ -26,18 +27,7 @@ describe.each(STORES)('undo in the console on %s', (store) => {
     env: { ...WEBHOOK_TEST_ENV, CONSOLE_UNDO_SECONDS: String(WINDOW_MS / 1000), CONSOLE_UNDO_POLL_MS: '50' },
   });
 
-  /** Waits until no mail or webhook is waiting to go: what the requester will ever see has been sent. */
-  async function settled(app: TestApp): Promise<void> {
-    await waitUntil(
-      async () => {
-        const mail = await app.store.db.selectFrom('outbox').select('id').where('status', '=', 'pending').execute();
-        const hooks = await app.store.db.selectFrom('webhook_outbox').select('id').where('status', '=', 'pending').execute();
-        return mail.length === 0 && hooks.length === 0;
-      },
-      10_000,
-      'the outbox to drain',
-    );
-  }
+  const settled = outboxesDrained;
 
   /** Everything the requester or the record could show of a task. */
   async function traces(id: string, path: string) {
@@ -106,7 +96,7 @@ describe.each(STORES)('undo in the console on %s', (store) => {
       const acted = await postForm(t, c.action(id), { _csrf: csrf, ...fields }, cookie);
       expect(acted.status, c.name).toBe(303);
       const page = await (await fetch(`${t.url}${acted.headers.get('location')}`, { headers: { cookie } })).text();
-      expect(page, c.name).toMatch(/Accepted|Rejected|Delivered/);
+      expect(page, c.name).toMatch(/Accepting…|Rejecting…|Delivering…/);
       const undo = /action="(\/operator\/held\/[^/]+\/undo)"/.exec(page)?.[1];
       expect(undo, c.name).toBeDefined();
       // Held: the requester sees nothing yet.
@@ -134,7 +124,7 @@ describe.each(STORES)('undo in the console on %s', (store) => {
     const replied = await postForm(t, `/operator/messages/${messageId}/reply`, { _csrf: csrf, task_id: id, message: 'Yes, tomorrow morning.' }, cookie);
     expect(replied.status).toBe(303);
     const page = await (await fetch(`${t.url}/operator/tasks/${id}`, { headers: { cookie } })).text();
-    expect(page).toContain('Reply sent');
+    expect(page).toContain('Sending reply…');
     const undo = /action="(\/operator\/held\/[^/]+\/undo)"/.exec(page)?.[1] ?? '';
     expect((await postForm(t, undo, { _csrf: csrf }, cookie)).status).toBe(200);
     clock.advance(WINDOW_MS + 1000);
@@ -147,7 +137,7 @@ describe.each(STORES)('undo in the console on %s', (store) => {
     const fromList = await postForm(t, `/operator/messages/${messageId}/reply`, { _csrf: csrf, message: 'Typed into the wrong box.' }, cookie);
     expect(fromList.status).toBe(303);
     const heldPage = await (await fetch(`${t.url}${fromList.headers.get('location')}`, { headers: { cookie } })).text();
-    expect(heldPage).toContain('Reply sent');
+    expect(heldPage).toContain('Sending reply…');
     const undoFromList = /action="(\/operator\/held\/[^/]+\/undo)"/.exec(heldPage)?.[1] ?? '';
     const undoneFromList = await postForm(t, undoFromList, { _csrf: csrf }, cookie);
     expect(await undoneFromList.text()).toContain('Undone. Nothing was sent.');

@@ -126,6 +126,24 @@ describe.each(STORES)('long-poll on %s', (store) => {
     expect(res.ms).toBeLessThan(3000);
   });
 
+  it('answers a final task at once, 304 without holding: a delivered or rejected task will not change (as MCP does)', async () => {
+    const delivered = await submit(t);
+    await patchOk(t, delivered, { status: 'accepted' });
+    await patchOk(t, delivered, { status: 'delivered', operator_notes: 'Open on Sundays from 8 to 12.' });
+    const rejected = await submit(t);
+    await patchOk(t, rejected, { status: 'rejected', operator_notes: 'Out of scope.' });
+    for (const id of [delivered, rejected]) {
+      const etag = await etagOf(t, id);
+      const res = await readTask(t, id, { 'if-none-match': etag, prefer: 'wait=30' });
+      expect(res.status, id).toBe(304);
+      expect(res.text).toBe('');
+      expect(res.headers.get('etag')).toBe(etag);
+      // Nothing was held, so the preference was not applied; the answer came at once, not after 30 s.
+      expect(res.headers.get('preference-applied')).toBeNull();
+      expect(res.ms).toBeLessThan(10_000);
+    }
+  });
+
   it('wakes many waiters on one task with one change, and leaves waiters on other tasks alone', async () => {
     const id = await submit(t);
     const other = await submit(t);

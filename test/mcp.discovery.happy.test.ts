@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -33,6 +34,20 @@ describe.each(STORES)('MCP discovery and tool exports on %s', (store) => {
     const { tools } = await client.listTools();
     expect(card.tools).toEqual(JSON.parse(JSON.stringify(tools)));
     expect(await json('/.well-known/mcp/server-card')).toEqual(card);
+  });
+
+  it("docs/mcp.md's server-card example has the card's fields and lists the revisions in the card's order (issue 51)", async () => {
+    const card = await json('/mcp/server-card');
+    const doc = readFileSync('docs/mcp.md', 'utf8');
+    const block = /return the same card[\s\S]*?```json\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(block).toBeDefined();
+    const example = JSON.parse(block ?? '{}') as Json;
+    expect(Object.keys(example)).toEqual(Object.keys(card));
+    expect(example.protocolVersion).toBe(card.protocolVersion);
+    const shown = ((example.remotes as Json[])[0]?.supportedProtocolVersions as string[]).filter((v) => v !== '…');
+    const served = (card.remotes as Json[])[0]?.supportedProtocolVersions as string[];
+    expect(served.slice(0, shown.length)).toEqual(shown);
+    expect(Object.keys(example.capabilities as Json)).toEqual(Object.keys(card.capabilities as Json));
   });
 
   it('lists the server card and the OpenAPI document in /.well-known/ai-catalog.json', async () => {
@@ -75,7 +90,37 @@ describe.each(STORES)('MCP discovery and tool exports on %s', (store) => {
     expect(openai.map((tool) => (tool.function as Json).name)).toEqual(tools.map((tool) => tool.name));
     for (const [i, tool] of tools.entries()) {
       expect((openai[i]?.function as Json).parameters).toEqual(JSON.parse(JSON.stringify(tool.inputSchema)));
-      expect(anthropic[i]).toEqual({ name: tool.name, description: tool.description, input_schema: JSON.parse(JSON.stringify(tool.inputSchema)) });
+      expect(anthropic[i]).toMatchObject({ name: tool.name, input_schema: JSON.parse(JSON.stringify(tool.inputSchema)) });
+      expect(String(anthropic[i]?.description).startsWith(tool.description ?? '')).toBe(true);
+      expect((openai[i]?.function as Json).description).toBe(anthropic[i]?.description);
     }
+  });
+
+  it('says in each exported tool where to send its call: the MCP URL, and the REST route it maps to (issue 51)', async () => {
+    const openapi = await json('/openapi.json');
+    const paths = openapi.paths as Record<string, Record<string, unknown>>;
+    for (const file of ['/tools/openai.json', '/tools/anthropic.json']) {
+      const exported = (await json(file)) as unknown as Json[];
+      for (const entry of exported) {
+        const name = String((entry.function as Json | undefined)?.name ?? entry.name);
+        const description = String((entry.function as Json | undefined)?.description ?? entry.description);
+        const served = /Where to send a call: MCP, POST (\S+) \(JSON-RPC tools\/call, name "([a-z_]+)"[^)]*\); or REST, (GET|POST) (\S+?)\.$/.exec(description);
+        expect(served, `${file} ${name}: ${description.slice(-300)}`).not.toBeNull();
+        const [, mcpUrl, called, method, restUrl] = served as unknown as [string, string, string, string, string];
+        expect(mcpUrl).toBe(`${t.config.baseUrl}/mcp`);
+        expect(called).toBe(name);
+        // The REST twin is a route of the API document, with that method.
+        const path = restUrl.replace(t.config.baseUrl, '');
+        expect(paths[path]?.[method.toLowerCase()], `${name}: ${method} ${path}`).toBeDefined();
+      }
+    }
+    // The addresses work: the catalog tool through the MCP URL named, and through its REST twin.
+    const viaMcp = await fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_human_services', arguments: {} } }),
+    });
+    expect(viaMcp.status).toBe(200);
+    expect((await fetch(`${t.url}/api/v1/services`)).status).toBe(200);
   });
 });

@@ -151,6 +151,26 @@ describe.each(STORES)('MCP refusals and protocol errors on %s', (store) => {
     });
   });
 
+  describe('a body the guards refuse is a JSON-RPC parse error', () => {
+    it('a NUL character in the body: -32700 with the contract code and details as data, no REST error body', async () => {
+      const nul = JSON.stringify(toolsCall('check_task_status', { task_id: 'task-\u0000' }));
+      expect(nul).toContain('\\u0000');
+      const res = await rpc(t, nul);
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as Json;
+      expect(body).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32700,
+          message: expect.stringMatching(/^Parse error: /),
+          data: { error: 'validation_failed', details: [expect.stringMatching(/must not contain NUL characters/)] },
+        },
+      });
+      expect(body).not.toHaveProperty('message');
+    });
+  });
+
   describe('HTTP-level errors use the contract error body', () => {
     it('a body that is not JSON is 400 invalid_json', async () => {
       const res = await rpc(t, '{"jsonrpc": "2.0", "id": 1, "method": ');

@@ -154,7 +154,7 @@ describe.each(STORES)("MCP tasks extension (2026-07-28) with ext-tasks' own clie
     const got = modernRpc(t, 'tasks/get', { taskId });
     await heldCount(t, before + 1);
     await change(taskId, { status: 'accepted' });
-    expect((await got).body.result).toMatchObject({ taskId, status: 'working', resultType: 'complete', pollIntervalMs: 30_000 });
+    expect((await got).body.result).toMatchObject({ taskId, status: 'working', resultType: 'complete', pollIntervalMs: 1000 });
   });
 });
 

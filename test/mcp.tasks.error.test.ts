@@ -60,6 +60,20 @@ describe.each(STORES)('MCP tasks, bad input, on %s', (store) => {
     },
   );
 
+  it.each([5, null, { id: 'x' }, ['task'], true])(
+    'answers tasks/get, tasks/result and tasks/cancel with a taskId of %j: -32602 invalid params, no validator internals',
+    async (taskId) => {
+      for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel']) {
+        const res = await rpc(t, { jsonrpc: '2.0', id: 7, method, params: { taskId } });
+        const body = (await res.json()) as { id: number; error?: { code: number; message: string; data?: unknown } };
+        expect(body.id, method).toBe(7);
+        expect(body.error?.code, method).toBe(ErrorCode.InvalidParams);
+        expect(body.error?.message, method).toMatch(/taskId must be a string \(a task_id\)\.$/);
+        expect(JSON.stringify(body), method).not.toMatch(/invalid_type|expected|received|ZodError|"path"/i);
+      }
+    },
+  );
+
   it('refuses a task-augmented call of a tool that cannot be a task', async () => {
     for (const name of ['check_task_status', 'get_human_services', 'message_human_operator']) {
       const error = await mcpError(

@@ -40,19 +40,19 @@ describe.each(STORES)('MCP tasks on %s', (store) => {
     if (created?.type !== 'taskCreated') throw new Error('no task');
     const taskId = created.task.taskId;
     expect(taskId).toMatch(/^task-2030-[0-9a-f]{32}$/);
-    expect(created.task).toMatchObject({ status: 'working', ttl: null, pollInterval: 30_000, createdAt: '2030-03-10T10:00:00.000Z' });
+    expect(created.task).toMatchObject({ status: 'working', ttl: null, pollInterval: 1000, createdAt: '2030-03-10T10:00:00.000Z' });
     // The same task over REST: one task, whichever door.
     const rest = (await (await fetch(`${t.url}/api/v1/tasks/${taskId}`)).json()) as Json;
     expect(rest).toMatchObject({ task_id: taskId, status: 'submitted', requester: 'mcp-task-agent' });
   });
 
-  it('reports working while accepted, polling every 30 seconds whatever the ETA, and completed with the task once delivered', async () => {
+  it('reports working while accepted, polling every second whatever the ETA (tasks/get holds for a change), and completed with the task once delivered', async () => {
     const [created] = await submitAsTask(client);
     if (created?.type !== 'taskCreated') throw new Error('no task');
     const id = created.task.taskId;
     await patchOk(t, id, { status: 'accepted', eta: '2030-03-10T13:00:00Z' });
     const accepted = await client.experimental.tasks.getTask(id);
-    expect(accepted).toMatchObject({ taskId: id, status: 'working', pollInterval: 30_000 });
+    expect(accepted).toMatchObject({ taskId: id, status: 'working', pollInterval: 1000 });
     expect(accepted.statusMessage).toMatch(/2030-03-10T13:00:00/);
 
     // tasks/result blocks until the task is final, then answers at once.
@@ -195,7 +195,7 @@ describe.runIf(STORES.includes('postgres'))('MCP tasks across PostgreSQL instanc
 });
 
 describe.each(STORES)('MCP tasks that finish promptly on %s', (store) => {
-  // The default hold: tasks/get waits for a change (issue 30: a 30 s poll interval, not the ETA).
+  // The default hold: tasks/get waits for a change (a 1 s poll interval, not the ETA).
   const clock = new TestClock('2030-03-10T10:00:00.000Z');
   const t = useTestApp({ store, clock });
   const client = useMcpClient(t);
@@ -208,7 +208,7 @@ describe.each(STORES)('MCP tasks that finish promptly on %s', (store) => {
     for await (const message of stream) {
       seen.push(message.type === 'taskStatus' ? `status:${message.task.status}` : message.type);
       if (message.type === 'taskCreated') {
-        expect(message.task.pollInterval).toBe(30_000);
+        expect(message.task.pollInterval).toBe(1000);
         const id = message.task.taskId;
         clock.advance(1000);
         await patchOk(t, id, { status: 'accepted' });

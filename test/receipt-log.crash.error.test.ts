@@ -113,11 +113,12 @@ describe.each(STORES)('a server killed during a delivery flood on %s', (store) =
         }
       }),
     );
-    while (sent < ids.length / 2) await new Promise((r) => setTimeout(r, 5));
+    // Killed in the middle: once some deliveries are acknowledged and others are still coming.
+    while ((sent < ids.length / 2 || acknowledged.size < 10) && acknowledged.size < ids.length - 10) await new Promise((r) => setTimeout(r, 5));
     a.child.kill('SIGKILL');
     await new Promise((resolve) => a.child.once('exit', resolve));
     await flood;
-    expect(acknowledged.size).toBeGreaterThan(10);
+    expect(acknowledged.size).toBeGreaterThanOrEqual(10);
 
     const restarted = await launch();
     const base = restarted.url;

@@ -1,5 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { integrateLog } from '../src/services/receipt-log/receipt-log.js';
 import { taskIn } from './operator.support.js';
 import { STORES, startTestApp, type TestApp, TestClock, writeTask } from './support/app.js';
 import { launchBrowser } from './support/browser.js';
@@ -51,6 +52,16 @@ describe.each(STORES)('a receipt a non-expert can check, on the status page, on 
       /Signed by this service on .+; the result above is exactly what was signed\. \(Checked in your browser against the published keys\.\)/,
     );
     expect(await page.locator('[data-receipt-check].ok').count()).toBe(1);
+    await page.context().close();
+  });
+
+  it('says where the receipt sits in the public log once the browser has checked its proof', async () => {
+    const id = await taskIn(t, 'delivered');
+    await integrateLog(t.deps);
+    const index = ((await (await fetch(`${t.url}/api/v1/tasks/${id}`)).json()) as { receipt_log_index: number }).receipt_log_index;
+    const { page } = await statusPage(id);
+    await page.waitForSelector('[data-log-position]', { timeout: 10_000 });
+    expect(await page.locator('[data-receipt-check]').textContent()).toContain(`Logged at position ${index} of the public log.`);
     await page.context().close();
   });
 

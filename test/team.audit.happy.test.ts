@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runRetention } from '../src/services/runtime/retention.js';
 import { upload } from './attachments.support.js';
 import { postForm, signIn } from './console.support.js';
+import { importOk, openRecord } from './import.support.js';
 import { ADMIN, submit } from './operator.support.js';
 import { postJson, STORES, type TestApp, type TestClock, useTestApp } from './support/app.js';
 import { api, json, newOperator, type TestOperator } from './team.support.js';
@@ -149,6 +150,49 @@ const CASES: Case[] = [
     run: async (t, op) => {
       await signIn(t, op.key);
       return null;
+    },
+  },
+  {
+    action: 'signout.succeeded',
+    actor: 'operator',
+    run: async (t, op) => {
+      const { cookie, csrf } = await signIn(t, op.key);
+      expect((await postForm(t, '/operator/logout', { _csrf: csrf }, cookie)).status).toBe(303);
+      return null;
+    },
+  },
+  {
+    action: 'task.imported',
+    actor: 'owner',
+    run: async (t) => {
+      const record = openRecord('submitted');
+      expect(await importOk(t, [record])).toMatchObject({ imported: 1 });
+      return String(record.task_id);
+    },
+  },
+  {
+    action: 'outbox.retried',
+    actor: 'owner',
+    run: async (t) => {
+      const id = await submit(t);
+      await json(await api(t, 'PATCH', `/api/v1/admin/tasks/${id}`, { status: 'accepted' }), 200);
+      // The task's acceptance mail (no worker runs here) fails for good; an admin queues it again.
+      const mail = await t.store.db.selectFrom('outbox').select('id').where('task_id', '=', id).executeTakeFirstOrThrow();
+      await t.store.db.updateTable('outbox').set({ status: 'failed', last_error: 'test' }).where('id', '=', mail.id).execute();
+      await json(await api(t, 'POST', `/api/v1/admin/outbox/${mail.id}/retry`), 200);
+      return id;
+    },
+  },
+  {
+    action: 'webhook.retried',
+    actor: 'owner',
+    run: async (t) => {
+      const id = await submit(t, { callback_url: 'https://hooks.example-agent.dev/audit' });
+      await json(await api(t, 'PATCH', `/api/v1/admin/tasks/${id}`, { status: 'accepted' }), 200);
+      const events = await json(await api(t, 'GET', `/api/v1/admin/webhooks?task_id=${id}`), 200);
+      const [event] = events.webhooks as { id: string }[];
+      await json(await api(t, 'POST', `/api/v1/admin/webhooks/${event?.id}/retry`), 200);
+      return id;
     },
   },
   {

@@ -12,6 +12,7 @@ import { type Duplicate, duplicateWindowStart, pickDuplicate } from './duplicate
 import { idempotencyRecord, replayOf, type StoredResponse } from './idempotency.js';
 import { capacityReached, counterExpiry, counterKey, type Quota, quotaHeaders, rateLimited, taskQuotas, type Window, windowOf } from './limits.js';
 import { dailyTaskCapKey } from './quotas.js';
+import { policiesOf } from './state.js';
 
 /**
  * The guards of task submissions inside the write transaction, for a whole batch of them at once
@@ -91,8 +92,17 @@ export class SubmissionGuards {
     for (const task of recent) this.recent.set(task.dedupe_key, [...(this.recent.get(task.dedupe_key) ?? []), task]);
   }
 
-  /** Locks every key of the batch and reads what its decisions need. */
-  static async load(trx: Db, deps: AbuseDeps, submissions: GuardedSubmission[]): Promise<SubmissionGuards> {
+  /**
+   * What the submission would come to if it were committed now, deciding it exactly as a batch
+   * does but taking no lock and writing nothing (a dry run): `save` is never called.
+   */
+  static async peek(db: Db, deps: AbuseDeps, submission: GuardedSubmission): Promise<Verdict> {
+    const guards = await SubmissionGuards.load(db, deps, [submission], false);
+    return guards.decide(submission);
+  }
+
+  /** Locks every key of the batch (unless `lock` is false: a dry run) and reads what its decisions need. */
+  static async load(trx: Db, deps: AbuseDeps, submissions: GuardedSubmission[], lock = true): Promise<SubmissionGuards> {
     const now = deps.clock.now();
     const at = iso(now);
     const quotasOf = new Map(submissions.map((s) => [s, SubmissionGuards.counted(deps, s, now)]));
@@ -100,10 +110,11 @@ export class SubmissionGuards {
     const keyed = submissions.filter((s) => s.caller.idempotencyKey !== undefined);
     // The keys of these submissions first, then what only they can change is read. The counters,
     // which every submission shares (the daily cap), are locked last and held the shortest.
-    await lockKeys(trx, deps.store.dialect, [
-      ...keyed.map((s) => `idem:${s.caller.clientHash}:${s.caller.idempotencyKey}`),
-      ...submissions.map((s) => `dup:${s.dedupeKey}`),
-    ]);
+    if (lock)
+      await lockKeys(trx, deps.store.dialect, [
+        ...keyed.map((s) => `idem:${s.caller.clientHash}:${s.caller.idempotencyKey}`),
+        ...submissions.map((s) => `dup:${s.dedupeKey}`),
+      ]);
     const windowStart = duplicateWindowStart(deps, now);
     const matches = new Map(submissions.map((s) => [s, SubmissionGuards.blockMatch(s)]));
     const blocks = await activeBlocksMatching(trx, [...matches.values()], at);
@@ -113,23 +124,24 @@ export class SubmissionGuards {
       at,
     );
     const recent = windowStart === null ? [] : await findByDedupeKeys(trx, [...new Set(submissions.map((s) => s.dedupeKey))], windowStart);
-    await lockKeys(
-      trx,
-      deps.store.dialect,
-      counterKeys.map((key) => `counter:${key}`),
-    );
+    if (lock)
+      await lockKeys(
+        trx,
+        deps.store.dialect,
+        counterKeys.map((key) => `counter:${key}`),
+      );
     const counts = await readCounters(trx, counterKeys);
     return new SubmissionGuards(deps, now, quotasOf, matches, blocks, records, counts, recent, windowStart);
   }
 
   private static blockMatch(this: void, s: GuardedSubmission): SubjectMatch {
-    const { clientHash, networks } = s.caller;
-    return blockMatchOf({ clientHash, networks, email: s.input.contact_email, requester: s.input.requester });
+    const { clientHash, networks, agent } = s.caller;
+    return blockMatchOf({ clientHash, networks, agent, email: s.input.contact_email, requester: s.input.requester });
   }
 
   /** The counters of the quotas a submission uses (limits.taskQuotas). */
   private static counted(deps: AbuseDeps, s: GuardedSubmission, now: Date): Counted[] {
-    return taskQuotas(deps.abuse.policies, s.input.delivery).map((quota) => {
+    return taskQuotas(policiesOf(deps.abuse, s.caller), s.input.delivery).map((quota) => {
       const window = windowOf(quota.window, now);
       return { quota, window, key: counterKey(quota, s.caller.clientHash, window) };
     });
@@ -157,11 +169,11 @@ export class SubmissionGuards {
     const blocked = blockKindFor(this.matches.get(s) ?? SubmissionGuards.blockMatch(s), this.blocks);
     if (blocked) throw clientBlocked(blocked);
 
-    const { task } = this.deps.abuse.policies;
+    const { task } = policiesOf(this.deps.abuse, s.caller);
     const counted = this.quotasOf.get(s) ?? SubmissionGuards.counted(this.deps, s, this.now);
     for (const c of counted) {
       if (s.reserved !== undefined || (this.counts.get(c.key) ?? 0) < c.quota.limit) continue;
-      throw rateLimited(c.quota, c.window, this.now, task.policy, 'task submissions');
+      throw rateLimited(c.quota, c.window, this.now, task, 'task submissions');
     }
     const capKey = dailyTaskCapKey(this.now);
     if ((this.counts.get(capKey) ?? 0) >= this.deps.config.limits.dailyTaskCap) throw capacityReached(this.now, task.policy);
@@ -193,7 +205,7 @@ export class SubmissionGuards {
 
   /** RateLimit-* of the task quotas (not the status_poll one) as they stand now. */
   private taskQuotaHeaders(s: GuardedSubmission): Record<string, string> {
-    return quotaHeaders(this.deps.abuse.policies.task, s.caller.clientHash, this.now, (key) => this.counts.get(key) ?? 0);
+    return quotaHeaders(policiesOf(this.deps.abuse, s.caller).task, s.caller.clientHash, this.now, (key) => this.counts.get(key) ?? 0);
   }
 
   /** Writes what the admitted submissions used: the counters and the Idempotency-Key records. */

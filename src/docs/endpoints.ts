@@ -136,15 +136,16 @@ export function documentById(id: string): DocumentInfo | undefined {
 
 /** One-line summaries of the MCP tools for the documents; full descriptions are on the server card. */
 const MCP_TOOL_SUMMARIES: Record<ToolName, string> = {
-  get_human_services: 'The services catalog, the operator profile and policy, and the limits.',
+  get_human_services: 'The services catalog, the operator profile and policy, the limits, and live coverage (same as GET /api/v1/coverage).',
   submit_human_task:
-    'Submit a task (same fields as POST /api/v1/tasks); asynchronous: returns a task_id. May be called as an MCP task (tasks/result gives the final task).',
+    'Submit a task (same fields as POST /api/v1/tasks); asynchronous: returns a task_id. May be called as an MCP task (tasks/result gives the final task). dry_run: true runs every check and creates nothing.',
   check_task_status:
     'A task and its status by task_id (same as GET /api/v1/tasks/{task_id}); wait_seconds (up to 50) with known_updated_at holds until it changes.',
   message_human_operator: 'Send the operator a message (same fields as POST /api/v1/messages).',
   answer_operator_question:
     'Answer the question the operator asked when a task shows awaiting_answer true (same as POST /api/v1/tasks/{task_id}/questions/{question_id}/answer).',
   check_message_thread: 'Read the operator’s replies to a message with its thread_token (same as GET /api/v1/messages/{message_id} with the token as Bearer).',
+  list_my_tasks: 'A verified (Web Bot Auth signed) agent’s own tasks, newest update first, cursor-paginated (same as GET /api/v1/tasks).',
 };
 
 /** The tools of the MCP server, named by the server's own list so the documents cannot drift from it. */
@@ -153,7 +154,18 @@ export const MCP_TOOLS = TOOL_NAMES.map((name) => ({ name, description: MCP_TOOL
 export function endpoints(base: string) {
   const api = `${base}/api/${API_VERSION}`;
   return {
-    submit_task: { method: 'POST', url: `${api}/tasks`, description: 'Submit a task; 202 with task_id, status_url and status_page.' },
+    submit_task: {
+      method: 'POST',
+      url: `${api}/tasks`,
+      description:
+        'Submit a task; 202 with task_id, status_url and status_page. With ?dry_run=true: every check a submission runs, nothing created, no quota used (a read); 200 {dry_run, would_accept, limits} or the error the submission would get.',
+    },
+    coverage: {
+      method: 'GET',
+      url: `${api}/coverage`,
+      description:
+        'Before you ask: per task type, time to seen, accepted and delivered (p50/p90 over the last 30 days), acceptance rate and deliveries; whether tasks are taken now, operators on duty, open tasks.',
+    },
     task_status: {
       method: 'GET',
       url: `${api}/tasks/{task_id}`,

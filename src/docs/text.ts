@@ -2,6 +2,7 @@ import { ERROR_STATUS } from '../domain/errors.js';
 import type { Block } from '../domain/markup.js';
 import { PLACEHOLDER_DOMAINS, PLACEHOLDER_TLDS } from '../domain/network/email.js';
 import { ANSWER_MAX, ANSWER_MIN, AWAITING_ANSWER_GUIDE } from '../domain/questions/questions.js';
+import { WEBHOOK_WHEN } from '../domain/tasks/callback-url.js';
 import { messageInputSchema, PublicAttachmentSchema, PublicTaskSchema, taskInputSchema } from '../domain/tasks/schemas.js';
 import { TASK_TYPES } from '../domain/tasks/task.js';
 import { MCP_REVISIONS_NOTE } from '../mcp/revisions.js';
@@ -96,10 +97,17 @@ export function llmsTxt(deps: ServiceDeps): string {
     '## API',
     '',
     `- [Submit a task](${e.submit_task.url}): POST JSON {task_type, description, contact_email | delivery: "status_poll", ...}; 202 with task_id, status_url and a Location header; optional Idempotency-Key header`,
+    `- [Dry run](${e.submit_task.url}?dry_run=true): POST the same body with ?dry_run=true: every check a submission runs (validation, e-mail and MX, limits, duplicates, blocks, caps), nothing created or sent and no quota used (it counts as a read); 200 {dry_run: true, would_accept: true, limits} or the very error the submission would get`,
+    `- [Coverage](${e.coverage.url}): GET, before you ask: per task type, time to seen, accepted and delivered (p50/p90 seconds over the last 30 days), acceptance rate and deliveries; whether tasks are taken now, operators on duty, open tasks`,
     `- [Task status](${api}/tasks/TASK_ID): GET; status, status_history, eta, operator_notes, and once delivered the receipt and attachments`,
     `- [Delivered file](${api}/tasks/TASK_ID/attachments/ATTACHMENT_ID): GET, once delivered; each file in attachments[] has name, media_type, size, sha256 and this url. ` +
       'Check a file: SHA-256 of the downloaded bytes equals its sha256 (also in the Content-Digest header), and the receipt (receipt_version 2) signs every sha256.',
-    `- [Message the operator](${e.send_message.url}): POST JSON {message, reply_to, from?, subject?}; to withdraw a task, name its task_id in the message`,
+    `- [Preview of a delivered image](${api}/tasks/TASK_ID/attachments/ATTACHMENT_ID/thumbnail): GET; a small WebP preview of an image attachment`,
+    `- [Message the operator](${e.send_message.url}): POST JSON {message, reply_to, from?, subject?}; 201 with message_id and a thread_token (shown once)`,
+    `- [Read the operator's replies](${api}/messages/MESSAGE_ID): GET with Authorization: Bearer <thread_token>; the replies to your message, oldest first`,
+    `- [Answer the operator's question](${api}/tasks/TASK_ID/questions/QUESTION_ID/answer): POST JSON {answer}; when the task shows awaiting_answer true, for the question whose answer is null`,
+    `- [Withdraw a task](${api}/tasks/TASK_ID/cancel): POST, no body; asks the operator to withdraw it (a message naming the task, with the message limits); 202 with the unchanged status: the operator decides. A delivered or rejected task: 409 invalid_transition`,
+    `- [My tasks](${api}/tasks): GET ?limit=&cursor=&status=, signed (Web Bot Auth: Signature, Signature-Input, Signature-Agent naming your key directory); your own tasks, newest update first; unsigned: 400 signature_required. A signed agent is counted by its key, with limits of its own (${ref}#verified-agents)`,
     `- [Services catalog](${e.services.url}): GET ?limit=1-${l.servicesPageMax}&cursor=; pass next_cursor back until it is null`,
     `- [MCP server](${e.mcp.url}): streamable HTTP, stateless, no auth; tools ${MCP_TOOLS.map((t) => t.name).join(', ')}; same fields, limits and errors as REST. ${MCP_REVISIONS_NOTE}`,
     '',
@@ -122,6 +130,7 @@ export function llmsTxt(deps: ServiceDeps): string {
     '',
     `- [Receipt signing keys (JWKS)](${base}/.well-known/jwks.json): a delivered task carries receipt, a compact JWS (EdDSA, Ed25519); pick the key by the kid in its header. Its payload binds task_id, deliverable_sha256 (SHA-256 hex of operator_notes as returned) and the timeline; retired keys stay published`,
     `- [Status page](${base}/tasks?id=TASK_ID): shows the receipt and how to check it, for people`,
+    `- [Receipt inclusion proof](${api}/tasks/TASK_ID/receipt-proof): GET; the proof (C2SP tlog-proof, text/plain) that the task's receipt is in the public receipt log; 404 until the receipt is integrated`,
     '',
     '## Documents',
     '',
@@ -209,7 +218,7 @@ export function indexDoc(deps: ServiceDeps): Block[] {
     {
       list: [
         `**REST**: \`POST ${base}/api/${API_VERSION}/tasks\` with a JSON task, then poll \`GET ${base}/api/${API_VERSION}/tasks/{task_id}\`. See [api.md](${base}/api.md) and [openapi.json](${base}/openapi.json).`,
-        '**Webhooks**: add `callback_url` to the task and receive a signed POST when it is accepted, delivered or rejected instead of polling (see api.md).',
+        `**Webhooks**: add \`callback_url\` to the task and receive a signed POST ${WEBHOOK_WHEN}, instead of polling (see api.md).`,
         `**MCP**: streamable HTTP at \`${base}/mcp\`, no authentication; tools ${MCP_TOOLS.map((t) => `\`${t.name}\``).join(', ')}. Server card: [/.well-known/mcp](${base}/.well-known/mcp).`,
         `**Documents**: [agent.json](${base}/agent.json) (everything in one file), [llms.txt](${base}/llms.txt), [capabilities](${base}/.well-known/capabilities.json), [services](${base}/.well-known/services.json), [human.json](${base}/.well-known/human.json).`,
         `**People**: the form on [the home page](${base}/) creates the same task; [the status page](${base}/tasks) shows its progress.`,
@@ -365,6 +374,17 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
     { h: 2, text: 'Services' },
     {
       p: `\`GET ${base}/api/${API_VERSION}/services?limit=&cursor=\` → \`{services, next_cursor}\`. \`limit\` 1–${limits.servicesPageMax}; pass \`next_cursor\` back as \`cursor\` until it is null. A cursor the service did not issue is 400 \`invalid_cursor\`.`,
+    },
+    { h: 2, text: 'Verified agents' },
+    {
+      p:
+        'An agent may sign its requests as Web Bot Auth does (RFC 9421 HTTP Message Signatures; draft-meunier-web-bot-auth-architecture): `Signature-Agent` names its key directory ' +
+        '(a JWKS at `/.well-known/http-message-signatures-directory` of its origin, or a full URL; a String, or a Dictionary member covered as `"signature-agent";key="…"`), ' +
+        '`Signature-Input` with `tag="web-bot-auth"`, `created`, `expires` (at most 300 s apart; clocks may differ by 30 s), `keyid` (the RFC 7638 thumbprint of an Ed25519 key of the directory), ' +
+        `an optional single-use \`nonce\`, covering \`@authority\` (this service's: \`${new URL(base).host}\`) and \`signature-agent\`; and \`Signature\`. Cloudflare's \`web-bot-auth\` package signs this way. ` +
+        'A verified request is counted by its key, not its address: its own limits (see Limits, the verified tier) on every door (REST, /mcp, the forms), and `RateLimit-Policy` items say `comment="verified"` (else `comment="address"`). ' +
+        `\`GET ${base}/api/${API_VERSION}/tasks?limit=&cursor=&status=\` (MCP \`list_my_tasks\`) lists a verified agent's own tasks, newest update first: \`{tasks, next_cursor}\`; unsigned, 400 \`signature_required\`. ` +
+        'A signature that does not verify is 400 `invalid_signature` with `details: ["signature: <why>"]`, never 401. An unsigned client\'s 429 carries `Accept-Signature` inviting a signed retry.',
     },
     { h: 2, text: 'Errors' },
     {

@@ -1,4 +1,5 @@
 import { AWAITING_ANSWER_GUIDE } from '../domain/questions/questions.js';
+import { WEBHOOK_WHEN } from '../domain/tasks/callback-url.js';
 import { MAX_TOOL_WAIT_SECONDS } from '../services/waiting/task-watch.js';
 import { API_VERSION } from '../version.js';
 
@@ -15,14 +16,14 @@ export function waitingGuide(base: string): string[] {
   return [
     `REST long-poll: \`GET ${status}\` answers with an \`ETag\`. Send it back as \`If-None-Match\` together with \`Prefer: wait=${REST_MAX_WAIT}\`: ` +
       `the request is held until the task changes (200 with the task and a new ETag) or ${REST_MAX_WAIT} seconds pass (304, no body; \`Preference-Applied: wait=${REST_MAX_WAIT}\`). ` +
-      'Then repeat with the newest ETag. A held request counts as one read.',
+      'Then repeat with the newest ETag. A held request counts as one read. A delivered or rejected task will not change: it is answered at once (304 while your ETag is current), never held.',
     'Conditional poll: `If-None-Match` alone answers 304 at once while nothing changed. Without either, poll every few minutes at most.',
     `MCP: call \`check_task_status\` with \`wait_seconds\` (up to ${MAX_TOOL_WAIT_SECONDS}) and \`known_updated_at\` (the updated_at you last saw): it returns as soon as the task changes, ` +
       'or with the task unchanged when the time is up; call it again the same way.',
     'MCP tasks (protocol revision 2025-11-25): call `submit_human_task` as a task; its taskId is the task_id. `tasks/get` says `working` until the task is delivered or rejected ' +
-      "(`completed`), with a `pollInterval` at the operator's ETA; `tasks/result` returns the final task (`isError` when rejected). `tasks/cancel` cannot withdraw a task: " +
+      '(`completed`), `input_required` while a question of the operator awaits your answer (answer it with `answer_operator_question`), with a `pollInterval` of 1 second, and holds briefly for a change, so an SDK task loop sees an outcome within moments; `tasks/result` returns the final task (`isError` when rejected). `tasks/cancel` cannot withdraw a task: ' +
       'send `message_human_operator` naming the task_id.',
-    'Webhooks: add `callback_url` (https) to the task and it receives a signed POST `{type, timestamp, data: the task}` when the task is accepted, delivered or rejected ' +
+    `Webhooks: add \`callback_url\` (https) to the task and it receives a signed POST \`{type, timestamp, data: the task}\` ${WEBHOOK_WHEN} ` +
       `(Standard Webhooks, v1a Ed25519 signature; keys at ${base}/.well-known/jwks.json): no waiting at all.`,
     `Questions: ${AWAITING_ANSWER_GUIDE.replace('answer_operator_question', '`answer_operator_question`').replace('awaiting_answer', '`awaiting_answer`')}`,
     'Stop once the status is `delivered` or `rejected`: both are final.',
@@ -36,7 +37,7 @@ export function waitingBlock(base: string) {
       endpoint: `${base}/api/${API_VERSION}/tasks/{task_id}`,
       request_headers: { 'If-None-Match': '<the ETag of your last read>', Prefer: `wait=<1-${REST_MAX_WAIT}>` },
       changed: '200 with the task and a new ETag',
-      unchanged: '304 with no body after the wait',
+      unchanged: '304 with no body after the wait; at once for a delivered or rejected task (final: it will not change)',
       response_headers: ['ETag', 'Preference-Applied'],
     },
     mcp: {

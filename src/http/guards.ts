@@ -59,15 +59,29 @@ export function requestGuards(app: FastifyInstance): { step: RequestStep; draini
   return { step, draining: () => closing };
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * How the route answers a body the guards refuse, when its callers expect another envelope
+     * than the contract's error body (JSON-RPC on /mcp); the contract's error otherwise.
+     */
+    bodyRefusal?: (refusal: AppError) => { status: number; body: unknown };
+  }
+}
+
 /**
  * The body guards (domain/tasks/body-guard.ts: nesting, numbers JSON cannot hold, NUL, unpaired
  * surrogates) run on every route that takes a body, whatever the door — the API, MCP, the web
  * form and the console — before the route or any schema sees it.
  */
 export function installBodyGuards(app: FastifyInstance): void {
-  const checkBody: preValidationHookHandler = (request, _reply, done) => {
+  const checkBody: preValidationHookHandler = (request, reply, done) => {
     const refusal = bodyGuardError(request.body);
-    return refusal ? done(refusal) : done();
+    if (!refusal) return done();
+    // A route that speaks another protocol (MCP's JSON-RPC) answers the refusal in it.
+    const own = request.routeOptions.config.bodyRefusal?.(refusal);
+    if (own) return void reply.code(own.status).send(own.body);
+    return done(refusal);
   };
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];

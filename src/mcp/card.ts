@@ -98,7 +98,7 @@ export function serverCard(deps: ServiceDeps, tools: Tool[], mcp: Pick<McpTypes,
     waiting:
       'A human takes hours, not seconds: do not loop on check_task_status. Submission is asynchronous: submit, keep the task_id, and wait for the result. ' +
       'If your client supports MCP tasks, call submit_human_task as a task (the taskId is the task_id): on 2025-11-25, tasks/get says working until the task is ' +
-      'delivered or rejected (completed), then tasks/result returns the final task (isError when rejected); on 2026-07-28 (tasks extension), tasks/get says working, ' +
+      'delivered or rejected (completed), input_required while a question of the operator awaits your answer (answer with answer_operator_question), then tasks/result returns the final task (isError when rejected); on 2026-07-28 (tasks extension), tasks/get says working, ' +
       'input_required when the operator asks (answer with tasks/update), completed with the result or failed with the reason. tasks/get holds briefly for a change; ' +
       `look again at its pollInterval. Otherwise call check_task_status with wait_seconds (up to ${MAX_TOOL_WAIT_SECONDS}) and known_updated_at: it returns as soon as the task changes. ` +
       'To withdraw a task, tasks/cancel (2026-07-28) or message_human_operator naming its task_id: the operator decides. ' +

@@ -1,13 +1,15 @@
 import Type, { type Static } from 'typebox';
 import { publicLimits } from '../docs/limits.js';
+import { CoverageSchema } from '../domain/tasks/coverage.js';
 import { CatalogEntrySchema, ProfileSchema } from '../domain/tasks/profile.js';
 import { DELIVERY_MODES, OUTPUT_FORMATS, TASK_TYPES } from '../domain/tasks/task.js';
 import type { ServiceDeps } from '../services/context.js';
+import { coverage } from '../services/tasks/coverage.js';
 import { SERVICE_NAME } from '../version.js';
 
 /**
  * What `get_human_services` returns: everything a model needs before it submits — catalog,
- * operator, policy, limits and how to submit and poll — generated from the same profile, catalog
+ * operator, policy, limits, live coverage and how to submit and poll — generated from the same profile, catalog
  * and config as every other document, so no two places can disagree.
  */
 
@@ -37,6 +39,7 @@ export const HumanServicesSchema = Type.Object(
     output_formats: Type.Array(Type.String(), { description: 'Suggested output_format values; free text is accepted too.' }),
     services: Type.Array(CatalogEntrySchema, { description: 'The service catalog: what the operator offers, with an example request each.' }),
     limits: LimitsSchema,
+    coverage: CoverageSchema,
     pricing: Type.Object({ model: Type.String(), note: Type.String() }),
     how_to: Type.Object({
       submit: Type.String(),
@@ -50,6 +53,7 @@ export const HumanServicesSchema = Type.Object(
       rest_submit: Type.String(),
       rest_status: Type.String({ description: 'Template: replace {task_id}.' }),
       rest_messages: Type.String(),
+      rest_coverage: Type.String(),
       openapi: Type.String(),
     }),
   },
@@ -57,7 +61,7 @@ export const HumanServicesSchema = Type.Object(
 );
 export type HumanServices = Static<typeof HumanServicesSchema>;
 
-export function humanServices(deps: ServiceDeps): HumanServices {
+export async function humanServices(deps: ServiceDeps): Promise<HumanServices> {
   const { config, profile, catalog } = deps;
   const base = config.baseUrl;
   const l = config.limits;
@@ -76,9 +80,11 @@ export function humanServices(deps: ServiceDeps): HumanServices {
     output_formats: [...OUTPUT_FORMATS],
     services: catalog,
     limits: publicLimits(config),
+    coverage: await coverage(deps),
     pricing: { model: 'free_pilot', note: 'The pilot is free. budget_usd is deprecated: accepted and ignored.' },
     how_to: {
       submit:
+        'Check coverage first (how soon a task of your type is seen, accepted and delivered); pass dry_run: true to run every check without submitting. ' +
         `Call submit_human_task (or POST ${base}/api/v1/tasks) once per real task. It returns at once with task_id and status "submitted"; ` +
         `the work is not done in the call. At most ${l.tasksPerHour} tasks per hour and ${l.tasksPerDay} per day per client.`,
       poll:
@@ -97,6 +103,7 @@ export function humanServices(deps: ServiceDeps): HumanServices {
       rest_submit: `${base}/api/v1/tasks`,
       rest_status: `${base}/api/v1/tasks/{task_id}`,
       rest_messages: `${base}/api/v1/messages`,
+      rest_coverage: `${base}/api/v1/coverage`,
       openapi: `${base}/openapi.json`,
     },
   };

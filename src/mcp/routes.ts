@@ -31,6 +31,12 @@ const MCP_ROUTE_DESCRIPTION =
   'Protocol revision 2026-07-28 is served too (server/discover; each request carries its protocol version in _meta; tasks extension io.modelcontextprotocol/tasks). ' +
   'Host (and, for a loopback BASE_URL, Origin) must name this server: otherwise 403 forbidden (DNS-rebinding protection).';
 
+/** JSON-RPC 2.0 §5.1 Parse error (id unknown: null) for a body the body guards refuse. */
+function jsonRpcParseError(refusal: AppError): { status: number; body: unknown } {
+  const { error, message, details } = refusal.toBody();
+  return { status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${message}`, data: { error, details } } } };
+}
+
 /** Headers already set on the reply (CORS, request id, rate-limit policy) must survive hijack(). */
 function carryHeaders(reply: FastifyReply): void {
   for (const [name, value] of Object.entries(reply.getHeaders())) {
@@ -92,7 +98,9 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
       // Every request counts as one read for flood control; submissions and messages also use
       // their own quotas inside the service layer, exactly as over REST.
       // check_task_status with wait_seconds and tasks/result hold the request (see holdsRequests).
-      config: { kind: 'read', holdsRequests: true },
+      // A body the guards refuse (a NUL character, a number JSON cannot hold, nesting too deep) is
+      // JSON-RPC's parse error here, with the contract's code and details as its data.
+      config: { kind: 'read', holdsRequests: true, bodyRefusal: jsonRpcParseError },
       onRequest: guard,
       schema: {
         operationId: 'mcp',
@@ -155,7 +163,7 @@ export async function registerMcp(app: FastifyInstance, deps: ServiceDeps): Prom
   app.get('/.well-known/mcp/server-card.json', cardRoute('mcpServerCardLegacy', 'MCP server card (same as /.well-known/mcp)', true), cardOf);
 
   // The same tools for agents that call a model's tool-use API directly (tool-exports.ts).
-  const exports = { openai: openAiTools(definitionsOf(tools)), anthropic: anthropicTools(definitionsOf(tools)) };
+  const exports = { openai: openAiTools(definitionsOf(tools), deps.config.baseUrl), anthropic: anthropicTools(definitionsOf(tools), deps.config.baseUrl) };
   const exportRoute = (operationId: string, summary: string) => ({
     config: { kind: 'read' as const },
     schema: { operationId, summary, tags: ['mcp'], response: { 200: Type.Array(Type.Object({}, { additionalProperties: true })) } },

@@ -6,19 +6,24 @@ import { typeEnums } from '../domain/answers/json-schema.js';
 import { isAppError, validationFailed } from '../domain/errors.js';
 import { IDEMPOTENCY_KEY_PATTERN, isIdempotencyKey } from '../domain/ids.js';
 import { MessageThreadSchema } from '../domain/questions/threads.js';
+import { WEBHOOK_WHEN } from '../domain/tasks/callback-url.js';
 import {
+  DryRunResponseSchema,
   ErrorSchema,
   MessageResponseSchema,
+  MyTasksPageSchema,
+  MyTasksQuerySchema,
   messageInputSchema,
   PublicTaskSchema,
   SubmissionResponseSchema,
   taskInputSchema,
 } from '../domain/tasks/schemas.js';
 import { callerFrom } from '../http/client.js';
+import { listMyTasks } from '../services/agents/my-tasks.js';
 import type { ServiceDeps } from '../services/context.js';
 import { readThread, sendMessage } from '../services/messages/messages.js';
 import { answerQuestion } from '../services/questions/questions.js';
-import { submitTask } from '../services/tasks/tasks.js';
+import { dryRunTask, submitTask } from '../services/tasks/tasks.js';
 import { awaitTaskUpdate, MAX_TOOL_WAIT_SECONDS } from '../services/waiting/task-watch.js';
 import { HumanServicesSchema, humanServices } from './catalog-info.js';
 import { AWAITING_ANSWER_GUIDE, answerToolInput, threadToolInput } from './questions.js';
@@ -41,6 +46,7 @@ export const TOOL_NAMES = [
   'message_human_operator',
   'answer_operator_question',
   'check_message_thread',
+  'list_my_tasks',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -112,6 +118,18 @@ const checkAnswerArguments = argumentChecker(
   },
 );
 
+/** submit_human_task's own argument besides the task and its key: a dry run (contract "Know before you ask"). */
+const DryRunArgument = Type.Object({
+  dry_run: Type.Optional(
+    Type.Boolean({
+      description:
+        'Optional. true: run every check a submission runs (fields, e-mail, limits, duplicates, blocks, caps) and answer {dry_run, would_accept, limits} ' +
+        'or the exact refusal, without creating anything, sending anything or using quota. Use it to know before you ask.',
+    }),
+  ),
+});
+const checkDryRunArgument = argumentChecker(DryRunArgument, { dry_run: 'dry_run must be true or false' });
+
 const IDEMPOTENCY_KEY_RULE = 'idempotency_key must be 1 to 255 visible ASCII characters (no spaces)';
 
 /** The idempotency_key argument plays the Idempotency-Key header's part. */
@@ -165,6 +183,7 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
   const submitInput = Type.Object(
     {
       ...taskInput.properties,
+      ...DryRunArgument.properties,
       idempotency_key: Type.Optional(
         Type.String({
           pattern: IDEMPOTENCY_KEY_PATTERN,
@@ -174,7 +193,7 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
         }),
       ),
     },
-    { description: 'A task request, plus an optional idempotency_key.' },
+    { description: 'A task request, plus an optional idempotency_key and dry_run.' },
   );
   const statusInput = Type.Object({
     task_id: Type.String({ maxLength: 200, description: 'The task_id returned by submit_human_task, shaped task-<year>-<32 hex>.' }),
@@ -210,6 +229,7 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
           'Call this first, before submitting anything, to learn what the human operator can and cannot do. ' +
           'Returns the service catalog (one entry per task_type, each with an example request that would be accepted), the operator profile ' +
           '(languages, service area, working hours, response target), the review policy (what is always rejected), the current per-client limits, ' +
+          'live coverage per task_type (how soon a task is seen, accepted and delivered, p50/p90 over 30 days; acceptance rate; operators on duty; open tasks), ' +
           'and how to submit, poll and receive results. Read-only; no arguments; calling it costs no quota.',
         inputSchema: { type: 'object', properties: {} },
         outputSchema: outputSchema(HumanServicesSchema),
@@ -228,28 +248,30 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
           `A human reviews every task (target: within ${hours} hours) and accepts or rejects it. The result is e-mailed to contact_email (default), ` +
           `or with delivery "status_poll" — the no-mailbox path, ${l.statusPollPerDay} ${l.statusPollPerDay === 1 ? 'task' : 'tasks'} with delivery status_poll per client per day — it appears as text in operator_notes of check_task_status. ` +
           'To be told instead of polling, pass callback_url (https): it receives a signed POST (Standard Webhooks, v1a Ed25519, keys at /.well-known/jwks.json) ' +
-          'when the task is accepted, delivered or rejected. ' +
+          `${WEBHOOK_WHEN}. ` +
           `Rejected at review whatever the task_type: ${deps.profile.policy.will_not_do.join('; ')}. ` +
           `Refused at once: invalid fields (validation_failed, all listed in details), more than ${l.tasksPerHour} tasks per hour or ${l.tasksPerDay} per day ` +
           `per client (rate_limited: wait retry_after_seconds), the same task_type and description again within ${l.duplicateWindowHours} hours ` +
           '(duplicate_task: do not resubmit; poll existing_task_id when given, else the task id was e-mailed to its contact address), placeholder or undeliverable contact_email (it must be a real mailbox; it is MX-checked and never shown back). ' +
           'Submit each real task once; to retry after a network error pass the same idempotency_key. Free during the pilot: never pay or send credentials. ' +
           'Mark a trial task with the word "test" in description or requester. ' +
-          'Waiting for the result: clients that support MCP tasks can call this tool as a task (the taskId is the task_id; tasks/get reports working, then completed; ' +
+          'Waiting for the result: clients that support MCP tasks can call this tool as a task (the taskId is the task_id; tasks/get reports working, input_required while a question of the operator awaits your answer, then completed; ' +
           'tasks/result returns the final task, with isError when rejected); otherwise call check_task_status with wait_seconds.',
         inputSchema: inputSchema(submitInput),
         // Called as an MCP task, tasks/result returns the final task instead of the submission answer.
-        outputSchema: outputSchema(SubmissionResponseSchema, PublicTaskSchema),
+        outputSchema: outputSchema(SubmissionResponseSchema, PublicTaskSchema, DryRunResponseSchema),
         execution: { taskSupport: 'optional' },
         // MCP Apps: hosts with the extension show the task card (task-card.ts) beside the result.
         _meta: TASK_CARD_TOOL_META,
         annotations: { title: 'Submit a task to a human operator', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       async (request, args) => {
-        const { idempotency_key: _key, ...task } = args;
+        const { idempotency_key: _key, dry_run: dryRun, ...task } = args;
+        checkDryRunArgument(args);
         const idempotencyKey = idempotencyKeyOf(deps, args, task);
         // The key comes from the argument only: one HTTP request to /mcp may carry several calls.
         const caller = { ...callerFrom(request, deps), idempotencyKey };
+        if (dryRun === true) return dryRunTask(deps, caller, task);
         return (await submitTask(deps, caller, task)).body;
       },
     ),
@@ -339,6 +361,20 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
         // Whatever is wrong with the pair, the answer is the same not_found as over REST.
         return readThread(deps, typeof id === 'string' ? id : '', typeof token === 'string' ? `Bearer ${token}` : undefined);
       },
+    ),
+    record(
+      {
+        name: 'list_my_tasks',
+        title: 'List the tasks you submitted',
+        description:
+          'Your own tasks, newest update first, a page at a time: {tasks, next_cursor} (pass next_cursor back as cursor until it is null; limit 1 to 100, ' +
+          'default 20; status filters). It needs a verified agent: the HTTP request to /mcp signed with Web Bot Auth (HTTP Message Signatures, your key ' +
+          `directory named in Signature-Agent; see ${base}/api.md, Verified agents). Unsigned, it answers signature_required: keep your task ids instead. Read-only.`,
+        inputSchema: inputSchema(MyTasksQuerySchema),
+        outputSchema: outputSchema(MyTasksPageSchema),
+        annotations: { title: 'List the tasks you submitted', readOnlyHint: true, openWorldHint: false },
+      },
+      async (request, args) => listMyTasks(deps, callerFrom(request, deps), args),
     ),
   ];
 }

@@ -45,6 +45,8 @@ export interface ServiceDeps extends AbuseDeps, MailDeps {
   vapid: VapidKeys;
   /** The public receipt log's Ed25519 key (receipts/log-note.ts): generated on first start, kept in the store, never rotated. */
   receiptLog: LogKey;
+  /** The receipt log's time-stamping (TSA_URL): whether it is on and its last failure, for readiness. */
+  timestamps: { enabled: boolean; failure: string | undefined };
   /** Wakes this instance's webhook worker when an event is queued (webhooks/nudge.ts). */
   webhookNudge: Nudge;
   /** Submissions that arrive together, committed together (services/tasks/group-commit.ts, services/tasks/tasks.ts). */

@@ -63,6 +63,10 @@ export interface TasksTable {
   deadline_passed_at: string | null;
   /** The earlier of deadline and response target, fixed at submission (migration 130): the console queue's order. */
   due_at: string | null;
+  /** The verified agent's key (RFC 7638 thumbprint) that submitted it (migration 295); NULL when unsigned. */
+  agent_key_id: string | null;
+  /** That agent's key directory host[:port] (migration 295); NULL when unsigned. */
+  agent_directory: string | null;
   /** The receipt's leaf index in the public log (migration 260), set when the sequencer integrates it; NULL before. */
   receipt_log_index: number | null;
 }
@@ -267,6 +271,28 @@ export interface TaskCountsTable {
   count: number;
 }
 
+/**
+ * Coverage histograms (migration 280, store/tasks/coverage-repo.ts): per UTC day of the event, task type,
+ * measure and bucket, the samples of the window's days; `coverage_window` holds their sum over the
+ * window, one histogram per task type and measure, which is what a read reads.
+ */
+export interface CoverageDaysTable {
+  day: string;
+  task_type: string;
+  measure: string;
+  bucket: number;
+  count: number;
+}
+
+export interface CoverageWindowTable {
+  task_type: string;
+  measure: string;
+  /** The histogram's samples. */
+  total: number;
+  /** JSON `[[bucket, count], …]` by bucket (coverage-repo.ts Buckets). */
+  buckets: string;
+}
+
 /** Kept message counts (migration 200): scope `waiting`, the messages no operator has answered or marked done. */
 export interface MessageCountsTable {
   scope: string;
@@ -327,7 +353,7 @@ export interface OperatorPasskeysTable {
   /** JSON array of transports. */
   transports: string;
   created_at: string;
-  /** When it was removed (migration 270): it no longer signs in, and the sessions it opened end. */
+  /** When it was removed (migration 280): it no longer signs in, and the sessions it opened end. */
   removed_at: string | null;
 }
 
@@ -393,6 +419,8 @@ export interface Database {
   webhook_outbox: WebhookOutboxTable;
   webhook_attempts: WebhookAttemptsTable;
   task_counts: TaskCountsTable;
+  coverage_days: CoverageDaysTable;
+  coverage_window: CoverageWindowTable;
   message_tasks: MessageTasksTable;
   message_counts: MessageCountsTable;
   imported_task_ids: ImportedTaskIdsTable;
@@ -411,6 +439,7 @@ export interface Database {
   log_leaves: LogLeavesTable;
   log_nodes: LogNodesTable;
   log_checkpoints: LogCheckpointsTable;
+  agent_nonces: AgentNoncesTable;
 }
 
 /**
@@ -447,7 +476,16 @@ export interface LogCheckpointsTable {
   root: string;
   /** The whole signed note as served at /log/checkpoint. */
   note: string;
+  /** Its RFC 3161 TimeStampResp, base64 (migration 290); NULL until time-stamped (TSA_URL). */
+  tsr: string | null;
   created_at: string;
+}
+
+/** Web Bot Auth signature nonces seen, until their window ends (migration 295). */
+export interface AgentNoncesTable {
+  /** Hash of the key id and the nonce. */
+  nonce: string;
+  expires_at: string;
 }
 
 /** Imported task ids by case-folded form (migration 180), for linking messages that name them. */

@@ -17,6 +17,7 @@ import { sendMessage } from '../services/messages/messages.js';
 import { answerQuestion } from '../services/questions/questions.js';
 import { checkTaskReceipt } from '../services/tasks/receipt-check.js';
 import { getTask, submitTask } from '../services/tasks/tasks.js';
+import { registerFavicon } from './favicon.js';
 import { docsIndexBody, docsIndexMarkdown, documentBody, documentMarkdown } from './pages/docs.js';
 import { fieldErrors, formRuleDetails, formValues, toTaskPayload } from './pages/form.js';
 import { EMPTY_FORM, type FormState, formPageBody, homeBody } from './pages/home.js';
@@ -270,6 +271,7 @@ export async function registerPages(app: FastifyInstance, deps: DocsDeps): Promi
     });
 
     registerStaticAssets(scope, [PAGES_CSS, PAGES_JS]);
+    registerFavicon(scope);
 
     scope.post('/tasks', { config: { kind: 'task' }, schema: hidden }, async (request, reply) => submitForm(deps, request, reply));
 

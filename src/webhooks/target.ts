@@ -22,10 +22,15 @@ export class TargetRefused extends Error {
   override readonly name = 'TargetRefused';
 }
 
-export type TargetSettings = Pick<Config, 'dnsServers' | 'dnsTimeoutMs'> & { allowPrivate: boolean };
+export type TargetSettings = Pick<Config, 'dnsServers' | 'dnsTimeoutMs'> & {
+  allowPrivate: boolean;
+  /** What the URL is, in refusals: "callback" (webhooks, the default) or "push service". */
+  label?: string;
+};
 
 export function createTargetResolver(settings: TargetSettings): (raw: string) => Promise<Target> {
   const resolver = new Resolver({ timeout: settings.dnsTimeoutMs, tries: 2 });
+  const label = settings.label ?? 'callback';
   if (settings.dnsServers.length > 0) resolver.setServers(settings.dnsServers);
 
   async function addressesOf(hostname: string): Promise<string[]> {
@@ -33,13 +38,13 @@ export function createTargetResolver(settings: TargetSettings): (raw: string) =>
     const found = results.flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
     if (found.length > 0) return found;
     const reason = results.find((r) => r.status === 'rejected')?.reason as { code?: string } | undefined;
-    throw new Error(`the callback host could not be resolved (${reason?.code ?? 'no address'})`);
+    throw new Error(`the ${label} host could not be resolved (${reason?.code ?? 'no address'})`);
   }
 
   return async (raw) => {
     const url = new URL(raw);
     if (url.protocol !== 'https:' && !(settings.allowPrivate && url.protocol === 'http:')) {
-      throw new TargetRefused(`the callback URL scheme ${url.protocol} is not allowed`);
+      throw new TargetRefused(`the ${label} URL scheme ${url.protocol} is not allowed`);
     }
     const hostname = url.hostname;
     const literal = ipLiteral(hostname);
@@ -49,7 +54,7 @@ export function createTargetResolver(settings: TargetSettings): (raw: string) =>
     else addresses = await addressesOf(hostname.replace(/\.$/, ''));
     if (!settings.allowPrivate && (addresses.length === 0 || !addresses.every(isPublicAddress))) {
       // Every address, not just the first: a name with one public and one private address is refused.
-      throw new TargetRefused('refused: the callback host is, or resolves to, a loopback, private or reserved address');
+      throw new TargetRefused(`refused: the ${label} host is, or resolves to, a loopback, private or reserved address`);
     }
     const address = addresses[0] ?? '127.0.0.1';
     return { url, address, family: isIP(address) === 6 ? 6 : 4 };

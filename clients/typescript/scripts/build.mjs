@@ -1,8 +1,8 @@
-// Builds dist/: the library for every runtime (platform neutral, ESM, jose left as a dependency)
-// and the CLI for Node. Type-only imports of the server's schemas vanish in the build.
+// Builds dist/: the library for every runtime (platform neutral, ESM, no dependency) and the CLI
+// for Node. Type-only imports of the server's schemas vanish in the build.
 import { build } from 'esbuild';
 
-const common = { bundle: true, format: 'esm', target: 'es2022', external: ['jose'], sourcemap: true, logLevel: 'warning' };
+const common = { bundle: true, format: 'esm', target: 'es2022', sourcemap: true, logLevel: 'warning' };
 await build({
   ...common,
   entryPoints: [new URL('../src/index.ts', import.meta.url).pathname],

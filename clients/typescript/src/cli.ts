@@ -1,11 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { JSONWebKeySet } from 'jose';
 import { HumanTaskClient } from './client.js';
 import { HumanTaskError, WaitTimeoutError } from './errors.js';
 import type { PublicTask } from './types.js';
-import type { ReceiptVerdict, ReceivedFile } from './verify.js';
+import type { JSONWebKeySet, ReceiptVerdict, ReceivedFile } from './verify.js';
 
 /**
  * htask: the command line of human-task-client (contract, "Clients"). Human output by default,

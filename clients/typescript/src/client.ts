@@ -1,4 +1,3 @@
-import type { JSONWebKeySet } from 'jose';
 import { errorFromResponse, HumanTaskError, TaskNotFoundError, WaitTimeoutError } from './errors.js';
 import { anySignal, quotaResetSeconds, retryAfterSeconds, sleep } from './http.js';
 import type {
@@ -15,7 +14,7 @@ import type {
   TaskRef,
   TypedTask,
 } from './types.js';
-import { type HeaderSource, type ReceiptVerdict, type ReceivedFile, verifyReceipt, verifyWebhook, type WebhookVerdict } from './verify.js';
+import { type HeaderSource, type JSONWebKeySet, type ReceiptVerdict, type ReceivedFile, verifyReceipt, verifyWebhook, type WebhookVerdict } from './verify.js';
 
 /**
  * The typed client. Runs on `fetch` alone (Node 20+, Deno, Bun, browsers, edge runtimes), and makes

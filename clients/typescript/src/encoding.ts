@@ -14,6 +14,13 @@ export function fromBase64(text: string): Uint8Array | null {
   return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
 
+/** base64url without padding (JWS, RFC 7515) to bytes; null when it is not base64url. */
+export function fromBase64Url(text: string): Uint8Array | null {
+  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return null;
+  const standard = text.replaceAll('-', '+').replaceAll('_', '/');
+  return fromBase64(standard.padEnd(standard.length + ((4 - (standard.length % 4)) % 4), '='));
+}
+
 export function toBytes(data: Uint8Array | ArrayBuffer | string): Uint8Array {
   if (typeof data === 'string') return utf8(data);
   return data instanceof Uint8Array ? data : new Uint8Array(data);

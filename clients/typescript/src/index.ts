@@ -1,6 +1,6 @@
 /**
  * human-task-client: a typed client for the human-in-the-loop task service. ESM, on fetch and
- * WebCrypto, with jose as its only dependency.
+ * WebCrypto, with no dependency.
  */
 export {
   HumanTaskClient,
@@ -40,6 +40,8 @@ export type * from './types.js';
 export {
   type Check,
   type HeaderSource,
+  type JSONWebKeySet,
+  type JWK,
   type ReceiptFailure,
   type ReceiptVerdict,
   type ReceivedFile,

@@ -1,12 +1,28 @@
-import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, type JWK } from 'jose';
-import { fromBase64, sha256Hex, toBytes, utf8 } from './encoding.js';
+import { fromBase64, fromBase64Url, sha256Hex, toBytes, utf8 } from './encoding.js';
 import type { Receipt, SignedAttachment } from './types.js';
 
 /**
- * Offline verification of receipts and webhooks against a JWKS (/.well-known/jwks.json), on jose
- * and WebCrypto only. A verdict lists every check and names the first that failed, with the same
- * names as docs/receipt-test-vectors.json, rather than throwing: a caller can say what is wrong.
+ * Offline verification of receipts and webhooks against a JWKS (/.well-known/jwks.json), on
+ * WebCrypto only (Ed25519), so the package has no dependency and installs offline from its
+ * tarball. A verdict lists every check and names the first that failed, with the same names as
+ * docs/receipt-test-vectors.json, rather than throwing: a caller can say what is wrong.
  */
+
+/** A JSON Web Key as the service publishes them (OKP, Ed25519); other members are kept as given. */
+export interface JWK {
+  kty?: string;
+  crv?: string;
+  x?: string;
+  kid?: string;
+  alg?: string;
+  use?: string;
+  [member: string]: unknown;
+}
+
+/** The service's /.well-known/jwks.json. */
+export interface JSONWebKeySet {
+  keys: JWK[];
+}
 
 export type ReceiptFailure = 'format' | 'kid' | 'signature' | 'issuer' | 'task_id' | 'deliverable' | 'attachments';
 
@@ -57,7 +73,8 @@ export async function verifyReceipt(receipt: string, options: VerifyReceiptOptio
   let kid: string;
   try {
     if (!COMPACT_JWS.test(token)) throw new Error('not a compact JWS (three base64url parts)');
-    const header = decodeProtectedHeader(token);
+    const header = protectedHeader(token);
+    if (header.crit !== undefined) throw new Error('the header has crit extensions this verifier does not know');
     if (header.alg !== 'EdDSA') throw new Error(`alg is ${String(header.alg)}, expected EdDSA`);
     if (typeof header.kid !== 'string' || header.kid === '') throw new Error('the header names no kid');
     kid = header.kid;
@@ -73,8 +90,7 @@ export async function verifyReceipt(receipt: string, options: VerifyReceiptOptio
 
   let payload: Receipt;
   try {
-    const verified = await compactVerify(token, createLocalJWKSet(options.jwks), { algorithms: ['EdDSA'] });
-    payload = JSON.parse(new TextDecoder().decode(verified.payload)) as Receipt;
+    payload = JSON.parse(new TextDecoder().decode(await verifiedPayload(token, kid, options.jwks))) as Receipt;
     checks.push({ name: 'signature', ok: true, detail: `signature valid (Ed25519, key ${kid})` });
   } catch (error) {
     checks.push({ name: 'signature', ok: false, detail: `signature invalid: ${messageOf(error)}` });
@@ -231,6 +247,29 @@ export async function verifyWebhook(request: { headers: HeaderSource; body: stri
     }
   }
   return verdict('signature', 'no published key verifies any v1a signature');
+}
+
+/** The JWS protected header (the first part), parsed. */
+function protectedHeader(token: string): Record<string, unknown> {
+  const bytes = fromBase64Url(token.split('.')[0] ?? '');
+  const header: unknown = bytes === null ? null : JSON.parse(new TextDecoder().decode(bytes));
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw new Error('the protected header is not a JSON object');
+  return header as Record<string, unknown>;
+}
+
+/** The payload of a compact JWS that a published Ed25519 key named `kid` verifies; throws otherwise. */
+async function verifiedPayload(token: string, kid: string, jwks: JSONWebKeySet): Promise<Uint8Array> {
+  const [head, body, signature] = token.split('.') as [string, string, string];
+  const sig = fromBase64Url(signature);
+  const payload = fromBase64Url(body);
+  if (sig === null || payload === null) throw new Error('the payload or signature is not base64url');
+  const signed = utf8(`${head}.${body}`);
+  for (const jwk of jwks.keys ?? []) {
+    if (jwk.kid !== kid || jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') continue;
+    const key = await importEd25519(jwk);
+    if (key && (await crypto.subtle.verify({ name: 'Ed25519' }, key, sig as Uint8Array<ArrayBuffer>, signed as Uint8Array<ArrayBuffer>))) return payload;
+  }
+  throw new Error('signature verification failed');
 }
 
 async function importEd25519(jwk: JWK): Promise<CryptoKey | null> {

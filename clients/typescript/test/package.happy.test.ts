@@ -50,8 +50,7 @@ describe('the TypeScript client package', () => {
     const pkg = path.join(root, 'node_modules/human-task-client');
     // npm unpacks into package/; that directory is the installed package.
     symlinkSync(path.join(root, 'node_modules/package'), pkg);
-    // Its one dependency, and Node's types for the CLI, as an install would provide them.
-    symlinkSync(path.join(REPO, 'node_modules/jose'), path.join(root, 'node_modules/jose'));
+    // Node's types for the CLI, as the consumer's own install would provide them (the package has no dependency).
     symlinkSync(path.join(REPO, 'node_modules/@types/node'), path.join(root, 'node_modules/@types/node'));
 
     // Nothing in the package reaches outside it.

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { JSONWebKeySet } from 'jose';
 import { describe, expect, it } from 'vitest';
+import type { JSONWebKeySet } from '../src/index.js';
 import { sameIssuer, verifyReceipt, verifyWebhook } from '../src/index.js';
 
 /** The client's verifiers reach every verdict of docs/receipt-test-vectors.json. */

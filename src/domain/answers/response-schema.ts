@@ -74,6 +74,30 @@ export function refTarget(ref: unknown): string | undefined {
   return match?.[1] === undefined ? undefined : unescapeSegment(match[1]);
 }
 
+/** A schema with its `$ref` followed (one hop: definitions never refer back, vetting saw to it). */
+export function resolveSchema(schema: unknown, root: JsonObject): JsonObject {
+  if (!isJsonObject(schema)) return {};
+  const name = refTarget(schema.$ref);
+  if (name === undefined) return schema;
+  const defs = isJsonObject(root.$defs) ? root.$defs : {};
+  const { $ref: _ref, ...siblings } = schema;
+  return { ...resolveSchema(defs[name], root), ...siblings };
+}
+
+/** The type a field is rendered as: the first non-null of `type`, else guessed from its keywords. */
+export function fieldType(schema: JsonObject): string | undefined {
+  const types = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter((t): t is string => typeof t === 'string' && t !== 'null');
+  if (types[0] !== undefined) return types[0];
+  if (isJsonObject(schema.properties)) return 'object';
+  if (schema.items !== undefined || Array.isArray(schema.prefixItems)) return 'array';
+  return undefined;
+}
+
+/** A field's name for people: its `title`, else its key. */
+export function fieldTitle(schema: JsonObject, key: string): string {
+  return typeof schema.title === 'string' && schema.title !== '' ? schema.title : key;
+}
+
 interface Node {
   schema: unknown;
   pointer: string;

@@ -10,6 +10,10 @@ import { ipLiteral, isLocalhostName, isPublicAddress } from '../network/addresse
 
 export const CALLBACK_URL_MAX_CHARS = 2000;
 
+/** When a callback_url hears from the service: the five webhook events, in the words every document uses. */
+export const WEBHOOK_WHEN =
+  'when the task is accepted, delivered or rejected, when the operator asks a question (task.question), and when an accepted task passes its deadline (task.deadline_passed)';
+
 /** Said with a refusal a developer meets on their own machine (a receiver on localhost, plain http). */
 const PRIVATE_HINT = '; a deployment for local development can allow it with WEBHOOK_ALLOW_PRIVATE=true';
 

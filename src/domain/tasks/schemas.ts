@@ -3,7 +3,7 @@ import type { Limits } from '../../config.js';
 import { RESPONSE_SCHEMA_FORMATS, RESPONSE_SCHEMA_KEYWORDS, RESPONSE_SCHEMA_MAX_BYTES, RESPONSE_SCHEMA_MAX_DEPTH } from '../answers/response-schema.js';
 import { QuestionSchema } from '../questions/questions.js';
 import { ONE_LINE_PATTERN } from '../text.js';
-import { CALLBACK_URL_MAX_CHARS } from './callback-url.js';
+import { CALLBACK_URL_MAX_CHARS, WEBHOOK_WHEN } from './callback-url.js';
 import { CatalogEntrySchema, TaskTypeSchema } from './profile.js';
 import { ALL_STATUSES, DELIVERY_MODES, SOURCES } from './task.js';
 
@@ -77,7 +77,7 @@ export function taskInputSchema(limits: Limits) {
           writeOnly: true,
           description:
             'Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) ' +
-            'when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.',
+            `${WEBHOOK_WHEN}, instead of polling. Must not point at a private or loopback address; never returned.`,
         }),
       ),
       response_schema: Type.Optional(ResponseSchemaField),
@@ -221,6 +221,30 @@ export const SubmissionResponseSchema = Type.Object({
 });
 export type SubmissionResponse = Static<typeof SubmissionResponseSchema>;
 
+const QuotaLeftSchema = Type.Object({
+  limit: Type.Integer({ minimum: 0 }),
+  remaining: Type.Integer({ minimum: 0, description: 'Units left in the current window, before this request.' }),
+});
+
+/** The answer to a dry run (POST /api/v1/tasks?dry_run=true, submit_human_task with dry_run: true). */
+export const DryRunResponseSchema = Type.Object(
+  {
+    dry_run: Type.Literal(true),
+    would_accept: Type.Literal(true, { description: 'The submission would be accepted now (a refusal is answered with its error instead).' }),
+    limits: Type.Object(
+      {
+        tasks_per_hour: QuotaLeftSchema,
+        tasks_per_day: QuotaLeftSchema,
+        status_poll_per_day: QuotaLeftSchema,
+      },
+      { description: 'The limits that apply to this client, as they stand.' },
+    ),
+    warnings: Warnings,
+  },
+  { description: 'Every check a submission runs passed; nothing was created, sent or counted.' },
+);
+export type DryRunResponse = Static<typeof DryRunResponseSchema>;
+
 export const MessageResponseSchema = Type.Object({
   message_id: Type.String({ description: 'msg-<year>-<32 hex>' }),
   created_at: Type.String({ format: 'date-time' }),
@@ -243,7 +267,17 @@ export type Health = Static<typeof HealthSchema>;
 
 export const ReadinessSchema = Type.Object({
   status: Type.Literal('ready'),
-  checks: Type.Object({ store: Type.Literal('ok'), migrations: Type.Literal('ok'), workers: Type.Literal('ok') }),
+  checks: Type.Object({
+    store: Type.Literal('ok'),
+    migrations: Type.Literal('ok'),
+    workers: Type.Literal('ok'),
+    timestamps: Type.Optional(
+      Type.String({
+        description:
+          'With TSA_URL only: "ok", or "failing: <why>" while the time-stamp authority hangs, answers garbage or signs another hash. It delays time-stamps, never receipts, so the instance stays ready.',
+      }),
+    ),
+  }),
   time: Type.String({ format: 'date-time' }),
 });
 export type Readiness = Static<typeof ReadinessSchema>;
@@ -268,3 +302,23 @@ export const ServicesPageSchema = Type.Object({
   next_cursor: Nullable(Type.String({ description: 'Opaque; pass as cursor for the next page. null on the last page.' })),
 });
 export type ServicesPage = Static<typeof ServicesPageSchema>;
+
+/** "My tasks" (docs/verified-agents.md): page size bounds. */
+export const MY_TASKS_DEFAULT = 20;
+export const MY_TASKS_MAX = 100;
+
+export const MyTasksQuerySchema = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MY_TASKS_MAX, description: `Page size, 1 to ${MY_TASKS_MAX}; default ${MY_TASKS_DEFAULT}.` })),
+  cursor: Type.Optional(Type.String({ maxLength: 400, description: 'Opaque next_cursor from the previous page.' })),
+  status: Type.Optional(Type.Enum(['submitted', 'accepted', 'delivered', 'rejected'], { description: 'Only tasks in this status.' })),
+});
+export type MyTasksQuery = Static<typeof MyTasksQuerySchema>;
+
+export const MyTasksPageSchema = Type.Object(
+  {
+    tasks: Type.Array(PublicTaskSchema),
+    next_cursor: Nullable(Type.String({ description: 'Opaque; pass as cursor for the next page. null on the last page.' })),
+  },
+  { description: "A verified agent's own tasks, newest update first." },
+);
+export type MyTasksPage = Static<typeof MyTasksPageSchema>;

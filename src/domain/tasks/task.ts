@@ -41,6 +41,19 @@ export type Source = (typeof SOURCES)[number];
 
 export const OUTPUT_FORMATS = ['text_report', 'text_report_with_photos', 'structured_json', 'annotated_screenshots', 'video'] as const;
 
+const OUTPUT_FORMAT_LABELS: Record<string, string> = {
+  text_report: 'Text report',
+  text_report_with_photos: 'Text report with photos',
+  structured_json: 'Structured answer (JSON)',
+  annotated_screenshots: 'Annotated screenshots',
+  video: 'Video',
+};
+
+/** An output format as people read it (the status page, the console); a free-text format as given. */
+export function outputFormatLabel(format: string): string {
+  return OUTPUT_FORMAT_LABELS[format] ?? format;
+}
+
 const ALLOWED: Record<string, readonly TaskStatus[]> = {
   submitted: ['accepted', 'rejected'],
   // Retired statuses exist only on imported tasks: they continue as a submitted task would.

@@ -46,7 +46,8 @@ const COMPACT_AFTER = 1024;
 function isSubmission(request: IncomingMessage): boolean {
   if (request.method !== 'POST') return false;
   const url = request.url ?? '';
-  return url === SUBMIT_ROUTE || (url.startsWith(SUBMIT_ROUTE) && url[SUBMIT_ROUTE.length] === '?');
+  // A dry run is a read: it goes straight on.
+  return url === SUBMIT_ROUTE || (url.startsWith(SUBMIT_ROUTE) && url[SUBMIT_ROUTE.length] === '?' && !url.includes('dry_run=true'));
 }
 
 /** Wraps the server's request listener: submissions are held as above, the rest go straight on. */

@@ -3,7 +3,7 @@ import { IMPORT_MAX_BODY_BYTES, IMPORT_MAX_RECORDS, ImportBodySchema, ImportResu
 import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { importTasks } from '../../services/tasks/import.js';
-import { requireAdmin } from '../admin-auth.js';
+import { actorOf, requireAdmin } from '../admin-auth.js';
 import { unvalidatedBody } from '../bodies/validator.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
@@ -35,6 +35,6 @@ export async function registerImportRoutes(app: FastifyInstance, deps: ServiceDe
         response: { 200: ImportResultSchema, ...errors(400, 401, 413, 415) },
       },
     },
-    async (request) => importTasks(deps, request.body),
+    async (request) => importTasks(deps, actorOf(request), request.body),
   );
 }

@@ -6,7 +6,7 @@ import { OUTBOX_STATUSES, OutboxQuerySchema } from '../../domain/tasks/admin-sch
 import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { countOutbox, getOutboxEntry, listOutbox, retryOutbox } from '../../services/delivery/outbox-admin.js';
-import { requireAdmin } from '../admin-auth.js';
+import { actorOf, requireAdmin } from '../admin-auth.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -72,7 +72,7 @@ export async function registerOutboxRoutes(server: FastifyInstance, deps: Servic
     },
     async (request) => {
       const { id } = request.params;
-      if (!(await retryOutbox(deps, id))) {
+      if (!(await retryOutbox(deps, actorOf(request), id))) {
         const entry = await getOutboxEntry(deps, id);
         if (!entry) throw new AppError('not_found', 'No mail in the outbox has that id.');
         throw new AppError('invalid_transition', `Only failed mail can be retried; this one is ${entry.status}.`, { from: entry.status, to: 'pending' });

@@ -5,7 +5,7 @@ import { ErrorSchema } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { listWebhooks, retryWebhook, WEBHOOK_LIST_MAX } from '../../services/delivery/webhooks.js';
 import { WEBHOOK_STATUSES } from '../../store/delivery/webhooks-repo.js';
-import { requireAdmin } from '../admin-auth.js';
+import { actorOf, requireAdmin } from '../admin-auth.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -77,6 +77,6 @@ export async function registerWebhookRoutes(server: FastifyInstance, deps: Servi
         response: { 200: WebhookEventSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
       },
     },
-    async (request) => retryWebhook(deps, request.params.id),
+    async (request) => retryWebhook(deps, actorOf(request), request.params.id),
   );
 }

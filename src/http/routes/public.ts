@@ -2,20 +2,25 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
 import {
+  DryRunResponseSchema,
   ErrorSchema,
   HealthSchema,
   MessageResponseSchema,
+  MyTasksPageSchema,
+  MyTasksQuerySchema,
   messageInputSchema,
   PublicTaskSchema,
   ReadinessSchema,
   SubmissionResponseSchema,
   taskInputSchema,
 } from '../../domain/tasks/schemas.js';
+import { isFinal } from '../../domain/tasks/task.js';
+import { listMyTasks } from '../../services/agents/my-tasks.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { sendMessage } from '../../services/messages/messages.js';
 import { health } from '../../services/runtime/health.js';
 import { readiness } from '../../services/runtime/readiness.js';
-import { submitTask } from '../../services/tasks/tasks.js';
+import { dryRunTask, submitTask } from '../../services/tasks/tasks.js';
 import { waitForChange } from '../../services/waiting/task-watch.js';
 import { unvalidatedBody } from '../bodies/validator.js';
 import { callerFrom } from '../client.js';
@@ -39,6 +44,18 @@ export const STATUS_ROUTE = '/api/v1/tasks/:task_id';
 /** The submission's route (also held back under load, http/lanes/submission-lane.ts). */
 export const SUBMIT_ROUTE = '/api/v1/tasks';
 
+/** `?dry_run=true` makes a submission a dry run (contract "Know before you ask"); any other value is 400 malformed_request. */
+const DryRunQuerySchema = Type.Object({
+  dry_run: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true: run every check, create nothing, use no quota (counts as a read).' }),
+  ),
+});
+
+/** A request to the submission route that is a dry run (counted as a read, not held as a submission). */
+export function isDryRun(query: unknown): boolean {
+  return typeof query === 'object' && query !== null && (query as { dry_run?: unknown }).dry_run === 'true';
+}
+
 const TaskIdParams = Type.Object({ task_id: Type.String({ maxLength: 200 }) });
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorSchema]));
 
@@ -54,14 +71,19 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       schema: {
         operationId: 'submitTask',
         summary: 'Submit a task for a human operator',
-        description: 'Asynchronous: returns 202 with the task id at once; poll status_url. Optional Idempotency-Key header.',
+        description:
+          'Asynchronous: returns 202 with the task id at once; poll status_url. Optional Idempotency-Key header. ' +
+          'With ?dry_run=true: every check a submission runs (validation, e-mail and MX, limits, duplicates, blocks, caps), and 200 {dry_run, would_accept, limits} ' +
+          'or the error the submission would get; nothing is created or sent, no quota is used, an Idempotency-Key is not recorded, and it counts as a read.',
         tags: ['tasks'],
+        querystring: DryRunQuerySchema,
         body: unvalidatedBody(taskInputSchema(limits)),
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 255 })) }),
-        response: { 202: SubmissionResponseSchema, ...errors(400, 403, 409, 413, 415, 422, 429) },
+        response: { 200: DryRunResponseSchema, 202: SubmissionResponseSchema, ...errors(400, 403, 409, 413, 415, 422, 429) },
       },
     },
     async (request, reply) => {
+      if (request.query.dry_run === 'true') return reply.code(200).send(await dryRunTask(deps, callerFrom(request, deps), request.body));
       const result = await submitTask(deps, callerFrom(request, deps), request.body);
       // A replay creates nothing: say so, so an agent can tell it from a first submission.
       if (result.replayed) reply.header('Idempotent-Replayed', 'true');
@@ -71,6 +93,26 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
         .header('Location', result.location)
         .send(result.body);
     },
+  );
+
+  app.get(
+    SUBMIT_ROUTE,
+    {
+      config: { kind: 'read' },
+      // The service function is the one validator (MCP list_my_tasks calls it too); the schema documents the query.
+      attachValidation: true,
+      schema: {
+        operationId: 'listMyTasks',
+        summary: "A verified agent's own tasks, newest update first",
+        description:
+          'Needs a Web Bot Auth signature (HTTP Message Signatures: Signature, Signature-Input, Signature-Agent; see /api.md, Verified agents): ' +
+          'unsigned, 400 signature_required. Pass next_cursor back as cursor until it is null.',
+        tags: ['tasks'],
+        querystring: MyTasksQuerySchema,
+        response: { 200: MyTasksPageSchema, ...errors(400, 429) },
+      },
+    },
+    async (request) => listMyTasks(deps, callerFrom(request, deps), request.query),
   );
 
   // Registered without the type provider: the handler sends the body it already serialized
@@ -108,7 +150,9 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
       const wait = known === undefined ? 0 : preferredWait(request.headers.prefer);
       const task = await waitForChange(deps, task_id, {
         timeoutMs: wait * 1000,
-        unchanged: (latest) => noneMatch(known, representationOf(reply, latest).etag),
+        // A delivered or rejected task will not change: never held, its current ETag gets 304 at once
+        // (as MCP's check_task_status answers a final task at once).
+        unchanged: (latest) => !isFinal(latest.status) && noneMatch(known, representationOf(reply, latest).etag),
         // Held requests have their share of the connections (task-waits.ts, HELD_SHARE): past it,
         // the current status at once, the wait not applied, and a hint to come back later.
         whenFull: () => reply.header('Retry-After', '5'),

@@ -39,6 +39,25 @@ export function registerReceiptLogRoutes(app: FastifyInstance, deps: ServiceDeps
   );
 
   app.get(
+    '/log/checkpoint.tsr',
+    {
+      config: { kind: 'read' },
+      schema: {
+        operationId: 'getLogCheckpointTimestamp',
+        summary: 'The RFC 3161 time-stamp of the latest checkpoint (TSA_URL); 404 until it has one',
+        tags: ['documents'],
+        produces: ['application/timestamp-reply'],
+        response: { 200: { type: 'string', description: 'A TimeStampResp (DER) over the SHA-256 of /log/checkpoint as served.' }, ...errors(404, 503) },
+      },
+    },
+    async (_request, reply) => {
+      const checkpoint = await currentCheckpoint(deps);
+      if (checkpoint.tsr === null) throw new AppError('not_found', 'The current checkpoint has no time-stamp (yet, or TSA_URL is not set).');
+      return reply.header('Cache-Control', CHECKPOINT_CACHE).type('application/timestamp-reply').send(Buffer.from(checkpoint.tsr, 'base64'));
+    },
+  );
+
+  app.get(
     '/log/vkey',
     {
       config: { kind: 'read' },

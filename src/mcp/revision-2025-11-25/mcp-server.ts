@@ -18,6 +18,12 @@ import { createdTask, refusalError, registerTaskHandlers, TASK_TOOL, TASKS_CAPAB
  * runTool, which both revisions share.
  */
 
+/** The task a submit_human_task call created (none for a dry run). */
+export function createdTaskId(body: object): string | undefined {
+  const id = (body as { task_id?: unknown }).task_id;
+  return typeof id === 'string' ? id : undefined;
+}
+
 /** What a tool call came to: the REST body, or the refusal (the contract's error). */
 export type ToolOutcome = { ok: true; body: object } | { ok: false; error: AppError };
 
@@ -87,7 +93,9 @@ export function createMcpServer(sdk: McpSdk, deps: ServiceDeps, tools: readonly 
     const outcome = await runTool(deps, request, tool, call.params.arguments ?? {}, extra.signal, asTask);
     if (outcome.ok) {
       // A task-augmented submission answers with the MCP task, which is the service task.
-      if (asTask) return await createdTask(sdk.types, deps, (outcome.body as { task_id: string }).task_id);
+      // A dry run created nothing: its answer is the tool result, task or not.
+      const taskId = createdTaskId(outcome.body);
+      if (asTask && taskId !== undefined) return await createdTask(sdk.types, deps, taskId);
       return toolSuccess(tool.name, outcome.body);
     }
     // A task-augmented call has no room for a refusal result: it becomes a JSON-RPC error.

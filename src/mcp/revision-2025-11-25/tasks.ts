@@ -26,11 +26,14 @@ export const TASKS_CAPABILITY: NonNullable<ServerCapabilities['tasks']> = { requ
 export const TASK_TOOL = 'submit_human_task';
 
 /**
- * How often to look again (both revisions): tens of seconds, whatever the ETA, because a look is
- * cheap and tasks/get itself holds until the task changes (MCP_TASK_HOLD_SECONDS); an ETA-long
- * interval left the SDK's own loop asleep long after a prompt delivery (docs/mcp.md).
+ * How often to look again (both revisions): a second. The SDKs' task loops (v1 callToolStream,
+ * ext-tasks' sessions) sleep this long after each tasks/get that did not end the task, and
+ * tasks/get itself holds until the task changes (MCP_TASK_HOLD_SECONDS), so a delivery, rejection
+ * or question reaches such a loop within about this interval, whenever it happens. A longer
+ * interval is a longer blind spot after every change (30 s saw a delivery 30 s late); a shorter
+ * one only adds requests, as a held tasks/get is already waiting most of the time.
  */
-export const TASK_POLL_INTERVAL_MS = 30_000;
+export const TASK_POLL_INTERVAL_MS = 1000;
 
 /** tasks/result holds at most this long for the final state, then asks to be called again. */
 export const TASK_RESULT_SLICE_SECONDS = MAX_TOOL_WAIT_SECONDS;
@@ -118,19 +121,30 @@ export async function createdTask(mcp: McpTypes, deps: ServiceDeps, taskId: stri
 }
 
 export function registerTaskHandlers(mcp: McpTypes, server: Server, deps: ServiceDeps): void {
-  const { CancelTaskRequestSchema, ErrorCode, GetTaskPayloadRequestSchema, GetTaskRequestSchema, McpError } = mcp;
-  server.setRequestHandler(GetTaskRequestSchema, async (request, extra) => {
-    const task = await heldTask(deps, await serviceTask(mcp, deps, request.params.taskId), extra.signal);
+  const { CancelTaskRequestSchema, ErrorCode, GetTaskPayloadRequestSchema, GetTaskRequestSchema, McpError, RequestSchema } = mcp;
+  // The SDK parses a request against its schema before the handler runs, and a parse failure
+  // answers -32603 with the validator's text. The params are therefore parsed loosely here and
+  // taskId checked by taskIdOf: a taskId that is not a string is -32602 invalid params.
+  const loose = { params: RequestSchema.shape.params };
+  const taskIdOf = (params: { [key: string]: unknown } | undefined): string => {
+    const taskId = params?.taskId;
+    if (typeof taskId !== 'string') throw new McpError(ErrorCode.InvalidParams, 'taskId must be a string (a task_id).');
+    return taskId;
+  };
+
+  server.setRequestHandler(GetTaskRequestSchema.extend(loose), async (request, extra) => {
+    const task = await heldTask(deps, await serviceTask(mcp, deps, taskIdOf(request.params)), extra.signal);
     return mcpTaskOf(task, deps.clock.now());
   });
 
   // Holds until the task is final, in one bounded slice (below the clients' request timeout);
   // a task still open then is an error that says to ask again, never a hang.
-  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
-    await serviceTask(mcp, deps, request.params.taskId);
+  server.setRequestHandler(GetTaskPayloadRequestSchema.extend(loose), async (request, extra) => {
+    const taskId = taskIdOf(request.params);
+    await serviceTask(mcp, deps, taskId);
     let task: Task;
     try {
-      task = await awaitFinalTaskFor(deps, request.params.taskId, TASK_RESULT_SLICE_SECONDS, extra.signal);
+      task = await awaitFinalTaskFor(deps, taskId, TASK_RESULT_SLICE_SECONDS, extra.signal);
     } catch (error) {
       if (isAppError(error)) throw refusalError(mcp, 'tasks/result', error);
       throw error;
@@ -138,15 +152,15 @@ export function registerTaskHandlers(mcp: McpTypes, server: Server, deps: Servic
     if (!isFinal(task.status)) {
       throw new McpError(
         ErrorCode.InvalidRequest,
-        `Task ${task.task_id} is not finished yet (status ${task.status}): call tasks/result again, or tasks/get every ${TASK_POLL_INTERVAL_MS / 1000} seconds.`,
+        `Task ${task.task_id} is not finished yet (status ${task.status}): call tasks/result again, or tasks/get (it holds until the task changes).`,
         { task_id: task.task_id, status: task.status, pollInterval: TASK_POLL_INTERVAL_MS },
       );
     }
     return finalResult(mcp, task);
   });
 
-  server.setRequestHandler(CancelTaskRequestSchema, async (request) => {
-    const task = await serviceTask(mcp, deps, request.params.taskId);
+  server.setRequestHandler(CancelTaskRequestSchema.extend(loose), async (request) => {
+    const task = await serviceTask(mcp, deps, taskIdOf(request.params));
     if (isFinal(task.status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: completed (${task.status}).`);
     throw new McpError(
       ErrorCode.InvalidRequest,

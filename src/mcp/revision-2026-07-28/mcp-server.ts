@@ -6,7 +6,7 @@ import type { ServiceDeps } from '../../services/context.js';
 import { SERVICE_NAME } from '../../version.js';
 import { SERVER_TITLE } from '../card.js';
 import { refusal, toolSuccess } from '../results.js';
-import { RESOURCE_NOT_FOUND, runTool } from '../revision-2025-11-25/mcp-server.js';
+import { createdTaskId, RESOURCE_NOT_FOUND, runTool } from '../revision-2025-11-25/mcp-server.js';
 import { TASK_TOOL } from '../revision-2025-11-25/tasks.js';
 import { TASK_CARD_URI, taskCard } from '../task-card.js';
 import { definitionsOf, serverInstructions, type ToolRecord } from '../tools.js';
@@ -87,7 +87,7 @@ function createModernServer(
     const outcome = await runTool(deps, request, tool, (call.params.arguments ?? {}) as Record<string, unknown>, ctx.mcpReq.signal, asTask);
     let result: V1CallToolResult | ReturnType<typeof createdTaskOf>;
     if (!outcome.ok) result = refusal(tool.name, outcome.error);
-    else if (asTask) result = createdTaskOf(await taskFor(deps, (outcome.body as { task_id: string }).task_id));
+    else if (asTask && createdTaskId(outcome.body) !== undefined) result = createdTaskOf(await taskFor(deps, createdTaskId(outcome.body) as string));
     else result = toolSuccess(tool.name, outcome.body);
     // The SDK's own result type has no room for the extension's task answer; the wire shapes are the ext-tasks ones.
     return result as unknown as import('@modelcontextprotocol/server').CallToolResult;

@@ -90,12 +90,6 @@ export function detailedTaskOf(task: Task): DetailedTaskV2 {
   return { ...base, status: 'working', pollIntervalMs: TASK_POLL_INTERVAL_MS };
 }
 
-/**
- * The first look may come at once: tasks/get holds until the task changes, and ext-tasks' client
- * waits the creation answer's interval before its first tasks/get (30 s would delay a prompt answer).
- */
-export const FIRST_LOOK_MS = 1000;
-
 /** The answer to a tools/call that created a task. */
 export function createdTaskOf(task: Task): CreateTaskResultV2 {
   const { status, taskId, statusMessage, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs } = detailedTaskOf(task);
@@ -107,7 +101,7 @@ export function createdTaskOf(task: Task): CreateTaskResultV2 {
     lastUpdatedAt,
     ttlMs,
     ...(statusMessage ? { statusMessage } : {}),
-    ...(pollIntervalMs ? { pollIntervalMs: FIRST_LOOK_MS } : {}),
+    ...(pollIntervalMs ? { pollIntervalMs } : {}),
   };
 }
 

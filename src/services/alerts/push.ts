@@ -21,6 +21,8 @@ import {
   type PushSubscriptionRow,
   upsertSubscription,
 } from '../../store/team/push-repo.js';
+import { postToTarget } from '../../webhooks/send.js';
+import { createTargetResolver } from '../../webhooks/target.js';
 import type { ServiceDeps } from '../context.js';
 
 /**
@@ -31,7 +33,8 @@ import type { ServiceDeps } from '../context.js';
  * takes. The announcer listens to the change feed, so the change itself never waits for (or fails
  * with) a push service; a claim row per task or message makes several instances announce it once.
  * Push endpoints come from browsers, so they are checked before every post (https only, no IP
- * literals, no redirects): the sender must not become a way to reach internal addresses.
+ * literals, no redirects) and sent under the webhooks' SSRF guard (resolved, every address public,
+ * the connection pinned to it): the sender must not become a way to reach internal addresses.
  */
 
 export interface VapidKeys {
@@ -160,6 +163,15 @@ export async function pushToOperator(
   }
   const vapid = { subject: deps.config.push.subject, ...deps.vapid };
   const payload = JSON.stringify(notice);
+  // The webhooks' SSRF guard: the push service's name is resolved (DNS_SERVERS), refused unless
+  // every address is public, and the connection pinned to the checked address (no rebinding).
+  // Only the test flag (an http loopback push service) lets a private address through.
+  const resolveTarget = createTargetResolver({
+    dnsServers: deps.config.dnsServers,
+    dnsTimeoutMs: deps.config.dnsTimeoutMs,
+    allowPrivate: deps.config.push.allowInsecureLoopback,
+    label: 'push service',
+  });
   await Promise.all(
     subscriptions.map(async (sub) => {
       const host = (() => {
@@ -178,22 +190,17 @@ export async function pushToOperator(
           urgency: 'high',
           topic: notice.tag.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 32),
         });
-        const response = await fetch(sub.endpoint, {
-          method: 'POST',
-          headers: Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, String(v)])),
-          body: new Uint8Array(request.body),
-          redirect: 'manual',
-          signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
-        });
-        await response.body?.cancel();
-        if (response.status === 404 || response.status === 410) {
+        const target = await resolveTarget(sub.endpoint);
+        const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k.toLowerCase(), String(v)]));
+        const { statusCode } = await postToTarget(target, headers, new Uint8Array(request.body), SEND_TIMEOUT_MS);
+        if (statusCode === 404 || statusCode === 410) {
           await deleteSubscription(deps.store.db, sub.endpoint);
           result.removed += 1;
-          deps.log.info({ push_host: host, status: response.status }, 'push: subscription gone; removed');
-        } else if (response.status >= 200 && response.status < 300) {
+          deps.log.info({ push_host: host, status: statusCode }, 'push: subscription gone; removed');
+        } else if (statusCode >= 200 && statusCode < 300) {
           result.sent += 1;
         } else {
-          throw new Error(`push service answered ${response.status}`);
+          throw new Error(`push service answered ${statusCode}`);
         }
       } catch (error) {
         result.failed += 1;

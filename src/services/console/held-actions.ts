@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, isAppError } from '../../domain/errors.js';
-import type { Actor } from '../../domain/team/actor.js';
+import { type Actor, actorName, type Role, roleAllows } from '../../domain/team/actor.js';
 import { iso } from '../../domain/time.js';
 import { deleteHeld, dueHeld, findHeld, type HeldActionRow, heldOnTask, insertHeld } from '../../store/console/held-actions-repo.js';
 import { deleteEndedSnoozes } from '../../store/console/snoozes-repo.js';
 import { type Db, withTransaction } from '../../store/db.js';
 import { findMessage } from '../../store/messages/messages-repo.js';
+import { enabledOperator } from '../../store/team/operators-repo.js';
 import type { ServiceDeps } from '../context.js';
 import { parseReply, replyToMessage } from '../messages/replies.js';
 import { startPeriodic } from '../runtime/periodic.js';
+import { recordAudit } from '../team/audit.js';
 import { checkPatchNow, patchTask } from './transitions.js';
 
 /**
@@ -52,16 +54,7 @@ export async function holdAction(
     parseReply({ message: payload.message });
     const messageId = String(payload.message_id ?? '');
     if (messageId.length > 200 || !(await findMessage(deps.store.db, messageId))) throw new AppError('not_found', 'No message has that id.');
-  } else {
-    await checkPatchNow(deps, taskId, payload);
-    // One change of status at a time: a second would be refused when the first commits.
-    const pending = (await heldOnTask(deps.store.db, taskId)).filter((h) => h.kind !== 'reply');
-    if (pending.length > 0)
-      throw new AppError('invalid_transition', 'An action on this task is waiting to be committed: undo it, or wait a few seconds.', {
-        from: 'held',
-        to: kind,
-      });
-  }
+  } else await checkPatchNow(deps, taskId, payload);
   const now = deps.clock.now();
   const row: HeldActionRow = {
     id: `hld-${randomBytes(12).toString('hex')}`,
@@ -72,7 +65,13 @@ export async function holdAction(
     created_at: iso(now),
     commit_at: iso(new Date(now.getTime() + deps.config.undoSeconds * 1000)),
   };
-  await insertHeld(deps.store.db, row);
+  // One change of status at a time: a second would be refused when the first commits. The insert
+  // itself decides (a unique index), so two instances racing cannot both hold one.
+  if (!(await insertHeld(deps.store.db, row)))
+    throw new AppError('invalid_transition', 'An action on this task is waiting to be committed: undo it, or wait a few seconds.', {
+      from: 'held',
+      to: kind,
+    });
   deps.log.info({ task_id: taskId, held_id: row.id, kind }, 'console action held for undo');
   return toHeld(row);
 }
@@ -86,10 +85,16 @@ async function apply(deps: ServiceDeps, actor: Actor, kind: HeldKind, taskId: st
   else await patchTask(deps, actor, taskId, payload, trx);
 }
 
-/** Undoes a held action; false when it is no longer held (committed, or undone already). */
-export async function undoHeld(deps: Pick<ServiceDeps, 'store' | 'log'>, id: string): Promise<HeldAction | undefined> {
+/**
+ * Undoes a held action; undefined when it is no longer held (committed, or undone already). Only
+ * the one who acted, or an admin, may undo it (docs/inbox.md#undo): 403 `forbidden` for another operator.
+ */
+export async function undoHeld(deps: Pick<ServiceDeps, 'store' | 'log'>, actor: Actor, id: string): Promise<HeldAction | undefined> {
   const row = id.length <= 100 ? await findHeld(deps.store.db, id) : undefined;
-  if (!row || !(await deleteHeld(deps.store.db, id))) return undefined;
+  if (!row) return undefined;
+  if (actor.role !== 'admin' && actorName(actor) !== actorName(JSON.parse(row.actor) as Actor))
+    throw new AppError('forbidden', 'Only the operator who took this action, or an admin, may undo it.');
+  if (!(await deleteHeld(deps.store.db, id))) return undefined;
   deps.log.info({ task_id: row.task_id, held_id: id, kind: row.kind }, 'held console action undone');
   return toHeld(row);
 }
@@ -121,13 +126,39 @@ export async function commitDueHeld(deps: ServiceDeps, stopping: () => boolean =
   }
 }
 
+/** Every held kind is a console action of the operator role (FOR_OPERATOR in src/web/operator). */
+const HELD_ROLE: Role = 'operator';
+
+/**
+ * The actor as they are now: a held action commits in the name of someone who may still take it.
+ * Undefined when the operator was disabled (or no longer has the role) during the undo window.
+ */
+async function actorNow(db: Db, held: Actor): Promise<Actor | undefined> {
+  if (held.kind === 'owner') return held;
+  const found = await enabledOperator(db, held.operatorId);
+  if (!found || !roleAllows(found.role as Role, HELD_ROLE)) return undefined;
+  return { kind: 'operator', operatorId: found.id, role: found.role as Role };
+}
+
 async function commitOne(deps: ServiceDeps, row: HeldActionRow): Promise<boolean> {
-  const actor = JSON.parse(row.actor) as Actor;
+  const held = JSON.parse(row.actor) as Actor;
   const payload = JSON.parse(row.payload) as Record<string, unknown>;
   try {
     return await withTransaction(deps.store.db, async (trx) => {
       // Undone, or committed by another instance, since it was read.
       if (!(await deleteHeld(trx, row.id))) return false;
+      const actor = await actorNow(trx, held);
+      if (!actor) {
+        // Dropped, and the record says so, in the same transaction as the removal.
+        await recordAudit(trx, deps, {
+          actor: held,
+          action: 'held.dropped',
+          taskId: row.task_id || null,
+          details: { held_id: row.id, kind: row.kind, reason: 'actor_disabled' },
+        });
+        deps.log.warn({ task_id: row.task_id, held_id: row.id, kind: row.kind }, 'held console action dropped: its operator may no longer act');
+        return false;
+      }
       await apply(deps, actor, row.kind as HeldKind, row.task_id, payload, trx);
       return true;
     });

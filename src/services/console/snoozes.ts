@@ -20,9 +20,15 @@ import { toAdminTask } from './reads.js';
 /** A snooze lasts at most this long: a task is not to be forgotten. */
 const MAX_SNOOZE_DAYS = 30;
 
-export async function snoozeTask(deps: ServiceDeps, actor: Actor, taskId: string, untilText: string): Promise<string> {
+/**
+ * Snoozes a task until a time, or for a number of hours from now (the console's chips). Hours are
+ * bounded here, before any date is made of them: 1e308 hours is no date at all (toISOString throws).
+ */
+export async function snoozeTask(deps: ServiceDeps, actor: Actor, taskId: string, when: { until: string } | { hours: number }): Promise<string> {
   const now = deps.clock.now();
-  const until = parseDateTime(untilText);
+  if ('hours' in when && !(Number.isFinite(when.hours) && when.hours > 0 && when.hours <= MAX_SNOOZE_DAYS * 24))
+    throw validationFailed([`hours must be more than 0 and at most ${MAX_SNOOZE_DAYS * 24}`]);
+  const until = 'hours' in when ? new Date(now.getTime() + when.hours * 3_600_000) : parseDateTime(when.until);
   if (!until) throw validationFailed(['until must be a date and time']);
   if (until.getTime() <= now.getTime()) throw validationFailed(['until must be in the future']);
   if (until.getTime() > now.getTime() + MAX_SNOOZE_DAYS * 86_400_000) throw validationFailed([`until must be within ${MAX_SNOOZE_DAYS} days`]);

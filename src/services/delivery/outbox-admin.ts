@@ -1,7 +1,10 @@
 import { OUTBOX_LIST_DEFAULT, OUTBOX_LIST_MAX, OUTBOX_STATUSES, type OutboxStatus } from '../../domain/tasks/admin-schemas.js';
+import type { Actor } from '../../domain/team/actor.js';
 import { iso } from '../../domain/time.js';
+import { withTransaction } from '../../store/db.js';
 import { countOutboxByStatus, findOutboxRow, type ListedOutboxRow, listOutboxRows, requeueFailedOutbox } from '../../store/delivery/outbox-repo.js';
 import type { ServiceDeps } from '../context.js';
+import { recordAudit } from '../team/audit.js';
 
 /**
  * The operator's view of the outbox (admin API and console): what is pending, what went out, what
@@ -61,8 +64,14 @@ export async function countOutbox(deps: ServiceDeps): Promise<Record<OutboxStatu
  * Puts a failed mail back in the queue, due now, with a fresh attempt count. Returns false when
  * no failed mail has that id (unknown, or pending/sent: those need no retry).
  */
-export async function retryOutbox(deps: ServiceDeps, id: string): Promise<boolean> {
-  const changed = await requeueFailedOutbox(deps.store.db, id, iso(deps.clock.now()));
+export async function retryOutbox(deps: ServiceDeps, actor: Actor, id: string): Promise<boolean> {
+  // The retry and its audit entry commit together.
+  const changed = await withTransaction(deps.store.db, async (trx) => {
+    const entry = await findOutboxRow(trx, id);
+    if (!entry || !(await requeueFailedOutbox(trx, id, iso(deps.clock.now())))) return false;
+    await recordAudit(trx, deps, { actor, action: 'outbox.retried', taskId: entry.task_id, details: { outbox_id: id, kind: entry.kind } });
+    return true;
+  });
   if (changed) {
     deps.log.info({ outbox_id: id }, 'outbox: failed mail queued again by the operator');
     deps.outboxWake.wake();

@@ -1,7 +1,8 @@
 import { AppError } from '../../domain/errors.js';
 import { ANY_TASK_ID_PATTERN, EVENT_ID_PATTERN, newEventId } from '../../domain/ids.js';
+import type { Actor } from '../../domain/team/actor.js';
 import { iso } from '../../domain/time.js';
-import { type Db, whenCommitted } from '../../store/db.js';
+import { type Db, whenCommitted, withTransaction } from '../../store/db.js';
 import {
   findWebhookEvent,
   insertWebhookEvent,
@@ -14,6 +15,7 @@ import {
 } from '../../store/delivery/webhooks-repo.js';
 import { type TaskRow, toPublicTask } from '../../store/tasks/tasks-repo.js';
 import type { ServiceDeps } from '../context.js';
+import { recordAudit } from '../team/audit.js';
 
 /**
  * Webhook events (contract "Webhooks"): queued in the transaction of the status change, with the
@@ -135,11 +137,18 @@ export async function listWebhooks(
  * The operator's retry: an undelivered event becomes due now with a fresh attempt budget
  * (404 unknown id; 409 delivered, or a delivery in flight).
  */
-export async function retryWebhook(deps: Pick<ServiceDeps, 'store' | 'clock' | 'log' | 'webhookNudge'>, id: string): Promise<WebhookEventView> {
+export async function retryWebhook(deps: Pick<ServiceDeps, 'store' | 'clock' | 'log' | 'webhookNudge'>, actor: Actor, id: string): Promise<WebhookEventView> {
   const notFound = () => new AppError('not_found', 'No webhook event has that id.');
   if (!EVENT_ID_PATTERN.test(id)) throw notFound();
   const db = deps.store.db;
-  if (!(await requeueWebhookEvent(db, id, iso(deps.clock.now())))) {
+  // The retry and its audit entry commit together.
+  const requeued = await withTransaction(db, async (trx) => {
+    if (!(await requeueWebhookEvent(trx, id, iso(deps.clock.now())))) return false;
+    const event = await findWebhookEvent(trx, id);
+    await recordAudit(trx, deps, { actor, action: 'webhook.retried', taskId: event?.task_id ?? null, details: { event_id: id, event: event?.event } });
+    return true;
+  });
+  if (!requeued) {
     const event = await findWebhookEvent(db, id);
     if (!event) throw notFound();
     const why = event.status === 'delivered' ? 'it was delivered' : 'a delivery attempt is in progress';

@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { AppError } from '../../domain/errors.js';
 import { AUDIT_CHAIN_START, auditEntryHash, auditExtension } from '../../domain/team/audit-chain.js';
 import { iso } from '../../domain/time.js';
 import { checkpointBody, type LogKey, signNote } from '../../receipts/log-note.js';
 import { appendNodes, appendPlan, EMPTY_ROOT, inclusionProof, leafHash, neededNodes, nodeKey, rootHash, sourceOf } from '../../receipts/merkle.js';
+import { parsePemCertificates, requestTimestamp } from '../../receipts/tsa.js';
 import { type Db, lockKeys, withTransaction } from '../../store/db.js';
 import {
   assignLeafIndexes,
@@ -16,6 +18,7 @@ import {
   leafIndexOfTask,
   leafRange,
   nodeRange,
+  setCheckpointTsr,
   unchainedAudit,
   waitingLeaves,
 } from '../../store/receipt-log/receipt-log-repo.js';
@@ -38,7 +41,7 @@ const TILE_HEIGHT = 8;
 /** The PostgreSQL advisory lock that lets one sequencer run at a time across instances. */
 const SEQUENCER_LOCK = 'receipt-log-sequencer';
 
-type Deps = Pick<ServiceDeps, 'store' | 'config' | 'clock' | 'log' | 'metrics' | 'changes' | 'receiptLog'>;
+type Deps = Pick<ServiceDeps, 'store' | 'config' | 'clock' | 'log' | 'metrics' | 'changes' | 'receiptLog' | 'timestamps'>;
 
 /** Writes a receipt's leaf in the transaction that issues the receipt; the sequencer places it. */
 export async function appendReceiptLeaf(trx: Db, taskId: string, receipt: string, now: Date): Promise<void> {
@@ -132,11 +135,44 @@ export function startLogSequencer(deps: Deps): () => Promise<void> {
   });
 }
 
+/**
+ * Time-stamps the latest checkpoint with TSA_URL (RFC 3161) when it has no token yet: the token is
+ * checked (receipts/tsa.ts) before it is kept, so a TSA that hangs, answers garbage or signs
+ * another hash leaves the checkpoint without one, says so in readiness and metrics, and is asked
+ * again at the next tick. Checkpoints replaced before their turn are not time-stamped: the latest
+ * covers the tree they are prefixes of.
+ */
+export async function timestampCheckpoint(deps: Deps): Promise<void> {
+  const url = deps.config.tsa.url;
+  if (url === undefined) return;
+  const latest = await latestCheckpoint(deps.store.db);
+  if (!latest || latest.tsr !== null) return;
+  try {
+    const caFile = deps.config.tsa.caFile;
+    const trusted = caFile === undefined ? [] : parsePemCertificates(readFileSync(caFile, 'utf8'));
+    const token = await requestTimestamp(url, Buffer.from(latest.note, 'utf8'), { timeoutMs: deps.config.tsa.timeoutMs, trusted });
+    await setCheckpointTsr(deps.store.db, latest.seq, token.toString('base64'));
+    deps.timestamps.failure = undefined;
+    deps.metrics.timestamps.inc({ outcome: 'ok' });
+  } catch (error) {
+    const reason = error instanceof Error ? (error.name === 'TimeoutError' ? 'the TSA did not answer in time' : error.message) : String(error);
+    deps.timestamps.failure = reason.slice(0, 200);
+    deps.metrics.timestamps.inc({ outcome: 'failed' });
+    deps.log.warn({ err: error }, 'receipt log: time-stamp failed; the next tick retries');
+  }
+}
+
+/** Time-stamps new checkpoints every second while TSA_URL is set; returns its stop. */
+export function startLogTimestamper(deps: Deps): () => Promise<void> {
+  if (deps.config.tsa.url === undefined) return async () => undefined;
+  return startPeriodic(deps, { name: 'receipt log time-stamps', firstDelayMs: 1000, intervalMs: 1000, run: () => timestampCheckpoint(deps) });
+}
+
 /** The latest checkpoint as served: before any receipt, the signed checkpoint of the empty tree. */
-export async function currentCheckpoint(deps: Deps): Promise<{ size: number; note: string }> {
+export async function currentCheckpoint(deps: Deps): Promise<{ size: number; note: string; tsr: string | null }> {
   const latest = await latestCheckpoint(deps.store.db);
   if (latest) return latest;
-  return { size: 0, note: signNote(checkpointBody(deps.receiptLog.name, 0, EMPTY_ROOT, [auditExtension(0, AUDIT_CHAIN_START)]), deps.receiptLog) };
+  return { size: 0, tsr: null, note: signNote(checkpointBody(deps.receiptLog.name, 0, EMPTY_ROOT, [auditExtension(0, AUDIT_CHAIN_START)]), deps.receiptLog) };
 }
 
 export interface TileAddress {
@@ -203,5 +239,7 @@ export async function receiptProof(deps: Deps, taskId: string): Promise<string> 
   const plan = neededNodes((node) => inclusionProof(index, checkpoint.size, node));
   const nodes = await findNodes(deps.store.db, plan);
   const proof = inclusionProof(index, checkpoint.size, sourceOf(nodes));
-  return ['c2sp.org/tlog-proof@v1', `index ${index}`, ...proof.map((hash) => hash.toString('base64')), '', checkpoint.note].join('\n');
+  // The checkpoint's RFC 3161 token, when it has one, on the proof's (unauthenticated) extra line.
+  const extra = checkpoint.tsr === null ? [] : [`extra ${checkpoint.tsr}`];
+  return ['c2sp.org/tlog-proof@v1', ...extra, `index ${index}`, ...proof.map((hash) => hash.toString('base64')), '', checkpoint.note].join('\n');
 }

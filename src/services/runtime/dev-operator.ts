@@ -1,4 +1,4 @@
-import { sampleAnswer } from '../../domain/answers/sample-answer.js';
+import { answerRoom, sampleAnswer } from '../../domain/answers/sample-answer.js';
 import type { AdminTask } from '../../domain/tasks/admin-schemas.js';
 import { OWNER } from '../../domain/team/actor.js';
 import { isStoreFault } from '../../store/faults.js';
@@ -15,14 +15,17 @@ import { askQuestion } from '../questions/questions.js';
  *   deliver → accepted, then delivered with a canned answer (valid against its response_schema)
  *   reject  → rejected with a reason that says who rejected it
  *   ask     → a question to the requester; once answered, accepted and delivered as `deliver`
- * Only with DEV_MODE (config refuses it otherwise), so production never runs it. Test tasks are
- * left to the service's own handling.
+ * Only with DEV_MODE (config refuses it otherwise), so production never runs it. Test tasks
+ * (the word "test", contract "Test tasks") are handled like any other, and its notes say it saw one.
  */
 
 const REJECTION = 'Rejected by the development stand-in operator (DEV_AUTO_OPERATOR=reject).';
 const QUESTION =
   'The development stand-in operator asks (DEV_AUTO_OPERATOR=ask): is there anything the person doing this task should know? Any answer lets the task go on.';
 const DELIVERY = 'Delivered by the development stand-in operator (DEV_AUTO_OPERATOR=deliver): a canned answer, not a person’s.';
+const TEST_NOTE = ' This is a test task (the word "test"): the stand-in handles test tasks like any other.';
+const TOO_LARGE =
+  'Rejected by the development stand-in operator: even the smallest answer valid against this response_schema would not fit in the request body limit (MAX_BODY_BYTES).';
 
 export function startDevOperator(deps: ServiceDeps): () => void {
   const mode = deps.config.dev.autoOperator;
@@ -32,16 +35,16 @@ export function startDevOperator(deps: ServiceDeps): () => void {
   const due = (at: string | null | undefined) => at != null && deps.clock.now().getTime() - Date.parse(at) >= delayMs;
 
   const step = async () => {
-    const submitted = await listQueue(deps, { status: 'submitted', order: 'oldest', test: 'exclude', limit: 50 });
+    const submitted = await listQueue(deps, { status: 'submitted', order: 'oldest', limit: 50 });
     for (const task of submitted.tasks.filter((t) => due(t.created_at))) {
-      if (mode === 'reject') await move(task, { status: 'rejected', operator_notes: REJECTION });
+      if (mode === 'reject') await move(task, { status: 'rejected', operator_notes: withTestNote(task, REJECTION) });
       else if (mode === 'ask' && task.questions.length === 0) await ask(task);
       else if (mode === 'ask' && task.awaiting_answer) continue;
       else await move(task, { status: 'accepted', eta: new Date(deps.clock.now().getTime() + 3_600_000).toISOString() });
     }
     if (mode !== 'deliver' && mode !== 'ask') return;
-    const accepted = await listQueue(deps, { status: 'accepted', order: 'oldest', test: 'exclude', limit: 50 });
-    for (const task of accepted.tasks.filter((t) => due(t.accepted_at))) await move(task, cannedDelivery(task));
+    const accepted = await listQueue(deps, { status: 'accepted', order: 'oldest', limit: 50 });
+    for (const task of accepted.tasks.filter((t) => due(t.accepted_at))) await move(task, cannedDelivery(task, answerRoom(deps.config.limits.maxBodyBytes)));
   };
 
   const ask = async (task: AdminTask) => {
@@ -81,8 +84,16 @@ export function startDevOperator(deps: ServiceDeps): () => void {
   return () => clearInterval(timer);
 }
 
-/** The deliver step's PATCH: a schema-valid `result` when the task asked for one, else a canned text. */
-export function cannedDelivery(task: AdminTask): Record<string, unknown> {
-  if (task.response_schema !== null) return { status: 'delivered', result: sampleAnswer(task.response_schema) };
-  return { status: 'delivered', operator_notes: DELIVERY };
+function withTestNote(task: Pick<AdminTask, 'is_test'>, notes: string): string {
+  return task.is_test ? notes + TEST_NOTE : notes;
+}
+
+/**
+ * The deliver step's PATCH: a schema-valid `result` when the task asked for one (its canonical
+ * JSON becomes the notes), else a canned text; a rejection when no answer fits in `maxBytes`.
+ */
+export function cannedDelivery(task: Pick<AdminTask, 'response_schema' | 'is_test'>, maxBytes: number): Record<string, unknown> {
+  if (task.response_schema === null) return { status: 'delivered', operator_notes: withTestNote(task, DELIVERY) };
+  const result = sampleAnswer(task.response_schema, maxBytes);
+  return result === undefined ? { status: 'rejected', operator_notes: TOO_LARGE } : { status: 'delivered', result };
 }

@@ -29,6 +29,8 @@ export class Metrics {
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   /** Store faults (store/faults.ts) seen by requests, readiness checks, retention and scrapes. */
   readonly storeErrors: Counter;
+  /** Time-stamp requests to the TSA by outcome (ok, failed): a TSA fault delays time-stamps only. */
+  readonly timestamps: Counter;
   /** Submissions committed per transaction (group commit, services/tasks/tasks.ts). */
   readonly submissionBatch: Histogram;
   /**
@@ -62,6 +64,12 @@ export class Metrics {
       registers,
     });
     this.storeErrors = new Counter({ name: 'hts_store_errors_total', help: 'Errors raised by the store (driver errors, lost connections)', registers });
+    this.timestamps = new Counter({
+      name: 'hts_log_timestamps_total',
+      help: 'RFC 3161 time-stamp requests for log checkpoints, by outcome',
+      labelNames: ['outcome'],
+      registers,
+    });
     this.submissionBatch = new Histogram({
       name: 'hts_submission_batch_size',
       help: 'Submissions committed together in one transaction (group commit)',

@@ -4,11 +4,13 @@ import { dueOf } from '../../domain/tasks/due.js';
 import { IMPORT_MAX_RECORDS, type ImportRecord, type ImportResult, importRecordSchema } from '../../domain/tasks/import-schemas.js';
 import type { TaskInput } from '../../domain/tasks/schemas.js';
 import { isTestTask } from '../../domain/tasks/test-task.js';
+import type { Actor } from '../../domain/team/actor.js';
 import { parseDateTime } from '../../domain/time.js';
 import { withTransaction } from '../../store/db.js';
 import { insertImportedId } from '../../store/tasks/imported-ids-repo.js';
 import { insertTask, type TaskRow, taskExists } from '../../store/tasks/tasks-repo.js';
 import type { ServiceDeps } from '../context.js';
+import { recordAudit } from '../team/audit.js';
 import { dedupeKey } from './tasks.js';
 import { schemaChecker } from './validation.js';
 
@@ -33,7 +35,7 @@ const MESSAGES: Record<string, string> = {
   request_sha256: 'request_sha256 must be 64 lowercase hex digits',
 };
 
-export async function importTasks(deps: ServiceDeps, raw: unknown): Promise<ImportResult> {
+export async function importTasks(deps: ServiceDeps, actor: Actor, raw: unknown): Promise<ImportResult> {
   const records = recordsOf(raw);
   const check = schemaChecker<ImportRecord>(importRecordSchema(deps.config.limits), { unknown: 'ignore', nullIsAbsent: false, messages: MESSAGES });
   const result: ImportResult = { imported: 0, skipped: 0, errors: [] };
@@ -49,7 +51,7 @@ export async function importTasks(deps: ServiceDeps, raw: unknown): Promise<Impo
       continue;
     }
     try {
-      if (await storeRecord(deps, importedRow(value, deps.profile.response_target_hours))) result.imported++;
+      if (await storeRecord(deps, actor, importedRow(value, deps.profile.response_target_hours))) result.imported++;
       else result.skipped++;
     } catch (error) {
       // One record the store refuses (a race on its id, an outage) is reported, not a 500 for all.
@@ -61,13 +63,14 @@ export async function importTasks(deps: ServiceDeps, raw: unknown): Promise<Impo
   return result;
 }
 
-/** One record, in its own transaction; false when its id is already stored. */
-async function storeRecord(deps: ServiceDeps, row: TaskRow): Promise<boolean> {
+/** One record, in its own transaction with its audit entry (who imported it); false when its id is already stored. */
+async function storeRecord(deps: ServiceDeps, actor: Actor, row: TaskRow): Promise<boolean> {
   return withTransaction(deps.store.db, async (trx) => {
     if (await taskExists(trx, row.id)) return false;
     await insertTask(trx, row);
     // So a message naming it, in any case, is linked to it (lookups of the task itself stay exact).
     await insertImportedId(trx, row.id);
+    await recordAudit(trx, deps, { actor, action: 'task.imported', taskId: row.id, details: { status: row.status } });
     await deps.changes.publish({ kind: 'task', taskId: row.id }, trx);
     return true;
   });
@@ -180,6 +183,8 @@ function importedRow(record: ImportRecord, targetHours: number): TaskRow {
     deadline_at: null,
     deadline_passed_at: null,
     due_at: dueOf({ created_at: record.created_at, deadline: record.deadline ?? null }, targetHours).at.toISOString(),
+    agent_key_id: null,
+    agent_directory: null,
     receipt_log_index: null,
   };
 }

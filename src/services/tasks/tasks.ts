@@ -5,7 +5,7 @@ import { ANY_TASK_ID_PATTERN, newTaskId } from '../../domain/ids.js';
 import { statusPageUrl, statusUrl } from '../../domain/network/urls.js';
 import { bodyGuardError } from '../../domain/tasks/body-guard.js';
 import { dueOf } from '../../domain/tasks/due.js';
-import type { PublicTask, SubmissionResponse, TaskInput } from '../../domain/tasks/schemas.js';
+import type { DryRunResponse, PublicTask, SubmissionResponse, TaskInput } from '../../domain/tasks/schemas.js';
 import { normalizeDescription } from '../../domain/tasks/task.js';
 import { isTestTask } from '../../domain/tasks/test-task.js';
 import { iso, parseDateTime } from '../../domain/time.js';
@@ -40,11 +40,17 @@ export function requestForReceipt(input: TaskInput): string {
   return canonicalJson(rest);
 }
 
+/** A submission checked up to its transaction: what the commit (or a dry run's peek) decides on. */
+type Checked =
+  | { kind: 'replay'; replay: guards.StoredResponse }
+  | { kind: 'checked'; input: TaskInput; warnings: string[]; screening: guards.Screening | undefined; requestHash: string; now: Date };
+
 /**
- * Submits a task: validate → screen → (group commit: lock, blocklist, replay, quota, duplicate,
- * task, mail, idempotency record). The same function serves REST, MCP and the web form.
+ * Everything a submission checks before its transaction, for submitTask and dryRunTask alike: the
+ * body guards, an Idempotency-Key replay, validation, then the screening (blocklist, quotas, the
+ * daily cap, the e-mail's MX), which a dry run passes without taking or counting anything.
  */
-export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown): Promise<SubmitResult> {
+async function check(deps: ServiceDeps, caller: Caller, raw: unknown, dryRun: boolean): Promise<Checked> {
   const now = deps.clock.now();
   // The body guards come first, whatever the door: the hash below cannot canonicalize ±Infinity.
   const unsafe = bodyGuardError(raw);
@@ -56,27 +62,29 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
   const requestHash = caller.idempotencyKey !== undefined && isJsonObject(raw) ? sha256Hex(canonicalJson(raw)) : '';
   if (requestHash !== '') {
     const early = await guards.findReplay(deps.store.db, deps, caller, requestHash);
-    if (early) return replayResult(early, await guards.taskQuotaHeaders(deps.store.db, deps, caller));
+    if (early) return { kind: 'replay', replay: early };
   }
   const { value: input, warnings } = deps.validators.task(raw, now);
   // Screening before the transaction is for the MX lookup, which cannot wait inside it (it takes
   // the quota units first); without an e-mail, the blocklist and the quotas are checked in the
   // transaction only.
-  const screening = input.contact_email === undefined ? undefined : await guards.screenTask(deps, caller, input, input.contact_email);
+  const screening = input.contact_email === undefined ? undefined : await guards.screenTask(deps, caller, input, input.contact_email, dryRun);
+  return { kind: 'checked', input, warnings, screening, requestHash, now };
+}
+
+/**
+ * Submits a task: validate → screen → (group commit: lock, blocklist, replay, quota, duplicate,
+ * task, mail, idempotency record). The same function serves REST, MCP and the web form.
+ */
+export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown): Promise<SubmitResult> {
+  const checked = await check(deps, caller, raw, false);
+  if (checked.kind === 'replay') return replayResult(checked.replay, await guards.taskQuotaHeaders(deps.store.db, deps, caller));
+  const { input, warnings, screening, requestHash, now } = checked;
   const row = buildTaskRow(input, caller, { emailUnverified: screening?.emailUnverified ?? false }, now, deps.profile.response_target_hours);
   const body = buildSubmissionResponse(deps.config.baseUrl, row, warnings);
   let verdict: guards.Verdict;
   try {
-    verdict = await deps.submissions.submit({
-      caller,
-      input,
-      row,
-      taskId: row.id,
-      dedupeKey: row.dedupe_key,
-      requestHash,
-      response: { statusCode: 202, location: body.status_url, body },
-      reserved: screening?.reservation?.counters,
-    });
+    verdict = await deps.submissions.submit(guarded(caller, input, row, requestHash, body, screening?.reservation?.counters));
   } catch (error) {
     // The transaction did not commit: the units the screening took are given back here.
     await screening?.reservation?.release();
@@ -94,6 +102,55 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
       // A unit taken before the look-up reports where the client stood when it was taken.
       return { statusCode: 202, location: body.status_url, body, headers: screening?.reservation?.headers ?? verdict.headers, replayed: false };
   }
+}
+
+/**
+ * A dry run (contract "Know before you ask"): every check submitTask runs, through the same code,
+ * answering what the submission would get — its error, or that it would be accepted with the
+ * limits that apply — while creating nothing, sending nothing and using no quota: no lock, no
+ * write, no refusal counted toward auto-block, and an Idempotency-Key is only looked up.
+ */
+export async function dryRunTask(deps: ServiceDeps, caller: Caller, raw: unknown): Promise<DryRunResponse> {
+  const checked = await check(deps, caller, raw, true);
+  let warnings: string[] = [];
+  if (checked.kind === 'checked') {
+    const { input, screening, requestHash, now } = checked;
+    warnings = checked.warnings;
+    const row = buildTaskRow(input, caller, { emailUnverified: screening?.emailUnverified ?? false }, now, deps.profile.response_target_hours);
+    const body = buildSubmissionResponse(deps.config.baseUrl, row, warnings);
+    const verdict = await guards.SubmissionGuards.peek(deps.store.db, deps, guarded(caller, input, row, requestHash, body, undefined));
+    // A duplicate's 409 only: the mail a real one sends to another client's address is not sent.
+    if (verdict.kind === 'refused') throw verdict.error;
+    if (verdict.kind === 'duplicate') throw guards.duplicateRefusal(deps, verdict.duplicate);
+  }
+  const limits = await guards.taskQuotaStanding(deps.store.db, deps, caller);
+  const answer: DryRunResponse = {
+    dry_run: true,
+    would_accept: true,
+    limits: { tasks_per_hour: limits.tasks_per_hour!, tasks_per_day: limits.tasks_per_day!, status_poll_per_day: limits.status_poll_per_day! },
+  };
+  if (warnings.length > 0) answer.warnings = warnings;
+  return answer;
+}
+
+function guarded(
+  caller: Caller,
+  input: TaskInput,
+  row: TaskRow,
+  requestHash: string,
+  body: SubmissionResponse,
+  reserved: readonly guards.ReservedUnit[] | undefined,
+): Submission {
+  return {
+    caller,
+    input,
+    row,
+    taskId: row.id,
+    dedupeKey: row.dedupe_key,
+    requestHash,
+    response: { statusCode: 202, location: body.status_url, body },
+    reserved,
+  };
 }
 
 /** The stored task of a valid, screened submission. */
@@ -140,6 +197,8 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: Pick<g
     deadline_at: deadlineInstant(input.deadline),
     deadline_passed_at: null,
     due_at: iso(dueOf({ created_at: at, deadline: input.deadline ?? null }, targetHours).at),
+    agent_key_id: caller.agent?.keyId ?? null,
+    agent_directory: caller.agent?.directory ?? null,
     receipt_log_index: null,
   };
 }
@@ -162,7 +221,11 @@ export function buildSubmissionResponse(baseUrl: string, row: TaskRow, warnings:
       'Task received. A human operator reviews every task (target: within 12 hours). ' +
       'Wait for changes without polling: GET status_url with If-None-Match (its ETag) and Prefer: wait=60 (over MCP: check_task_status with wait_seconds), ' +
       'or poll every few minutes at most; ' +
-      (row.delivery === 'email' ? 'the result is also e-mailed to contact_email.' : 'the result will appear in operator_notes.') +
+      (row.delivery === 'email'
+        ? 'the result is also e-mailed to contact_email.'
+        : row.response_schema !== null
+          ? 'the result will appear in result (valid against your response_schema).'
+          : 'the result will appear in operator_notes.') +
       (row.is_test === 1 ? ' Recognized as a test task (the word "test" in description or requester): the operator treats it as a test.' : ''),
   };
   if (warnings.length > 0) body.warnings = warnings;

@@ -3,6 +3,7 @@ import { Compile } from 'typebox/compile';
 import { Settings } from 'typebox/system';
 import type { Limits } from '../../config.js';
 import { compileResponseSchema } from '../../domain/answers/response-validator.js';
+import { answerRoom, minimumAnswerBytes } from '../../domain/answers/sample-answer.js';
 import { AppError, isAppError, validationFailed } from '../../domain/errors.js';
 import { bodyGuardError } from '../../domain/tasks/body-guard.js';
 import { callbackUrlProblem } from '../../domain/tasks/callback-url.js';
@@ -189,7 +190,7 @@ export function createValidators(limits: Limits, options: ValidatorOptions = { a
         fieldErrors.push('contact_email is required unless delivery is "status_poll"');
       }
       if (value.response_schema !== undefined && !fieldErrors.some((e) => e.startsWith('response_schema'))) {
-        fieldErrors.push(...responseSchemaErrors(value.response_schema));
+        fieldErrors.push(...responseSchemaErrors(value.response_schema, limits.maxBodyBytes));
       }
       if (fieldErrors.length > 0) throw validationFailed(fieldErrors);
       return { value, warnings };
@@ -210,13 +211,21 @@ export function createValidators(limits: Limits, options: ValidatorOptions = { a
   };
 }
 
-/** A response schema's refusal as details lines (empty when it compiles; compiling caches it). */
-function responseSchemaErrors(schema: unknown): string[] {
+/**
+ * A response schema's refusal as details lines (empty when it compiles; compiling caches it). A
+ * schema whose smallest valid answer would not fit in a delivery (a request body of
+ * MAX_BODY_BYTES) is refused too: no operator could ever answer it.
+ */
+function responseSchemaErrors(schema: unknown, maxBodyBytes: number): string[] {
   try {
     compileResponseSchema(schema);
-    return [];
   } catch (error) {
     if (isAppError(error) && Array.isArray(error.extras.details)) return error.extras.details as string[];
     throw error;
   }
+  const room = answerRoom(maxBodyBytes);
+  if (minimumAnswerBytes(schema, room + 1) <= room) return [];
+  return [
+    `response_schema: its smallest valid answer is more than ${room} bytes of JSON, so no delivery could carry it (the request body limit is ${maxBodyBytes} bytes); lower minLength or minItems, or require fewer properties`,
+  ];
 }

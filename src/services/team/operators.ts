@@ -38,6 +38,7 @@ import {
   revokeKeyRow,
   updateOperatorRow,
 } from '../../store/team/operators-repo.js';
+import { revokeSession } from '../../store/team/sessions-repo.js';
 import type { ServiceDeps } from '../context.js';
 import { schemaChecker } from '../tasks/validation.js';
 import { notYours, recordAudit } from './audit.js';
@@ -231,6 +232,17 @@ export async function actorOfSession(deps: ServiceDeps, operatorId: string | und
   const found =
     credential.kind === 'key' ? await operatorOfSessionKey(db, operatorId, credential.id) : await operatorOfSessionPasskey(db, operatorId, credential.id);
   return found ? { kind: 'operator', operatorId: found.id, role: found.role as Role } : undefined;
+}
+
+/**
+ * Signs a console session out on every instance (its id is revoked until the cookie would have
+ * expired anyway), with its audit entry in the same transaction.
+ */
+export async function signOut(deps: ServiceDeps, actor: Actor, sessionId: string, expiresAt: string): Promise<void> {
+  await withTransaction(deps.store.db, async (trx) => {
+    await revokeSession(trx, sessionId, expiresAt);
+    await recordAudit(trx, deps, { actor, action: 'signout.succeeded', details: { via: 'console' } });
+  });
 }
 
 /** An operator goes on or off duty (alerts and human.json availability follow). */

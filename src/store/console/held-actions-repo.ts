@@ -6,8 +6,17 @@ import type { HeldActionsTable } from '../schema.js';
 
 export type HeldActionRow = Selectable<HeldActionsTable>;
 
-export async function insertHeld(db: Db, row: HeldActionRow): Promise<void> {
-  await db.insertInto('held_actions').values(row).execute();
+/**
+ * Holds one action; false when the task has a change of status held already (the unique
+ * held_actions_status_once_idx, migration 265): one statement decides it on every instance.
+ */
+export async function insertHeld(db: Db, row: HeldActionRow): Promise<boolean> {
+  const result = await db
+    .insertInto('held_actions')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
 /** Removes one held action; false when it is gone already (undone, or committed by another run). */

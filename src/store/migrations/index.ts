@@ -24,7 +24,11 @@ import * as m230 from './230_outbox_claim_rank.js';
 import * as m240 from './240_blocklist_networks.js';
 import * as m250 from './250_submission_indexes.js';
 import * as m260 from './260_receipt_log.js';
+import * as m265 from './265_held_status_once.js';
 import * as m270 from './270_passkey_removal.js';
+import * as m280 from './280_coverage.js';
+import * as m290 from './290_log_timestamps.js';
+import * as m295 from './295_verified_agents.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -53,5 +57,9 @@ export const migrations: Record<string, Migration> = {
   '240_blocklist_networks': m240,
   '250_submission_indexes': m250,
   '260_receipt_log': m260,
+  '265_held_status_once': m265,
   '270_passkey_removal': m270,
+  '280_coverage': m280,
+  '290_log_timestamps': m290,
+  '295_verified_agents': m295,
 };

@@ -105,12 +105,20 @@ export async function leafIndexOfTask(db: Db, taskId: string): Promise<number | 
 }
 
 export async function latestCheckpoint(db: Db) {
-  const row = await db.selectFrom('log_checkpoints').select(['seq', 'size', 'root', 'note']).orderBy('seq', 'desc').limit(1).executeTakeFirst();
-  return row && { seq: Number(row.seq), size: Number(row.size), root: row.root, note: row.note };
+  const row = await db.selectFrom('log_checkpoints').select(['seq', 'size', 'root', 'note', 'tsr']).orderBy('seq', 'desc').limit(1).executeTakeFirst();
+  return row && { seq: Number(row.seq), size: Number(row.size), root: row.root, note: row.note, tsr: row.tsr };
+}
+
+/** Keeps a checkpoint's checked time-stamp token (the first one stored wins). */
+export async function setCheckpointTsr(db: Db, seq: number, tsr: string): Promise<void> {
+  await db.updateTable('log_checkpoints').set({ tsr }).where('seq', '=', seq).where('tsr', 'is', null).execute();
 }
 
 export async function insertCheckpoint(db: Db, row: { seq: number; size: number; root: string; note: string; createdAt: string }): Promise<void> {
-  await db.insertInto('log_checkpoints').values({ seq: row.seq, size: row.size, root: row.root, note: row.note, created_at: row.createdAt }).execute();
+  await db
+    .insertInto('log_checkpoints')
+    .values({ seq: row.seq, size: row.size, root: row.root, note: row.note, created_at: row.createdAt, tsr: null })
+    .execute();
 }
 
 /** Audit entries not chained yet, oldest first (partial index audit_log_waiting_idx). */

@@ -1,5 +1,6 @@
 import { type CompiledQuery, type ExpressionBuilder, type Insertable, type Selectable, sql } from 'kysely';
 import { isAwaitingAnswer, parseQuestions } from '../../domain/questions/questions.js';
+import { type CoverageKey, coverageChange, coverTask } from '../../domain/tasks/coverage.js';
 import type { PublicAttachment, PublicTask } from '../../domain/tasks/schemas.js';
 import { ALL_STATUSES, type Source, type StatusEntry, type TaskStatus, type TaskType } from '../../domain/tasks/task.js';
 import { type Db, type Store, withTransaction } from '../db.js';
@@ -7,6 +8,7 @@ import type { Database, TasksTable } from '../schema.js';
 import { isSqlite, padded, writeChunks } from '../sqlite/batches.js';
 import { reusableList, reusableRows } from '../sqlite/prepared.js';
 import { countStatusChange } from '../team/assignments-repo.js';
+import { addCoverage } from './coverage-repo.js';
 import type { PublicTaskCache } from './task-cache.js';
 import { addTaskCounts, type CountKey, countChange, countTask, dayCounts, dayOf, statusCounts, unseenCount } from './task-counts-repo.js';
 
@@ -82,10 +84,24 @@ const TASK_COLUMNS = [
   'deadline_at',
   'deadline_passed_at',
   'due_at',
+  'agent_key_id',
+  'agent_directory',
   'receipt_log_index',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
+
+/** What the kept counts and coverage are made of (task-counts-repo.ts, coverage-repo.ts). */
+const TIMELINE_COLUMNS = [
+  'status',
+  'task_type',
+  'is_test',
+  'created_at',
+  'seen_by_operator_at',
+  'accepted_at',
+  'delivered_at',
+  'rejected_at',
+] as const satisfies readonly (keyof TaskRow)[];
 
 /** The insert of tasks, every column given, compiled once per row count (prepared.ts). */
 const insertTasksQuery = reusableRows(TASK_COLUMNS, (db, rows) => db.insertInto('tasks').values(rows as Insertable<TasksTable>[]));
@@ -95,6 +111,7 @@ export async function insertTask(db: Db, row: TaskRow): Promise<void> {
   await withTransaction(db, async (trx) => {
     await insertTasksQuery(trx, [row]);
     await addTaskCounts(trx, countTask(new Map(), row, 1));
+    await addCoverage(trx, coverTask(new Map(), row, 1));
   });
 }
 
@@ -107,8 +124,14 @@ export async function insertTasks(db: Db, rows: TaskRow[]): Promise<void> {
     for (const chunk of writeChunks(trx, rows, TASK_COLUMNS.length)) await insertTasksQuery(trx, chunk);
     // The batch's counts in one statement (a few rows: the day and the statuses it touches).
     const counts = new Map<CountKey, number>();
-    for (const row of rows) countTask(counts, row, 1);
+    const coverage = new Map<CoverageKey, number>();
+    for (const row of rows) {
+      countTask(counts, row, 1);
+      coverTask(coverage, row, 1);
+    }
     await addTaskCounts(trx, counts);
+    // Nothing for a new submission (no event yet): no statement.
+    await addCoverage(trx, coverage);
   });
 }
 
@@ -184,7 +207,7 @@ export async function lockTask(db: Db, dialect: 'sqlite' | 'postgres', id: strin
 /** Any change to a task (tests, tools); its counts follow, in the same transaction. */
 export async function updateTask(db: Db, id: string, changes: Partial<TasksTable>): Promise<void> {
   await withTransaction(db, async (trx) => {
-    let query = trx.selectFrom('tasks').select(['status', 'created_at', 'seen_by_operator_at']).where('id', '=', id);
+    let query = trx.selectFrom('tasks').select(TIMELINE_COLUMNS).where('id', '=', id);
     if (!isSqlite(trx)) query = query.forUpdate();
     const before = await query.executeTakeFirst();
     await trx.updateTable('tasks').set(changes).where('id', '=', id).execute();
@@ -192,6 +215,7 @@ export async function updateTask(db: Db, id: string, changes: Partial<TasksTable
     // The assignee's count first, then the task counts: every transaction takes them in this order.
     if (changes.status !== undefined) await countStatusChange(trx, id, before.status, changes.status);
     await addTaskCounts(trx, countChange(before, { ...before, ...changes }));
+    await addCoverage(trx, coverageChange(before, { ...before, ...changes }));
   });
 }
 
@@ -257,33 +281,20 @@ function structuredResult(row: Pick<TaskRow, 'status' | 'response_schema' | 'ope
  */
 export async function updateTaskIfStatus(db: Db, id: string, fromStatus: string, changes: Partial<TasksTable>): Promise<boolean> {
   return withTransaction(db, async (trx) => {
-    // Whether this change is the first view decides the unseen count: stamped first, on its own,
-    // so the row says exactly whether it was unseen (and on PostgreSQL is locked from here on).
-    const stamping = changes.seen_by_operator_at !== undefined && changes.seen_by_operator_at !== null;
-    const firstView =
-      stamping &&
-      Number(
-        (
-          await trx
-            .updateTable('tasks')
-            .set({ seen_by_operator_at: changes.seen_by_operator_at ?? null })
-            .where('id', '=', id)
-            .where('status', '=', fromStatus)
-            .where('seen_by_operator_at', 'is', null)
-            .executeTakeFirst()
-        ).numUpdatedRows,
-      ) > 0;
-    const after = await trx
-      .updateTable('tasks')
-      .set(changes)
-      .where('id', '=', id)
-      .where('status', '=', fromStatus)
-      .returning(['status', 'created_at', 'seen_by_operator_at'])
-      .executeTakeFirst();
-    if (!after) return false;
-    const before = { status: fromStatus, created_at: after.created_at, seen_by_operator_at: firstView ? null : after.seen_by_operator_at };
+    // The row as it was, locked on PostgreSQL from here on: what the change does to the kept
+    // counts and coverage is the difference between it and the row after.
+    let query = trx.selectFrom('tasks').select(TIMELINE_COLUMNS).where('id', '=', id).where('status', '=', fromStatus);
+    if (!isSqlite(trx)) query = query.forUpdate();
+    const before = await query.executeTakeFirst();
+    if (!before) return false;
+    // The first view is stamped once: a stamp on a task already seen keeps the first one.
+    const { seen_by_operator_at: stamp, ...rest } = changes;
+    const set = before.seen_by_operator_at === null && stamp !== undefined ? changes : rest;
+    await trx.updateTable('tasks').set(set).where('id', '=', id).execute();
+    const after = { ...before, ...set };
     await countStatusChange(trx, id, fromStatus, after.status);
     await addTaskCounts(trx, countChange(before, after));
+    await addCoverage(trx, coverageChange(before, after));
     return true;
   });
 }
@@ -296,10 +307,12 @@ export async function markSeen(db: Db, id: string, at: string): Promise<boolean>
       .set({ seen_by_operator_at: at })
       .where('id', '=', id)
       .where('seen_by_operator_at', 'is', null)
-      .returning(['status', 'created_at'])
+      .returning(TIMELINE_COLUMNS)
       .executeTakeFirst();
     if (!row) return false;
-    await addTaskCounts(trx, countChange({ ...row, seen_by_operator_at: null }, { ...row, seen_by_operator_at: at }));
+    const before = { ...row, seen_by_operator_at: null };
+    await addTaskCounts(trx, countChange(before, row));
+    await addCoverage(trx, coverageChange(before, row));
     return true;
   });
 }
@@ -591,4 +604,32 @@ export async function filteredTasks(
   const column = options.by === 'deadline' ? 'deadline_at' : options.by === 'eta' ? 'eta' : 'due_at';
   query = options.before !== undefined ? query.where(column, '<', options.before) : query.where(column, 'is not', null);
   return query.orderBy(column, 'asc').orderBy('id', 'asc').limit(options.limit).execute();
+}
+
+/**
+ * One page of a verified agent's tasks (migration 295), newest update first, after the position
+ * `after`: down the partial index (agent_key_id, updated_at, id), so a page reads its own rows
+ * whatever the agent's history. A status filter is applied on the way down the same index.
+ */
+export async function listAgentTasks(
+  db: Db,
+  keyId: string,
+  page: { after?: { updated_at: string; id: string } | undefined; status?: string | undefined; limit: number },
+): Promise<PublicTaskRow[]> {
+  const { after, status } = page;
+  return db
+    .selectFrom('tasks')
+    .select([...PUBLIC_COLUMNS])
+    .where('agent_key_id', '=', keyId)
+    .$if(status !== undefined, (q) => q.where('status', '=', status ?? ''))
+    .$if(after !== undefined, (q) =>
+      q.where((eb) =>
+        eb.or([eb('updated_at', '<', after?.updated_at ?? ''), eb.and([eb('updated_at', '=', after?.updated_at ?? ''), eb('id', '<', after?.id ?? '')])]),
+      ),
+    )
+    .orderBy('agent_key_id', 'desc')
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .execute();
 }

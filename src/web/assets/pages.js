@@ -59,6 +59,101 @@
         : ' This receipt does not check out: ' + (why || 'the signature or the result does not match') + '. Do not rely on this result.';
       out.insertBefore(lead, out.firstChild);
     };
+    // The receipt's place in the public log (docs/receipt-log.md), checked here too: the proof's
+    // checkpoint signed by the log's key (/log/vkey) and the RFC 9162 path from the receipt to its
+    // root. Said only once both hold; a receipt not logged yet says nothing.
+    var sha = function (parts) {
+      var total = parts.reduce(function (n, p) {
+        return n + p.length;
+      }, 0);
+      var all = new Uint8Array(total),
+        at = 0;
+      parts.forEach(function (p) {
+        all.set(p, at);
+        at += p.length;
+      });
+      return crypto.subtle.digest('SHA-256', all).then(function (d) {
+        return new Uint8Array(d);
+      });
+    };
+    var same = function (a, b) {
+      return (
+        a.length === b.length &&
+        a.every(function (v, i) {
+          return v === b[i];
+        })
+      );
+    };
+    var logged = function (receipt) {
+      return Promise.all([
+        fetch('/api/v1/tasks/' + encodeURIComponent(taskId) + '/receipt-proof').then(function (r) {
+          return r.ok ? r.text() : null;
+        }),
+        fetch('/log/vkey').then(function (r) {
+          return r.text();
+        }),
+      ]).then(function (got) {
+        if (!got[0]) return;
+        var lines = got[0].split('\n');
+        var at = lines[1] && lines[1].indexOf('extra ') === 0 ? 2 : 1;
+        var index = Number((lines[at] || '').replace('index ', ''));
+        var path = [];
+        for (at += 1; at < lines.length && lines[at] !== ''; at++) path.push(bytes(lines[at]));
+        var note = lines.slice(at + 1).join('\n');
+        var body = note.slice(0, note.indexOf('\n\n') + 1);
+        var head = body.split('\n');
+        var size = Number(head[1]),
+          root = bytes(head[2] || '');
+        var vkey = got[1].trim().split('+');
+        var keyBytes = bytes(vkey.slice(2).join('+')).slice(1);
+        var sigLine = note
+          .slice(note.indexOf('\n\n') + 2)
+          .split('\n')
+          .filter(function (l) {
+            return l.indexOf('\u2014 ' + vkey[0] + ' ') === 0;
+          })[0];
+        if (!sigLine || !(index < size)) return;
+        var sig = bytes(sigLine.split(' ')[2]).slice(4);
+        var enc = new TextEncoder();
+        return crypto.subtle
+          .importKey('raw', keyBytes, { name: 'Ed25519' }, false, ['verify'])
+          .then(function (key) {
+            return crypto.subtle.verify({ name: 'Ed25519' }, key, sig, enc.encode(body));
+          })
+          .then(function (signed) {
+            if (!signed) return;
+            return sha([new Uint8Array([0]), enc.encode(receipt)]).then(function (leaf) {
+              var fn = index,
+                sn = size - 1,
+                step = Promise.resolve(leaf);
+              path.forEach(function (p) {
+                step = step.then(function (r) {
+                  if (sn === 0) throw unsupported;
+                  var next;
+                  if (fn % 2 === 1 || fn === sn) {
+                    next = sha([new Uint8Array([1]), p, r]);
+                    while (fn % 2 === 0 && fn !== 0) {
+                      fn = Math.floor(fn / 2);
+                      sn = Math.floor(sn / 2);
+                    }
+                  } else next = sha([new Uint8Array([1]), r, p]);
+                  fn = Math.floor(fn / 2);
+                  sn = Math.floor(sn / 2);
+                  return next;
+                });
+              });
+              return step.then(function (r) {
+                if (sn !== 0 || !same(r, root)) return;
+                var note = document.createElement('span');
+                note.setAttribute('data-log-position', String(index));
+                note.textContent = ' Logged at position ' + index + ' of the public log.';
+                out.appendChild(note);
+              });
+            });
+          })
+          .catch(function () {});
+      });
+    };
     var unsupported = {};
     Promise.all([
       fetch('/api/v1/tasks/' + encodeURIComponent(taskId), { headers: { Accept: 'application/json' } }).then(function (r) {
@@ -95,6 +190,7 @@
               if (payload.iss !== iss) return say(false, null, '', 'it was issued by another service');
               if (hex(digest) !== payload.deliverable_sha256) return say(false, null, '', 'the result shown differs from the one signed');
               say(true, payload.iat * 1000, 'in your browser', '');
+              return logged(task.receipt);
             });
           });
       })

@@ -121,7 +121,15 @@ export function safeNext(value: string | undefined): string {
 }
 
 export interface ConsoleKit {
-  render(reply: FastifyReply, session: Session | null, section: Section, title: string, body: SafeHtml, status?: number): Promise<FastifyReply>;
+  render(
+    reply: FastifyReply,
+    session: Session | null,
+    section: Section,
+    title: string,
+    body: SafeHtml,
+    status?: number,
+    more?: SafeHtml,
+  ): Promise<FastifyReply>;
   /** The signed-in session of a guarded request. */
   session(request: FastifyRequest): Session;
   /** Route options of every page that needs a signed-in operator (and a CSRF token on POST). */
@@ -164,12 +172,12 @@ export function consoleKit(scope: FastifyInstance, deps: ServiceDeps): ConsoleKi
     return counts;
   };
 
-  const render = async (reply: FastifyReply, session: Session | null, section: Section, title: string, body: SafeHtml, status = 200) => {
+  const render = async (reply: FastifyReply, session: Session | null, section: Section, title: string, body: SafeHtml, status = 200, more?: SafeHtml) => {
     const counts = session ? await headerCounts(reply.request) : undefined;
     return reply
       .code(status)
       .type('text/html; charset=utf-8')
-      .send(page({ title, section, session, body, ...counts }));
+      .send(page({ title, section, session, body, ...counts, ...(more ? { more } : {}) }));
   };
 
   scope.setErrorHandler(async (error: FastifyError, request, reply) => {

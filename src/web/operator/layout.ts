@@ -15,6 +15,8 @@ export interface PageOptions {
   unseen?: number;
   /** Messages no operator has answered or marked done: beside Messages, and in the title. */
   waiting?: number;
+  /** More for the "More" sheet (the queue's service level), below its links. */
+  more?: SafeHtml;
 }
 
 /** The navigation: Queue and Messages always in view; the rest in "More" on a phone (one row). */
@@ -48,6 +50,7 @@ export function page(options: PageOptions): string {
         <details class="more narrow-only"><summary>More</summary><div class="more-menu">
           ${NAV.filter(([, , , where]) => where === 'more').map(([key, label, href]) => navLink(key, label, href, options))}
           ${signOut(session)}
+          ${options.more ?? ''}
         </div></details>
       </nav>
       <div class="wide-only">${signOut(session)}</div>`
@@ -61,6 +64,7 @@ export function page(options: PageOptions): string {
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
 <title>${unread ? `(${unread}) ` : ''}${options.title} · Operator desk</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${CONSOLE_CSS.url}">
 <link rel="manifest" href="/operator/manifest.webmanifest">
 <meta name="theme-color" content="#3553d6">
@@ -139,7 +143,8 @@ export function relative(at: string | null, now: Date): string {
   const abs = Math.abs(seconds);
   const unit =
     abs < 60 ? `${abs} s` : abs < 3600 ? `${Math.floor(abs / 60)} min` : abs < 86_400 ? `${Math.floor(abs / 3600)} h` : `${Math.floor(abs / 86_400)} d`;
-  if (abs < 30) return 'just now';
+  // A moment a few seconds ahead (a held action's commit) is not "just now".
+  if (abs < 30) return seconds > 0 ? `in ${abs} s` : 'just now';
   return seconds < 0 ? `${unit} ago` : `in ${unit}`;
 }
 

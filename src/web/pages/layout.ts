@@ -33,6 +33,7 @@ ${options.description ? html`<meta name="description" content="${options.descrip
 ${options.noindex ? raw('<meta name="robots" content="noindex, nofollow">') : ''}
 <link rel="alternate" type="text/markdown" href="/index.md" title="This service in markdown">
 <link rel="alternate" type="application/json" href="/agent.json" title="Platform manifest for agents">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${PAGES_CSS.url}">
 <script src="${PAGES_JS.url}" defer></script>
 </head>

@@ -2,7 +2,7 @@ import { html, type SafeHtml } from '../../domain/html.js';
 import { type Block, toMarkdown } from '../../domain/markup.js';
 import { attachmentPath } from '../../domain/network/urls.js';
 import type { PublicTask } from '../../domain/tasks/schemas.js';
-import { STATUS_LABELS, type TaskStatus } from '../../domain/tasks/task.js';
+import { isFinal, outputFormatLabel, STATUS_LABELS, type TaskStatus } from '../../domain/tasks/task.js';
 import { receiptIssuer, sameIssuer } from '../../receipts/issuer.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { API_VERSION } from '../../version.js';
@@ -100,13 +100,12 @@ function receiptSection(deps: ServiceDeps, task: PublicTask, check: ReceiptVerdi
   if (!task.receipt) return html``;
   const base = deps.config.baseUrl;
   const foreign = foreignIssuer(deps, task.receipt);
+  if (foreign !== null) return carriedOverReceipt(task, foreign);
   const signedAt = check?.signed_at ?? task.receipt_issued_at;
   const box =
-    foreign !== null
-      ? html`<div class="alert receipt-check" role="status"><p class="flush-top"><strong>Signed by another deployment.</strong> This task was carried over from <code>${foreign}</code>, which signed its receipt; check it against that deployment’s published keys.</p></div>`
-      : check?.valid === false
-        ? html`<div class="alert receipt-check failed" role="status" data-receipt-check data-task-id="${task.task_id}" data-iss="${base}"><p class="flush-top" data-receipt-result><strong>This receipt does not check out.</strong> Do not rely on this result; write to the operator below.</p></div>`
-        : html`<div class="alert receipt-check verified" role="status" data-receipt-check data-task-id="${task.task_id}" data-iss="${base}"><p class="flush-top" data-receipt-result><strong>Verified.</strong> Signed by this service on ${timeHtml(signedAt)}; the result above is exactly what was signed.</p></div>`;
+    check?.valid === false
+      ? html`<div class="alert receipt-check failed" role="status" data-receipt-check data-task-id="${task.task_id}" data-iss="${base}"><p class="flush-top" data-receipt-result><strong>This receipt does not check out.</strong> Do not rely on this result; write to the operator below.</p></div>`
+      : html`<div class="alert receipt-check verified" role="status" data-receipt-check data-task-id="${task.task_id}" data-iss="${base}"><p class="flush-top" data-receipt-result><strong>Verified.</strong> Signed by this service on ${timeHtml(signedAt)}; the result above is exactly what was signed.</p></div>`;
   return html`<section class="card" aria-labelledby="receipt-heading">
 <h2 id="receipt-heading" class="flush-top">Signed receipt</h2>
 ${box}
@@ -127,6 +126,27 @@ ${box}
 <li>Compute SHA-256 over the UTF-8 bytes of <code>operator_notes</code> exactly as <a href="/api/${API_VERSION}/tasks/${task.task_id}">the status endpoint</a> returns it, and compare with <code>deliverable_sha256</code> in the receipt.</li>
 </ol>
 <p class="small">With this service’s code: <code>npm run verify-receipt -- ${task.task_id}</code>.</p>
+</details>
+</section>`;
+}
+
+/**
+ * A receipt imported from another deployment: this service holds none of its keys and has checked
+ * nothing, so it says neither "signed" nor "verified" — only that the receipt was carried over and
+ * who claims to have issued it (the `iss` as given, unverified), and how to check it there.
+ */
+function carriedOverReceipt(task: PublicTask, issuer: string): SafeHtml {
+  return html`<section class="card" aria-labelledby="receipt-heading">
+<h2 id="receipt-heading" class="flush-top">Receipt (carried over)</h2>
+<div class="alert receipt-check" role="status"><p class="flush-top"><strong>Carried over, not verified here.</strong> This task was imported from another deployment; its receipt names <code>${issuer}</code> as its issuer. This service has not checked it: check it against that deployment’s published keys.</p></div>
+<details class="tech"><summary>Technical details</summary>
+<dl class="facts">
+<dt>Issued (as imported)</dt><dd>${timeHtml(task.receipt_issued_at)}</dd>
+<dt>SHA-256 of the result (as imported)</dt><dd><code class="hash">${task.deliverable_sha256 ?? ''}</code></dd>
+<dt>Issuer named in the receipt (<code>iss</code>, not verified)</dt><dd><code>${issuer}</code></dd>
+</dl>
+<h3>The receipt (compact JWS)</h3>
+<pre class="receipt" tabindex="0" aria-label="The receipt"><code>${task.receipt}</code></pre>
 </details>
 </section>`;
 }
@@ -166,7 +186,7 @@ ${task.awaiting_answer ? html`<div class="alert" role="status"><a href="#questio
 ${questionsSection(task, answer)}
 ${
   task.result !== null
-    ? html`<section class="card" aria-labelledby="notes-heading"><h2 id="notes-heading" class="flush-top">${notesHeading(task)}</h2><div class="table-wrap">${resultTable(task.result)}</div></section>`
+    ? html`<section class="card" aria-labelledby="notes-heading"><h2 id="notes-heading" class="flush-top">${notesHeading(task)}</h2><div class="table-wrap">${resultTable(task.result, task.response_schema)}</div></section>`
     : task.operator_notes !== null && task.operator_notes !== ''
       ? html`<section class="card" aria-labelledby="notes-heading"><h2 id="notes-heading" class="flush-top">${notesHeading(task)}</h2><p class="text">${task.operator_notes}</p></section>`
       : ''
@@ -178,10 +198,15 @@ ${
 <dt>Status</dt><dd>${STATUS_TEXT[task.status] ?? task.status}</dd>
 <dt>Submitted</dt><dd>${timeHtml(task.created_at)}</dd>
 <dt>First seen by the operator</dt><dd>${task.seen_by_operator_at ? timeHtml(task.seen_by_operator_at) : 'not yet'}</dd>
-<dt>Estimated delivery</dt><dd>${task.eta ? timeHtml(task.eta) : task.status === 'submitted' ? 'given on acceptance' : '—'}</dd>
+${
+  // A final task will not be delivered later: its estimate is history, not a promise.
+  isFinal(task.status as TaskStatus)
+    ? ''
+    : html`<dt>Estimated delivery</dt><dd>${task.eta ? timeHtml(task.eta) : task.status === 'submitted' ? 'given on acceptance' : '—'}</dd>`
+}
 <dt>Deadline</dt><dd>${task.deadline ? timeHtml(task.deadline) : 'none'}</dd>
 <dt>Location</dt><dd>${task.location_required ? (task.location_detail ?? 'in person, place not given') : (task.location_detail ?? 'remote')}</dd>
-<dt>Result format</dt><dd>${task.output_format}</dd>
+<dt>Result format</dt><dd>${outputFormatLabel(task.output_format)}</dd>
 ${task.requester ? html`<dt>Requested by</dt><dd>${task.requester}</dd>` : ''}
 <dt>Submitted through</dt><dd>${task.source === 'web_form' ? 'the web form' : 'the API'}</dd>
 <dt>Last change</dt><dd>${timeHtml(task.updated_at)}</dd>

@@ -3,22 +3,18 @@ import { actorOf } from '../../../http/admin-auth.js';
 import { subscribePush, unsubscribePush } from '../../../services/alerts/push.js';
 import { loadSharp } from '../../../services/attachments/sharp.js';
 import type { ServiceDeps } from '../../../services/context.js';
+import { ICON_COLOR, ICON_SVG } from '../../favicon.js';
 import { staticAsset } from '../../static-assets.js';
 import { FOR_OPERATOR } from '../console-kit.js';
 
 /**
  * The console as an installable app (contract "Operator alerts"): a web app manifest, icons drawn
- * from one SVG by sharp (rendered once, on first request), and a service worker that shows pushed
+ * from the service's one SVG (favicon.ts) by sharp (rendered once, on first request), and a service worker that shows pushed
  * notices and opens the task on a tap. The worker lives at /operator/sw.js and controls /operator
  * (hence Service-Worker-Allowed). Subscribing is a console action: session cookie and CSRF token.
  */
 
-const THEME = '#3553d6';
-const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="512" height="512" viewBox="0 0 512 512">
-<rect width="512" height="512" rx="96" fill="${THEME}"/>
-<circle cx="256" cy="184" r="72" fill="none" stroke="#fff" stroke-width="40"/>
-<path d="M112 424c22-78 78-120 144-120s122 42 144 120" fill="none" stroke="#fff" stroke-width="40" stroke-linecap="round"/>
-</svg>`;
+const THEME = ICON_COLOR;
 const ICON_SIZES = [192, 512] as const;
 
 export const MANIFEST = {

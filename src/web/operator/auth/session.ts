@@ -4,8 +4,8 @@ import { type Actor, ADMIN_CREDENTIAL, type Credential, type SignedIn } from '..
 import { iso } from '../../../domain/time.js';
 import type { ServiceDeps } from '../../../services/context.js';
 import { openToken, signToken } from '../../../services/runtime/signed-token.js';
-import { actorOfSession } from '../../../services/team/operators.js';
-import { isSessionRevoked, revokeSession } from '../../../store/team/sessions-repo.js';
+import { actorOfSession, signOut } from '../../../services/team/operators.js';
+import { isSessionRevoked } from '../../../store/team/sessions-repo.js';
 
 /**
  * The console's session: a signed token (services/runtime/signed-token.ts) holding a random session id and
@@ -133,7 +133,7 @@ export function startSession(deps: ServiceDeps, reply: FastifyReply, { actor, cr
 
 /** Signs out: clears the cookie, and revokes the session so a copy of the cookie stops working too. */
 export async function endSession(deps: ServiceDeps, reply: FastifyReply, session: Session): Promise<void> {
-  await revokeSession(deps.store.db, session.sid, iso(new Date(session.exp * 1000)));
+  await signOut(deps, session.actor, session.sid, iso(new Date(session.exp * 1000)));
   reply.header('Set-Cookie', `${SESSION_COOKIE}=${cookieAttributes(deps, 0)}`);
 }
 

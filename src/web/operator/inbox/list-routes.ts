@@ -125,7 +125,7 @@ export function registerListRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     return showOutbox(request, reply, kit.doneNotice(request));
   });
   scope.post('/operator/outbox/:id/retry', withId, async (request, reply) => {
-    const retried = await retryOutbox(deps, request.params.id);
+    const retried = await retryOutbox(deps, actorOf(request), request.params.id);
     if (!retried) return showOutbox(request, reply, flash('error', 'Only a failed mail can be retried; this one is pending, sent or gone.'), 409);
     return reply.redirect('/operator/outbox?status=pending&done=retried', 303);
   });

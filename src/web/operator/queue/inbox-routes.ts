@@ -40,7 +40,7 @@ export function registerInboxRoutes(plain: FastifyInstance, deps: ServiceDeps, k
     return render(reply, session(request), 'messages', held ? 'Reply held' : 'Sent', body);
   });
   scope.post('/operator/held/:id/undo', withId, async (request, reply) => {
-    const undone = await undoHeld(deps, request.params.id);
+    const undone = await undoHeld(deps, actorOf(request), request.params.id);
     if (undone && undone.task_id === '') {
       return render(
         reply,
@@ -61,11 +61,10 @@ export function registerInboxRoutes(plain: FastifyInstance, deps: ServiceDeps, k
   scope.post('/operator/tasks/:task_id/snooze', withTask, async (request, reply) => {
     const { task_id } = request.params;
     const form = (request.body ?? {}) as Form;
-    const hours = Number(text(form, 'hours') ?? '');
-    const until =
-      Number.isFinite(hours) && hours > 0 ? new Date(deps.clock.now().getTime() + hours * 3_600_000).toISOString() : (localToIso(form, 'until_local') ?? '');
+    const hours = text(form, 'hours');
+    const when = hours ? { hours: Number(hours) } : { until: localToIso(form, 'until_local') ?? '' };
     try {
-      await snoozeTask(deps, actorOf(request), task_id, until);
+      await snoozeTask(deps, actorOf(request), task_id, when);
     } catch (error) {
       if (!isAppError(error) || error.code === 'task_not_found') throw error;
       const details = (error.extras.details as string[] | undefined) ?? [];

@@ -38,12 +38,12 @@ ${notes}</textarea>
  * The same step for a structured answer: the result as a table, and the SHA-256 of its canonical
  * JSON (the deliverable the receipt signs). Confirming posts that canonical JSON again.
  */
-export function deliverResultConfirmView(taskId: string, canonical: string, session: Session): SafeHtml {
+export function deliverResultConfirmView(taskId: string, canonical: string, schema: unknown, session: Session): SafeHtml {
   return html`<div><a class="back" href="/operator/tasks/${taskId}">← Back to the task</a></div>
     <section class="card" aria-labelledby="confirm-heading">
       <h1 id="confirm-heading">Deliver and sign the receipt?</h1>
       <p>The answer below is frozen once delivered, and the receipt signs it.</p>
-      ${resultTable(JSON.parse(canonical))}
+      ${resultTable(JSON.parse(canonical), schema)}
       ${technical(deliverableSha256(canonical))}
       <form class="action" method="post" action="/operator/tasks/${taskId}/result">
         ${csrfField(session)}

@@ -1,7 +1,7 @@
 import { html, type SafeHtml } from '../../../domain/html.js';
 import type { AdminTask, AdminTaskDetail } from '../../../domain/tasks/admin-schemas.js';
 import { isFinal, type TaskStatus } from '../../../domain/tasks/task.js';
-import { type HeldAction, heldActionsOf } from '../../../services/console/held-actions.js';
+import type { HeldAction } from '../../../services/console/held-actions.js';
 import { snoozedUntil } from '../../../services/console/snoozes.js';
 import { listTemplates, type Template } from '../../../services/console/templates.js';
 import type { ServiceDeps } from '../../../services/context.js';
@@ -10,15 +10,16 @@ import { INBOX_CSS, KEYS_JS, TEMPLATES_JS } from '../inbox-assets.js';
 import { csrfField, when } from '../layout.js';
 
 /**
- * What the inbox (docs/inbox.md) adds to a task page, above its blocks: each action held for undo ("Accepted — Undo",
+ * What the inbox (docs/inbox.md) adds to a task page, above its blocks: each action held for undo ("Accepting… Undo",
  * a POST form, until the committer applies it) and the snooze of an open task.
  */
 
-const HELD_WORDS: Record<string, string> = {
-  accept: 'Accepted',
-  reject: 'Rejected',
-  deliver: 'Delivered',
-  reply: 'Reply sent',
+/** What a held action is doing until it commits: in progress, not done (the requester has seen nothing yet). */
+export const HELD_WORDS: Record<string, string> = {
+  accept: 'Accepting…',
+  reject: 'Rejecting…',
+  deliver: 'Delivering…',
+  reply: 'Sending reply…',
 };
 
 /** Snooze choices, in hours. */
@@ -88,8 +89,13 @@ ${chosen.body}</textarea></div>
     <p class="sub"><a href="/operator/templates">Manage templates</a></p></details>`;
 }
 
-export async function taskInboxTools(deps: ServiceDeps, session: Session, task: AdminTaskDetail, chosen?: Template): Promise<SafeHtml> {
+/** The status change held on a task (accept, reject or deliver), if any: the task page shows it in place of the actions it replaced. */
+export function heldChange(held: HeldAction[]): HeldAction | undefined {
+  return held.find((h) => h.kind !== 'reply');
+}
+
+export async function taskInboxTools(deps: ServiceDeps, session: Session, task: AdminTaskDetail, held: HeldAction[], chosen?: Template): Promise<SafeHtml> {
   const now = deps.clock.now();
-  const [held, until, templates] = await Promise.all([heldActionsOf(deps, task.task_id), snoozedUntil(deps, task.task_id), listTemplates(deps)]);
+  const [until, templates] = await Promise.all([snoozedUntil(deps, task.task_id), listTemplates(deps)]);
   return html`<link rel="stylesheet" href="${INBOX_CSS.url}"><script src="${KEYS_JS.url}" defer></script>${held.map((h) => heldBanner(h, session, now))}${snoozeCard(task, until, session, now)}${templateCard(task, templates, chosen, session)}`;
 }

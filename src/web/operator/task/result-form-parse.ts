@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonObject, pointerSegment, refTarget } from '../../../domain/answers/response-schema.js';
+import { fieldType, isJsonObject, type JsonObject, pointerSegment, resolveSchema as resolve } from '../../../domain/answers/response-schema.js';
 import type { Form } from '../console-kit.js';
 
 /**
@@ -16,16 +16,6 @@ export interface ParsedResult {
   problems: string[];
 }
 
-/** A schema with its `$ref` followed (one hop: definitions never refer back, vetting saw to it). */
-export function resolve(schema: unknown, root: JsonObject): JsonObject {
-  if (!isJsonObject(schema)) return {};
-  const name = refTarget(schema.$ref);
-  if (name === undefined) return schema;
-  const defs = isJsonObject(root.$defs) ? root.$defs : {};
-  const { $ref: _ref, ...siblings } = schema;
-  return { ...resolve(defs[name], root), ...siblings };
-}
-
 /** The alternatives of a oneOf/anyOf, each merged with the keywords beside it. */
 export function alternatives(schema: JsonObject, root: JsonObject): JsonObject[] | undefined {
   const list = Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : undefined;
@@ -36,15 +26,6 @@ export function alternatives(schema: JsonObject, root: JsonObject): JsonObject[]
     const properties = { ...(isJsonObject(rest.properties) ? rest.properties : {}), ...(isJsonObject(b.properties) ? b.properties : {}) };
     return { ...rest, ...b, properties };
   });
-}
-
-/** The type a field is rendered as: the first non-null of `type`, else guessed from its keywords. */
-export function fieldType(schema: JsonObject): string | undefined {
-  const types = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter((t): t is string => typeof t === 'string' && t !== 'null');
-  if (types[0] !== undefined) return types[0];
-  if (isJsonObject(schema.properties)) return 'object';
-  if (schema.items !== undefined || Array.isArray(schema.prefixItems)) return 'array';
-  return undefined;
 }
 
 export function choiceIndex(form: Form, pointer: string, count: number): number {
@@ -80,7 +61,8 @@ function parseNode(schema: unknown, pointer: string, form: Form, root: JsonObjec
       return Array.from({ length: rows }, (_, i) => parseNode(prefix[i] ?? s.items ?? {}, `${pointer}/${i}`, form, root, problems) ?? null);
     }
     case 'boolean':
-      return field === 'true';
+      // Yes, No, or nothing chosen (absent: a required field is then reported missing).
+      return field === 'true' ? true : field === 'false' ? false : undefined;
     case 'number':
     case 'integer': {
       if (field === undefined || field.trim() === '') return undefined;

@@ -1,7 +1,7 @@
-import { isJsonObject, type JsonObject, pointerSegment } from '../../../domain/answers/response-schema.js';
+import { fieldTitle, fieldType, isJsonObject, type JsonObject, pointerSegment, resolveSchema as resolve } from '../../../domain/answers/response-schema.js';
 import { html, type SafeHtml } from '../../../domain/html.js';
 import type { Form } from '../console-kit.js';
-import { alternatives, choiceIndex, fieldType, resolve } from './result-form-parse.js';
+import { alternatives, choiceIndex } from './result-form-parse.js';
 
 /**
  * The deliver step of a task with a response schema, as a form (contract "Structured answers"):
@@ -50,9 +50,7 @@ function idFor(prefix: string, pointer: string): string {
   return `${prefix}${pointer.replace(/[^A-Za-z0-9_-]/g, (c) => `_${c.charCodeAt(0).toString(16)}`)}`;
 }
 
-function labelOf(s: JsonObject, key: string): string {
-  return typeof s.title === 'string' && s.title !== '' ? s.title : key;
-}
+const labelOf = fieldTitle;
 
 function hint(s: JsonObject, id: string): SafeHtml | string {
   return typeof s.description === 'string' && s.description !== '' ? html`<p class="hint" id="${id}-hint">${s.description}</p>` : '';
@@ -98,11 +96,15 @@ function leaf(s: JsonObject, pointer: string, value: unknown, label: string, req
       ${s.enum.map((option) => html`<option value="${JSON.stringify(option)}"${JSON.stringify(option) === current ? html` selected` : ''}>${asText(option)}</option>`)}
     </select>`;
   } else if (fieldType(s) === 'boolean') {
-    return html`<div class="field check">
-      <input type="checkbox" id="${id}" name="${name}" value="true"${value === true ? html` checked` : ''} aria-invalid="${invalid}" aria-describedby="${described}">
-      <label for="${id}">${label}${mark}</label>
+    // Yes or No, nothing chosen until the operator chooses (a default of the schema aside): a
+    // checkbox cannot be left unanswered, since unchecked is false, so a required one was never missing.
+    const choice = (answer: boolean, words: string) =>
+      html`<label class="choice"><input type="radio" id="${id}-${words.toLowerCase()}" name="${name}" value="${String(answer)}"${value === answer ? html` checked` : ''} aria-invalid="${invalid}"> <span>${words}</span></label>`;
+    return html`<fieldset class="field yes-no" id="${id}"${described ? html` aria-describedby="${described}"` : ''}>
+      <legend>${label}${mark}</legend>
+      <div class="row">${choice(true, 'Yes')}${choice(false, 'No')}</div>
       ${hint(s, id)}${errorsOf(ctx, pointer, id)}
-    </div>`;
+    </fieldset>`;
   } else if (fieldType(s) === 'number' || fieldType(s) === 'integer') {
     const step = fieldType(s) === 'integer' ? '1' : typeof s.multipleOf === 'number' ? String(s.multipleOf) : 'any';
     const min = typeof s.minimum === 'number' ? html` min="${s.minimum}"` : '';

@@ -79,7 +79,7 @@ async function deliverStructured(deps: ServiceDeps, kit: ConsoleKit, request: Fa
         kit.session(request),
         'queue',
         'Confirm delivery',
-        deliverResultConfirmView(taskId, canonicalJson(read.value), kit.session(request)),
+        deliverResultConfirmView(taskId, canonicalJson(read.value), schema, kit.session(request)),
       );
     }
     // Held for undo like a text delivery (docs/inbox.md).

@@ -6,7 +6,7 @@ import { html, type SafeHtml } from '../../../domain/html.js';
 import { statusPagePath } from '../../../domain/network/urls.js';
 import { actorOf } from '../../../http/admin-auth.js';
 import { operatorAttachments } from '../../../services/attachments/attachments.js';
-import { holdAction } from '../../../services/console/held-actions.js';
+import { heldActionsOf, holdAction } from '../../../services/console/held-actions.js';
 import { QUEUE_FILTERS } from '../../../services/console/queue-search.js';
 import { countByStatus, messagesNamingAny, viewTask } from '../../../services/console/reads.js';
 import { getTemplate } from '../../../services/console/templates.js';
@@ -14,6 +14,7 @@ import { checkPatchNow, patchTask } from '../../../services/console/transitions.
 import type { ServiceDeps } from '../../../services/context.js';
 import { listWebhooks, retryWebhook } from '../../../services/delivery/webhooks.js';
 import { doneStates, markDone, namedTasks, waitingMessages } from '../../../services/messages/states.js';
+import { coverage } from '../../../services/tasks/coverage.js';
 import { taskAudit } from '../../../services/team/audit.js';
 import { assignmentCounts, listOperators } from '../../../services/team/operators.js';
 import {
@@ -36,11 +37,12 @@ import { flash, taskTitle } from '../layout.js';
 import { assignmentCard, assignmentTabs } from '../queue/assignment-view.js';
 import { inboxList, inboxQueue, toolbarQuery } from '../queue/inbox-queue.js';
 import { queueView } from '../queue/queue-view.js';
+import { serviceLevelView } from '../queue/service-level-view.js';
 import { queueToolbar } from '../queue/toolbar-view.js';
 import { type BlockDraft, WITHDRAWN_REASON } from '../talk/talk-view.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
 import { deliverConfirmView } from './deliver-confirm-view.js';
-import { taskInboxTools } from './inbox-task.js';
+import { heldChange, taskInboxTools } from './inbox-task.js';
 import type { ResultDraft } from './result-form-view.js';
 import { taskView } from './task-view.js';
 
@@ -81,7 +83,8 @@ export async function showTaskPage(
   const { status = 200, block, result, questionDraft } = extras;
   const template = extras.template ? await getTemplate(deps, extras.template) : undefined;
   const draft = template?.kind === 'result' && extras.draft?.notes === undefined ? { ...extras.draft, notes: template.body } : (extras.draft ?? {});
-  const notice = html`${extras.notice ?? ''}${await taskInboxTools(deps, session, task, template)}`;
+  const held = await heldActionsOf(deps, task.task_id);
+  const notice = html`${extras.notice ?? ''}${await taskInboxTools(deps, session, task, held, template)}`;
   const body = taskView({
     task,
     session,
@@ -98,6 +101,7 @@ export async function showTaskPage(
     ...(result ? { result } : {}),
     questionDraft,
     messageDone,
+    held: heldChange(held),
   });
   return kit.render(reply, session, 'queue', taskTitle(task, 40), body, status);
 }
@@ -133,13 +137,14 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const streamFirst = filter === 'open' && !text(query, 'cursor') && plain;
     // Every read that does not need another's answer goes out at once, the header's counts
     // included: each wait for the store is a turn of a loop that may be busy (docs/performance.md).
-    const [inbox, counts, byAssignment, operators, waiting, header] = await Promise.all([
+    const [inbox, counts, byAssignment, operators, waiting, header, level] = await Promise.all([
       inboxQueue(deps, search, { status: filter === 'all' ? undefined : filter, order, test, assignee, cursor: text(query, 'cursor'), limit: 25 }),
       countByStatus(deps),
       assignmentCounts(deps, actor),
       listOperators(deps),
       streamFirst ? waitingMessages(deps, INBOX_MESSAGES) : [],
       kit.headerCounts(request),
+      coverage(deps),
     ]);
     const { queue } = inbox;
     const waitingTotal = streamFirst ? header.waiting : 0;
@@ -171,7 +176,7 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
         ? html`${queueToolbar(search, { counts, assignment: options.assignment })}${list}`
         : queueView(queue, filter, counts, mail, deps.clock.now(), options)
     }`;
-    return render(reply, session(request), 'queue', 'Queue', body);
+    return render(reply, session(request), 'queue', 'Queue', body, 200, serviceLevelView(level));
   });
 
   const showTask = (
@@ -242,7 +247,7 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     '/operator/webhooks/:id/retry',
     { ...guarded, config: FOR_ADMIN, schema: { ...HIDDEN, params: Type.Object({ id: PARAM }) } },
     async (request, reply) => {
-      const event = await retryWebhook(deps, request.params.id);
+      const event = await retryWebhook(deps, actorOf(request), request.params.id);
       return reply.redirect(`/operator/tasks/${encodeURIComponent(event.task_id)}?done=webhook`, 303);
     },
   );

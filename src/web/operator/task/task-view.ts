@@ -1,9 +1,10 @@
 import { html, type SafeHtml } from '../../../domain/html.js';
 import type { AdminTaskDetail } from '../../../domain/tasks/admin-schemas.js';
-import { canTransition } from '../../../domain/tasks/task.js';
+import { canTransition, outputFormatLabel } from '../../../domain/tasks/task.js';
 import type { AuditEntry } from '../../../domain/team/team-schemas.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
 import type { OperatorAttachment } from '../../../services/attachments/attachments.js';
+import type { HeldAction } from '../../../services/console/held-actions.js';
 import type { WebhookEventView } from '../../../services/delivery/webhooks.js';
 import { resultTable } from '../../pages/result-table.js';
 import type { Session } from '../auth/session.js';
@@ -14,6 +15,7 @@ import { auditView } from './audit-view.js';
 import { filesView } from './files-view.js';
 import { questionsView } from './questions-view.js';
 import { type ResultDraft, resultFields } from './result-form-view.js';
+import { schemaOutline } from './schema-outline.js';
 
 export interface TaskViewOptions {
   task: AdminTaskDetail;
@@ -41,6 +43,29 @@ export interface TaskViewOptions {
   questionDraft?: string | undefined;
   /** When each message naming the task was done (null: waiting). */
   messageDone?: ReadonlyMap<string, string | null>;
+  /**
+   * An accept, reject or delivery held for undo: until it commits the page shows it in progress
+   * ("Accepting…", its Undo in the banner above) instead of the old status and the actions it replaced.
+   */
+  held?: HeldAction | undefined;
+}
+
+const HELD_STATE: Record<string, [status: string, words: string]> = {
+  accept: ['accepted', 'Accepting…'],
+  reject: ['rejected', 'Rejecting…'],
+  deliver: ['delivered', 'Delivering…'],
+};
+
+/** The status pill: the held change in progress, or the task's status. */
+function statusNow(task: AdminTaskDetail, held: HeldAction | undefined): SafeHtml {
+  const state = held ? HELD_STATE[held.kind] : undefined;
+  return state ? html`<span class="pill st-${state[0]}" data-held-state>${state[1]}</span>` : statusPill(task.status);
+}
+
+/** While a change is held, the card that stood for the actions says so (Undo is in the banner at the top). */
+function heldCard(held: HeldAction, now: Date): SafeHtml {
+  return html`<section class="card" aria-labelledby="act"><h2 id="act">${HELD_STATE[held.kind]?.[1] ?? held.kind}</h2>
+    <p class="sub">Committed ${when(held.commit_at, now)}; until then Undo, at the top of the page, takes it back.</p></section>`;
 }
 
 const DEFAULT_ETA_HOURS = 24;
@@ -55,7 +80,7 @@ function fields(task: AdminTaskDetail, now: Date): SafeHtml {
   const overdue = isOverdue(task, now);
   return html`<dl class="kv">
     <dt>Type</dt><dd>${humanType(task.task_type)}</dd>
-    <dt>Output format</dt><dd>${humanType(task.output_format).replace(/\bjson\b/i, 'JSON')}</dd>
+    <dt>Output format</dt><dd>${outputFormatLabel(task.output_format)}</dd>
     <dt>Delivery</dt><dd>${task.delivery === 'status_poll' ? 'Checks the status page — the result is shown there' : 'By e-mail to the requester'}</dd>
     <dt>Contact e-mail</dt><dd>${
       task.contact_email
@@ -81,6 +106,7 @@ function keyFacts(task: AdminTaskDetail, now: Date): SafeHtml {
     <dt>Deadline</dt><dd>${task.deadline ? when(task.deadline, now) : html`<span class="sub">none</span>`}</dd>
     <dt>Result by</dt><dd>${deliveryWords(task.delivery)}</dd>
     <dt>Requester</dt><dd>${task.requester || html`<span class="sub">not given</span>`}</dd>
+    <dt>Agent</dt><dd>${task.agent ? html`<span class="badge">Verified</span> key <code>${task.agent.key_id}</code> of ${task.agent.directory}` : html`<span class="sub">unsigned (counted by address)</span>`}</dd>
   </dl>`;
 }
 
@@ -128,6 +154,7 @@ function actions(options: TaskViewOptions): SafeHtml {
     return html`<section class="card" aria-labelledby="act">
       <h2 id="act">Review</h2>
       ${withdrawForm(task, session)}
+      ${task.response_schema !== null ? schemaOutline(task.response_schema) : ''}
       <form class="action" method="post" action="/operator/tasks/${task.task_id}/accept">
         ${csrfField(session)}
         ${etaField('eta', defaultEta, 'Delivery estimate')}
@@ -160,7 +187,7 @@ ${notes}</textarea>
   if (task.status === 'delivered') {
     return html`<section class="card" aria-labelledby="act">
       <h2 id="act">Delivered · receipt</h2>
-      ${task.result !== null ? resultTable(task.result) : html`<p class="prose quote">${task.operator_notes ?? ''}</p>`}
+      ${task.result !== null ? resultTable(task.result, task.response_schema) : html`<p class="prose quote">${task.operator_notes ?? ''}</p>`}
       <dl class="kv">
         <dt>Delivered</dt><dd>${when(task.delivered_at, now)}</dd>
         <dt>Receipt issued</dt><dd>${when(task.receipt_issued_at ?? null, now)}</dd>
@@ -212,7 +239,7 @@ export function taskView(options: TaskViewOptions): SafeHtml {
     ${options.notice ?? ''}
     <div class="page-head">
       <div>
-        <div class="row">${statusPill(task.status)}${testBadge(task)}${isOverdue(task, now) ? html`<span class="badge danger">Overdue</span>` : ''}${task.email_unverified ? html`<span class="badge warn">Address not checked</span>` : ''}${withdrawal ? html`<span class="badge danger">Withdrawal requested?</span>` : ''}${task.awaiting_answer ? html`<span class="badge warn">Awaiting answer</span>` : ''}</div>
+        <div class="row">${statusNow(task, options.held)}${testBadge(task)}${isOverdue(task, now) ? html`<span class="badge danger">Overdue</span>` : ''}${task.email_unverified ? html`<span class="badge warn">Address not checked</span>` : ''}${withdrawal ? html`<span class="badge danger">Withdrawal requested?</span>` : ''}${task.awaiting_answer ? html`<span class="badge warn">Awaiting answer</span>` : ''}</div>
         <h1>${taskTitle(task, 90)}</h1>
         <p class="sub">${humanType(task.task_type)}</p>
         <div class="idline"><span class="mono nobreak" id="task-id">${task.task_id}</span><button type="button" class="btn small ghost" data-copy="task-id" hidden>Copy id</button><a href="${options.statusPageUrl}" target="_blank" rel="noopener noreferrer">Public status page ↗</a></div>
@@ -222,10 +249,10 @@ export function taskView(options: TaskViewOptions): SafeHtml {
       <div>
         <section class="card" aria-labelledby="req"><h2 id="req">What the agent asked</h2><p class="prose quote">${task.description}</p>${keyFacts(task, now)}</section>
         ${filesView({ taskId: task.task_id, status: task.status, files: options.files, session: options.session, locationRequired: task.location_required, ...options.limits })}
-        ${actions(options)}
+        ${options.held ? heldCard(options.held, now) : actions(options)}
         ${questionsView(task, session, now, options.questionDraft)}
-        ${task.status === 'accepted' ? moveEta(task, session, now) : ''}
-        ${canTransition(task.status, 'rejected') ? rejectCard(task, session, options.draft?.reason) : ''}
+        ${task.status === 'accepted' && !options.held ? moveEta(task, session, now) : ''}
+        ${canTransition(task.status, 'rejected') && !options.held ? rejectCard(task, session, options.draft?.reason) : ''}
         <section class="card" aria-labelledby="msgs"><h2 id="msgs">Messages naming this task</h2>${conversation(task, session, now, options.messageDone)}</section>
       </div>
       <div>
@@ -237,7 +264,7 @@ export function taskView(options: TaskViewOptions): SafeHtml {
         ${blockSenderForm(task, options.session, options.block)}
       </div>
     </div>
-    ${actionBar(task, session)}`;
+    ${options.held ? '' : actionBar(task, session)}`;
 }
 
 /**
