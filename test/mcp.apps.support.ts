@@ -24,7 +24,7 @@ window.startCard = async (html, toolInput, toolResult, hostContext) => {
   bridge.oncalltool = (params) => window.hostCallTool(params);
   bridge.oninitialized = async () => {
     await bridge.sendToolInput({ arguments: toolInput });
-    window.toolResultSentAt = performance.now();
+    window.toolResultSentAt = performance.timeOrigin + performance.now();
     await bridge.sendToolResult(toolResult);
   };
   window.bridge = bridge;
