@@ -23,7 +23,8 @@
  *   ≥ 2,000/s, outbox never more than 5 s behind, status read probe p99 ≤ 20 ms, console queue
  *   page probe p99 ≤ 100 ms.
  * BENCH_SECONDS (default 10) per run; BENCH_ROUNDS (default 3) measured runs per scenario, the
- * median reported ("three runs" above); BENCH_ONLY=read|submit|longpoll|crowd|mail runs one scenario;
+ * median reported ("three runs" above); BENCH_ONLY=read|submit|longpoll|crowd|mail|agents runs one scenario
+ * (agents: bench/agents.ts, a Web Bot Auth verification with a cached directory ≤ 200 µs);
  * BENCH_CROWD (default 3000) clients and BENCH_CROWD_WAIT (default 10) seconds of the crowd's polls;
  * BENCH_STORES=sqlite|postgres (comma-separated) limits the stores; BENCH_LOG_LEVEL (default warn)
  * is the services' LOG_LEVEL (info adds the two request log lines to every request); BENCH_NODE_FLAGS
@@ -34,6 +35,7 @@ import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import { startDnsServer } from '../test/support/dns-server.js';
 import { freePort, waitForServer } from '../test/support/net.js';
+import { AGENT_VERIFY_TARGET_US, benchAgentVerification } from './agents.js';
 import { describeBudget } from './cpu-budget.js';
 import { benchCrowd } from './crowd.js';
 import { type DefaultPathRun, defaultPathEnv, defaultPathRun, startSmtpSink } from './default-path.js';
@@ -260,7 +262,13 @@ async function main(): Promise<void> {
     process.stdout.write('PostgreSQL skipped: set DATABASE_URL or TEST_POSTGRES_URL to a postgres:// server\n');
   }
   const stores = process.env.BENCH_STORES?.split(',');
-  for (const setup of setups) if (!stores || stores.includes(setup.store)) await runSetup(setup, failures);
+  if (ONLY !== 'agents') for (const setup of setups) if (!stores || stores.includes(setup.store)) await runSetup(setup, failures);
+  if (!ONLY || ONLY === 'agents') {
+    // Issue 53: a Web Bot Auth verification with the directory cached (bench/agents.ts), in process.
+    const us = await benchAgentVerification();
+    process.stdout.write(`agent signature verification (cached directory): ${us.toFixed(1)} µs per request (target ≤ ${AGENT_VERIFY_TARGET_US} µs)\n`);
+    if (!(us <= AGENT_VERIFY_TARGET_US)) failures.push('agent signature verification');
+  }
   if (failures.length > 0) {
     process.stdout.write(`missed: ${failures.join(', ')}\n`);
     process.exit(1);

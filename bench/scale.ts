@@ -110,6 +110,8 @@ function taskRow(i: number, erasable: boolean): TaskRow {
     deadline_at: null,
     deadline_passed_at: null,
     due_at: null,
+    agent_key_id: null,
+    agent_directory: null,
     receipt_log_index: null,
   };
 }

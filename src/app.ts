@@ -52,6 +52,7 @@ const EXPOSED_HEADERS = [
   'Preference-Applied',
   'Idempotent-Replayed',
   'X-Dev-Mode',
+  'Accept-Signature',
 ];
 // What a browser client needs to check a downloaded file and resume it (attachments).
 const FILE_HEADERS = ['Content-Disposition', 'Content-Digest', 'Repr-Digest', 'Content-Range', 'Accept-Ranges'];
@@ -117,6 +118,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     request: [corsHeaders, guards.step, connections.refuse, abuse.request, connections.lift],
     response: [responseHygiene, abuse.response, recordRead],
   });
+  // A signed request's signature is verified after the pipeline's checks (http/abuse-hooks.ts).
+  app.addHook('onRequest', abuse.signed);
   installBodyGuards(app);
   // After the pipeline, so preflights go through it too.
   await app.register(async (preflights) => {
@@ -137,6 +140,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         'Range',
         'If-Range',
         'Content-Disposition',
+        'Signature',
+        'Signature-Input',
+        'Signature-Agent',
       ].join(', '),
       exposedHeaders: exposed,
       maxAge: 86400,

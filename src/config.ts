@@ -34,6 +34,8 @@ export interface Limits {
   /** Refusals within 24 h after which a client is blocked. */
   autoBlockRefusals: number;
   autoBlockHours: number;
+  /** A verified agent's own limits (docs/verified-agents.md): its key is the client. */
+  verified: { tasksPerHour: number; tasksPerDay: number; statusPollPerDay: number; messagesPerHour: number; messagesPerDay: number };
 }
 
 /** The outbox worker's timing (docs/mail.md). */
@@ -362,6 +364,13 @@ export function loadConfig(env: Env = process.env): Config {
     emailLookupsPerMinute: integer(env, 'EMAIL_LOOKUP_LIMIT_PER_MINUTE', perClient(10), 1),
     autoBlockRefusals: integer(env, 'AUTO_BLOCK_REFUSALS', perClient(10), 1),
     autoBlockHours: integer(env, 'AUTO_BLOCK_HOURS', 24, 1),
+    verified: {
+      tasksPerHour: integer(env, 'VERIFIED_TASK_LIMIT_PER_HOUR', perClient(20), 1),
+      tasksPerDay: integer(env, 'VERIFIED_TASK_LIMIT_PER_DAY', perClient(100), 1),
+      statusPollPerDay: integer(env, 'VERIFIED_STATUS_POLL_LIMIT_PER_DAY', perClient(20), 0),
+      messagesPerHour: integer(env, 'VERIFIED_MESSAGE_LIMIT_PER_HOUR', perClient(10), 1),
+      messagesPerDay: integer(env, 'VERIFIED_MESSAGE_LIMIT_PER_DAY', perClient(50), 1),
+    },
   };
 
   return {

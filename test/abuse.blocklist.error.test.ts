@@ -15,7 +15,7 @@ describe.each(STORES)('blocklist endpoint errors on %s', (store) => {
   };
 
   it.each([
-    [{ kind: 'person', value: 'x' }, /^kind must be one of: ip, email, domain, requester$/],
+    [{ kind: 'person', value: 'x' }, /^kind must be one of: ip, email, domain, requester, agent_key, agent_directory$/],
     [{ kind: 'ip' }, /^value is required/],
     [{ kind: 'ip', value: '   ' }, /^value is required/],
     [{ kind: 'ip', value: 42 }, /^value is required/],

@@ -31,7 +31,7 @@ describe.each(STORES)('duplicate submissions on %s', (store) => {
     expect(second.res.status).toBe(409);
     expect(second.body).toMatchObject({ error: 'duplicate_task', existing_task_id: first.body.task_id });
     expect(typeof second.body.message).toBe('string');
-    expect(second.res.headers.get('ratelimit-policy')).toBe('3;w=3600, 5;w=86400');
+    expect(second.res.headers.get('ratelimit-policy')).toBe('3;w=3600;comment="address", 5;w=86400;comment="address"');
   });
 
   it('compares descriptions trimmed, whitespace collapsed and case folded', async () => {

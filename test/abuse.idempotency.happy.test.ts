@@ -76,7 +76,7 @@ describe.each(STORES)('idempotent replays on %s', (store) => {
     expect(await taskCount()).toBe(count);
     // Still 2 of 3 left this hour: the replay used nothing, and says so.
     expect(again.headers.get('ratelimit-remaining')).toBe('2');
-    expect(again.headers.get('ratelimit-policy')).toBe('3;w=3600, 5;w=86400');
+    expect(again.headers.get('ratelimit-policy')).toBe('3;w=3600;comment="address", 5;w=86400;comment="address"');
   });
 
   it('replays the same payload whatever the key order or whitespace of the JSON', async () => {

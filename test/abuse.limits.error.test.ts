@@ -34,7 +34,7 @@ describe.each(STORES)('limit refusals on %s', (store) => {
     expect(body).toMatchObject({ error: 'rate_limited', limit: 'tasks_per_hour', retry_after_seconds: 2670 });
     expect(typeof body.message).toBe('string');
     expect(res.headers.get('retry-after')).toBe('2670');
-    expect(res.headers.get('ratelimit-policy')).toBe('3;w=3600, 5;w=86400');
+    expect(res.headers.get('ratelimit-policy')).toBe('3;w=3600;comment="address", 5;w=86400;comment="address"');
     expect(res.headers.get('ratelimit-remaining')).toBe('0');
     expect(await taskCount()).toBe(before);
   });
@@ -98,7 +98,7 @@ describe.each(STORES)('limit refusals on %s', (store) => {
     expect(res.status).toBe(429);
     expect(await res.json()).toMatchObject({ error: 'rate_limited', limit: 'reads_per_minute', retry_after_seconds: 20 });
     expect(res.headers.get('retry-after')).toBe('20');
-    expect(res.headers.get('ratelimit-policy')).toBe('2;w=60');
+    expect(res.headers.get('ratelimit-policy')).toBe('2;w=60;comment="address"');
     expect(res.headers.get('ratelimit-remaining')).toBe('0');
     // Another client is not affected.
     expect((await fetch(`${t.url}/api/v1/tasks/task-2030-00000000000000000000000000000000`, { headers: newClient() })).status).toBe(404);
@@ -118,7 +118,7 @@ describe.each(STORES)('the global daily task cap on %s', (store) => {
     expect(body).toMatchObject({ error: 'capacity_reached', retry_after_seconds: 6 * 3600 });
     expect(body).not.toHaveProperty('limit');
     expect(res.headers.get('retry-after')).toBe(String(6 * 3600));
-    expect(res.headers.get('ratelimit-policy')).toBe('3;w=3600, 5;w=86400');
+    expect(res.headers.get('ratelimit-policy')).toBe('3;w=3600;comment="address", 5;w=86400;comment="address"');
   });
 
   it('a capacity refusal uses none of the client quota', async () => {

@@ -29,7 +29,7 @@ describe.each(STORES)('per-client limits on %s', (store) => {
     for (let i = 0; i < 3; i++) {
       const res = await submit(client);
       expect(res.status).toBe(202);
-      expect(res.headers.get('ratelimit-policy')).toBe('3;w=3600, 5;w=86400');
+      expect(res.headers.get('ratelimit-policy')).toBe('3;w=3600;comment="address", 5;w=86400;comment="address"');
       expect(res.headers.get('ratelimit-limit')).toBe('3');
       remaining.push(res.headers.get('ratelimit-remaining'));
       // Fixed clock hours: 10:20 → the window resets at 11:00, 2400 s later.
@@ -80,7 +80,7 @@ describe.each(STORES)('per-client limits on %s', (store) => {
     for (let i = 0; i < 3; i++) {
       const res = await send(client);
       expect(res.status).toBe(201);
-      expect(res.headers.get('ratelimit-policy')).toBe('3;w=3600, 5;w=86400');
+      expect(res.headers.get('ratelimit-policy')).toBe('3;w=3600;comment="address", 5;w=86400;comment="address"');
       expect(res.headers.get('ratelimit-remaining')).toBe(String(2 - i));
       expect(res.headers.get('ratelimit-reset')).toBe('1800');
     }
@@ -105,7 +105,7 @@ describe.each(STORES)('per-client limits on %s', (store) => {
     const client = newClient();
     const res = await fetch(`${t.url}/api/v1/tasks/task-2030-00000000000000000000000000000000`, { headers: client });
     expect(res.status).toBe(404);
-    expect(res.headers.get('ratelimit-policy')).toBe('600;w=60');
+    expect(res.headers.get('ratelimit-policy')).toBe('600;w=60;comment="address"');
     expect(res.headers.get('ratelimit-limit')).toBe('600');
     expect(res.headers.get('ratelimit-remaining')).toBe('599');
     expect(res.headers.get('ratelimit-reset')).toBe('45');
@@ -126,7 +126,7 @@ describe.each(STORES)('small configured limits on %s', (store) => {
   it('publishes the configured limits in RateLimit-Policy', async () => {
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask(), newClient());
     expect(res.status).toBe(202);
-    expect(res.headers.get('ratelimit-policy')).toBe('10;w=3600, 20;w=86400');
+    expect(res.headers.get('ratelimit-policy')).toBe('10;w=3600;comment="address", 20;w=86400;comment="address"');
     expect(res.headers.get('ratelimit-remaining')).toBe('9');
   });
 

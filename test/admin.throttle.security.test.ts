@@ -47,7 +47,7 @@ describe('failed operator-key attempts, per client', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(limited.headers.get('ratelimit-policy')).toBe('3;w=60');
+    expect(limited.headers.get('ratelimit-policy')).toBe('3;w=60;comment="address"');
     const body = (await limited.json()) as { error: string; limit: string };
     expect(body).toMatchObject({ error: 'rate_limited', limit: 'admin_key_failures_per_minute' });
   });

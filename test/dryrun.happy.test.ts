@@ -35,7 +35,7 @@ describe.each(STORES)('dry run on %s', (store) => {
       would_accept: true,
       limits: { tasks_per_hour: { limit: 3, remaining: 3 }, tasks_per_day: { limit: 5, remaining: 5 }, status_poll_per_day: { limit: 1, remaining: 1 } },
     });
-    expect(res.headers.get('ratelimit-policy')).toBe('600;w=60');
+    expect(res.headers.get('ratelimit-policy')).toBe('600;w=60;comment="address"');
     expect(res.headers.get('ratelimit-limit')).toBe('600');
     expect(res.headers.get('location')).toBeNull();
     expect(await rowCounts(t.store.db)).toEqual(before);

@@ -163,7 +163,7 @@ describe.each(STORES)('MCP tool server on %s', (store) => {
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('x-request-id')).toBeTruthy();
     // Each POST /mcp is a read for flood control, and says so like every response.
-    expect(res.headers.get('ratelimit-policy')).toBe(`${t.config.limits.readsPerMinute};w=60`);
+    expect(res.headers.get('ratelimit-policy')).toBe(`${t.config.limits.readsPerMinute};w=60;comment="address"`);
   });
 
   it('serves the server card at /.well-known/mcp and /mcp/server-card', async () => {

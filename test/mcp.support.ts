@@ -18,6 +18,7 @@ export const TOOL_NAMES = [
   'message_human_operator',
   'answer_operator_question',
   'check_message_thread',
+  'list_my_tasks',
 ];
 
 /** An SDK client that has done the initialize handshake against the test app. */

@@ -62,6 +62,8 @@ function task(n: number): TaskRow {
     deadline_at: null,
     deadline_passed_at: null,
     due_at: null,
+    agent_key_id: null,
+    agent_directory: null,
     receipt_log_index: null,
   };
 }

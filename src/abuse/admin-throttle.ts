@@ -5,6 +5,7 @@ import { countFailure } from '../store/team/signin-failures-repo.js';
 import { noteRefusal } from './auto-block.js';
 import { clientBlocked, matchBlock } from './blocklist.js';
 import type { AbuseDeps, Caller } from './context.js';
+import { policyItem } from './limits.js';
 
 /**
  * Throttle of failed operator-key attempts (admin API and console sign-in), per client and over
@@ -57,7 +58,7 @@ export class AdminThrottle {
   private globalWarned = 0;
 
   constructor(private readonly settings: AdminThrottleSettings) {
-    this.policy = `${settings.perClientPerMinute};w=60`;
+    this.policy = policyItem(settings.perClientPerMinute, 60, 'address');
   }
 
   /**

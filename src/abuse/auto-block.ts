@@ -37,7 +37,7 @@ export async function countRefusal(deps: AbuseDeps, caller: Caller): Promise<voi
     for (const count of counts.values()) refusals += count;
     const { autoBlockRefusals, autoBlockHours } = deps.config.limits;
     if (refusals < autoBlockRefusals) return;
-    await blockClient(deps, caller.clientHash, `auto: ${refusals} rate-limit refusals within 24 hours`, new Date(now.getTime() + autoBlockHours * HOUR_MS));
+    await blockClient(deps, caller, `auto: ${refusals} rate-limit refusals within 24 hours`, new Date(now.getTime() + autoBlockHours * HOUR_MS));
     // A fresh start once the block ends: the refusals that caused it are spent.
     await deleteCounters(db, keys);
   } catch (failure) {

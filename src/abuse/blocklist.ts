@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { NetworkHashes } from '../domain/caller.js';
+import type { NetworkHashes, VerifiedAgent } from '../domain/caller.js';
 import { AppError } from '../domain/errors.js';
 import { emailDomain } from '../domain/network/email.js';
 import { BLOCK_KINDS, type BlockKind } from '../domain/tasks/admin-schemas.js';
@@ -42,13 +42,22 @@ export function normalizeEmail(address: string): string {
   return `${local}@${domain}`;
 }
 
-/** Auto-block: the client hash itself (no address to hash), unless an active entry exists. */
-export async function blockClient(deps: AbuseDeps, hash: string, reason: string, expiresAt: Date): Promise<void> {
+/**
+ * Auto-block: the client hash itself (no address to hash), or a verified agent's key id (the
+ * operator sees which agent), unless an active entry exists.
+ */
+export async function blockClient(
+  deps: AbuseDeps,
+  client: { clientHash: string; agent?: VerifiedAgent | undefined },
+  reason: string,
+  expiresAt: Date,
+): Promise<void> {
   const now = iso(deps.clock.now());
-  if (await hasActiveBlock(deps.store.db, 'ip', hash, now)) return;
+  const [kind, hash] = client.agent === undefined ? (['ip', client.clientHash] as const) : (['agent_key', client.agent.keyId] as const);
+  if (await hasActiveBlock(deps.store.db, kind, hash, now)) return;
   await insertBlock(deps.store.db, {
     id: `blk-${randomBytes(12).toString('hex')}`,
-    kind: 'ip',
+    kind,
     value: hash,
     reason,
     source: 'auto',
@@ -63,6 +72,8 @@ export async function blockClient(deps: AbuseDeps, hash: string, reason: string,
 export interface BlockSubject {
   clientHash: string;
   networks?: NetworkHashes | undefined;
+  /** A verified agent: its key and directory may be blocked; its address is not its identity. */
+  agent?: VerifiedAgent | undefined;
   email?: string | undefined;
   requester?: string | undefined;
 }
@@ -84,7 +95,9 @@ export function blockMatchOf(subject: BlockSubject): SubjectMatch {
   }
   const normalized = subject.requester === undefined ? '' : normalizeRequester(subject.requester);
   const requester = normalized !== '' ? normalized : undefined;
-  return { clientHash: subject.clientHash, networks: subject.networks, email, domains, requester };
+  // A verified agent is its key: the networks of the address it came from do not name it.
+  const networks = subject.agent === undefined ? subject.networks : undefined;
+  return { clientHash: subject.clientHash, networks, email, domains, requester, agentKey: subject.agent?.keyId, agentDirectory: subject.agent?.directory };
 }
 
 /** Does an ip entry name this client: its own hash, or the hash of its network at the entry's prefix? */
@@ -105,6 +118,8 @@ export function blockKindFor(match: SubjectMatch, active: ActiveBlock[]): BlockK
     email: hits('email', match.email),
     domain: match.domains.some((domain) => hits('domain', domain)),
     requester: hits('requester', match.requester),
+    agent_key: hits('agent_key', match.agentKey),
+    agent_directory: hits('agent_directory', match.agentDirectory),
   };
   return BLOCK_KINDS.find((kind) => matches[kind]) ?? null;
 }
@@ -120,6 +135,8 @@ const BLOCKED_TEXT: Record<BlockKind, string> = {
   email: 'This e-mail address is blocked.',
   domain: 'This e-mail domain is blocked.',
   requester: 'This requester is blocked.',
+  agent_key: "This agent's signing key is blocked.",
+  agent_directory: "This agent's key directory is blocked.",
 };
 
 export function clientBlocked(kind: BlockKind): AppError {

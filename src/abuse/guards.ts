@@ -22,6 +22,7 @@ import {
   windowOf,
 } from './limits.js';
 import { dailyTaskCapKey } from './quotas.js';
+import { policiesOf } from './state.js';
 import type { ReservedUnit } from './submission-guards.js';
 
 export { noteRefusal } from './auto-block.js';
@@ -73,7 +74,7 @@ async function screen(
   email: string,
   precheck: () => Promise<void>,
   reserve: () => Promise<Reservation>,
-  policy: string,
+  set: QuotaSet,
   dryRun: boolean,
 ): Promise<Screening> {
   const blocked = await matchBlock(deps, subject);
@@ -83,10 +84,10 @@ async function screen(
   const beforeQuery = async () => {
     // A dry run takes nothing: it is refused where the submission would be, and its look-ups are
     // bounded by the read limit it counts against instead.
-    if (dryRun) return lookupLeft(deps, caller, policy);
+    if (dryRun) return lookupLeft(deps, caller, set);
     const taken = await reserve();
     try {
-      await takeLookup(deps, caller, policy);
+      await takeLookup(deps, caller, set);
     } catch (error) {
       await taken.release();
       throw error;
@@ -111,22 +112,22 @@ async function screen(
 }
 
 /** One unit of the client's e-mail look-up budget, shared by every instance; 429 when spent. */
-async function takeLookup(deps: AbuseDeps, caller: Caller, policy: string): Promise<void> {
-  const quota = deps.abuse.policies.emailLookup;
+async function takeLookup(deps: AbuseDeps, caller: Caller, set: QuotaSet): Promise<void> {
+  const quota = policiesOf(deps.abuse, caller).emailLookup;
   const now = deps.clock.now();
   const window = windowOf(quota.window, now);
   const used = await consumeCounter(deps.store.db, counterKey(quota, caller.clientHash, window), quota.limit, counterExpiry(window));
-  if (used === null) throw rateLimited(quota, window, now, policy, 'e-mail domain look-ups');
+  if (used === null) throw rateLimited(quota, window, now, set, 'e-mail domain look-ups');
 }
 
 /** Read-only: the 429 takeLookup would give, without taking a unit (dry runs). */
-async function lookupLeft(deps: AbuseDeps, caller: Caller, policy: string): Promise<void> {
-  const quota = deps.abuse.policies.emailLookup;
+async function lookupLeft(deps: AbuseDeps, caller: Caller, set: QuotaSet): Promise<void> {
+  const quota = policiesOf(deps.abuse, caller).emailLookup;
   const now = deps.clock.now();
   const window = windowOf(quota.window, now);
   const key = counterKey(quota, caller.clientHash, window);
   const used = (await readCounters(deps.store.db, [key])).get(key) ?? 0;
-  if (used >= quota.limit) throw rateLimited(quota, window, now, policy, 'e-mail domain look-ups');
+  if (used >= quota.limit) throw rateLimited(quota, window, now, set, 'e-mail domain look-ups');
 }
 
 /**
@@ -139,8 +140,9 @@ export async function screenTask(deps: AbuseDeps, caller: Caller, input: TaskInp
   // the quotas and the daily cap, in this same order (submission-guards.ts). Three statements less
   // per submission on the common path (a requester's domain seen within the hour).
   if (deps.abuse.email.knownDeliverable(email)) return { emailUnverified: false };
-  const { task } = deps.abuse.policies;
-  const quotas = taskQuotas(deps.abuse.policies, input.delivery);
+  const policies = policiesOf(deps.abuse, caller);
+  const { task } = policies;
+  const quotas = taskQuotas(policies, input.delivery);
   const precheck = async () => {
     await quotaLeft(deps, caller, task, quotas, 'task submissions', !dryRun);
     // The daily cap is only read here: it is taken inside the write transaction.
@@ -149,23 +151,23 @@ export async function screenTask(deps: AbuseDeps, caller: Caller, input: TaskInp
     if (capUsed >= deps.config.limits.dailyTaskCap) throw capacityReached(now, task.policy);
   };
   const reserve = () => reserveQuota(deps, caller, task, quotas, 'task submissions');
-  const subject = { clientHash: caller.clientHash, networks: caller.networks, email, requester: input.requester };
-  return screen(deps, caller, subject, 'contact_email', email, precheck, reserve, task.policy, dryRun);
+  const subject = { clientHash: caller.clientHash, networks: caller.networks, agent: caller.agent, email, requester: input.requester };
+  return screen(deps, caller, subject, 'contact_email', email, precheck, reserve, task, dryRun);
 }
 
 export async function screenMessage(deps: AbuseDeps, caller: Caller, input: MessageInput): Promise<Screening> {
-  const { message } = deps.abuse.policies;
+  const { message } = policiesOf(deps.abuse, caller);
   const precheck = () => quotaLeft(deps, caller, message, message.quotas, 'messages');
   const reserve = () => reserveQuota(deps, caller, message, message.quotas, 'messages');
-  const subject = { clientHash: caller.clientHash, networks: caller.networks, email: input.reply_to, requester: input.from };
-  return screen(deps, caller, subject, 'reply_to', input.reply_to, precheck, reserve, message.policy, false);
+  const subject = { clientHash: caller.clientHash, networks: caller.networks, agent: caller.agent, email: input.reply_to, requester: input.from };
+  return screen(deps, caller, subject, 'reply_to', input.reply_to, precheck, reserve, message, false);
 }
 
 /** A message with no mailbox of its own (a withdrawal request): blocklist and message quota only. */
 export async function screenMailboxlessMessage(deps: AbuseDeps, caller: Caller): Promise<void> {
-  const { message } = deps.abuse.policies;
+  const { message } = policiesOf(deps.abuse, caller);
   // No address to check, so no DNS look-up: the blocklist (every spelling of the client), then the quota.
-  const blocked = await matchBlock(deps, { clientHash: caller.clientHash, networks: caller.networks });
+  const blocked = await matchBlock(deps, { clientHash: caller.clientHash, networks: caller.networks, agent: caller.agent });
   if (blocked) throw clientBlocked(blocked);
   await quotaLeft(deps, caller, message, message.quotas, 'messages');
 }
@@ -178,7 +180,7 @@ async function quotaLeft(deps: AbuseDeps, caller: Caller, set: QuotaSet, quotas:
   const counts = await readCounters(deps.store.db, keys);
   for (const [i, quota] of quotas.entries()) {
     if ((counts.get(keys[i]!) ?? 0) < quota.limit) continue;
-    const refusal = rateLimited(quota, windows[i]!, now, set.policy, what);
+    const refusal = rateLimited(quota, windows[i]!, now, set, what);
     if (note) await noteRefusal(deps, caller, refusal);
     throw refusal;
   }
@@ -244,7 +246,7 @@ async function consume(db: Db, deps: AbuseDeps, caller: Caller, set: QuotaSet, q
   for (const quota of quotas) {
     const window = windowOf(quota.window, now);
     const used = await consumeCounter(db, counterKey(quota, caller.clientHash, window), quota.limit, counterExpiry(window));
-    if (used === null) throw rateLimited(quota, window, now, set.policy, what);
+    if (used === null) throw rateLimited(quota, window, now, set, what);
     standings.push({ limit: quota.limit, used, resetsAt: window.resetsAt });
   }
   return standings;
@@ -252,7 +254,7 @@ async function consume(db: Db, deps: AbuseDeps, caller: Caller, set: QuotaSet, q
 
 /** RateLimit-* headers of the task quotas without using any (for idempotent replays). */
 export async function taskQuotaHeaders(db: Db, deps: AbuseDeps, caller: Caller): Promise<Record<string, string>> {
-  const { task } = deps.abuse.policies;
+  const { task } = policiesOf(deps.abuse, caller);
   const now = deps.clock.now();
   const counts = await readCounters(
     db,
@@ -263,7 +265,7 @@ export async function taskQuotaHeaders(db: Db, deps: AbuseDeps, caller: Caller):
 
 /** Where the client stands on the quotas a submission may use (a dry run's answer), without using any. */
 export async function taskQuotaStanding(db: Db, deps: AbuseDeps, caller: Caller): Promise<Record<string, { limit: number; remaining: number }>> {
-  const quotas = taskQuotas(deps.abuse.policies, 'status_poll');
+  const quotas = taskQuotas(policiesOf(deps.abuse, caller), 'status_poll');
   const now = deps.clock.now();
   const keys = quotas.map((q) => counterKey(q, caller.clientHash, windowOf(q.window, now)));
   const counts = await readCounters(db, keys);
@@ -272,7 +274,7 @@ export async function taskQuotaStanding(db: Db, deps: AbuseDeps, caller: Caller)
 
 /** Takes one unit of each message quota inside the message's transaction (no unit was reserved). */
 export async function consumeMessageQuota(db: Db, deps: AbuseDeps, caller: Caller): Promise<Record<string, string>> {
-  const { message } = deps.abuse.policies;
+  const { message } = policiesOf(deps.abuse, caller);
   const standings = await consume(db, deps, caller, message, message.quotas, 'messages');
   return { 'RateLimit-Policy': message.policy, ...rateLimitHeaders(standings, deps.clock.now()) };
 }

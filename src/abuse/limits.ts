@@ -65,12 +65,32 @@ export interface Quota {
 export interface QuotaSet {
   /** Quotas of the RateLimit-Policy header, in the order counted. */
   quotas: Quota[];
-  /** Precomputed `RateLimit-Policy` value. */
+  /** Precomputed `RateLimit-Policy` value; each item names its tier (`comment="address"` or `"verified"`). */
   policy: string;
+  /** Headers a 429 of this set carries besides the RateLimit ones (an unsigned client's Accept-Signature). */
+  refusalHeaders: Record<string, string>;
 }
 
-function quotaSet(quotas: Quota[]): QuotaSet {
-  return { quotas, policy: quotas.map((q) => `${q.limit};w=${q.window === 'day' ? 86_400 : q.window === 'hour' ? 3_600 : 60}`).join(', ') };
+/** Who a policy counts: an address, or a verified agent's key (docs/verified-agents.md). */
+export type Tier = 'address' | 'verified';
+
+/**
+ * RFC 9421 §5.1: what an unsigned client's 429 invites, a signed retry as Web Bot Auth signs it.
+ * The contract fixes the value.
+ */
+export const ACCEPT_SIGNATURE = 'sig1=("@authority" "signature-agent");tag="web-bot-auth";alg="ed25519"';
+
+/** One RateLimit-Policy item: `limit;w=seconds;comment="tier"`. */
+export function policyItem(limit: number, seconds: number, tier: Tier): string {
+  return `${limit};w=${seconds};comment="${tier}"`;
+}
+
+function quotaSet(quotas: Quota[], tier: Tier): QuotaSet {
+  return {
+    quotas,
+    policy: quotas.map((q) => policyItem(q.limit, q.window === 'day' ? 86_400 : q.window === 'hour' ? 3_600 : 60, tier)).join(', '),
+    refusalHeaders: tier === 'address' ? { 'Accept-Signature': ACCEPT_SIGNATURE } : {},
+  };
 }
 
 export interface Policies {
@@ -83,18 +103,26 @@ export interface Policies {
   emailLookup: Quota;
 }
 
-export function policiesFor(limits: Limits): Policies {
+/** The policies of a tier: an address's limits, or a verified agent's (VERIFIED_*). */
+export function policiesFor(limits: Limits, tier: Tier = 'address'): Policies {
+  const own = tier === 'verified' ? limits.verified : limits;
   return {
-    task: quotaSet([
-      { name: 'tasks_per_hour', window: 'hour', limit: limits.tasksPerHour, prefix: 'tasks:h' },
-      { name: 'tasks_per_day', window: 'day', limit: limits.tasksPerDay, prefix: 'tasks:d' },
-    ]),
-    message: quotaSet([
-      { name: 'messages_per_hour', window: 'hour', limit: limits.messagesPerHour, prefix: 'messages:h' },
-      { name: 'messages_per_day', window: 'day', limit: limits.messagesPerDay, prefix: 'messages:d' },
-    ]),
-    read: quotaSet([{ name: 'reads_per_minute', window: 'minute', limit: limits.readsPerMinute, prefix: 'reads:m' }]),
-    statusPoll: { name: 'status_poll_per_day', window: 'day', limit: limits.statusPollPerDay, prefix: 'poll:d', noun: 'tasks with delivery status_poll' },
+    task: quotaSet(
+      [
+        { name: 'tasks_per_hour', window: 'hour', limit: own.tasksPerHour, prefix: 'tasks:h' },
+        { name: 'tasks_per_day', window: 'day', limit: own.tasksPerDay, prefix: 'tasks:d' },
+      ],
+      tier,
+    ),
+    message: quotaSet(
+      [
+        { name: 'messages_per_hour', window: 'hour', limit: own.messagesPerHour, prefix: 'messages:h' },
+        { name: 'messages_per_day', window: 'day', limit: own.messagesPerDay, prefix: 'messages:d' },
+      ],
+      tier,
+    ),
+    read: quotaSet([{ name: 'reads_per_minute', window: 'minute', limit: limits.readsPerMinute, prefix: 'reads:m' }], tier),
+    statusPoll: { name: 'status_poll_per_day', window: 'day', limit: own.statusPollPerDay, prefix: 'poll:d', noun: 'tasks with delivery status_poll' },
     emailLookup: { name: 'email_lookups_per_minute', window: 'minute', limit: limits.emailLookupsPerMinute, prefix: 'dns:m', noun: 'e-mail domain look-ups' },
   };
 }
@@ -153,7 +181,7 @@ export function quotaHeaders(set: QuotaSet, clientHash: string, now: Date, used:
 }
 
 /** 429 `rate_limited` naming the quota, with Retry-After until its window resets. */
-export function rateLimited(quota: Quota, window: Window, now: Date, policy: string, what: string): AppError {
+export function rateLimited(quota: Quota, window: Window, now: Date, set: QuotaSet, what: string): AppError {
   const retry = secondsUntil(window.resetsAt, now);
   // "1 task with delivery status_poll", "3 tasks": the noun agrees with the number.
   const plural = quota.noun ?? what;
@@ -164,10 +192,11 @@ export function rateLimited(quota: Quota, window: Window, now: Date, policy: str
     { limit: quota.name, retry_after_seconds: retry },
     {
       'Retry-After': String(retry),
-      'RateLimit-Policy': policy,
+      'RateLimit-Policy': set.policy,
       'RateLimit-Limit': String(quota.limit),
       'RateLimit-Remaining': '0',
       'RateLimit-Reset': String(retry),
+      ...set.refusalHeaders,
     },
   );
 }

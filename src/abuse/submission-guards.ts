@@ -12,6 +12,7 @@ import { type Duplicate, duplicateWindowStart, pickDuplicate } from './duplicate
 import { idempotencyRecord, replayOf, type StoredResponse } from './idempotency.js';
 import { capacityReached, counterExpiry, counterKey, type Quota, quotaHeaders, rateLimited, taskQuotas, type Window, windowOf } from './limits.js';
 import { dailyTaskCapKey } from './quotas.js';
+import { policiesOf } from './state.js';
 
 /**
  * The guards of task submissions inside the write transaction, for a whole batch of them at once
@@ -134,13 +135,13 @@ export class SubmissionGuards {
   }
 
   private static blockMatch(this: void, s: GuardedSubmission): SubjectMatch {
-    const { clientHash, networks } = s.caller;
-    return blockMatchOf({ clientHash, networks, email: s.input.contact_email, requester: s.input.requester });
+    const { clientHash, networks, agent } = s.caller;
+    return blockMatchOf({ clientHash, networks, agent, email: s.input.contact_email, requester: s.input.requester });
   }
 
   /** The counters of the quotas a submission uses (limits.taskQuotas). */
   private static counted(deps: AbuseDeps, s: GuardedSubmission, now: Date): Counted[] {
-    return taskQuotas(deps.abuse.policies, s.input.delivery).map((quota) => {
+    return taskQuotas(policiesOf(deps.abuse, s.caller), s.input.delivery).map((quota) => {
       const window = windowOf(quota.window, now);
       return { quota, window, key: counterKey(quota, s.caller.clientHash, window) };
     });
@@ -168,11 +169,11 @@ export class SubmissionGuards {
     const blocked = blockKindFor(this.matches.get(s) ?? SubmissionGuards.blockMatch(s), this.blocks);
     if (blocked) throw clientBlocked(blocked);
 
-    const { task } = this.deps.abuse.policies;
+    const { task } = policiesOf(this.deps.abuse, s.caller);
     const counted = this.quotasOf.get(s) ?? SubmissionGuards.counted(this.deps, s, this.now);
     for (const c of counted) {
       if (s.reserved !== undefined || (this.counts.get(c.key) ?? 0) < c.quota.limit) continue;
-      throw rateLimited(c.quota, c.window, this.now, task.policy, 'task submissions');
+      throw rateLimited(c.quota, c.window, this.now, task, 'task submissions');
     }
     const capKey = dailyTaskCapKey(this.now);
     if ((this.counts.get(capKey) ?? 0) >= this.deps.config.limits.dailyTaskCap) throw capacityReached(this.now, task.policy);
@@ -204,7 +205,7 @@ export class SubmissionGuards {
 
   /** RateLimit-* of the task quotas (not the status_poll one) as they stand now. */
   private taskQuotaHeaders(s: GuardedSubmission): Record<string, string> {
-    return quotaHeaders(this.deps.abuse.policies.task, s.caller.clientHash, this.now, (key) => this.counts.get(key) ?? 0);
+    return quotaHeaders(policiesOf(this.deps.abuse, s.caller).task, s.caller.clientHash, this.now, (key) => this.counts.get(key) ?? 0);
   }
 
   /** Writes what the admitted submissions used: the counters and the Idempotency-Key records. */

@@ -1,7 +1,7 @@
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { verifyWebhookSignature } from '../webhooks/sign.js';
+import { verifyWebBotAuth, verifyWebhookSignature } from '../webhooks/sign.js';
 
 /**
  * `npm run verify-webhook -- [--headers-file FILE | --id ID --timestamp TS --signature SIG]
@@ -48,14 +48,15 @@ async function fetchJwks(baseUrl: string): Promise<unknown> {
   return res.json();
 }
 
-/** The Ed25519 keys of a JWKS; anything else in it is skipped. */
-function ed25519Keys(jwks: unknown): KeyObject[] {
+/** The Ed25519 keys of a JWKS by kid (the RFC 7638 thumbprint); anything else in it is skipped. */
+function ed25519Keys(jwks: unknown): Map<string, KeyObject> {
   const keys = typeof jwks === 'object' && jwks !== null && Array.isArray((jwks as { keys?: unknown }).keys) ? (jwks as { keys: unknown[] }).keys : [];
-  const result: KeyObject[] = [];
-  for (const jwk of keys) {
+  const result = new Map<string, KeyObject>();
+  for (const [i, jwk] of keys.entries()) {
     if (typeof jwk !== 'object' || jwk === null || (jwk as { kty?: unknown }).kty !== 'OKP' || (jwk as { crv?: unknown }).crv !== 'Ed25519') continue;
     try {
-      result.push(createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }));
+      const kid = (jwk as { kid?: unknown }).kid;
+      result.set(typeof kid === 'string' ? kid : `#${i}`, createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }));
     } catch {
       // A malformed entry verifies nothing.
     }
@@ -111,10 +112,12 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const baseUrl = (values['base-url'] ?? process.env.BASE_URL ?? `http://localhost:${process.env.PORT ?? '8080'}`).replace(/\/+$/, '');
+  let byKid: Map<string, KeyObject>;
   let keys: KeyObject[];
   try {
     const jwks = values['jwks-file'] !== undefined ? (JSON.parse(readFileSync(values['jwks-file'], 'utf8')) as unknown) : await fetchJwks(baseUrl);
-    keys = ed25519Keys(jwks);
+    byKid = ed25519Keys(jwks);
+    keys = [...byKid.values()];
     if (keys.length === 0) throw new Error('the key set holds no Ed25519 key');
   } catch (error) {
     out(`Cannot verify: ${error instanceof Error ? error.message : String(error)}`);
@@ -126,6 +129,14 @@ async function main(argv: string[]): Promise<number> {
   out(
     `  ${valid ? '✓' : '✗'} signature   ${valid ? 'v1a Ed25519 over id.timestamp.body verifies with a published key' : 'no v1a signature verifies with the published keys'}`,
   );
+  // The Web Bot Auth signature, when the saved request carries it (and its Host, the @authority signed).
+  let botAuth = true;
+  const host = headers.get('host');
+  if (headers.has('signature-input') && host !== undefined) {
+    const checked = await verifyWebBotAuth(host, headers, byKid, Math.floor(Date.now() / 1000));
+    botAuth = checked.valid;
+    out(`  ${botAuth ? '✓' : '✗'} web bot auth ${checked.reason}`);
+  }
   let fresh = true;
   if (tolerance !== undefined) {
     const age = Math.floor(Date.now() / 1000) - Number(timestamp);
@@ -138,7 +149,7 @@ async function main(argv: string[]): Promise<number> {
   } catch {
     out('  event         the body is not JSON');
   }
-  if (!valid || !fresh) {
+  if (!valid || !fresh || !botAuth) {
     out('INVALID: do not act on this webhook.');
     return 4;
   }

@@ -145,6 +145,7 @@ const MCP_TOOL_SUMMARIES: Record<ToolName, string> = {
   answer_operator_question:
     'Answer the question the operator asked when a task shows awaiting_answer true (same as POST /api/v1/tasks/{task_id}/questions/{question_id}/answer).',
   check_message_thread: 'Read the operator’s replies to a message with its thread_token (same as GET /api/v1/messages/{message_id} with the token as Bearer).',
+  list_my_tasks: 'A verified (Web Bot Auth signed) agent’s own tasks, newest update first, cursor-paginated (same as GET /api/v1/tasks).',
 };
 
 /** The tools of the MCP server, named by the server's own list so the documents cannot drift from it. */

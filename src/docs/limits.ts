@@ -24,5 +24,11 @@ export function publicLimits(config: Config) {
     daily_email_cap: l.dailyEmailCap,
     daily_windows_reset: '00:00 UTC',
     auto_block: { refusals_within_24h: l.autoBlockRefusals, blocked_hours: l.autoBlockHours },
+    // A Web Bot Auth signed agent is counted by its key, with these limits instead (docs/verified-agents.md).
+    verified_agents: {
+      task_submissions_per_key: { per_hour: l.verified.tasksPerHour, per_day: l.verified.tasksPerDay },
+      messages_per_key: { per_hour: l.verified.messagesPerHour, per_day: l.verified.messagesPerDay },
+      status_poll_tasks_per_key_per_day: l.verified.statusPollPerDay,
+    },
   };
 }

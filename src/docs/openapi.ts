@@ -110,6 +110,8 @@ export const ERROR_CODE_TEXT: Record<ErrorCode, string> = {
   malformed_request:
     'malformed_request: the body is JSON but not an object, a parameter is malformed, or the URL itself is (bad percent-encoding, a NUL, an over-long parameter); see details',
   invalid_cursor: 'invalid_cursor: the cursor is not one this service issued',
+  invalid_signature: 'invalid_signature: the request carries an HTTP Message Signature (Web Bot Auth) that does not verify; details name why (never 401)',
+  signature_required: 'signature_required: listing your own tasks needs a verified Web Bot Auth signature',
   unauthorized: 'unauthorized: the operator key is missing or wrong (no WWW-Authenticate challenge)',
   client_blocked: 'client_blocked: the client, e-mail, domain or requester is on the blocklist',
   forbidden: "forbidden: the operator's role does not allow this action, or a request to /mcp came with a Host or Origin this deployment does not serve",

@@ -107,6 +107,7 @@ export function llmsTxt(deps: ServiceDeps): string {
     `- [Read the operator's replies](${api}/messages/MESSAGE_ID): GET with Authorization: Bearer <thread_token>; the replies to your message, oldest first`,
     `- [Answer the operator's question](${api}/tasks/TASK_ID/questions/QUESTION_ID/answer): POST JSON {answer}; when the task shows awaiting_answer true, for the question whose answer is null`,
     `- [Withdraw a task](${api}/tasks/TASK_ID/cancel): POST, no body; asks the operator to withdraw it (a message naming the task, with the message limits); 202 with the unchanged status: the operator decides. A delivered or rejected task: 409 invalid_transition`,
+    `- [My tasks](${api}/tasks): GET ?limit=&cursor=&status=, signed (Web Bot Auth: Signature, Signature-Input, Signature-Agent naming your key directory); your own tasks, newest update first; unsigned: 400 signature_required. A signed agent is counted by its key, with limits of its own (${ref}#verified-agents)`,
     `- [Services catalog](${e.services.url}): GET ?limit=1-${l.servicesPageMax}&cursor=; pass next_cursor back until it is null`,
     `- [MCP server](${e.mcp.url}): streamable HTTP, stateless, no auth; tools ${MCP_TOOLS.map((t) => t.name).join(', ')}; same fields, limits and errors as REST. ${MCP_REVISIONS_NOTE}`,
     '',
@@ -373,6 +374,17 @@ export function apiDoc(deps: ServiceDeps, openapi: Json): Block[] {
     { h: 2, text: 'Services' },
     {
       p: `\`GET ${base}/api/${API_VERSION}/services?limit=&cursor=\` → \`{services, next_cursor}\`. \`limit\` 1–${limits.servicesPageMax}; pass \`next_cursor\` back as \`cursor\` until it is null. A cursor the service did not issue is 400 \`invalid_cursor\`.`,
+    },
+    { h: 2, text: 'Verified agents' },
+    {
+      p:
+        'An agent may sign its requests as Web Bot Auth does (RFC 9421 HTTP Message Signatures; draft-meunier-web-bot-auth-architecture): `Signature-Agent` names its key directory ' +
+        '(a JWKS at `/.well-known/http-message-signatures-directory` of its origin, or a full URL; a String, or a Dictionary member covered as `"signature-agent";key="…"`), ' +
+        '`Signature-Input` with `tag="web-bot-auth"`, `created`, `expires` (at most 300 s apart; clocks may differ by 30 s), `keyid` (the RFC 7638 thumbprint of an Ed25519 key of the directory), ' +
+        `an optional single-use \`nonce\`, covering \`@authority\` (this service's: \`${new URL(base).host}\`) and \`signature-agent\`; and \`Signature\`. Cloudflare's \`web-bot-auth\` package signs this way. ` +
+        'A verified request is counted by its key, not its address: its own limits (see Limits, the verified tier) on every door (REST, /mcp, the forms), and `RateLimit-Policy` items say `comment="verified"` (else `comment="address"`). ' +
+        `\`GET ${base}/api/${API_VERSION}/tasks?limit=&cursor=&status=\` (MCP \`list_my_tasks\`) lists a verified agent's own tasks, newest update first: \`{tasks, next_cursor}\`; unsigned, 400 \`signature_required\`. ` +
+        'A signature that does not verify is 400 `invalid_signature` with `details: ["signature: <why>"]`, never 401. An unsigned client\'s 429 carries `Accept-Signature` inviting a signed retry.',
     },
     { h: 2, text: 'Errors' },
     {

@@ -8,6 +8,19 @@ export interface Caller {
   networks?: NetworkHashes | undefined;
   source: Source;
   idempotencyKey?: string | undefined;
+  /**
+   * The agent whose Web Bot Auth signature the request carried and the service verified
+   * (docs/verified-agents.md); then `clientHash` is the hash of `key:<key_id>`, not of the address.
+   */
+  agent?: VerifiedAgent | undefined;
+}
+
+/** An agent that proved who it is with an HTTP Message Signature (RFC 9421, Web Bot Auth). */
+export interface VerifiedAgent {
+  /** The RFC 7638 thumbprint of its Ed25519 key (the signature's `keyid`). */
+  keyId: string;
+  /** The host of its key directory, with `:port` when not the scheme's default. */
+  directory: string;
 }
 
 /** The keyed hashes of a client's enclosing networks, worked out only for the prefixes asked for. */

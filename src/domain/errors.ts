@@ -7,6 +7,8 @@ export const ERROR_STATUS = {
   invalid_json: 400,
   malformed_request: 400,
   invalid_cursor: 400,
+  invalid_signature: 400,
+  signature_required: 400,
   unauthorized: 401,
   client_blocked: 403,
   forbidden: 403,

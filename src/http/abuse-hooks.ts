@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isSigned } from '../abuse/agent-signatures.js';
+import type { Policies } from '../abuse/limits.js';
 import { AppError } from '../domain/errors.js';
 import type { ServiceDeps } from '../services/context.js';
 import { clientAddressOf } from './client.js';
@@ -11,39 +13,73 @@ import { isDryRun } from './routes/public.js';
  *   reads.ts) and carry RateLimit-Limit/Remaining/Reset;
  * - every response carries RateLimit-Policy: the submission policy on task and message routes,
  *   the operator-key throttle's on admin routes, the read policy on everything else (reads,
- *   documents, 404s, preflights, early errors).
+ *   documents, 404s, preflights, early errors), each item naming its tier (`comment="address"`
+ *   or `comment="verified"`).
  * The policy is set when the request arrives, before the route's own hooks, so a 401 or a parse
  * error still carries it. This runs on every request: header values are precomputed, and client
  * hashes of recent addresses are cached.
+ *
+ * A request carrying a Web Bot Auth signature (docs/verified-agents.md) is left to `signed`, a
+ * hook that runs after the pipeline: it verifies the signature (400 invalid_signature when it
+ * does not), makes the agent's key the client, and applies the same steps with the verified
+ * policies. An unsigned request never waits for it.
  */
-export function abuseSteps(app: FastifyInstance, deps: ServiceDeps): { request: RequestStep; response: ResponseStep } {
-  const { policies, reads } = deps.abuse;
-  const readPolicy = policies.read.policy;
+export function abuseSteps(
+  app: FastifyInstance,
+  deps: ServiceDeps,
+): { request: RequestStep; response: ResponseStep; signed: (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void } {
+  const { reads } = deps.abuse;
   const readLimit = String(reads.limit);
-  const taskPolicy = policies.task.policy;
-  const messagePolicy = policies.message.policy;
+  const addressPolicy = deps.abuse.policies.read.policy;
   // The admin API and console enforce the failed-key-attempt limit, not the read limit: advertise that.
   const adminPolicy = deps.abuse.adminThrottle.policy;
 
   const addressOf = clientAddressOf(deps.config.trustProxy);
-  const hashOf = (request: FastifyRequest): string => deps.abuse.clientHash(addressOf(request.raw));
 
-  function countRead(request: FastifyRequest, reply: FastifyReply): AppError | undefined {
-    const verdict = reads.take(hashOf(request));
+  function countRead(hash: string, policies: Policies, reply: FastifyReply): AppError | undefined {
+    const policy = policies.read.policy;
+    const verdict = reads.take(hash);
     if (verdict.remaining < 0) {
       const retry = String(verdict.resetSeconds);
       return new AppError(
         'rate_limited',
         `Limit reached: ${readLimit} reads per minute per client. Retry after ${retry} seconds.`,
         { limit: 'reads_per_minute', retry_after_seconds: verdict.resetSeconds },
-        { 'Retry-After': retry, 'RateLimit-Policy': readPolicy, 'RateLimit-Limit': readLimit, 'RateLimit-Remaining': '0', 'RateLimit-Reset': retry },
+        {
+          'Retry-After': retry,
+          'RateLimit-Policy': policy,
+          'RateLimit-Limit': readLimit,
+          'RateLimit-Remaining': '0',
+          'RateLimit-Reset': retry,
+          ...policies.read.refusalHeaders,
+        },
       );
     }
-    reply.header('ratelimit-policy', readPolicy);
+    reply.header('ratelimit-policy', policy);
     reply.header('ratelimit-limit', readLimit);
     reply.header('ratelimit-remaining', String(verdict.remaining));
     reply.header('ratelimit-reset', String(verdict.resetSeconds));
     return undefined;
+  }
+
+  function step(request: FastifyRequest, hash: () => string, policies: Policies, reply: FastifyReply, route: FastifyContextConfig): AppError | undefined {
+    switch (route.kind) {
+      case 'read':
+        return countRead(hash(), policies, reply);
+      case 'task':
+        // A dry run is a read (contract "Know before you ask"): it cannot be used to grind the checks.
+        if (isDryRun(request.query)) return countRead(hash(), policies, reply);
+        reply.header('ratelimit-policy', policies.task.policy);
+        return undefined;
+      case 'message':
+        reply.header('ratelimit-policy', policies.message.policy);
+        return undefined;
+      case 'admin':
+        reply.header('ratelimit-policy', adminPolicy);
+        return undefined;
+      default:
+        return undefined;
+    }
   }
 
   app.addHook('onClose', async () => {
@@ -52,27 +88,24 @@ export function abuseSteps(app: FastifyInstance, deps: ServiceDeps): { request: 
 
   return {
     request: (request, reply, route) => {
-      switch (route.kind) {
-        case 'read':
-          return countRead(request, reply);
-        case 'task':
-          // A dry run is a read (contract "Know before you ask"): it cannot be used to grind the checks.
-          if (isDryRun(request.query)) return countRead(request, reply);
-          reply.header('ratelimit-policy', taskPolicy);
-          return undefined;
-        case 'message':
-          reply.header('ratelimit-policy', messagePolicy);
-          return undefined;
-        case 'admin':
-          reply.header('ratelimit-policy', adminPolicy);
-          return undefined;
-        default:
-          return undefined;
-      }
+      if (isSigned(request.headers)) return undefined;
+      return step(request, () => deps.abuse.clientHash(addressOf(request.raw)), deps.abuse.policies, reply, route);
     },
     // Everything else — documents, 404s, CORS preflights, errors before routing — gets the read policy.
-    response: (_request, reply) => {
-      if (!reply.hasHeader('ratelimit-policy')) reply.header('ratelimit-policy', readPolicy);
+    response: (request, reply) => {
+      if (!reply.hasHeader('ratelimit-policy')) reply.header('ratelimit-policy', request.agent === undefined ? addressPolicy : deps.abuse.verified.read.policy);
+    },
+    // Callback-style, and synchronous for an unsigned request: an async hook costs a promise on every request.
+    signed: (request, reply, done) => {
+      if (!isSigned(request.headers)) return done();
+      const route = request.routeOptions.config ?? {};
+      deps.abuse.agents.verify({ method: request.method, url: request.url, rawHeaders: request.raw.rawHeaders }).then(
+        (agent) => {
+          request.agent = agent;
+          done(step(request, () => deps.abuse.agentHash(agent.keyId), deps.abuse.verified, reply, route));
+        },
+        (error: Error) => done(error),
+      );
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyRequest } from 'fastify';
+import type { VerifiedAgent } from '../domain/caller.js';
 import { AppError } from '../domain/errors.js';
 import { isIdempotencyKey } from '../domain/ids.js';
 import type { Source } from '../domain/tasks/task.js';
@@ -18,7 +19,17 @@ export function callerFrom(request: FastifyRequest, deps: ServiceDeps, source: S
     }
     idempotencyKey = key;
   }
+  // A verified agent is its key (abuse-hooks.ts verified the signature when the request arrived).
+  const agent = request.agent;
+  if (agent !== undefined) return { clientHash: deps.abuse.agentHash(agent.keyId), agent, source, idempotencyKey };
   return { clientHash: deps.abuse.clientHash(request.ip), networks: deps.abuse.networks(request.ip), source, idempotencyKey };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The agent whose Web Bot Auth signature verified (abuse-hooks.ts); undefined when unsigned. */
+    agent?: VerifiedAgent | undefined;
+  }
 }
 
 /** TRUST_PROXY=N: the client is the address N hops back in X-Forwarded-For (Fastify's trustProxy). */

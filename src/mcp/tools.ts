@@ -11,12 +11,15 @@ import {
   DryRunResponseSchema,
   ErrorSchema,
   MessageResponseSchema,
+  MyTasksPageSchema,
+  MyTasksQuerySchema,
   messageInputSchema,
   PublicTaskSchema,
   SubmissionResponseSchema,
   taskInputSchema,
 } from '../domain/tasks/schemas.js';
 import { callerFrom } from '../http/client.js';
+import { listMyTasks } from '../services/agents/my-tasks.js';
 import type { ServiceDeps } from '../services/context.js';
 import { readThread, sendMessage } from '../services/messages/messages.js';
 import { answerQuestion } from '../services/questions/questions.js';
@@ -24,6 +27,7 @@ import { dryRunTask, submitTask } from '../services/tasks/tasks.js';
 import { awaitTaskUpdate, MAX_TOOL_WAIT_SECONDS } from '../services/waiting/task-watch.js';
 import { HumanServicesSchema, humanServices } from './catalog-info.js';
 import { AWAITING_ANSWER_GUIDE, answerToolInput, threadToolInput } from './questions.js';
+import { TASK_CARD_TOOL_META } from './task-card.js';
 
 /**
  * The six tools, one record each: name, description (written for a model), input and output
@@ -42,6 +46,7 @@ export const TOOL_NAMES = [
   'message_human_operator',
   'answer_operator_question',
   'check_message_thread',
+  'list_my_tasks',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -256,6 +261,8 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
         // Called as an MCP task, tasks/result returns the final task instead of the submission answer.
         outputSchema: outputSchema(SubmissionResponseSchema, PublicTaskSchema, DryRunResponseSchema),
         execution: { taskSupport: 'optional' },
+        // MCP Apps: hosts with the extension show the task card (task-card.ts) beside the result.
+        _meta: TASK_CARD_TOOL_META,
         annotations: { title: 'Submit a task to a human operator', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       async (request, args) => {
@@ -286,6 +293,7 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
           'Refused: an unknown task_id (task_not_found). Read-only.',
         inputSchema: inputSchema(statusInput),
         outputSchema: outputSchema(PublicTaskSchema),
+        _meta: TASK_CARD_TOOL_META,
         annotations: { title: 'Check a task', readOnlyHint: true, openWorldHint: false },
       },
       async (_request, args, signal) => {
@@ -328,6 +336,7 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
           'Each question takes one answer (already_answered); an unknown question_id is question_not_found. No quota is used.',
         inputSchema: inputSchema(answerToolInput),
         outputSchema: outputSchema(PublicTaskSchema),
+        _meta: TASK_CARD_TOOL_META,
         annotations: { title: "Answer the operator's question", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       async (_request, args) => {
@@ -352,6 +361,20 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
         // Whatever is wrong with the pair, the answer is the same not_found as over REST.
         return readThread(deps, typeof id === 'string' ? id : '', typeof token === 'string' ? `Bearer ${token}` : undefined);
       },
+    ),
+    record(
+      {
+        name: 'list_my_tasks',
+        title: 'List the tasks you submitted',
+        description:
+          'Your own tasks, newest update first, a page at a time: {tasks, next_cursor} (pass next_cursor back as cursor until it is null; limit 1 to 100, ' +
+          'default 20; status filters). It needs a verified agent: the HTTP request to /mcp signed with Web Bot Auth (HTTP Message Signatures, your key ' +
+          `directory named in Signature-Agent; see ${base}/api.md, Verified agents). Unsigned, it answers signature_required: keep your task ids instead. Read-only.`,
+        inputSchema: inputSchema(MyTasksQuerySchema),
+        outputSchema: outputSchema(MyTasksPageSchema),
+        annotations: { title: 'List the tasks you submitted', readOnlyHint: true, openWorldHint: false },
+      },
+      async (request, args) => listMyTasks(deps, callerFrom(request, deps), args),
     ),
   ];
 }

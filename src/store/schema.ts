@@ -63,6 +63,10 @@ export interface TasksTable {
   deadline_passed_at: string | null;
   /** The earlier of deadline and response target, fixed at submission (migration 130): the console queue's order. */
   due_at: string | null;
+  /** The verified agent's key (RFC 7638 thumbprint) that submitted it (migration 295); NULL when unsigned. */
+  agent_key_id: string | null;
+  /** That agent's key directory host[:port] (migration 295); NULL when unsigned. */
+  agent_directory: string | null;
   /** The receipt's leaf index in the public log (migration 260), set when the sequencer integrates it; NULL before. */
   receipt_log_index: number | null;
 }
@@ -435,6 +439,7 @@ export interface Database {
   log_leaves: LogLeavesTable;
   log_nodes: LogNodesTable;
   log_checkpoints: LogCheckpointsTable;
+  agent_nonces: AgentNoncesTable;
 }
 
 /**
@@ -474,6 +479,13 @@ export interface LogCheckpointsTable {
   /** Its RFC 3161 TimeStampResp, base64 (migration 290); NULL until time-stamped (TSA_URL). */
   tsr: string | null;
   created_at: string;
+}
+
+/** Web Bot Auth signature nonces seen, until their window ends (migration 295). */
+export interface AgentNoncesTable {
+  /** Hash of the key id and the nonce. */
+  nonce: string;
+  expires_at: string;
 }
 
 /** Imported task ids by case-folded form (migration 180), for linking messages that name them. */

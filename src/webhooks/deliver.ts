@@ -6,7 +6,7 @@ import { activeSigningKey } from '../receipts/keys.js';
 import type { Store } from '../store/db.js';
 import { finishWebhookClaim, insertWebhookAttempt, type WebhookEventRow } from '../store/delivery/webhooks-repo.js';
 import { postToTarget } from './send.js';
-import { signWebhook } from './sign.js';
+import { signWebhook, webBotAuthHeaders } from './sign.js';
 import { type Target, TargetRefused } from './target.js';
 
 /**
@@ -24,6 +24,8 @@ export interface DeliveryContext {
   /** The claim token every write after the claim names. */
   token: string;
   resolveTarget(url: string): Promise<Target>;
+  /** The service's origin (BASE_URL), named in each delivery's Web Bot Auth `Signature-Agent`. */
+  signatureAgent: string;
 }
 
 /** Delay before attempt n+1 after n failed attempts: base·2^(n-1), at most max, ±20 % jitter. */
@@ -53,7 +55,13 @@ export async function deliverOne(deps: DeliveryContext, row: WebhookEventRow): P
     const target = await resolveTarget(row.url);
     const key = await activeSigningKey(deps.store.db, now);
     const timestamp = String(Math.floor(now.getTime() / 1000));
-    const headers = { 'webhook-id': row.id, 'webhook-timestamp': timestamp, 'webhook-signature': signWebhook(row.id, timestamp, row.body, key.privateKey) };
+    const headers = {
+      'webhook-id': row.id,
+      'webhook-timestamp': timestamp,
+      'webhook-signature': signWebhook(row.id, timestamp, row.body, key.privateKey),
+      // Also signed as Web Bot Auth does, with the same key, published in the service's directory.
+      ...(await webBotAuthHeaders(row.url, deps.signatureAgent, key, now)),
+    };
     const { statusCode } = await postToTarget(target, headers, row.body, settings.timeoutMs);
     outcome = { statusCode, error: statusCode >= 200 && statusCode < 300 ? null : `the receiver answered ${statusCode}` };
   } catch (error) {

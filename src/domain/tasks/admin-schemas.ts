@@ -32,6 +32,15 @@ export const AdminTaskSchema = Type.Object(
       description: 'SHA-256 of the RFC 8785 canonical JSON of the request less contact_email and callback_url; signed into the receipt.',
     }),
     assignee: Nullable(Type.String({ description: 'The operator_id the task is assigned to; null when unassigned. Operator only.' })),
+    agent: Nullable(
+      Type.Object(
+        {
+          key_id: Type.String({ description: "The verified agent's key id (RFC 7638 thumbprint of its Ed25519 key)." }),
+          directory: Type.String({ description: 'The host of its key directory, with :port when not the default.' }),
+        },
+        { description: 'The agent that signed the submission (Web Bot Auth); null when unsigned. Operator only.' },
+      ),
+    ),
   },
   { description: 'A task as the operator sees it.' },
 );
@@ -189,13 +198,17 @@ export type AdminStats = Static<typeof AdminStatsSchema>;
 export const StatsQuerySchema = Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'Window in days; default 30.' })) });
 export type StatsQuery = Static<typeof StatsQuerySchema>;
 
-export const BLOCK_KINDS = ['ip', 'email', 'domain', 'requester'] as const;
+export const BLOCK_KINDS = ['ip', 'email', 'domain', 'requester', 'agent_key', 'agent_directory'] as const;
 export type BlockKind = (typeof BLOCK_KINDS)[number];
 
 /** A blocklist entry as the operator adds it; the value's form per kind is checked by services/console/blocklist.ts. */
 export const BlockInputSchema = Type.Object({
   kind: Type.Enum([...BLOCK_KINDS]),
-  value: Type.String({ minLength: 1, description: 'ip: an IPv4 address, or an IPv6 address or /64 prefix; email; domain (covers subdomains); requester.' }),
+  value: Type.String({
+    minLength: 1,
+    description:
+      'ip: an IPv4 address, or an IPv6 address or /64 prefix; email; domain (covers subdomains); requester; agent_key: a verified agent key id (RFC 7638 thumbprint); agent_directory: a key directory host, with :port when not the default.',
+  }),
   reason: Type.Optional(Type.String({ maxLength: 500 })),
   expires_at: Type.Optional(Type.String({ format: 'date-time', description: 'When the block ends; omit for a permanent block.' })),
 });

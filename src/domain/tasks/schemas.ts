@@ -302,3 +302,23 @@ export const ServicesPageSchema = Type.Object({
   next_cursor: Nullable(Type.String({ description: 'Opaque; pass as cursor for the next page. null on the last page.' })),
 });
 export type ServicesPage = Static<typeof ServicesPageSchema>;
+
+/** "My tasks" (docs/verified-agents.md): page size bounds. */
+export const MY_TASKS_DEFAULT = 20;
+export const MY_TASKS_MAX = 100;
+
+export const MyTasksQuerySchema = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MY_TASKS_MAX, description: `Page size, 1 to ${MY_TASKS_MAX}; default ${MY_TASKS_DEFAULT}.` })),
+  cursor: Type.Optional(Type.String({ maxLength: 400, description: 'Opaque next_cursor from the previous page.' })),
+  status: Type.Optional(Type.Enum(['submitted', 'accepted', 'delivered', 'rejected'], { description: 'Only tasks in this status.' })),
+});
+export type MyTasksQuery = Static<typeof MyTasksQuerySchema>;
+
+export const MyTasksPageSchema = Type.Object(
+  {
+    tasks: Type.Array(PublicTaskSchema),
+    next_cursor: Nullable(Type.String({ description: 'Opaque; pass as cursor for the next page. null on the last page.' })),
+  },
+  { description: "A verified agent's own tasks, newest update first." },
+);
+export type MyTasksPage = Static<typeof MyTasksPageSchema>;

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
+import { isSigned } from '../../abuse/agent-signatures.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { cachedTask } from '../../services/tasks/tasks.js';
 import { clientAddressOf } from '../client.js';
@@ -113,7 +114,8 @@ export function installFastReads(app: FastifyInstance, deps: ServiceDeps, option
     const entry = entries.get(url);
     if (entry === undefined) return false;
     const asked = request.headers;
-    if (asked.prefer !== undefined || isOverCap(request.socket)) return false;
+    // A signed request is verified, and counted by its key, by the framework (abuse-hooks.ts).
+    if (asked.prefer !== undefined || isOverCap(request.socket) || isSigned(asked)) return false;
     if (cachedTask(deps, url.slice(PREFIX.length)) !== entry.task) {
       entries.delete(url);
       return false;

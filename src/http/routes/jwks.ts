@@ -50,4 +50,25 @@ export function registerJwksRoute(app: FastifyInstance, deps: ServiceDeps): void
       return { keys: await keys() };
     },
   );
+
+  // The service's Web Bot Auth key directory (its webhooks carry Signature-Agent: BASE_URL): the
+  // same Ed25519 keys, whose kid is the RFC 7638 thumbprint a signature's keyid names.
+  app.get(
+    '/.well-known/http-message-signatures-directory',
+    {
+      config: { kind: 'read' },
+      schema: {
+        operationId: 'getSignaturesDirectory',
+        summary: "The service's HTTP Message Signatures directory (Web Bot Auth): the keys that sign its webhooks",
+        tags: ['documents'],
+        produces: ['application/http-message-signatures-directory+json'],
+        response: { 200: JwksSchema },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('Cache-Control', 'public, max-age=300');
+      reply.type('application/http-message-signatures-directory+json');
+      return { keys: await keys() };
+    },
+  );
 }

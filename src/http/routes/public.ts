@@ -6,6 +6,8 @@ import {
   ErrorSchema,
   HealthSchema,
   MessageResponseSchema,
+  MyTasksPageSchema,
+  MyTasksQuerySchema,
   messageInputSchema,
   PublicTaskSchema,
   ReadinessSchema,
@@ -13,6 +15,7 @@ import {
   taskInputSchema,
 } from '../../domain/tasks/schemas.js';
 import { isFinal } from '../../domain/tasks/task.js';
+import { listMyTasks } from '../../services/agents/my-tasks.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { sendMessage } from '../../services/messages/messages.js';
 import { health } from '../../services/runtime/health.js';
@@ -90,6 +93,26 @@ export function registerPublicRoutes(server: FastifyInstance, deps: ServiceDeps)
         .header('Location', result.location)
         .send(result.body);
     },
+  );
+
+  app.get(
+    SUBMIT_ROUTE,
+    {
+      config: { kind: 'read' },
+      // The service function is the one validator (MCP list_my_tasks calls it too); the schema documents the query.
+      attachValidation: true,
+      schema: {
+        operationId: 'listMyTasks',
+        summary: "A verified agent's own tasks, newest update first",
+        description:
+          'Needs a Web Bot Auth signature (HTTP Message Signatures: Signature, Signature-Input, Signature-Agent; see /api.md, Verified agents): ' +
+          'unsigned, 400 signature_required. Pass next_cursor back as cursor until it is null.',
+        tags: ['tasks'],
+        querystring: MyTasksQuerySchema,
+        response: { 200: MyTasksPageSchema, ...errors(400, 429) },
+      },
+    },
+    async (request) => listMyTasks(deps, callerFrom(request, deps), request.query),
   );
 
   // Registered without the type provider: the handler sends the body it already serialized

@@ -27,10 +27,13 @@ export async function blockTaskSender(deps: ServiceDeps, actor: Actor, taskId: s
     email: task.contact_email,
     domain,
     requester: task.requester.trim() === '' ? null : task.requester,
+    agent_key: task.agent_key_id,
+    agent_directory: task.agent_directory,
   };
   if (kind === 'email' && !value.email) details.push('kind email: this task has no contact e-mail');
   if (kind === 'domain' && !value.domain) details.push('kind domain: this task has no contact e-mail domain');
   if (kind === 'requester' && !value.requester) details.push('kind requester: this task names no requester');
+  if ((kind === 'agent_key' || kind === 'agent_directory') && !value.agent_key) details.push(`kind ${kind}: this task was not sent by a verified agent`);
   if (details.length > 0) throw validationFailed(details);
   if (kind === 'ip') return addClientHashBlock(deps, actor, task.client_hash, text, task.id);
   return addBlock(

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { type BlockSource, normalizeEmail, normalizeRequester } from '../../abuse/blocklist.js';
+import { directoryHost } from '../../domain/agents/directory.js';
 import { validationFailed } from '../../domain/errors.js';
 import { blockPrefix, keyHash, MIN_PREFIX, networkKey } from '../../domain/network/client.js';
 import { emailDomain, isHostname } from '../../domain/network/email.js';
@@ -70,6 +71,18 @@ function normalizeValue(deps: ServiceDeps, kind: BlockKind, value: string): { va
   if (kind === 'domain') {
     const domain = normalizeDomain(value);
     return isHostname(domain) ? { value: domain } : { problem: 'value must be a domain name such as mail.example-agent.dev when kind is domain' };
+  }
+  if (kind === 'agent_key') {
+    // An RFC 7638 SHA-256 thumbprint: 43 base64url characters.
+    return /^[A-Za-z0-9_-]{43}$/.test(value)
+      ? { value }
+      : { problem: 'value must be a key id (the RFC 7638 SHA-256 thumbprint, 43 base64url characters) when kind is agent_key' };
+  }
+  if (kind === 'agent_directory') {
+    const host = directoryHost(value);
+    return host === null
+      ? { problem: 'value must be a host, with :port when not the default (or a directory URL), when kind is agent_directory' }
+      : { value: host };
   }
   return value.length > REQUESTER_MAX
     ? { problem: `value must be at most ${REQUESTER_MAX} characters when kind is requester` }

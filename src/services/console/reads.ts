@@ -42,6 +42,7 @@ export function toAdminTask(row: TaskRow, assignee: string | null): AdminTask {
     rejected_at: row.rejected_at,
     is_test: row.is_test === 1,
     request_sha256: row.request_sha256,
+    agent: row.agent_key_id ? { key_id: row.agent_key_id, directory: row.agent_directory ?? '' } : null,
   };
 }
 

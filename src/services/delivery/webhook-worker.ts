@@ -36,6 +36,7 @@ export function startWebhookWorker(deps: ServiceDeps, options: { lanes?: number;
     settings,
     token,
     resolveTarget: createTargetResolver({ dnsServers: deps.config.dnsServers, dnsTimeoutMs: deps.config.dnsTimeoutMs, allowPrivate: settings.allowPrivate }),
+    signatureAgent: new URL(deps.config.baseUrl).origin,
   };
   const lanes: Scheduler[] = [];
   for (let lane = 0; lane < (options.lanes ?? LANES); lane++) {

@@ -183,6 +183,8 @@ function importedRow(record: ImportRecord, targetHours: number): TaskRow {
     deadline_at: null,
     deadline_passed_at: null,
     due_at: dueOf({ created_at: record.created_at, deadline: record.deadline ?? null }, targetHours).at.toISOString(),
+    agent_key_id: null,
+    agent_directory: null,
     receipt_log_index: null,
   };
 }

@@ -197,6 +197,8 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: Pick<g
     deadline_at: deadlineInstant(input.deadline),
     deadline_passed_at: null,
     due_at: iso(dueOf({ created_at: at, deadline: input.deadline ?? null }, targetHours).at),
+    agent_key_id: caller.agent?.keyId ?? null,
+    agent_directory: caller.agent?.directory ?? null,
     receipt_log_index: null,
   };
 }

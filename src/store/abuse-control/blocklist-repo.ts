@@ -14,6 +14,9 @@ export interface BlockMatch {
   /** The e-mail's domain and each parent domain. */
   domains: string[];
   requester?: string | undefined;
+  /** A verified agent's key id and directory host (docs/verified-agents.md). */
+  agentKey?: string | undefined;
+  agentDirectory?: string | undefined;
 }
 
 export async function insertBlock(db: Db, row: BlockRow): Promise<void> {
@@ -73,7 +76,7 @@ export async function hasActiveBlock(db: Db, kind: string, value: string, now: s
 export type ActiveBlock = Pick<BlockRow, 'kind' | 'value' | 'prefix_bits'>;
 
 /** Every kind a subject is matched under (its values are collected per kind below). */
-const BLOCK_KINDS = ['ip', 'email', 'domain', 'requester'] as const;
+const BLOCK_KINDS = ['ip', 'email', 'domain', 'requester', 'agent_key', 'agent_directory'] as const;
 
 /** The statement of activeBlocksMatching, compiled once per number of values (prepared.ts). */
 const activeBlocksQuery = reusableList((db, list, now: string) => {
@@ -97,12 +100,21 @@ const activeBlocksQuery = reusableList((db, list, now: string) => {
  * networks through their partial index; equal pairs that match no subject are dropped here.
  */
 export async function activeBlocksMatching(db: Db, subjects: BlockMatch[], now: string): Promise<ActiveBlock[]> {
-  const values = { ip: new Set<string>(), email: new Set<string>(), domain: new Set<string>(), requester: new Set<string>() };
+  const values = {
+    ip: new Set<string>(),
+    email: new Set<string>(),
+    domain: new Set<string>(),
+    requester: new Set<string>(),
+    agent_key: new Set<string>(),
+    agent_directory: new Set<string>(),
+  };
   for (const subject of subjects) {
     values.ip.add(subject.clientHash);
     if (subject.email !== undefined) values.email.add(subject.email);
     for (const domain of subject.domains) values.domain.add(domain);
     if (subject.requester !== undefined) values.requester.add(subject.requester);
+    if (subject.agentKey !== undefined) values.agent_key.add(subject.agentKey);
+    if (subject.agentDirectory !== undefined) values.agent_directory.add(subject.agentDirectory);
   }
   const all = new Set(Object.values(values).flatMap((set) => [...set]));
   if (all.size === 0) return [];

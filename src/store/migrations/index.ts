@@ -28,6 +28,7 @@ import * as m265 from './265_held_status_once.js';
 import * as m270 from './270_passkey_removal.js';
 import * as m280 from './280_coverage.js';
 import * as m290 from './290_log_timestamps.js';
+import * as m295 from './295_verified_agents.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '270_passkey_removal': m270,
   '280_coverage': m280,
   '290_log_timestamps': m290,
+  '295_verified_agents': m295,
 };

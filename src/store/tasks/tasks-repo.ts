@@ -84,6 +84,8 @@ const TASK_COLUMNS = [
   'deadline_at',
   'deadline_passed_at',
   'due_at',
+  'agent_key_id',
+  'agent_directory',
   'receipt_log_index',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
@@ -602,4 +604,32 @@ export async function filteredTasks(
   const column = options.by === 'deadline' ? 'deadline_at' : options.by === 'eta' ? 'eta' : 'due_at';
   query = options.before !== undefined ? query.where(column, '<', options.before) : query.where(column, 'is not', null);
   return query.orderBy(column, 'asc').orderBy('id', 'asc').limit(options.limit).execute();
+}
+
+/**
+ * One page of a verified agent's tasks (migration 295), newest update first, after the position
+ * `after`: down the partial index (agent_key_id, updated_at, id), so a page reads its own rows
+ * whatever the agent's history. A status filter is applied on the way down the same index.
+ */
+export async function listAgentTasks(
+  db: Db,
+  keyId: string,
+  page: { after?: { updated_at: string; id: string } | undefined; status?: string | undefined; limit: number },
+): Promise<PublicTaskRow[]> {
+  const { after, status } = page;
+  return db
+    .selectFrom('tasks')
+    .select([...PUBLIC_COLUMNS])
+    .where('agent_key_id', '=', keyId)
+    .$if(status !== undefined, (q) => q.where('status', '=', status ?? ''))
+    .$if(after !== undefined, (q) =>
+      q.where((eb) =>
+        eb.or([eb('updated_at', '<', after?.updated_at ?? ''), eb.and([eb('updated_at', '=', after?.updated_at ?? ''), eb('id', '<', after?.id ?? '')])]),
+      ),
+    )
+    .orderBy('agent_key_id', 'desc')
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .execute();
 }

@@ -90,6 +90,12 @@ export function blockSenderForm(task: AdminTaskDetail, session: Session, draft: 
     ['email', task.contact_email ? 'Its contact e-mail (under Details)' : 'Its contact e-mail (none given)', Boolean(task.contact_email)],
     ['domain', domain ? `Its e-mail domain: ${domain}` : 'Its e-mail domain (none given)', Boolean(domain)],
     ['requester', task.requester ? 'Its requester (as shown above)' : 'Its requester (none given)', Boolean(task.requester)],
+    ['agent_key', task.agent ? "Its verified agent's signing key" : 'Its signing key (the task was not signed)', task.agent !== null],
+    [
+      'agent_directory',
+      task.agent ? `Every agent of its key directory: ${task.agent.directory}` : 'Its key directory (the task was not signed)',
+      task.agent !== null,
+    ],
   ];
   const chosen = draft.kind ?? 'ip';
   return html`<section class="card" aria-labelledby="blk">

@@ -106,6 +106,7 @@ function keyFacts(task: AdminTaskDetail, now: Date): SafeHtml {
     <dt>Deadline</dt><dd>${task.deadline ? when(task.deadline, now) : html`<span class="sub">none</span>`}</dd>
     <dt>Result by</dt><dd>${deliveryWords(task.delivery)}</dd>
     <dt>Requester</dt><dd>${task.requester || html`<span class="sub">not given</span>`}</dd>
+    <dt>Agent</dt><dd>${task.agent ? html`<span class="badge">Verified</span> key <code>${task.agent.key_id}</code> of ${task.agent.directory}` : html`<span class="sub">unsigned (counted by address)</span>`}</dd>
   </dl>`;
 }
 
