@@ -25,6 +25,8 @@ export type ErrorCode =
   | 'invalid_json'
   | 'malformed_request'
   | 'invalid_cursor'
+  | 'invalid_signature'
+  | 'signature_required'
   | 'unauthorized'
   | 'client_blocked'
   | 'forbidden'
