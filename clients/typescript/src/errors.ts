@@ -116,6 +116,14 @@ export class QuestionNotFoundError extends HumanTaskError {
 export class AlreadyAnsweredError extends HumanTaskError {
   override readonly name = 'AlreadyAnsweredError';
 }
+/** 400 `invalid_signature`: a request signature (HTTP Message Signatures) that does not verify; the detail says why. */
+export class InvalidSignatureError extends HumanTaskError {
+  override readonly name = 'InvalidSignatureError';
+}
+/** 400 `signature_required`: the call needs a signed request (a verified agent). */
+export class SignatureRequiredError extends HumanTaskError {
+  override readonly name = 'SignatureRequiredError';
+}
 /** The deadline of waitForResult passed before the task was delivered or rejected; `task` is the last state seen. */
 export class WaitTimeoutError<T = unknown> extends HumanTaskError {
   override readonly name = 'WaitTimeoutError';
@@ -148,6 +156,8 @@ const BY_CODE: Record<ErrorCode, typeof HumanTaskError> = {
   forbidden: ForbiddenError,
   question_not_found: QuestionNotFoundError,
   already_answered: AlreadyAnsweredError,
+  invalid_signature: InvalidSignatureError,
+  signature_required: SignatureRequiredError,
 };
 
 /** The error for a refusal: the class of its code, else a plain HumanTaskError. */
