@@ -6,7 +6,7 @@ import { integrateLog } from '../src/services/receipt-log/receipt-log.js';
 import { insertLeaves } from '../src/store/receipt-log/receipt-log-repo.js';
 import { patchOk, submit } from './operator.support.js';
 import { runCli } from './receipts.support.js';
-import { useTestApp } from './support/app.js';
+import { STORES, useTestApp } from './support/app.js';
 
 /**
  * `npm run verify-receipt` checks the public log too (docs/receipt-log.md): offline, from the
@@ -118,6 +118,10 @@ describe('verify-receipt and the public log', () => {
     expect(online.stdout).toMatch(/✓ log_inclusion/);
     expect(online.stdout).toMatch(/✗ log_consistency\s+the log is now smaller than the older checkpoint/);
   }, 120_000);
+});
+
+describe.each(STORES)('GET /log/consistency (%s)', (store) => {
+  const t = useTestApp({ store });
 
   it("answers consistency proofs from O(log n) nodes, and bad sizes with the contract's errors", async () => {
     await insertLeaves(

@@ -49,7 +49,8 @@ describe('human-task-client and htask verify the public log', () => {
     await patchOk(t, id, { status: 'accepted', eta: '2030-03-20T12:00:00Z' });
     const task = await patchOk(t, id, { status: 'delivered', operator_notes: 'Open from 8.' });
     const receipt = String(task.receipt);
-    await others(4, 'after');
+    // 7 leaves: not a power of two, so consistency must check the kept root itself, not only the new one.
+    await others(3, 'after');
     await integrateLog(t.deps);
     await timestampCheckpoint(t.deps);
     const kept = await (await fetch(`${t.url}/log/checkpoint`)).text();
@@ -57,7 +58,7 @@ describe('human-task-client and htask verify the public log', () => {
     const online = await client.verifyReceiptLog(id);
     const { receipt_log_index: index } = (await client.getTask(id)) as { receipt_log_index?: number };
     expect(index).toBeTypeOf('number');
-    expect(online).toMatchObject({ valid: true, failure: null, index, treeSize: 8 });
+    expect(online).toMatchObject({ valid: true, failure: null, index, treeSize: 7 });
     expect(online.checks.map((c) => c.name)).toEqual(['log_proof', 'log_checkpoint', 'log_inclusion', 'log_timestamp']);
     expect(online.timestamp).toMatch(/^\d{14}/);
 
@@ -73,7 +74,7 @@ describe('human-task-client and htask verify the public log', () => {
     expect(lines[0]).toBe('c2sp.org/tlog-proof@v1');
     expect(lines[1]).toMatch(/^extra /);
     const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
-    const rootLine = lines.indexOf('8') + 1;
+    const rootLine = lines.indexOf('7') + 1;
     const changed = (i: number, value: string) => lines.map((l, j) => (j === i ? value : l)).join('\n');
     // The checkpoint's root: its signature fails (and the token's imprint, which covers it).
     const badRoot = await check(changed(rootLine, flip(lines[rootLine] as string)));
@@ -102,17 +103,17 @@ describe('human-task-client and htask verify the public log', () => {
     await integrateLog(t.deps);
     const grown = await client.verifyReceiptLog(id, { olderCheckpoint: kept });
     expect(grown.valid).toBe(true);
-    expect(grown.checks.at(-1)).toMatchObject({ name: 'log_consistency', ok: true, detail: 'the log only grew: 8 → 13 leaves' });
-    // A fork: the same key signed another tree of 8 leaves.
-    const fork = signNote(checkpointBody(t.deps.receiptLog.name, 8, Buffer.alloc(32, 9), []), t.deps.receiptLog);
+    expect(grown.checks.at(-1)).toMatchObject({ name: 'log_consistency', ok: true, detail: 'the log only grew: 7 → 12 leaves' });
+    // A fork: the same key signed another tree of 7 leaves.
+    const fork = signNote(checkpointBody(t.deps.receiptLog.name, 7, Buffer.alloc(32, 9), []), t.deps.receiptLog);
     const forked = await client.verifyReceiptLog(id, { olderCheckpoint: fork });
     expect(forked).toMatchObject({ valid: false, failure: 'log_consistency' });
-    expect(forked.checks.at(-1)?.detail).toMatch(/does not extend the older checkpoint of 8: the log was forked or rewritten/);
+    expect(forked.checks.at(-1)?.detail).toMatch(/does not extend the older checkpoint of 7: the log was forked or rewritten/);
     // A rollback: the kept checkpoint is larger than the log now.
     const ahead = signNote(checkpointBody(t.deps.receiptLog.name, 99, Buffer.alloc(32, 9), []), t.deps.receiptLog);
     expect((await client.verifyReceiptLog(id, { olderCheckpoint: ahead })).checks.at(-1)?.detail).toMatch(/rolled back or forked/);
     // Offline consistency, from files; a changed proof hash is named.
-    const consistency = await (await fetch(`${t.url}/log/consistency?from=8`)).text();
+    const consistency = await (await fetch(`${t.url}/log/consistency?from=7`)).text();
     expect((await check(proof, receipt, { olderCheckpoint: kept, consistency })).valid).toBe(true);
     const cl = consistency.split('\n');
     const badConsistency = cl.map((l, i) => (i === 2 ? flip(l) : l)).join('\n');
@@ -121,7 +122,7 @@ describe('human-task-client and htask verify the public log', () => {
     // htask: online, then offline from files with a changed checkpoint.
     const ok = await htask(['verify', id, '--issuer', t.config.baseUrl, '--checkpoint', file('kept', kept)], { baseUrl: t.url });
     expect(ok.stdout).toMatch(/✓ log_inclusion\s+logged at position \d+ of the public log/);
-    expect(ok.stdout).toMatch(/✓ log_consistency\s+the log only grew: 8 → 13 leaves/);
+    expect(ok.stdout).toMatch(/✓ log_consistency\s+the log only grew: 7 → 12 leaves/);
     expect(ok.code).toBe(0);
     const jwks = file('jwks.json', await (await fetch(`${t.url}/.well-known/jwks.json`)).text());
     const bad = await htask(
