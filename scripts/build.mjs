@@ -56,3 +56,6 @@ await build({
 // The stylesheets and scripts of the pages are files read at start (src/web/static-assets.ts looks
 // for them in assets/ next to the module, which in the bundle is dist/).
 cpSync('src/web/assets', 'dist/assets', { recursive: true });
+// The MCP App's markup, style and script, joined into one document at start (src/mcp/task-card.ts
+// looks for them in apps/ next to the module).
+cpSync('src/mcp/apps', 'dist/apps', { recursive: true });

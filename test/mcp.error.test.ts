@@ -126,7 +126,7 @@ describe.each(STORES)('MCP refusals and protocol errors on %s', (store) => {
     });
 
     it('an unknown method is MethodNotFound', async () => {
-      const res = await rpc(t, { jsonrpc: '2.0', id: 8, method: 'resources/list' });
+      const res = await rpc(t, { jsonrpc: '2.0', id: 8, method: 'prompts/list' });
       expect(((await res.json()) as { error: { code: number } }).error.code).toBe(ErrorCode.MethodNotFound);
     });
 

@@ -96,8 +96,9 @@ describe.each(STORES)('MCP 2026-07-28, bad input, on %s', (store) => {
     let deep: Json = {};
     for (let i = 0; i < 200; i++) deep = { d: deep };
     const nested = await modernRpc(t, 'tools/list', {}, { meta: { ...envelope(true), deep } });
+    // A body the guards refuse is JSON-RPC's parse error on /mcp, the contract's code as its data (docs/mcp.md).
     expect(nested.status).toBe(400);
-    expect(nested.body).toMatchObject({ error: 'malformed_request' });
+    expect(nested.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700, data: { error: 'malformed_request' } } });
     const big = await modernRpc(t, 'tools/list', {}, { meta: { ...envelope(true), big: 'x'.repeat(70_000) } });
     expect(big.status).toBe(413);
     expect(big.body).toMatchObject({ error: 'payload_too_large' });

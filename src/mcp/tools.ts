@@ -27,6 +27,7 @@ import { dryRunTask, submitTask } from '../services/tasks/tasks.js';
 import { awaitTaskUpdate, MAX_TOOL_WAIT_SECONDS } from '../services/waiting/task-watch.js';
 import { HumanServicesSchema, humanServices } from './catalog-info.js';
 import { AWAITING_ANSWER_GUIDE, answerToolInput, threadToolInput } from './questions.js';
+import { TASK_CARD_TOOL_META } from './task-card.js';
 
 /**
  * The six tools, one record each: name, description (written for a model), input and output
@@ -260,6 +261,8 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
         // Called as an MCP task, tasks/result returns the final task instead of the submission answer.
         outputSchema: outputSchema(SubmissionResponseSchema, PublicTaskSchema, DryRunResponseSchema),
         execution: { taskSupport: 'optional' },
+        // MCP Apps: hosts with the extension show the task card (task-card.ts) beside the result.
+        _meta: TASK_CARD_TOOL_META,
         annotations: { title: 'Submit a task to a human operator', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       async (request, args) => {
@@ -290,6 +293,7 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
           'Refused: an unknown task_id (task_not_found). Read-only.',
         inputSchema: inputSchema(statusInput),
         outputSchema: outputSchema(PublicTaskSchema),
+        _meta: TASK_CARD_TOOL_META,
         annotations: { title: 'Check a task', readOnlyHint: true, openWorldHint: false },
       },
       async (_request, args, signal) => {
@@ -332,6 +336,7 @@ export function buildTools(deps: ServiceDeps): ToolRecord[] {
           'Each question takes one answer (already_answered); an unknown question_id is question_not_found. No quota is used.',
         inputSchema: inputSchema(answerToolInput),
         outputSchema: outputSchema(PublicTaskSchema),
+        _meta: TASK_CARD_TOOL_META,
         annotations: { title: "Answer the operator's question", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       async (_request, args) => {

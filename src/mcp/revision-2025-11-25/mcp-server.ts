@@ -8,6 +8,7 @@ import { SERVICE_NAME } from '../../version.js';
 import { SERVER_TITLE } from '../card.js';
 import { refusal, toolSuccess } from '../results.js';
 import type { McpSdk } from '../sdk.js';
+import { TASK_CARD_URI, taskCard } from '../task-card.js';
 import { definitionsOf, serverInstructions, type ToolRecord } from '../tools.js';
 import { createdTask, refusalError, registerTaskHandlers, TASK_TOOL, TASKS_CAPABILITY } from './tasks.js';
 
@@ -54,17 +55,28 @@ export async function runTool(
   }
 }
 
+/** The MCP spec's error for resources/read of an unknown URI. */
+export const RESOURCE_NOT_FOUND = -32002;
+
 /** `sdk` is the loaded MCP SDK (sdk.ts): the server is built only once a request needs it. */
 export function createMcpServer(sdk: McpSdk, deps: ServiceDeps, tools: readonly ToolRecord[], request: FastifyRequest): Server {
-  const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = sdk.types;
+  const { CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema } = sdk.types;
   const server = new sdk.Server(
     { name: SERVICE_NAME, title: SERVER_TITLE, version: deps.version },
-    { capabilities: { tools: { listChanged: false }, tasks: TASKS_CAPABILITY }, instructions: serverInstructions(deps) },
+    { capabilities: { tools: { listChanged: false }, resources: {}, tasks: TASKS_CAPABILITY }, instructions: serverInstructions(deps) },
   );
   registerTaskHandlers(sdk.types, server, deps);
 
   const definitions = definitionsOf(tools);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: definitions }));
+
+  // MCP Apps: the task card (task-card.ts), the one resource.
+  const card = taskCard(deps.config.baseUrl);
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [card.listed] }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (read) => {
+    if (read.params.uri !== TASK_CARD_URI) throw new McpError(RESOURCE_NOT_FOUND, 'Resource not found', { uri: read.params.uri.slice(0, 200) });
+    return { contents: [card.contents] };
+  });
 
   server.setRequestHandler(CallToolRequestSchema, async (call, extra): Promise<CallToolResult | CreateTaskResult> => {
     const name = call.params.name;

@@ -6,8 +6,9 @@ import type { ServiceDeps } from '../../services/context.js';
 import { SERVICE_NAME } from '../../version.js';
 import { SERVER_TITLE } from '../card.js';
 import { refusal, toolSuccess } from '../results.js';
-import { createdTaskId, runTool } from '../revision-2025-11-25/mcp-server.js';
+import { createdTaskId, RESOURCE_NOT_FOUND, runTool } from '../revision-2025-11-25/mcp-server.js';
 import { TASK_TOOL } from '../revision-2025-11-25/tasks.js';
+import { TASK_CARD_URI, taskCard } from '../task-card.js';
 import { definitionsOf, serverInstructions, type ToolRecord } from '../tools.js';
 import {
   cancelTaskExt,
@@ -58,13 +59,24 @@ function createModernServer(
   const server = new sdk.Server(
     { name: SERVICE_NAME, title: SERVER_TITLE, version: deps.version },
     {
-      capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION_ID]: {} } },
+      capabilities: { tools: { listChanged: false }, resources: {}, extensions: { [TASKS_EXTENSION_ID]: {} } },
       instructions: serverInstructions(deps),
     },
   );
   // The definitions are plain JSON Schema objects, the same for both revisions.
   const listed = JSON.parse(JSON.stringify(definitionsOf(tools))) as import('@modelcontextprotocol/server').Tool[];
   server.setRequestHandler('tools/list', async () => ({ tools: listed }));
+
+  // MCP Apps: the task card (task-card.ts), the one resource, as on 2025-11-25.
+  const card = taskCard(deps.config.baseUrl);
+  server.setRequestHandler('resources/list', async () => ({ resources: [card.listed] }));
+  // Params checked here: the SDK's own check of a missing uri answers -32603 with its schema library's text.
+  server.setRequestHandler('resources/read', { params: ANY_PARAMS }, async (params) => {
+    if (typeof params.uri !== 'string') throw new RpcError(RPC.invalidParams, 'uri is required: the resource URI to read, e.g. ' + TASK_CARD_URI);
+    // The SDK answers the spec's -32002 as -32602 on this revision (both say "Resource not found").
+    if (params.uri !== TASK_CARD_URI) throw new RpcError(RESOURCE_NOT_FOUND, 'Resource not found');
+    return { contents: [card.contents] };
+  });
 
   server.setRequestHandler('tools/call', async (call, ctx) => {
     const name = call.params.name;
