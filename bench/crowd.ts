@@ -35,7 +35,7 @@ interface Answer {
 /** The i-th distinct client's address. */
 export const crowdAddress = (i: number) => `127.${20 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
 
-function send(
+export function send(
   url: string,
   options: { localAddress: string; method?: string; headers?: Record<string, string>; body?: string },
   onSent?: () => void,
@@ -61,7 +61,7 @@ function percentile(values: number[], p: number): number {
 }
 
 /** Runs `count` requests, `parallel` at a time; the milliseconds it took and how many were not 2xx/304. */
-async function timed(count: number, parallel: number, one: (i: number) => Promise<Answer>): Promise<{ ms: number; bad: number }> {
+export async function timed(count: number, parallel: number, one: (i: number) => Promise<Answer>): Promise<{ ms: number; bad: number }> {
   const started = performance.now();
   let next = 0;
   let bad = 0;

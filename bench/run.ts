@@ -9,7 +9,9 @@
  *   - held long-polls (one instance, each store): wake-up p99 after a change (bench/longpoll.ts)
  *   - crowd (docs/performance.md#many-clients-at-once-and-the-default-path-issues-34-and-28, one instance, each store; bench/crowd.ts): reads and submissions from
  *     BENCH_CROWD (default 3,000) distinct loopback addresses against one, and as many long-polls
- *     held from distinct addresses with a health probe running
+ *     held from distinct addresses with a health probe running; then the crowd of keys
+ *     (bench/crowd-agents.ts): as many submissions and reads from distinct verified agents' keys
+ *     as from distinct addresses
  *   - default path (docs/performance.md#history-costs-that-do-not-grow-with-it-issue-28; bench/default-path.ts): e-mail-delivery submissions, each from its own
  *     address (TRUST_PROXY), confirmation mail to a local SMTP sink; three runs, median accepted/s,
  *     the outbox's lag and a status read probe during the flood, and where the median run's CPU
@@ -19,7 +21,7 @@
  *   status read SQLite ≥ 0.6× bare; PostgreSQL one instance ≥ 0.35× bare; submissions SQLite
  *   ≥ 3,000/s; PostgreSQL two instances ≥ 1,500/s; long-poll wake-up p99 ≤ 50 ms; peak RSS ≤ 110 MB;
  *   crowd: distinct/one ≤ 1.5× for reads and submissions, health probe p99 ≤ 50 ms, every poll
- *   released within 1 s of its wait; default path: SQLite ≥ 3,000/s, PostgreSQL two instances
+ *   released within 1 s of its wait, keys/addresses ≤ 1.5× for submissions and reads; default path: SQLite ≥ 3,000/s, PostgreSQL two instances
  *   ≥ 2,000/s, outbox never more than 5 s behind, status read probe p99 ≤ 20 ms, console queue
  *   page probe p99 ≤ 100 ms.
  * BENCH_SECONDS (default 10) per run; BENCH_ROUNDS (default 3) measured runs per scenario, the
@@ -38,6 +40,7 @@ import { freePort, waitForServer } from '../test/support/net.js';
 import { AGENT_VERIFY_TARGET_US, benchAgentVerification } from './agents.js';
 import { describeBudget } from './cpu-budget.js';
 import { benchCrowd } from './crowd.js';
+import { benchCrowdAgents, CROWD_AGENTS_BASE_URL } from './crowd-agents.js';
 import { type DefaultPathRun, defaultPathEnv, defaultPathRun, startSmtpSink } from './default-path.js';
 import { benchLongPoll } from './longpoll.js';
 import { ADMIN_KEY, createTask, POSTGRES_URL, signIn, startSetup } from './service.js';
@@ -106,11 +109,15 @@ async function runSetup(setup: Setup, failures: string[]): Promise<void> {
 
 /** The crowd scenario on a fresh instance (connections raised so 3,000 held polls fit beside the probe). */
 async function crowd(setup: Setup, failures: string[]): Promise<void> {
-  const running = await startSetup({ store: setup.store, instances: 1, env: { MAX_CONNECTIONS: String(CROWD * 3 + 1000) } });
+  // WEBHOOK_ALLOW_PRIVATE and BASE_URL for the crowd of keys (their directories on loopback, the authority they sign).
+  const env = { MAX_CONNECTIONS: String(CROWD * 3 + 1000), WEBHOOK_ALLOW_PRIVATE: 'true', BASE_URL: CROWD_AGENTS_BASE_URL };
+  const running = await startSetup({ store: setup.store, instances: 1, env });
   try {
     const result = await benchCrowd({ base: running.base, clients: CROWD, waitSeconds: CROWD_WAIT });
-    for (const line of result.lines) process.stdout.write(`[${setup.name}] ${line}\n`);
-    failures.push(...result.failures.map((f) => `${setup.name}: ${f}`));
+    // Then the crowd of keys on the same instance, from addresses the crowd did not use (it uses 3N).
+    const keys = await benchCrowdAgents({ base: running.base, clients: CROWD, firstAddress: 8 * CROWD });
+    for (const line of [...result.lines, ...keys.lines]) process.stdout.write(`[${setup.name}] ${line}\n`);
+    failures.push(...[...result.failures, ...keys.failures].map((f) => `${setup.name}: ${f}`));
   } finally {
     await running.stop();
   }

@@ -54,6 +54,8 @@ describe.each(STORES)('MCP Apps task card on %s', (store) => {
       const tools = (await client.listTools()).tools;
       const linked = tools.filter((tool) => (tool._meta as { ui?: { resourceUri?: string } } | undefined)?.ui?.resourceUri === URI).map((tool) => tool.name);
       expect(linked).toEqual(['submit_human_task', 'check_task_status', 'answer_operator_question']);
+      // The deprecated flat key too, as the package's registerAppTool writes it for older hosts.
+      for (const tool of tools.filter((candidate) => linked.includes(candidate.name))) expect(tool._meta?.['ui/resourceUri']).toBe(URI);
     }
   });
 

@@ -179,8 +179,9 @@ async function quotaLeft(deps: AbuseDeps, caller: Caller, set: QuotaSet, quotas:
   const keys = quotas.map((q, i) => counterKey(q, caller.clientHash, windows[i]!));
   const counts = await readCounters(deps.store.db, keys);
   for (const [i, quota] of quotas.entries()) {
-    if ((counts.get(keys[i]!) ?? 0) < quota.limit) continue;
-    const refusal = rateLimited(quota, windows[i]!, now, set, what);
+    const used = counts.get(keys[i]!) ?? 0;
+    if (used < quota.limit) continue;
+    const refusal = rateLimited(quota, windows[i]!, now, set, what, used);
     if (note) await noteRefusal(deps, caller, refusal);
     throw refusal;
   }

@@ -60,6 +60,8 @@ export interface Quota {
   prefix: string;
   /** What a refusal says is limited, when not the quota set's own noun (`tasks with delivery status_poll`). */
   noun?: string;
+  /** An address quota's counterpart in the verified tier (what a signed retry would be allowed). */
+  verifiedLimit?: number;
 }
 
 export interface QuotaSet {
@@ -67,8 +69,7 @@ export interface QuotaSet {
   quotas: Quota[];
   /** Precomputed `RateLimit-Policy` value; each item names its tier (`comment="address"` or `"verified"`). */
   policy: string;
-  /** Headers a 429 of this set carries besides the RateLimit ones (an unsigned client's Accept-Signature). */
-  refusalHeaders: Record<string, string>;
+  tier: Tier;
 }
 
 /** Who a policy counts: an address, or a verified agent's key (docs/verified-agents.md). */
@@ -89,8 +90,17 @@ function quotaSet(quotas: Quota[], tier: Tier): QuotaSet {
   return {
     quotas,
     policy: quotas.map((q) => policyItem(q.limit, q.window === 'day' ? 86_400 : q.window === 'hour' ? 3_600 : 60, tier)).join(', '),
-    refusalHeaders: tier === 'address' ? { 'Accept-Signature': ACCEPT_SIGNATURE } : {},
+    tier,
   };
+}
+
+/**
+ * What an unsigned client's 429 invites (contract "Verified agents"): `Accept-Signature` only where
+ * the verified tier would have room, i.e. its limit for the refused quota is above the client's use
+ * (a read limit the tiers share, or a verified limit set lower, invites nothing).
+ */
+export function invitation(set: QuotaSet, quota: Quota, used: number): Record<string, string> {
+  return set.tier === 'address' && quota.verifiedLimit !== undefined && used < quota.verifiedLimit ? { 'Accept-Signature': ACCEPT_SIGNATURE } : {};
 }
 
 export interface Policies {
@@ -106,23 +116,32 @@ export interface Policies {
 /** The policies of a tier: an address's limits, or a verified agent's (VERIFIED_*). */
 export function policiesFor(limits: Limits, tier: Tier = 'address'): Policies {
   const own = tier === 'verified' ? limits.verified : limits;
+  // The verified counterpart of an address quota (undefined in the verified tier: nothing to invite).
+  const v = (verified: number) => (tier === 'address' ? { verifiedLimit: verified } : {});
   return {
     task: quotaSet(
       [
-        { name: 'tasks_per_hour', window: 'hour', limit: own.tasksPerHour, prefix: 'tasks:h' },
-        { name: 'tasks_per_day', window: 'day', limit: own.tasksPerDay, prefix: 'tasks:d' },
+        { name: 'tasks_per_hour', window: 'hour', limit: own.tasksPerHour, prefix: 'tasks:h', ...v(limits.verified.tasksPerHour) },
+        { name: 'tasks_per_day', window: 'day', limit: own.tasksPerDay, prefix: 'tasks:d', ...v(limits.verified.tasksPerDay) },
       ],
       tier,
     ),
     message: quotaSet(
       [
-        { name: 'messages_per_hour', window: 'hour', limit: own.messagesPerHour, prefix: 'messages:h' },
-        { name: 'messages_per_day', window: 'day', limit: own.messagesPerDay, prefix: 'messages:d' },
+        { name: 'messages_per_hour', window: 'hour', limit: own.messagesPerHour, prefix: 'messages:h', ...v(limits.verified.messagesPerHour) },
+        { name: 'messages_per_day', window: 'day', limit: own.messagesPerDay, prefix: 'messages:d', ...v(limits.verified.messagesPerDay) },
       ],
       tier,
     ),
-    read: quotaSet([{ name: 'reads_per_minute', window: 'minute', limit: limits.readsPerMinute, prefix: 'reads:m' }], tier),
-    statusPoll: { name: 'status_poll_per_day', window: 'day', limit: own.statusPollPerDay, prefix: 'poll:d', noun: 'tasks with delivery status_poll' },
+    read: quotaSet([{ name: 'reads_per_minute', window: 'minute', limit: limits.readsPerMinute, prefix: 'reads:m', ...v(limits.readsPerMinute) }], tier),
+    statusPoll: {
+      name: 'status_poll_per_day',
+      window: 'day',
+      limit: own.statusPollPerDay,
+      prefix: 'poll:d',
+      noun: 'tasks with delivery status_poll',
+      ...v(limits.verified.statusPollPerDay),
+    },
     emailLookup: { name: 'email_lookups_per_minute', window: 'minute', limit: limits.emailLookupsPerMinute, prefix: 'dns:m', noun: 'e-mail domain look-ups' },
   };
 }
@@ -180,8 +199,8 @@ export function quotaHeaders(set: QuotaSet, clientHash: string, now: Date, used:
   return { 'RateLimit-Policy': set.policy, ...rateLimitHeaders(standings, now) };
 }
 
-/** 429 `rate_limited` naming the quota, with Retry-After until its window resets. */
-export function rateLimited(quota: Quota, window: Window, now: Date, set: QuotaSet, what: string): AppError {
+/** 429 `rate_limited` naming the quota, with Retry-After until its window resets; `used`: the client's use of it. */
+export function rateLimited(quota: Quota, window: Window, now: Date, set: QuotaSet, what: string, used = quota.limit): AppError {
   const retry = secondsUntil(window.resetsAt, now);
   // "1 task with delivery status_poll", "3 tasks": the noun agrees with the number.
   const plural = quota.noun ?? what;
@@ -196,7 +215,7 @@ export function rateLimited(quota: Quota, window: Window, now: Date, set: QuotaS
       'RateLimit-Limit': String(quota.limit),
       'RateLimit-Remaining': '0',
       'RateLimit-Reset': String(retry),
-      ...set.refusalHeaders,
+      ...invitation(set, quota, used),
     },
   );
 }

@@ -172,8 +172,9 @@ export class SubmissionGuards {
     const { task } = policiesOf(this.deps.abuse, s.caller);
     const counted = this.quotasOf.get(s) ?? SubmissionGuards.counted(this.deps, s, this.now);
     for (const c of counted) {
-      if (s.reserved !== undefined || (this.counts.get(c.key) ?? 0) < c.quota.limit) continue;
-      throw rateLimited(c.quota, c.window, this.now, task, 'task submissions');
+      const used = this.counts.get(c.key) ?? 0;
+      if (s.reserved !== undefined || used < c.quota.limit) continue;
+      throw rateLimited(c.quota, c.window, this.now, task, 'task submissions', used);
     }
     const capKey = dailyTaskCapKey(this.now);
     if ((this.counts.get(capKey) ?? 0) >= this.deps.config.limits.dailyTaskCap) throw capacityReached(this.now, task.policy);

@@ -1,6 +1,6 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isSigned } from '../abuse/agent-signatures.js';
-import type { Policies } from '../abuse/limits.js';
+import { invitation, type Policies } from '../abuse/limits.js';
 import { AppError } from '../domain/errors.js';
 import type { ServiceDeps } from '../services/context.js';
 import { clientAddressOf } from './client.js';
@@ -51,7 +51,7 @@ export function abuseSteps(
           'RateLimit-Limit': readLimit,
           'RateLimit-Remaining': '0',
           'RateLimit-Reset': retry,
-          ...policies.read.refusalHeaders,
+          ...invitation(policies.read, policies.read.quotas[0]!, Number(readLimit)),
         },
       );
     }

@@ -14,8 +14,11 @@ import { escapeHtml } from '../domain/html.js';
 export const TASK_CARD_URI = 'ui://human-task/task-card.html';
 /** RESOURCE_MIME_TYPE of @modelcontextprotocol/ext-apps (not imported: its entry point loads its schema library). */
 export const MCP_APP_MIME_TYPE = 'text/html;profile=mcp-app';
-/** The tool `_meta` that links a tool to the card. */
-export const TASK_CARD_TOOL_META = { ui: { resourceUri: TASK_CARD_URI } } as const;
+/**
+ * The tool `_meta` that links a tool to the card: `ui.resourceUri`, and the deprecated flat key
+ * `ui/resourceUri` beside it for hosts of the extension's drafts, as the package's registerAppTool does.
+ */
+export const TASK_CARD_TOOL_META = { ui: { resourceUri: TASK_CARD_URI }, 'ui/resourceUri': TASK_CARD_URI } as const;
 /** The contract's ceiling on the document (uncompressed bytes). */
 export const TASK_CARD_MAX_BYTES = 150 * 1024;
 

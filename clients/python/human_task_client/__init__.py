@@ -38,6 +38,7 @@ from .log import LogVerdict, verify_consistency_proof, verify_receipt_log
 from .models import CatalogEntry, MessageInput, MessageResponse, MessageThread, Question, SubmissionResponse, Task, TaskInput
 from .results import parse_result
 from .verify import Check, ReceiptVerdict, WebhookVerdict, same_issuer, verify_receipt, verify_webhook
+from .web_bot_auth import AgentKey, WebBotAuthVerdict, jwk_thumbprint, verify_web_bot_auth
 
 __all__ = [
     "AlreadyAnsweredError",
@@ -84,5 +85,9 @@ __all__ = [
     "same_issuer",
     "verify_receipt",
     "verify_webhook",
+    "AgentKey",
+    "WebBotAuthVerdict",
+    "jwk_thumbprint",
+    "verify_web_bot_auth",
 ]
 __version__ = "1.0.0"

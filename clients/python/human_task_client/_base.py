@@ -14,13 +14,16 @@ from .errors import HumanTaskError
 from .log import LogVerdict, checkpoint_size, receipt_subject, rolled_back, verify_receipt_log
 from .models import Task
 from .verify import ReceiptVerdict, verify_receipt
+from .web_bot_auth import AgentKey, authority_of
 
 DEFAULT_BASE_URL = "http://localhost:8080"
 _RETRYABLE_REFUSALS = (429, 503)
 
 
 class _Base:
-    def __init__(self, base_url: str, issuer: str | None, jwks: Mapping[str, Any] | None, max_retries: int, max_retry_delay: float, jwks_ttl: float) -> None:
+    def __init__(
+        self, base_url: str, issuer: str | None, jwks: Mapping[str, Any] | None, max_retries: int, max_retry_delay: float, jwks_ttl: float, agent: AgentKey | None = None
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.issuer = (issuer or self.base_url).rstrip("/")
         self.max_retries = max_retries
@@ -29,6 +32,15 @@ class _Base:
         self._jwks_ttl = jwks_ttl
         self._jwks: tuple[Mapping[str, Any], float] | None = None
         self._tasks = TaskCache()
+        self._agent = agent
+
+    def _signed(self, headers: Mapping[str, str] | None) -> dict[str, str]:
+        """The request's headers, signed as the agent when there is one (Web Bot Auth over the issuer's
+        authority, the service's BASE_URL); signed anew on every attempt, each nonce being single-use."""
+        signed = dict(headers or {})
+        if self._agent is not None:
+            signed.update(self._agent.sign(authority_of(self.issuer)))
+        return signed
 
     def _cached_jwks(self, refresh: bool) -> Mapping[str, Any] | None:
         if self._fixed_jwks is not None:

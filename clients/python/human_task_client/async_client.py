@@ -15,6 +15,7 @@ from ._common import FINAL, Pacer, Submission, WaitProgress, deadline_of, jwks_o
 from .errors import HumanTaskError, TaskNotFoundError, WaitTimeoutError
 from .models import CatalogEntry, MessageInput, MessageResponse, MessageThread, ServicesPage, SubmissionResponse, Task, TaskInput
 from .log import LogVerdict
+from .web_bot_auth import AgentKey
 from .verify import ReceiptVerdict, WebhookVerdict, verify_webhook
 
 
@@ -31,9 +32,10 @@ class AsyncHumanTaskClient(_Base):
         max_retries: int = 3,
         max_retry_delay: float = 30.0,
         jwks_ttl: float = 600.0,
+        agent: AgentKey | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
-        super().__init__(base_url, issuer, jwks, max_retries, max_retry_delay, jwks_ttl)
+        super().__init__(base_url, issuer, jwks, max_retries, max_retry_delay, jwks_ttl, agent)
         self._http = http_client or httpx.AsyncClient(timeout=timeout, headers={"accept": "application/json"})
 
     async def __aenter__(self) -> AsyncHumanTaskClient:
@@ -49,7 +51,7 @@ class AsyncHumanTaskClient(_Base):
         attempt = 0
         while True:
             try:
-                kwargs: dict[str, Any] = {"json": json, "headers": dict(headers or {})}
+                kwargs: dict[str, Any] = {"json": json, "headers": self._signed(headers)}
                 if timeout is not None:
                     kwargs["timeout"] = timeout
                 response = await self._http.request(method, f"{self.base_url}{path}", **kwargs)
@@ -198,8 +200,20 @@ class AsyncHumanTaskClient(_Base):
                 fetched[name] = None
         return self._log_verdict(receipt, fetched, proof, vkey, older_checkpoint, consistency)
 
-    async def verify_webhook(self, headers: Mapping[str, str], body: bytes | str, *, now: float | None = None, tolerance_seconds: float = 300) -> WebhookVerdict:
-        verdict = verify_webhook(headers, body, await self.jwks(), now=now, tolerance_seconds=tolerance_seconds)
+    async def verify_webhook(
+        self,
+        headers: Mapping[str, str],
+        body: bytes | str,
+        *,
+        now: float | None = None,
+        tolerance_seconds: float = 300,
+        authority: str | None = None,
+        require_web_bot_auth: bool = False,
+    ) -> WebhookVerdict:
+        """Verifies a webhook request (Standard Webhooks v1a, and its Web Bot Auth signature when it carries
+        one, naming the issuer's origin) against the service's JWKS. Pass the raw body."""
+        extra: dict[str, Any] = {"now": now, "tolerance_seconds": tolerance_seconds, "authority": authority, "signer_origin": self.issuer, "require_web_bot_auth": require_web_bot_auth}
+        verdict = verify_webhook(headers, body, await self.jwks(), **extra)
         if verdict.failure == "signature" and self._fixed_jwks is None:
-            verdict = verify_webhook(headers, body, await self.jwks(refresh=True), now=now, tolerance_seconds=tolerance_seconds)
+            verdict = verify_webhook(headers, body, await self.jwks(refresh=True), **extra)
         return verdict

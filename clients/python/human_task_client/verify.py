@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from .web_bot_auth import verify_web_bot_auth
+
 _COMPACT = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -43,11 +45,13 @@ class ReceiptVerdict:
 @dataclass(frozen=True)
 class WebhookVerdict:
     valid: bool
-    #: format, timestamp or signature.
+    #: format, timestamp, signature or web_bot_auth.
     failure: str | None
     kid: str | None
     detail: str
     event: dict[str, Any] | None
+    #: Whether the request's Web Bot Auth signature (Signature-Input) was checked too; it must verify when present.
+    web_bot_auth: bool = False
 
 
 def _b64url(text: str) -> bytes:
@@ -228,10 +232,18 @@ def verify_webhook(
     *,
     now: float | None = None,
     tolerance_seconds: float = 300,
+    authority: str | None = None,
+    signer_origin: str | None = None,
+    require_web_bot_auth: bool = False,
 ) -> WebhookVerdict:
     """Standard Webhooks, asymmetric: ``webhook-signature`` holds space-separated
     ``v1a,<base64 Ed25519 signature>`` entries over "<webhook-id>.<webhook-timestamp>.<raw body>";
-    any published key may have signed. Pass the raw body exactly as received."""
+    any published key may have signed. Pass the raw body exactly as received.
+
+    A webhook carrying a Web Bot Auth signature (Signature-Input) must also verify as one, with the
+    same published keys, for ``authority`` (default: its Host header) and, when given, a
+    Signature-Agent naming ``signer_origin`` (the service's BASE_URL); ``require_web_bot_auth``
+    refuses a webhook without one."""
     webhook_id = _header(headers, "webhook-id")
     timestamp = _header(headers, "webhook-timestamp")
     signature = _header(headers, "webhook-signature")
@@ -266,5 +278,23 @@ def verify_webhook(
                 event = json.loads(raw)
             except ValueError:
                 return WebhookVerdict(False, "format", None, "the signed body is not JSON", None)
-            return WebhookVerdict(True, None, jwk.get("kid"), f"signed by key {jwk.get('kid')}", event)
+            valid = WebhookVerdict(True, None, jwk.get("kid"), f"signed by key {jwk.get('kid')}", event)
+            return _with_web_bot_auth(valid, headers, jwks, current, authority, signer_origin, require_web_bot_auth)
     return WebhookVerdict(False, "signature", None, "no published key verifies any v1a signature", None)
+
+
+def _with_web_bot_auth(
+    valid: WebhookVerdict, headers: Mapping[str, str], jwks: Mapping[str, Any], now: float, authority: str | None, signer_origin: str | None, required: bool
+) -> WebhookVerdict:
+    """A Standard-Webhooks-valid verdict after its Web Bot Auth signature is checked (docs/verified-agents.md, Outbound)."""
+    if _header(headers, "signature-input") is None:
+        if not required:
+            return valid
+        return WebhookVerdict(False, "web_bot_auth", valid.kid, "the webhook carries no Web Bot Auth signature", None)
+    target = authority or _header(headers, "host")
+    if target is None:
+        return WebhookVerdict(False, "web_bot_auth", valid.kid, "no authority (Host) to check the Web Bot Auth signature against", None, True)
+    wba = verify_web_bot_auth(headers, jwks, target, now=now, signer_origin=signer_origin)
+    if not wba.valid:
+        return WebhookVerdict(False, "web_bot_auth", valid.kid, wba.detail, None, True)
+    return WebhookVerdict(True, None, valid.kid, f"{valid.detail}; {wba.detail}", valid.event, True)

@@ -15,7 +15,17 @@ import type {
   TaskRef,
   TypedTask,
 } from './types.js';
-import { type HeaderSource, type JSONWebKeySet, type ReceiptVerdict, type ReceivedFile, verifyReceipt, verifyWebhook, type WebhookVerdict } from './verify.js';
+import {
+  type HeaderSource,
+  type JSONWebKeySet,
+  type ReceiptVerdict,
+  type ReceivedFile,
+  type VerifyWebhookOptions,
+  verifyReceipt,
+  verifyWebhook,
+  type WebhookVerdict,
+} from './verify.js';
+import { type AgentKey, authorityOf, webBotAuthSigner } from './web-bot-auth.js';
 
 /**
  * The typed client. Runs on `fetch` alone (Node 20+, Deno, Bun, browsers, edge runtimes), and makes
@@ -38,6 +48,12 @@ export interface HumanTaskClientOptions {
   jwks?: JSONWebKeySet;
   /** How long a fetched JWKS is used before fetching it again (default 10 minutes). */
   jwksTtlMs?: number;
+  /**
+   * Sign every request as this agent (Web Bot Auth, docs/verified-agents.md): the service then
+   * counts the key, not the address, under its verified limits. The `@authority` signed is the
+   * issuer's (the service's BASE_URL).
+   */
+  agent?: AgentKey;
 }
 
 export interface RequestOptions {
@@ -110,6 +126,7 @@ export class HumanTaskClient {
   private readonly jwksTtlMs: number;
   private readonly fixedJwks: JSONWebKeySet | undefined;
   private jwksCache: { jwks: JSONWebKeySet; at: number } | undefined;
+  private readonly signer: ((authority: string) => Promise<Record<string, string>>) | undefined;
   /** Last seen ETag and task by id: getTask answers 304s from here. */
   private readonly tasks = new Map<string, { etag: string; task: PublicTask }>();
 
@@ -121,6 +138,7 @@ export class HumanTaskClient {
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
     this.jwksTtlMs = options.jwksTtlMs ?? 600_000;
     this.fixedJwks = options.jwks;
+    this.signer = options.agent === undefined ? undefined : webBotAuthSigner(options.agent);
   }
 
   /**
@@ -289,15 +307,16 @@ export class HumanTaskClient {
     return verdict;
   }
 
-  /** Verifies a webhook request (Standard Webhooks `v1a`) against the service's JWKS. Pass the raw body. */
+  /**
+   * Verifies a webhook request (Standard Webhooks `v1a`, and its Web Bot Auth signature when it
+   * carries one: Signature-Agent naming the issuer's origin) against the service's JWKS. Pass the raw body.
+   */
   async verifyWebhook(
     request: { headers: HeaderSource; body: string | Uint8Array },
-    options: RequestOptions & { now?: number; toleranceSeconds?: number } = {},
+    options: RequestOptions & Pick<VerifyWebhookOptions, 'now' | 'toleranceSeconds' | 'authority' | 'requireWebBotAuth'> = {},
   ): Promise<WebhookVerdict> {
-    const opts = {
-      ...(options.now === undefined ? {} : { now: options.now }),
-      ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }),
-    };
+    const { signal: _signal, ...given } = options;
+    const opts = { signerOrigin: this.issuer, ...given };
     const verdict = await verifyWebhook(request, { jwks: await this.jwks(options.signal), ...opts });
     if (verdict.failure === 'signature' && !this.fixedJwks) return verifyWebhook(request, { jwks: await this.jwks(options.signal, true), ...opts });
     return verdict;
@@ -419,6 +438,8 @@ export class HumanTaskClient {
       try {
         const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
         if (options.body !== undefined) headers['content-type'] = 'application/json';
+        // Signed anew on every attempt: each signature's nonce is single-use.
+        if (this.signer) Object.assign(headers, await this.signer(authorityOf(this.issuer)));
         const signal = anySignal([options.signal, options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs)]);
         response = await this.fetchImpl(`${this.baseUrl}${path}`, {
           method,

@@ -64,3 +64,4 @@ export {
   type WebhookFailure,
   type WebhookVerdict,
 } from './verify.js';
+export { type AgentKey, jwkThumbprint, type VerifyWebBotAuthOptions, verifyWebBotAuth, type WebBotAuthVerdict, webBotAuthSigner } from './web-bot-auth.js';

@@ -1,5 +1,6 @@
 import { fromBase64, fromBase64Url, sha256Hex, toBytes, utf8 } from './encoding.js';
 import type { Receipt, SignedAttachment } from './types.js';
+import { verifyWebBotAuth } from './web-bot-auth.js';
 
 /**
  * Offline verification of receipts and webhooks against a JWKS (/.well-known/jwks.json), on
@@ -168,7 +169,7 @@ async function attachmentCheck(signed: SignedAttachment[], files: ReceivedFile[]
   };
 }
 
-export type WebhookFailure = 'format' | 'timestamp' | 'signature';
+export type WebhookFailure = 'format' | 'timestamp' | 'signature' | 'web_bot_auth';
 
 export interface WebhookVerdict {
   valid: boolean;
@@ -178,6 +179,8 @@ export interface WebhookVerdict {
   detail: string;
   /** The parsed body ({type, timestamp, data}) once valid. */
   event: { type: string; timestamp: string; data: unknown } | null;
+  /** Whether the request's Web Bot Auth signature (Signature-Input) was checked too; it must verify when present. */
+  webBotAuth?: boolean;
 }
 
 export interface VerifyWebhookOptions {
@@ -186,6 +189,12 @@ export interface VerifyWebhookOptions {
   now?: number;
   /** Largest accepted distance between webhook-timestamp and now (default 300 s, as Standard Webhooks suggests). */
   toleranceSeconds?: number;
+  /** The authority the webhook was sent to, which its Web Bot Auth signature covers (default: its Host header). */
+  authority?: string;
+  /** When given, the Web Bot Auth Signature-Agent must name this origin (the service's BASE_URL). */
+  signerOrigin?: string;
+  /** Refuse a webhook without a Web Bot Auth signature (default false: services before it sent none). */
+  requireWebBotAuth?: boolean;
 }
 
 /** Request headers as a plain object, a Headers, or anything with get(). */
@@ -242,11 +251,34 @@ export async function verifyWebhook(request: { headers: HeaderSource; body: stri
         } catch {
           return verdict('format', 'the signed body is not JSON');
         }
-        return verdict(null, `signed by key ${String(jwk.kid)}`, jwk.kid ?? null, event);
+        return webBotAuthVerdict(request.headers, options, now, verdict(null, `signed by key ${String(jwk.kid)}`, jwk.kid ?? null, event));
       }
     }
   }
   return verdict('signature', 'no published key verifies any v1a signature');
+}
+
+/**
+ * A Standard-Webhooks-valid verdict, after the request's Web Bot Auth signature (docs/verified-agents.md,
+ * Outbound) is checked against the same published keys (the service's
+ * /.well-known/http-message-signatures-directory serves the keys of its JWKS): a signature present must verify.
+ */
+async function webBotAuthVerdict(headers: HeaderSource, options: VerifyWebhookOptions, now: number, valid: WebhookVerdict): Promise<WebhookVerdict> {
+  const signatureInput = header(headers, 'signature-input');
+  if (signatureInput === undefined) {
+    if (!options.requireWebBotAuth) return { ...valid, webBotAuth: false };
+    return { ...valid, valid: false, failure: 'web_bot_auth', event: null, webBotAuth: false, detail: 'the webhook carries no Web Bot Auth signature' };
+  }
+  const authority = options.authority ?? header(headers, 'host');
+  const wba =
+    authority === undefined
+      ? { valid: false, detail: 'no authority (Host) to check the Web Bot Auth signature against' }
+      : await verifyWebBotAuth(
+          { signature: header(headers, 'signature'), signatureInput, signatureAgent: header(headers, 'signature-agent') },
+          { jwks: options.jwks, authority, now, ...(options.signerOrigin === undefined ? {} : { signerOrigin: options.signerOrigin }) },
+        );
+  if (!wba.valid) return { ...valid, valid: false, failure: 'web_bot_auth', event: null, webBotAuth: true, detail: wba.detail };
+  return { ...valid, webBotAuth: true, detail: `${valid.detail}; ${wba.detail}` };
 }
 
 /** The JWS protected header (the first part), parsed. */
