@@ -328,6 +328,7 @@ class Task:
     receipt: str | None = None
     deliverable_sha256: str | None = None
     receipt_issued_at: str | None = None
+    receipt_log_index: int | None | None = None
     attachments: list[TaskAttachmentsItem] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Fields this version of the client does not know (a newer service), as received."""
@@ -359,8 +360,9 @@ class Task:
             receipt=data['receipt'] if data.get('receipt') is not None else None,
             deliverable_sha256=data['deliverable_sha256'] if data.get('deliverable_sha256') is not None else None,
             receipt_issued_at=data['receipt_issued_at'] if data.get('receipt_issued_at') is not None else None,
+            receipt_log_index=data['receipt_log_index'] if data.get('receipt_log_index') is not None else None,
             attachments=[TaskAttachmentsItem.from_dict(x) for x in data['attachments']] if data.get('attachments') is not None else None,
-            extra={k: v for k, v in data.items() if k not in {'task_id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd', 'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'receipt', 'deliverable_sha256', 'receipt_issued_at', 'attachments', 'response_schema', 'result', 'questions', 'awaiting_answer'}},
+            extra={k: v for k, v in data.items() if k not in {'task_id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd', 'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'receipt', 'deliverable_sha256', 'receipt_issued_at', 'receipt_log_index', 'attachments', 'response_schema', 'result', 'questions', 'awaiting_answer'}},
         )
 
 
@@ -377,7 +379,7 @@ TaskInput = TypedDict(
         'contact_email': str | None,  # Where the result is e-mailed. Required unless delivery is status_poll. Must be a real mailbox (MX-checked); never returned.
         'delivery': Literal["email", "status_poll"] | None,  # email (default) or status_poll (result in operator_notes; limited per client per day, 1 task with delivery status_poll by default).
         'requester': str | None,  # Optional self-declared agent, company or system identifier.
-        'callback_url': str | None,  # Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.
+        'callback_url': str | None,  # Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, when the operator asks a question (task.question), and when an accepted task passes its deadline (task.deadline_passed), instead of polling. Must not point at a private or loopback address; never returned.
         'response_schema': dict[str, Any] | None,  # Optional JSON Schema (draft 2020-12) of the JSON answer you want back; the operator fills a form made from it and the result is validated against it. Top level "type": "object"; at most 16 KB, 10 levels; keywords: type, properties, required, additionalProperties, items, prefixItems, minItems, maxItems, enum, const, minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, minLength, maxLength, format, title, description, default, examples, oneOf, anyOf, $defs, $ref (format: date, date-time, time, email, uri; $ref to "#/$defs/..." only, no cycles). With it, output_format defaults to structured_json.
     },
     total=False,

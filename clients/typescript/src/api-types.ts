@@ -25,6 +25,8 @@ export type ErrorCode =
   | 'invalid_json'
   | 'malformed_request'
   | 'invalid_cursor'
+  | 'invalid_signature'
+  | 'signature_required'
   | 'unauthorized'
   | 'client_blocked'
   | 'forbidden'
@@ -86,7 +88,7 @@ export interface TaskInput {
    */
   requester?: string;
   /**
-   * Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, instead of polling. Must not point at a private or loopback address; never returned.
+   * Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, when the operator asks a question (task.question), and when an accepted task passes its deadline (task.deadline_passed), instead of polling. Must not point at a private or loopback address; never returned.
    */
   callback_url?: string;
   /**

@@ -116,6 +116,14 @@ export class QuestionNotFoundError extends HumanTaskError {
 export class AlreadyAnsweredError extends HumanTaskError {
   override readonly name = 'AlreadyAnsweredError';
 }
+/** 400 `invalid_signature`: the request's Web Bot Auth signature did not verify; `details` says why. */
+export class InvalidSignatureError extends HumanTaskError {
+  override readonly name = 'InvalidSignatureError';
+}
+/** 400 `signature_required`: listing your own tasks needs a signed request (the client's `agent` option). */
+export class SignatureRequiredError extends HumanTaskError {
+  override readonly name = 'SignatureRequiredError';
+}
 /** The deadline of waitForResult passed before the task was delivered or rejected; `task` is the last state seen. */
 export class WaitTimeoutError<T = unknown> extends HumanTaskError {
   override readonly name = 'WaitTimeoutError';
@@ -131,6 +139,8 @@ const BY_CODE: Record<ErrorCode, typeof HumanTaskError> = {
   invalid_json: InvalidJsonError,
   malformed_request: MalformedRequestError,
   invalid_cursor: InvalidCursorError,
+  invalid_signature: InvalidSignatureError,
+  signature_required: SignatureRequiredError,
   unauthorized: UnauthorizedError,
   client_blocked: ClientBlockedError,
   task_not_found: TaskNotFoundError,
