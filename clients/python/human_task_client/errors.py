@@ -116,6 +116,14 @@ class AlreadyAnsweredError(HumanTaskError):
     """409 already_answered: the question has its answer (each question takes one)."""
 
 
+class InvalidSignatureError(HumanTaskError):
+    """400 invalid_signature: the request's Web Bot Auth signature did not verify; ``details`` says why."""
+
+
+class SignatureRequiredError(HumanTaskError):
+    """400 signature_required: listing your own tasks needs a signed request (the client's ``agent``)."""
+
+
 class WaitTimeoutError(HumanTaskError):
     """wait_for_result's deadline passed; ``task`` is the last state seen."""
 
@@ -130,6 +138,8 @@ _BY_CODE: dict[str, type[HumanTaskError]] = {
     "invalid_json": InvalidJsonError,
     "malformed_request": MalformedRequestError,
     "invalid_cursor": InvalidCursorError,
+    "invalid_signature": InvalidSignatureError,
+    "signature_required": SignatureRequiredError,
     "unauthorized": UnauthorizedError,
     "client_blocked": ClientBlockedError,
     "task_not_found": TaskNotFoundError,

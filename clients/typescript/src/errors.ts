@@ -116,11 +116,11 @@ export class QuestionNotFoundError extends HumanTaskError {
 export class AlreadyAnsweredError extends HumanTaskError {
   override readonly name = 'AlreadyAnsweredError';
 }
-/** 400 `invalid_signature`: a request signature (HTTP Message Signatures) that does not verify; the detail says why. */
+/** 400 `invalid_signature`: the request's Web Bot Auth signature did not verify; `details` says why. */
 export class InvalidSignatureError extends HumanTaskError {
   override readonly name = 'InvalidSignatureError';
 }
-/** 400 `signature_required`: the call needs a signed request (a verified agent). */
+/** 400 `signature_required`: listing your own tasks needs a signed request (the client's `agent` option). */
 export class SignatureRequiredError extends HumanTaskError {
   override readonly name = 'SignatureRequiredError';
 }
@@ -139,6 +139,8 @@ const BY_CODE: Record<ErrorCode, typeof HumanTaskError> = {
   invalid_json: InvalidJsonError,
   malformed_request: MalformedRequestError,
   invalid_cursor: InvalidCursorError,
+  invalid_signature: InvalidSignatureError,
+  signature_required: SignatureRequiredError,
   unauthorized: UnauthorizedError,
   client_blocked: ClientBlockedError,
   task_not_found: TaskNotFoundError,
@@ -156,8 +158,6 @@ const BY_CODE: Record<ErrorCode, typeof HumanTaskError> = {
   forbidden: ForbiddenError,
   question_not_found: QuestionNotFoundError,
   already_answered: AlreadyAnsweredError,
-  invalid_signature: InvalidSignatureError,
-  signature_required: SignatureRequiredError,
 };
 
 /** The error for a refusal: the class of its code, else a plain HumanTaskError. */
