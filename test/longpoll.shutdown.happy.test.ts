@@ -16,9 +16,10 @@ beforeAll(() => {
     ['src/server.ts', '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outfile=${BUNDLE}`, '--log-level=warning'],
     { cwd: ROOT, stdio: 'inherit' },
   );
-  // The stylesheets and scripts are files read at start from assets/ next to the bundle, as
-  // scripts/build.mjs copies them beside dist/server.mjs.
+  // The stylesheets and scripts, and the MCP App card's parts, are files read at start from assets/
+  // and apps/ next to the bundle, as scripts/build.mjs copies them beside dist/server.mjs.
   cpSync(path.join(ROOT, 'src', 'web', 'assets'), path.join(path.dirname(BUNDLE), 'assets'), { recursive: true });
+  cpSync(path.join(ROOT, 'src', 'mcp', 'apps'), path.join(path.dirname(BUNDLE), 'apps'), { recursive: true });
 });
 
 const dirs: string[] = [];
