@@ -113,6 +113,11 @@ function taskRow(i: number, erasable: boolean): TaskRow {
     agent_key_id: null,
     agent_directory: null,
     receipt_log_index: null,
+    approvals_required: 1,
+    approvals_given: 0,
+    approval_round: 0,
+    proposal: null,
+    approval_returned: null,
   };
 }
 

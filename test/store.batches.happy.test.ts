@@ -65,6 +65,11 @@ function task(n: number): TaskRow {
     agent_key_id: null,
     agent_directory: null,
     receipt_log_index: null,
+    approvals_required: 1,
+    approvals_given: 0,
+    approval_round: 0,
+    proposal: null,
+    approval_returned: null,
   };
 }
 

@@ -24,8 +24,11 @@ import { recordAudit } from '../team/audit.js';
  */
 
 export const WEBHOOK_EVENTS = { accepted: 'task.accepted', delivered: 'task.delivered', rejected: 'task.rejected' } as const;
-/** Events that are not a status change (docs/questions.md): a question of the operator, a passed deadline. */
-export type TaskNewsEvent = 'task.question' | 'task.deadline_passed';
+/**
+ * Events that are not a status change: a question of the operator, a passed deadline
+ * (docs/questions.md), a proposal, approval or send-back of a task that needs several (docs/approvals.md).
+ */
+export type TaskNewsEvent = 'task.question' | 'task.deadline_passed' | 'task.approval';
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[keyof typeof WEBHOOK_EVENTS] | TaskNewsEvent;
 
 /**

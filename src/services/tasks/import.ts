@@ -186,5 +186,10 @@ function importedRow(record: ImportRecord, targetHours: number): TaskRow {
     agent_key_id: null,
     agent_directory: null,
     receipt_log_index: null,
+    approvals_required: 1,
+    approvals_given: 0,
+    approval_round: 0,
+    proposal: null,
+    approval_returned: null,
   };
 }

@@ -200,6 +200,11 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: Pick<g
     agent_key_id: caller.agent?.keyId ?? null,
     agent_directory: caller.agent?.directory ?? null,
     receipt_log_index: null,
+    approvals_required: input.approvals ?? 1,
+    approvals_given: 0,
+    approval_round: 0,
+    proposal: null,
+    approval_returned: null,
   };
 }
 
