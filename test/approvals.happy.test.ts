@@ -27,7 +27,11 @@ describe.each(STORES)('approvals over the admin API on %s', (store) => {
     expect(proposed.status).toBe('accepted');
     expect(proposed.approvals).toEqual({ required: 3, given: 1 });
     expect(proposed.operator_notes).toBeNull();
-    expect(proposed.proposal).toMatchObject({ proposed_by: a.operator_id, operator_notes: 'First draft.', approvals: [{ approver: a.operator_id, signed: false }] });
+    expect(proposed.proposal).toMatchObject({
+      proposed_by: a.operator_id,
+      operator_notes: 'First draft.',
+      approvals: [{ approver: a.operator_id, signed: false }],
+    });
     const unreleased = await publicTask();
     expect(unreleased).toMatchObject({ status: 'accepted', operator_notes: null, approvals: { required: 3, given: 1 } });
     expect(JSON.stringify(unreleased)).not.toContain('First draft');

@@ -103,7 +103,7 @@ async function sendBack(trx: Db, deps: ServiceDeps, actor: Actor, current: TaskR
   if (!(await updateTaskIfStatus(trx, current.id, 'accepted', changes, current))) throw raced();
   const next = { ...current, ...changes };
   await recordAudit(trx, deps, { actor, action: 'approval.returned', taskId: current.id, details: { round: current.approval_round, reason } });
-  await enqueueTaskEvent(trx, deps, next, 'task.approval');
+  await enqueueTaskEvent(trx, deps, next, 'task.approval', `${current.approval_round}/returned`);
   return next;
 }
 
@@ -127,7 +127,7 @@ async function approve(trx: Db, deps: ServiceDeps, actor: Actor, current: TaskRo
     if (!(await updateTaskIfStatus(trx, current.id, 'accepted', changes, current))) throw raced();
     const next = { ...current, ...changes };
     await recordAudit(trx, deps, approvalAudit(actor, next, 'approved'));
-    await enqueueTaskEvent(trx, deps, next, 'task.approval');
+    await enqueueTaskEvent(trx, deps, next, 'task.approval', `${proposal.round}/${given}`);
     return next;
   }
   // The quorum: delivered as a PATCH would deliver it, with the approvals in the receipt.
@@ -160,7 +160,7 @@ async function approve(trx: Db, deps: ServiceDeps, actor: Actor, current: TaskRo
     taskId: current.id,
     details: { from: 'accepted', to: 'delivered', deliverable_sha256: next.deliverable_sha256, proposed_by: proposal.by },
   });
-  await enqueueTaskEvent(trx, deps, next, 'task.approval');
+  await enqueueTaskEvent(trx, deps, next, 'task.approval', `${proposal.round}/${given}`);
   await outbox.enqueueTaskTransition(trx, deps, next);
   await enqueueTaskEvent(trx, deps, next);
   return next;

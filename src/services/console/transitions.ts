@@ -191,7 +191,7 @@ export async function patchTask(deps: ServiceDeps, actor: Actor, taskId: string,
     }
     if (proposing) {
       await recordAudit(trx, deps, approvalAudit(actor, next, 'proposed'));
-      await enqueueTaskEvent(trx, deps, next, 'task.approval');
+      await enqueueTaskEvent(trx, deps, next, 'task.approval', `${next.approval_round}/1`);
     } else if (patch.status !== undefined || patch.eta !== undefined || patch.operator_notes !== undefined) {
       // An assignment alone is recorded by assign() as task.assigned, not as an edit.
       await recordAudit(trx, deps, patchAudit(actor, taskId, patch, current, next));

@@ -33,9 +33,17 @@ export type WebhookEventType = (typeof WEBHOOK_EVENTS)[keyof typeof WEBHOOK_EVEN
 
 /**
  * Queues the event of a task's new status (or the `news` given), when the task has a callback URL.
- * Call inside the change's transaction.
+ * Call inside the change's transaction. An event is queued once per task and kind; `occurrence`
+ * names one of several of a kind (each approval of each round: `task.approval:<round>/<n>` in the
+ * outbox, the body's type staying `task.approval`).
  */
-export async function enqueueTaskEvent(db: Db, deps: Pick<ServiceDeps, 'clock' | 'webhookNudge'>, task: TaskRow, news?: TaskNewsEvent): Promise<void> {
+export async function enqueueTaskEvent(
+  db: Db,
+  deps: Pick<ServiceDeps, 'clock' | 'webhookNudge'>,
+  task: TaskRow,
+  news?: TaskNewsEvent,
+  occurrence?: string,
+): Promise<void> {
   if (task.callback_url === null) return;
   const type = news ?? (Object.hasOwn(WEBHOOK_EVENTS, task.status) ? WEBHOOK_EVENTS[task.status as keyof typeof WEBHOOK_EVENTS] : undefined);
   if (type === undefined) return;
@@ -46,7 +54,7 @@ export async function enqueueTaskEvent(db: Db, deps: Pick<ServiceDeps, 'clock' |
   await insertWebhookEvent(db, {
     id: newEventId(now),
     task_id: task.id,
-    event: type,
+    event: occurrence === undefined ? type : `${type}:${occurrence}`,
     url: task.callback_url,
     body,
     status: 'pending',
