@@ -151,8 +151,9 @@ export async function patchTask(deps: ServiceDeps, actor: Actor, taskId: string,
   const patch = parsePatch(raw);
   const now = deps.clock.now();
   const updated = await withTransaction(inTransaction ?? deps.store.db, async (trx) => {
-    // A delivery freezes the files: no upload may slip in between reading them and the update.
-    if (patch.status === 'delivered') await lockTask(trx, deps.store.dialect, taskId);
+    // A delivery freezes the files: no upload may slip in between reading them and the update. A
+    // rejection waits for a racing approval (docs/approvals.md) instead of failing on its guard.
+    if (patch.status === 'delivered' || patch.status === 'rejected') await lockTask(trx, deps.store.dialect, taskId);
     const current = await findTask(trx, taskId);
     if (!current) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}".`);
     const planned = planPatch(current, patch, now);
