@@ -3,6 +3,7 @@ import { type AdminTask, type ApprovalDecision, ApprovalDecisionSchema } from '.
 import { type Actor, actorName } from '../../domain/team/actor.js';
 import { iso } from '../../domain/time.js';
 import * as outbox from '../../mail/outbox.js';
+import { deliverableSha256 } from '../../receipts/payload.js';
 import { type Db, withTransaction } from '../../store/db.js';
 import { hasApproved } from '../../store/tasks/approvals-repo.js';
 import { findTask, lockTask, proposedTasks, type TaskRow, updateTaskIfStatus } from '../../store/tasks/tasks-repo.js';
@@ -12,7 +13,7 @@ import type { ServiceDeps } from '../context.js';
 import { enqueueTaskEvent } from '../delivery/webhooks.js';
 import { schemaChecker } from '../tasks/validation.js';
 import { recordAudit } from '../team/audit.js';
-import { approvalNotAllowed, receiptApprovals, type StoredProposal, storedProposal, writeApproval } from './approval-rounds.js';
+import { approvalNotAllowed, challengeFor, receiptApprovals, type StoredProposal, storedProposal, writeApproval } from './approval-rounds.js';
 import { toAdminTask } from './reads.js';
 import { approvalAudit, planPatch, withReceipt } from './transitions.js';
 
@@ -164,6 +165,16 @@ async function approve(trx: Db, deps: ServiceDeps, actor: Actor, current: TaskRo
   await outbox.enqueueTaskTransition(trx, deps, next);
   await enqueueTaskEvent(trx, deps, next);
   return next;
+}
+
+/**
+ * The challenge a passkey signs to propose `notes` as the deliverable of this task, or null when a
+ * delivery of it proposes nothing (one approval, or not accepted): the console's signing step.
+ */
+export async function proposalChallenge(deps: ServiceDeps, taskId: string, notes: string): Promise<string | null> {
+  const current = await findTask(deps.store.db, taskId);
+  if (!current || current.approvals_required <= 1 || current.status !== 'accepted') return null;
+  return challengeFor(current, deliverableSha256(notes));
 }
 
 export interface WaitingApproval {
