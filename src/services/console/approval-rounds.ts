@@ -1,3 +1,4 @@
+import { sha256Hex } from '../../domain/canonical.js';
 import { AppError } from '../../domain/errors.js';
 import type { Proposal, SentBack } from '../../domain/tasks/admin-schemas.js';
 import { type Actor, actorName } from '../../domain/team/actor.js';
@@ -32,6 +33,11 @@ export function storedProposal(row: Pick<TaskRow, 'proposal'>): StoredProposal |
   return row.proposal === null ? null : (JSON.parse(row.proposal) as StoredProposal);
 }
 
+const replayed = () =>
+  new AppError('invalid_signature', 'The passkey signature is not accepted: this assertion was counted already (a replay). Sign again.', {
+    details: ['assertion: this assertion was counted already (a replay)'],
+  });
+
 export const approvalNotAllowed = (why: string) => new AppError('approval_not_allowed', why);
 
 /** The challenge a passkey signs to approve `deliverable` of this task, base64url. */
@@ -54,6 +60,10 @@ export async function writeApproval(
   assertion: unknown,
   now: Date,
 ): Promise<ApprovalRow> {
+  // A replay is named as such before anything else is checked (the signature counter would refuse
+  // it too, but not every passkey keeps one).
+  const claimed = (assertion as { response?: { signature?: unknown } } | undefined)?.response?.signature;
+  if (typeof claimed === 'string' && claimed.length <= 4096 && (await assertionUsed(trx, sha256Hex(Buffer.from(claimed, 'base64url'))))) throw replayed();
   const signature =
     assertion === undefined
       ? null
@@ -64,11 +74,7 @@ export async function writeApproval(
           new Uint8Array(Buffer.from(proposal.challenge, 'base64url')),
           assertion,
         );
-  if (signature && (await assertionUsed(trx, signature.assertionSha256))) {
-    throw new AppError('invalid_signature', 'The passkey signature is not accepted: this assertion was counted already (a replay). Sign again.', {
-      details: ['assertion: this assertion was counted already (a replay)'],
-    });
-  }
+  if (signature && (await assertionUsed(trx, signature.assertionSha256))) throw replayed();
   const row: ApprovalRow = {
     task_id: task.id,
     round: proposal.round,

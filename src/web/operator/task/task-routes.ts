@@ -241,8 +241,20 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       const draft = action === 'reject' ? { reason: notes(form, 'operator_notes') } : { notes: notes(form, 'operator_notes') };
       return showTask(request, reply, task_id, flash('error', error.message, details), draft, error.status);
     }
+    // A delivery of a task needing several approvals proposed it: still accepted, waiting (docs/approvals.md).
+    const proposed = action === 'deliver' && (await proposalChallenge(deps, task_id, '')) !== null;
     const done =
-      action === 'accept' ? 'accepted' : action === 'deliver' ? 'delivered' : action === 'reject' ? 'rejected' : action === 'withdraw' ? 'withdrawn' : action;
+      action === 'accept'
+        ? 'accepted'
+        : proposed
+          ? 'proposed'
+          : action === 'deliver'
+            ? 'delivered'
+            : action === 'reject'
+              ? 'rejected'
+              : action === 'withdraw'
+                ? 'withdrawn'
+                : action;
     // Withdrawn from the messages page: the withdrawal message is dealt with too.
     const messageId = text(form, 'message_id');
     if (action === 'withdraw' && messageId) {
