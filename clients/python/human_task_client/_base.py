@@ -92,7 +92,15 @@ class _Base:
         return paths
 
     @staticmethod
-    def _log_verdict(receipt: str, fetched: Mapping[str, str | None], proof: str | None, vkey: str | None, older_checkpoint: str | None, consistency: str | None) -> LogVerdict:
+    def _log_verdict(
+        receipt: str,
+        fetched: Mapping[str, str | None],
+        proof: str | None,
+        vkey: str | None,
+        older_checkpoint: str | None,
+        consistency: str | None,
+        tsa_ca: str | bytes | None = None,
+    ) -> LogVerdict:
         """The verdict from what was given and fetched; a consistency proof the service refused (404: its log is smaller) is a rollback."""
         verdict = verify_receipt_log(
             receipt,
@@ -100,6 +108,7 @@ class _Base:
             vkey if vkey is not None else fetched.get("vkey") or "",
             older_checkpoint=older_checkpoint,
             consistency=consistency if consistency is not None else fetched.get("consistency"),
+            tsa_ca=tsa_ca,
         )
         return rolled_back(verdict) if "consistency" in fetched and fetched["consistency"] is None else verdict
 

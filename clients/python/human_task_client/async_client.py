@@ -180,12 +180,19 @@ class AsyncHumanTaskClient(_Base):
         return verdict
 
     async def verify_receipt_log(
-        self, subject: str | Task, *, proof: str | None = None, vkey: str | None = None, older_checkpoint: str | None = None, consistency: str | None = None
+        self,
+        subject: str | Task,
+        *,
+        proof: str | None = None,
+        vkey: str | None = None,
+        older_checkpoint: str | None = None,
+        consistency: str | None = None,
+        tsa_ca: str | bytes | None = None,
     ) -> LogVerdict:
         """Verifies that a receipt (a compact JWS, a Task, or a task id, then fetched) is in the
         service's public log: the tlog-proof, the checkpoint's signature by the log's verifier key,
-        the inclusion path, the RFC 3161 token's imprint when present and, with older_checkpoint (a
-        checkpoint kept earlier), that the log only grew. Anything not given is fetched; with a
+        the inclusion path, the RFC 3161 token when present (with tsa_ca, PEM of trusted TSA
+        certificates, its chain too) and, with older_checkpoint (a checkpoint kept earlier), that the log only grew. Anything not given is fetched; with a
         receipt, proof and vkey nothing is. docs/receipt-log.md."""
         if isinstance(subject, str) and "." not in subject:
             subject = await self.get_task(subject)
@@ -198,7 +205,7 @@ class AsyncHumanTaskClient(_Base):
                 if name != "consistency" or error.status != 404:
                     raise
                 fetched[name] = None
-        return self._log_verdict(receipt, fetched, proof, vkey, older_checkpoint, consistency)
+        return self._log_verdict(receipt, fetched, proof, vkey, older_checkpoint, consistency, tsa_ca)
 
     async def verify_webhook(
         self,
