@@ -215,8 +215,9 @@ class HumanTaskClient(_Base):
         """Verifies that a receipt (a compact JWS, a Task, or a task id, then fetched) is in the
         service's public log: the tlog-proof, the checkpoint's signature by the log's verifier key,
         the inclusion path, the RFC 3161 token when present (with tsa_ca, PEM of trusted TSA
-        certificates, its chain too) and, with older_checkpoint (a checkpoint kept earlier), that the log only grew. Anything not given is fetched; with a
-        receipt, proof and vkey nothing is. docs/receipt-log.md."""
+        certificates, its chain too) and, with older_checkpoint (a checkpoint kept earlier), that
+        the log only grew. Anything not given is fetched; with a receipt, proof and vkey nothing
+        is. docs/receipt-log.md."""
         if isinstance(subject, str) and "." not in subject:
             subject = self.get_task(subject)
         receipt, task_id = self._log_subject(subject)
@@ -225,9 +226,7 @@ class HumanTaskClient(_Base):
             try:
                 fetched[name] = (self._request("GET", path, idempotent=True)).text
             except HumanTaskError as error:
-                if name != "consistency" or error.status != 404:
-                    raise
-                fetched[name] = None
+                fetched[name] = self._log_refused(name, error)
         return self._log_verdict(receipt, fetched, proof, vkey, older_checkpoint, consistency, tsa_ca)
 
     def verify_webhook(
@@ -242,7 +241,7 @@ class HumanTaskClient(_Base):
     ) -> WebhookVerdict:
         """Verifies a webhook request (Standard Webhooks v1a, and its Web Bot Auth signature when it carries
         one, naming the issuer's origin) against the service's JWKS. Pass the raw body."""
-        extra: dict[str, Any] = {"now": now, "tolerance_seconds": tolerance_seconds, "authority": authority, "signer_origin": self.issuer, "require_web_bot_auth": require_web_bot_auth}
+        extra = self._webhook_options(now, tolerance_seconds, authority, require_web_bot_auth)
         verdict = verify_webhook(headers, body, self.jwks(), **extra)
         if verdict.failure == "signature" and self._fixed_jwks is None:
             verdict = verify_webhook(headers, body, self.jwks(refresh=True), **extra)
