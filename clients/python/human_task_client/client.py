@@ -95,9 +95,10 @@ class HumanTaskClient(_Base):
         return Task.from_dict(parse_body(self._request("POST", path, json={"answer": answer}, idempotent=False)))
 
     def cancel_task(self, task_id: str) -> dict[str, Any]:
-        """Asks the operator to withdraw a task (POST /api/v1/tasks/{task_id}/cancel): a withdrawal
-        request naming it, with the message quota. The status does not change: the operator decides,
-        and withdraws it by rejecting it. A final task raises InvalidTransitionError."""
+        """Withdraws a task (POST /api/v1/tasks/{task_id}/cancel), with the message quota: a task nobody
+        accepted yet is withdrawn at once (status "rejected", the reason as message); for an accepted
+        one the operator gets a withdrawal request and the status does not change: the operator
+        decides. A final task raises InvalidTransitionError."""
         body = parse_body(self._request("POST", f"/api/v1/tasks/{quote(task_id, safe='')}/cancel", idempotent=True))
         return dict(body)
 

@@ -175,9 +175,10 @@ export class HumanTaskClient {
   }
 
   /**
-   * Asks the operator to withdraw a task (POST /api/v1/tasks/{task_id}/cancel): a withdrawal
-   * request naming the task, with the message quota. The status does not change: the operator
-   * decides, and withdraws it by rejecting it. A final task is 409 invalid_transition.
+   * Withdraws a task (POST /api/v1/tasks/{task_id}/cancel), with the message quota: a task nobody
+   * accepted yet is withdrawn at once (status "rejected", the reason as message); for an accepted
+   * one the operator gets a withdrawal request and the status does not change: the operator
+   * decides. A final task is 409 invalid_transition.
    */
   async cancelTask(taskId: string, options: RequestOptions = {}): Promise<{ task_id: string; status: string; message: string }> {
     const path = `/api/v1/tasks/${encodeURIComponent(taskId)}/cancel`;
