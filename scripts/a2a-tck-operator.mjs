@@ -141,7 +141,25 @@ async function act(task, messageId) {
     longRuns.set(task.task_id, Date.now() + LONG_RUN_MS);
     return;
   }
-  await call('PATCH', `/api/v1/admin/tasks/${task.task_id}`, { status: 'delivered', operator_notes: 'Hello from TCK' });
+  if (messageId.startsWith('tck-artifact-file')) await attach(task.task_id, 'output.txt', 'Generated file content');
+  await call('PATCH', `/api/v1/admin/tasks/${task.task_id}`, { status: 'delivered', operator_notes: deliverable(messageId) });
+}
+
+/** The scenario's deliverable text (a2a-tck scenarios/core_operations.feature), else the default. */
+function deliverable(messageId) {
+  if (messageId.startsWith('tck-artifact-text')) return 'Generated text content';
+  if (messageId.startsWith('tck-message-response')) return 'Direct message response';
+  return 'Hello from TCK';
+}
+
+/** The file the file-artifact scenarios expect; the deliverable lists it after its text part. */
+async function attach(taskId, name, text) {
+  const res = await fetch(new URL(`/api/v1/admin/tasks/${taskId}/attachments`, service), {
+    method: 'POST',
+    headers: { Authorization: admin.Authorization, 'Content-Type': 'text/plain', 'Content-Disposition': `attachment; filename="${name}"` },
+    body: text,
+  });
+  if (res.status >= 300) log(`attach ${taskId} → ${res.status} ${(await res.text()).slice(0, 300)}`);
 }
 
 function matchNew(task) {

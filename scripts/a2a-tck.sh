@@ -13,7 +13,7 @@
 # python3 that has its dependencies). Nothing is downloaded: without a kit the script says so and
 # exits 0. A2A_TCK_LEVEL: must (default), should, may or all. A2A_TCK_SERVICE_DIR: the checkout
 # whose src/server.ts is started (default: this one). A2A_TCK_TRANSPORT: the kit's --transport.
-# Prints pytest's summary and the kit's per-requirement tally; exits with pytest's status.
+# Prints pytest's summary, then a tally by test module and by transport; exits with pytest's status.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -85,30 +85,42 @@ args=(tests/compatibility/ "--sut-host=$base" --tb=short -q -p no:cacheprovider
 if "$PY" -c 'import pytest_html' 2>/dev/null; then args+=("--html=reports/tck_report.html" --self-contained-html); fi
 
 echo "a2a-tck: kit $KIT ($(cat "$KIT/KIT_COMMIT" 2>/dev/null || echo 'commit unknown')), level $LEVEL, service $SERVICE_DIR at $base"
-mkdir -p "$KIT/reports" && rm -f "$KIT/reports/compatibility.json"
+mkdir -p "$KIT/reports" && rm -f "$KIT/reports/compatibility.json" "$KIT/reports/junitreport.xml"
 status=0
 (cd "$KIT" && "$PY" -m pytest "${args[@]}" "$@") || status=$?
 
-# The kit's own per-requirement verdicts, grouped by the requirement id's family.
-"$PY" - "$KIT/reports/compatibility.json" <<'EOF' || true
-import collections, json, sys
+# A tally by category (the kit's test module) and by transport, from the JUnit report pytest wrote.
+"$PY" - "$KIT/reports/junitreport.xml" <<'EOF' || true
+import collections, re, sys, xml.etree.ElementTree as ET
 try:
-    report = json.load(open(sys.argv[1]))
-except OSError:
+    cases = list(ET.parse(sys.argv[1]).getroot().iter("testcase"))
+except (OSError, ET.ParseError):
     sys.exit(0)
-reqs = report.get("per_requirement", {})
-print("a2a-tck: requirements by transport (the kit's reports/compatibility.json)")
-for transport, t in sorted(report.get("per_transport", {}).items()):
-    print(f"  {transport:<11} {t['passed']} passed, {t['failed']} failed, {t['skipped']} skipped of {t['total']}")
-tally = collections.defaultdict(collections.Counter)
-for rid, r in reqs.items():
-    tally["-".join(rid.split("-")[:2])][r.get("status", "?")] += 1
-print("a2a-tck: requirement verdicts by family")
-for family, counts in sorted(tally.items()):
-    print(f"  {family:<17} " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-for rid, r in sorted(reqs.items()):
-    if r.get("status") == "FAIL":
-        bad = [t for t, v in sorted(r.get("transports", {}).items()) if v == "FAIL"]
-        print(f"  FAIL {rid} ({r.get('level', '?')}) on {', '.join(bad)}")
+by_module, by_transport = collections.defaultdict(collections.Counter), collections.defaultdict(collections.Counter)
+failing = []
+for case in cases:
+    failed = case.find("failure") is not None or case.find("error") is not None
+    outcome = "failed" if failed else "skipped" if case.find("skipped") is not None else "passed"
+    parts = case.get("classname", "").removeprefix("tests.compatibility.").split(".")
+    module = ".".join(parts[:-1] if parts[-1].startswith("Test") else parts)
+    found = re.search(r"(jsonrpc|http_json|grpc)", case.get("name", "") + " " + case.get("classname", ""))
+    by_module[module][outcome] += 1
+    by_transport[found.group(1) if found else "(card, any)"][outcome] += 1
+    if failed:
+        failing.append(f"{module}::{case.get('name')}")
+line = lambda c: f"{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped"
+print("a2a-tck: by category (test module)")
+for module, counts in sorted(by_module.items()):
+    print(f"  {module:<42} {line(counts)}")
+print("a2a-tck: by transport")
+for transport, counts in sorted(by_transport.items()):
+    print(f"  {transport:<42} {line(counts)}")
+print("a2a-tck: failing tests")
+for name in failing:
+    print(f"  {name}")
+total = collections.Counter()
+for counts in by_module.values():
+    total.update(counts)
+print(f"a2a-tck: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped")
 EOF
 exit "$status"
