@@ -33,9 +33,11 @@ Commands:
   answer <task_id> <question_id> <text> answer the operator's question
   verify <task_id | receipt> [--files DIR] [--issuer URL] [--jwks-file FILE]
          [--proof FILE] [--vkey KEY | FILE] [--checkpoint FILE [--consistency FILE]]
+         [--tsa-ca FILE]
                                         verify a receipt (and the files it signs) and its place
                                         in the public log: the tlog-proof, the checkpoint's
-                                        signature, the RFC 3161 token's imprint, and with
+                                        signature, the RFC 3161 token (with --tsa-ca, a PEM of
+                                        trusted TSA certificates, its chain), and with
                                         --checkpoint (kept earlier) that the log only grew
   message --message TEXT --reply-to EMAIL [--from NAME] [--subject TEXT]
                                         send the operator a message
@@ -74,6 +76,7 @@ const OPTIONS = {
   proof: { type: 'string' },
   vkey: { type: 'string' },
   checkpoint: { type: 'string' },
+  'tsa-ca': { type: 'string' },
   consistency: { type: 'string' },
   message: { type: 'string' },
   'reply-to': { type: 'string' },
@@ -93,7 +96,7 @@ const COMMANDS: Record<string, { options: string[]; positionals: [number, number
   submit: { options: [...Object.keys(TASK_FLAGS), 'location-required', 'idempotency-key', 'schema'], positionals: [0, 1] },
   status: { options: [], positionals: [1, 1] },
   wait: { options: ['timeout'], positionals: [1, 1] },
-  verify: { options: ['files', 'issuer', 'jwks-file', 'proof', 'vkey', 'checkpoint', 'consistency'], positionals: [1, 1] },
+  verify: { options: ['files', 'issuer', 'jwks-file', 'proof', 'vkey', 'checkpoint', 'consistency', 'tsa-ca'], positionals: [1, 1] },
   message: { options: ['message', 'reply-to', 'from', 'subject'], positionals: [0, 0] },
   webhook: { options: ['headers-file', 'body-file', 'id', 'timestamp', 'signature', 'tolerance', 'jwks-file'], positionals: [1, 1] },
   answer: { options: [], positionals: [3, 3] },
@@ -306,6 +309,7 @@ async function verify(client: HumanTaskClient, subject: string, values: Record<s
     ...(vkeyArg === undefined ? {} : { vkey: vkeyArg.includes('+') ? vkeyArg : readFileSync(vkeyArg, 'utf8') }),
     ...(values.checkpoint === undefined ? {} : { olderCheckpoint: file('checkpoint') as string }),
     ...(values.consistency === undefined ? {} : { consistency: file('consistency') as string }),
+    ...(values['tsa-ca'] === undefined ? {} : { tsaCa: file('tsa-ca') as string }),
   };
   let log: LogVerdict | undefined;
   let logNote: string | undefined;

@@ -94,6 +94,8 @@ export interface VerifyReceiptLogTaskOptions extends RequestOptions {
   olderCheckpoint?: string;
   /** The consistency proof from olderCheckpoint (default: fetched from /log/consistency?from=<its size>). */
   consistency?: string;
+  /** Trusted TSA certificate(s), PEM: a time-stamp token's chain must lead to one (default: its signature only). */
+  tsaCa?: string;
 }
 
 export interface VerifyTaskReceiptOptions extends RequestOptions {
@@ -173,9 +175,10 @@ export class HumanTaskClient {
   }
 
   /**
-   * Asks the operator to withdraw a task (POST /api/v1/tasks/{task_id}/cancel): a withdrawal
-   * request naming the task, with the message quota. The status does not change: the operator
-   * decides, and withdraws it by rejecting it. A final task is 409 invalid_transition.
+   * Withdraws a task (POST /api/v1/tasks/{task_id}/cancel), with the message quota: a task nobody
+   * accepted yet is withdrawn at once (status "rejected", the reason as message); for an accepted
+   * one the operator gets a withdrawal request and the status does not change: the operator
+   * decides. A final task is 409 invalid_transition.
    */
   async cancelTask(taskId: string, options: RequestOptions = {}): Promise<{ task_id: string; status: string; message: string }> {
     const path = `/api/v1/tasks/${encodeURIComponent(taskId)}/cancel`;
@@ -325,7 +328,7 @@ export class HumanTaskClient {
   /**
    * Verifies that a task's receipt is in the service's public log (docs/receipt-log.md): the
    * tlog-proof, the checkpoint's signature by the log's verifier key, the inclusion path, the
-   * RFC 3161 token's imprint when present and, with `olderCheckpoint`, consistency. Anything not
+   * RFC 3161 token when present (with `tsaCa`, its chain too) and, with `olderCheckpoint`, consistency. Anything not
    * given is fetched; with a receipt string, `proof` and `vkey` nothing is.
    */
   async verifyReceiptLog(subject: string | TypedTask<unknown>, options: VerifyReceiptLogTaskOptions = {}): Promise<LogVerdict> {
@@ -365,6 +368,7 @@ export class HumanTaskClient {
       vkey,
       ...(options.olderCheckpoint === undefined ? {} : { olderCheckpoint: options.olderCheckpoint }),
       ...(consistency === undefined ? {} : { consistency }),
+      ...(options.tsaCa === undefined ? {} : { tsaCa: options.tsaCa }),
     });
     if (rolledBack) {
       const check = verdict.checks.find((c) => c.name === 'log_consistency');

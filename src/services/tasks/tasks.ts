@@ -1,7 +1,7 @@
 import * as guards from '../../abuse/guards.js';
 import { canonicalJson, sha256Hex } from '../../domain/canonical.js';
 import { AppError } from '../../domain/errors.js';
-import { ANY_TASK_ID_PATTERN, newTaskId } from '../../domain/ids.js';
+import { ANY_TASK_ID_PATTERN, newContextId, newTaskId } from '../../domain/ids.js';
 import { statusPageUrl, statusUrl } from '../../domain/network/urls.js';
 import { bodyGuardError } from '../../domain/tasks/body-guard.js';
 import { dueOf } from '../../domain/tasks/due.js';
@@ -200,6 +200,7 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: Pick<g
     agent_key_id: caller.agent?.keyId ?? null,
     agent_directory: caller.agent?.directory ?? null,
     receipt_log_index: null,
+    context_id: caller.contextId ?? newContextId(now),
   };
 }
 
