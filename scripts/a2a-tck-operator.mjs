@@ -60,25 +60,51 @@ function noteMessage(message) {
   pending.push({ messageId: message.messageId, text: norm(text), at });
 }
 
+/**
+ * The kit names messages with one id per scenario and session (tck_id("complete-task") in its
+ * tck/requirements/base.py), so it sends one messageId with many different messages, while
+ * a2a.proto's Message.message_id is unique per message and the contract makes it the idempotency
+ * key (another payload: 422, the same payload: the same task). Unless A2A_TCK_KEEP_MESSAGE_IDS is
+ * set, a messageId already sent is made unique again ("<id>.<n>") before the service sees it.
+ */
+const UNIQUE_IDS = !process.env.A2A_TCK_KEEP_MESSAGE_IDS;
+const sent = new Map(); // messageId → times sent
+
+function uniquify(message) {
+  if (!UNIQUE_IDS || !message || typeof message.messageId !== 'string') return false;
+  const n = sent.get(message.messageId) ?? 0;
+  sent.set(message.messageId, n + 1);
+  if (n === 0) return false;
+  message.messageId = `${message.messageId}.${n}`;
+  return true;
+}
+
+/** Notes the message a send carries; returns the body to forward (its messageId made unique). */
 function inspect(req, body) {
-  if (req.method !== 'POST' || body.length === 0) return;
+  if (req.method !== 'POST' || body.length === 0) return body;
   let json;
   try {
     json = JSON.parse(body.toString('utf8'));
   } catch {
-    return;
+    return body;
   }
-  if (json?.method === 'SendMessage' || json?.method === 'SendStreamingMessage') noteMessage(json.params?.message);
-  else if (/\/message:(send|stream)$/.test(new URL(req.url, 'http://x').pathname)) noteMessage(json?.message);
+  let message;
+  if (json?.method === 'SendMessage' || json?.method === 'SendStreamingMessage') message = json.params?.message;
+  else if (/\/message:(send|stream)$/.test(new URL(req.url, 'http://x').pathname)) message = json?.message;
+  else return body;
+  const changed = uniquify(message);
+  noteMessage(message);
+  return changed ? Buffer.from(JSON.stringify(json)) : body;
 }
 
 const proxy = http.createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
-    const body = Buffer.concat(chunks);
-    inspect(req, body);
-    const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+    const body = inspect(req, Buffer.concat(chunks));
+    const headers = { ...req.headers };
+    if (headers['content-length'] !== undefined) headers['content-length'] = String(body.length);
+    const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.rawHeaders);
       up.pipe(res);
     });
