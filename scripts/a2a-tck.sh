@@ -13,6 +13,7 @@
 # python3 that has its dependencies). Nothing is downloaded: without a kit the script says so and
 # exits 0. A2A_TCK_LEVEL: must (default), should, may or all. A2A_TCK_SERVICE_DIR: the checkout
 # whose src/server.ts is started (default: this one). A2A_TCK_TRANSPORT: the kit's --transport.
+# A2A_TCK_KEEP_MESSAGE_IDS=1: pass the kit's reused messageIds on unchanged (scripts/a2a-tck-operator.mjs).
 # Prints pytest's summary, then a tally by test module and by transport; exits with pytest's status.
 set -euo pipefail
 
