@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -124,5 +127,24 @@ class _Base:
         """verify_webhook's keyword arguments: the issuer's origin is the one a Web Bot Auth signature must name."""
         return {"now": now, "tolerance_seconds": tolerance_seconds, "authority": authority, "signer_origin": self.issuer, "require_web_bot_auth": require_web_bot_auth}
 
-    def _verify(self, receipt: str, jwks: Mapping[str, Any], operator_notes: str | None, task_id: str | None, files: Mapping[str, bytes] | None) -> ReceiptVerdict:
-        return verify_receipt(receipt, jwks, issuer=self.issuer, task_id=task_id, operator_notes=operator_notes, files=files)
+    def _verify(
+        self,
+        receipt: str,
+        jwks: Mapping[str, Any],
+        operator_notes: str | None,
+        task_id: str | None,
+        files: Mapping[str, bytes] | None,
+        operator_keys: Mapping[str, Any] | None = None,
+    ) -> ReceiptVerdict:
+        return verify_receipt(receipt, jwks, issuer=self.issuer, task_id=task_id, operator_notes=operator_notes, files=files, operator_keys=operator_keys)
+
+    def _needs_operator_keys(self, receipt: str, given: Mapping[str, Any] | None) -> bool:
+        """Whether to fetch /.well-known/operator-keys.json: a version-3 receipt (read before verifying),
+        none given, and not offline (a JWKS given to the constructor means nothing is fetched)."""
+        if given is not None or self._fixed_jwks is not None:
+            return False
+        try:
+            body = receipt.split(".")[1]
+            return json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))).get("receipt_version") == 3
+        except (IndexError, ValueError, AttributeError, binascii.Error):
+            return False

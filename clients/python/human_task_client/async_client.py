@@ -163,6 +163,10 @@ class AsyncHumanTaskClient(_Base):
                     raise
             await asyncio.sleep(min(pause, max(0.0, until - time.monotonic())))
 
+    async def operator_keys(self) -> Mapping[str, Any]:
+        """The service's /.well-known/operator-keys.json: the passkeys approvals are signed with, by key_id, with since/until."""
+        return jwks_or_error(await self._request("GET", "/.well-known/operator-keys.json", idempotent=True), "/.well-known/operator-keys.json")
+
     async def jwks(self, *, refresh: bool = False) -> Mapping[str, Any]:
         cached = self._cached_jwks(refresh)
         if cached is not None:
@@ -171,13 +175,23 @@ class AsyncHumanTaskClient(_Base):
         self._jwks = (jwks, time.monotonic())
         return jwks
 
-    async def verify_receipt(self, subject: str | Task, *, files: Mapping[str, bytes] | None = None, operator_notes: str | None = None, task_id: str | None = None) -> ReceiptVerdict:
+    async def verify_receipt(
+        self,
+        subject: str | Task,
+        *,
+        files: Mapping[str, bytes] | None = None,
+        operator_notes: str | None = None,
+        task_id: str | None = None,
+        operator_keys: Mapping[str, Any] | None = None,
+    ) -> ReceiptVerdict:
         if isinstance(subject, str) and "." not in subject:
             subject = await self.get_task(subject)
         receipt, notes, expected = self._receipt_inputs(subject, operator_notes, task_id)
-        verdict = self._verify(receipt, await self.jwks(), notes, expected, files)
+        if self._needs_operator_keys(receipt, operator_keys):
+            operator_keys = await self.operator_keys()
+        verdict = self._verify(receipt, await self.jwks(), notes, expected, files, operator_keys)
         if verdict.failure == "kid" and self._fixed_jwks is None:
-            verdict = self._verify(receipt, await self.jwks(refresh=True), notes, expected, files)
+            verdict = self._verify(receipt, await self.jwks(refresh=True), notes, expected, files, operator_keys)
         return verdict
 
     async def verify_receipt_log(

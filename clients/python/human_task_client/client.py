@@ -184,6 +184,10 @@ class HumanTaskClient(_Base):
             else:
                 time.sleep(pause)
 
+    def operator_keys(self) -> Mapping[str, Any]:
+        """The service's /.well-known/operator-keys.json: the passkeys approvals are signed with, by key_id, with since/until."""
+        return jwks_or_error(self._request("GET", "/.well-known/operator-keys.json", idempotent=True), "/.well-known/operator-keys.json")
+
     def jwks(self, *, refresh: bool = False) -> Mapping[str, Any]:
         cached = self._cached_jwks(refresh)
         if cached is not None:
@@ -192,15 +196,27 @@ class HumanTaskClient(_Base):
         self._jwks = (jwks, time.monotonic())
         return jwks
 
-    def verify_receipt(self, subject: str | Task, *, files: Mapping[str, bytes] | None = None, operator_notes: str | None = None, task_id: str | None = None) -> ReceiptVerdict:
+    def verify_receipt(
+        self,
+        subject: str | Task,
+        *,
+        files: Mapping[str, bytes] | None = None,
+        operator_notes: str | None = None,
+        task_id: str | None = None,
+        operator_keys: Mapping[str, Any] | None = None,
+    ) -> ReceiptVerdict:
         """Verifies a receipt given as a compact JWS, a Task, or a task id (then fetched): signature
-        against the service's JWKS (cached), iss, sub, the deliverable hash and, with files, the attachments."""
+        against the service's JWKS (cached), iss, sub, the deliverable hash and, with files, the attachments.
+        A version-3 receipt's passkey approvals are checked against ``operator_keys``, else the service's
+        /.well-known/operator-keys.json (fetched unless the client was given a JWKS: offline)."""
         if isinstance(subject, str) and "." not in subject:
             subject = self.get_task(subject)
         receipt, notes, expected = self._receipt_inputs(subject, operator_notes, task_id)
-        verdict = self._verify(receipt, self.jwks(), notes, expected, files)
+        if self._needs_operator_keys(receipt, operator_keys):
+            operator_keys = self.operator_keys()
+        verdict = self._verify(receipt, self.jwks(), notes, expected, files, operator_keys)
         if verdict.failure == "kid" and self._fixed_jwks is None:
-            verdict = self._verify(receipt, self.jwks(refresh=True), notes, expected, files)
+            verdict = self._verify(receipt, self.jwks(refresh=True), notes, expected, files, operator_keys)
         return verdict
 
     def verify_receipt_log(
