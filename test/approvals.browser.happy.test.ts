@@ -1,10 +1,10 @@
-import { createHash, createPublicKey, verify } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createConnection, createServer, type Server } from 'node:net';
 import { decodeJwt } from 'jose';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '../src/domain/canonical.js';
+import { verifyApprovals } from '../src/receipts/approval-verify.js';
+import { verifyReceipt } from '../src/receipts/verify.js';
 import { postJson, STORES, startTestApp, type TestApp, validTask } from './support/app.js';
 import { seriousAxeViolations } from './support/axe.js';
 import { useBrowser } from './support/browser.js';
@@ -94,25 +94,6 @@ async function propose(page: Page, site: Site, taskId: string, notes: string): P
   await page.waitForURL(`${site.base}/operator/tasks/${taskId}?done=proposed`);
 }
 
-/** Offline check of one approval: the key published at that time, the challenge, the signature, user presence. */
-function checkAttestation(receipt: Json, approval: Json, keys: Json[]): void {
-  const key = keys.find((k) => k.key_id === approval.key_id);
-  expect(key, 'the key is published').toBeDefined();
-  expect(String(key?.since) <= String(approval.at)).toBe(true);
-  const attestation = approval.attestation as { authenticator_data: string; client_data_json: string; signature: string };
-  const clientData = JSON.parse(Buffer.from(attestation.client_data_json, 'base64url').toString('utf8')) as Json;
-  const challenge = createHash('sha256')
-    .update(canonicalJson({ task_id: receipt.task_id, request_sha256: receipt.request_sha256, deliverable_sha256: receipt.deliverable_sha256 }))
-    .digest('base64url');
-  expect(clientData).toMatchObject({ type: 'webauthn.get', challenge });
-  const authData = Buffer.from(attestation.authenticator_data, 'base64url');
-  expect((authData[32] ?? 0) & 0x01).toBe(1);
-  const signed = Buffer.concat([authData, createHash('sha256').update(Buffer.from(attestation.client_data_json, 'base64url')).digest()]);
-  const publicKey = createPublicKey({ key: key?.jwk as never, format: 'jwk' });
-  const digest = (key?.jwk as { kty: string }).kty === 'OKP' ? null : 'sha256';
-  expect(verify(digest, signed, publicKey, Buffer.from(attestation.signature, 'base64url')), JSON.stringify(key?.jwk)).toBe(true);
-}
-
 describe.each(STORES)('approvals signed by passkeys in Chromium on %s', (store) => {
   const browser = useBrowser();
   let site: Site;
@@ -172,11 +153,27 @@ describe.each(STORES)('approvals signed by passkeys in Chromium on %s', (store) 
     expect(receipt.receipt_version).toBe(3);
     const approvals = receipt.approvals as Json[];
     expect(approvals).toHaveLength(2);
-    const keys = ((await (await fetch(`${t.url}/.well-known/operator-keys.json`)).json()) as { keys: Json[] }).keys;
-    expect(keys).toHaveLength(3);
-    expect(JSON.stringify(keys)).not.toMatch(/Ada|Grace|Linus|team\.example\.org/);
-    for (const approval of approvals) checkAttestation(receipt, approval, keys);
+    const operatorKeys = (await (await fetch(`${t.url}/.well-known/operator-keys.json`)).json()) as { keys: Json[] };
+    expect(operatorKeys.keys).toHaveLength(3);
+    expect(JSON.stringify(operatorKeys)).not.toMatch(/Ada|Grace|Linus|team\.example\.org/);
     expect(new Set(approvals.map((a) => a.key_id)).size).toBe(2);
+    // The verifiers' own check (src/receipts/verify.ts, as npm run verify-receipt runs it), offline from what was fetched.
+    const jwks = await (await fetch(`${t.url}/.well-known/jwks.json`)).json();
+    const options = { jwks, operatorKeys: operatorKeys as never, expectedTaskId: id, operatorNotes: 'Open 8 to 12 on Sundays.', expectedIssuer: site.base };
+    const verdict = await verifyReceipt(delivered.receipt as string, options);
+    expect(verdict.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(verdict.approvals.map((a) => a.status)).toEqual(['signed', 'signed']);
+    // One byte of an attestation's signature flipped: the approvals check names that approval (the JWS would fail too).
+    const tampered = structuredClone(receipt) as Json & { approvals: { attestation: { signature: string } }[] };
+    const sig = Buffer.from(tampered.approvals[1]?.attestation.signature ?? '', 'base64url');
+    sig[sig.length - 1] = (sig[sig.length - 1] ?? 0) ^ 1;
+    if (tampered.approvals[1]) tampered.approvals[1].attestation.signature = sig.toString('base64url');
+    const named = await verifyApprovals(tampered as never, operatorKeys as never);
+    expect(named.ok).toBe(false);
+    expect(named.approvals.map((a) => [a.status, a.problem])).toEqual([
+      ['signed', null],
+      ['invalid', 'signature'],
+    ]);
     // Delivered once: one delivered entry in the audit, the public task says so.
     const audit = await json(await api(t, 'GET', `/api/v1/admin/audit?task_id=${id}`), 200);
     expect((audit.entries as { action: string }[]).filter((e) => e.action === 'task.delivered')).toHaveLength(1);

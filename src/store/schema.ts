@@ -69,7 +69,9 @@ export interface TasksTable {
   agent_directory: string | null;
   /** The receipt's leaf index in the public log (migration 260), set when the sequencer integrates it; NULL before. */
   receipt_log_index: number | null;
-  /** How many distinct operators must approve the deliverable, 1 to 5 (migration 300, docs/approvals.md). */
+  /** The A2A contextId the service issued with the task, `ctx-<year>-<32 hex>` (migration 300, docs/a2a.md). */
+  context_id: string;
+  /** How many distinct operators must approve the deliverable, 1 to 5 (migration 310, docs/approvals.md). */
   approvals_required: number;
   /** Approvals of the current proposal, the proposer's included; 0 with nothing proposed. */
   approvals_given: number;
@@ -81,7 +83,7 @@ export interface TasksTable {
   approval_returned: string | null;
 }
 
-/** One approval of one proposal round (migration 300). */
+/** One approval of one proposal round (migration 310). */
 export interface TaskApprovalsTable {
   task_id: string;
   round: number;

@@ -13,7 +13,8 @@ import { sha256Hex } from '../../domain/canonical.js';
 import { AppError } from '../../domain/errors.js';
 import type { Actor, Role, SignedIn } from '../../domain/team/actor.js';
 import { iso } from '../../domain/time.js';
-import { appendOperatorKeyLeaf, type OperatorKey, operatorKey, passkeyKeyId } from '../../receipts/operator-keys.js';
+import type { OperatorKey } from '../../receipts/approval-verify.js';
+import { appendOperatorKeyLeaf, operatorKey, storedPasskeyKeyId } from '../../receipts/operator-keys.js';
 import { type Db, withTransaction } from '../../store/db.js';
 import {
   allPasskeys,
@@ -217,7 +218,7 @@ export async function verifyApprovalAssertion(
   const id = (raw as { id?: unknown }).id;
   const passkey = typeof id === 'string' && id.length <= 1024 ? await findPasskey(db, id) : undefined;
   if (!passkey || operatorId === null || passkey.operator_id !== operatorId) throw refusedSignature('it was not made by a passkey registered to you.');
-  const keyId = await passkeyKeyId(passkey.public_key);
+  const keyId = await storedPasskeyKeyId(passkey.public_key);
   if (keyId === null) throw refusedSignature('this passkey’s key type cannot be published, so its signature could not be checked by others.');
   const { rpID, origin } = relyingParty(deps);
   let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
