@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/domain/errors.js';
 import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from '../src/services/a2a/push-configs.js';
 import { submit } from './operator.support.js';
-import { STORES, useTestApp } from './support/app.js';
+import { STORES, startTestApp, type TestApp, useSuiteResource, useTestApp } from './support/app.js';
 import { WEBHOOK_TEST_ENV } from './webhooks.support.js';
 
 /**
@@ -83,5 +83,28 @@ describe.each(STORES)('A2A push notification configs, bad input, on %s', (store)
     expect(refused.code).toBe('validation_failed');
     expect(refused.details.some((d) => detail.test(d))).toBe(true);
     expect((await listPushConfigs(t.deps, taskId)).configs).toEqual([]);
+  });
+});
+
+describe.runIf(STORES.includes('postgres'))('the fifth push notification config, raced on two instances of one PostgreSQL', () => {
+  const a = useTestApp({ store: 'postgres', env: WEBHOOK_TEST_ENV });
+  const b = useSuiteResource<TestApp>(
+    () => startTestApp({ shareDatabaseWith: a, env: WEBHOOK_TEST_ENV }),
+    (app) => app.close(),
+  );
+
+  it('goes to exactly one of two creations made at once', async () => {
+    for (let round = 0; round < 5; round++) {
+      const taskId = await submit(a);
+      for (let i = 0; i < 4; i++) await createPushConfig(a.deps, taskId, { url: 'http://127.0.0.1:9/hook' });
+      const outcomes = await Promise.allSettled([
+        createPushConfig(a.deps, taskId, { url: 'http://127.0.0.1:9/a' }),
+        createPushConfig(b.deps, taskId, { url: 'http://127.0.0.1:9/b' }),
+      ]);
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      const refused = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+      expect((refused.reason as AppError).code).toBe('validation_failed');
+      expect((await listPushConfigs(a.deps, taskId)).configs).toHaveLength(5);
+    }
   });
 });
