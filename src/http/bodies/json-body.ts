@@ -11,9 +11,14 @@ import { AppError } from '../../domain/errors.js';
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export function installJsonParser(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+  addJsonParser(app, 'application/json');
+}
+
+/** The same parser for another JSON media type (A2A's application/a2a+json), in the scope given. */
+export function addJsonParser(app: FastifyInstance, contentType: string): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser(contentType, { parseAs: 'buffer' }, (request, body, done) => {
     let text: string;
     try {
       text = strictUtf8.decode(body as Buffer);
