@@ -1,7 +1,7 @@
 import { SendMessageRequest, Task } from '@a2a-js/sdk';
 import { type Client, ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 import { expect } from 'vitest';
-import { postJson, type TestApp, TEST_ADMIN_KEY } from './support/app.js';
+import { postJson, TEST_ADMIN_KEY, type TestApp } from './support/app.js';
 
 /** The two A2A bindings the service declares, as the SDK names them. */
 export const BINDINGS = ['JSONRPC', 'HTTP+JSON'] as const;

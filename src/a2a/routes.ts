@@ -145,8 +145,10 @@ async function handleRest(deps: ServiceDeps, request: FastifyRequest, reply: Fas
 
 export async function registerA2a(app: FastifyInstance, deps: ServiceDeps): Promise<void> {
   await app.register(async (scope) => {
-    // The HTTP+JSON binding's media type (A2A 1.0 §11.1), parsed as JSON is.
-    addJsonParser(scope, 'application/a2a+json');
+    // The HTTP+JSON binding's media type (A2A 1.0 §11.1), parsed as JSON is; an empty body is none.
+    scope.removeContentTypeParser('application/json');
+    addJsonParser(scope, 'application/json', { emptyIsNone: true });
+    addJsonParser(scope, 'application/a2a+json', { emptyIsNone: true });
 
     scope.post(
       '/a2a',

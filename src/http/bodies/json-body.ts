@@ -15,10 +15,18 @@ export function installJsonParser(app: FastifyInstance): void {
   addJsonParser(app, 'application/json');
 }
 
-/** The same parser for another JSON media type (A2A's application/a2a+json), in the scope given. */
-export function addJsonParser(app: FastifyInstance, contentType: string): void {
+/**
+ * The same parser for another JSON media type (A2A's application/a2a+json), in the scope given.
+ * `emptyIsNone`: an empty body is no body (A2A clients POST `:cancel` and `:subscribe` bare, with a
+ * JSON Content-Type).
+ */
+export function addJsonParser(app: FastifyInstance, contentType: string, options: { emptyIsNone?: boolean } = {}): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser(contentType, { parseAs: 'buffer' }, (request, body, done) => {
+    if (options.emptyIsNone === true && (body as Buffer).length === 0) {
+      done(null, undefined);
+      return;
+    }
     let text: string;
     try {
       text = strictUtf8.decode(body as Buffer);

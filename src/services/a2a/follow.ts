@@ -61,18 +61,17 @@ export async function* followTask(
     let full = false;
     const latest = await waitForChange(deps, known.task_id, {
       timeoutMs: HEARTBEAT_MS,
-      unchanged: (task) => task.updated_at === known.updated_at,
+      // Unchanged for the subscriber while it would be told nothing (the same state, message and artifact).
+      unchanged: (task) => changeEvents(known, task, contextId, mapping).length === 0,
       closes: options.closes,
       whenFull: () => {
         full = true;
       },
     });
     if (full) return;
-    if (latest.updated_at === known.updated_at) {
-      yield { heartbeat: true };
-      continue;
-    }
-    for (const event of changeEvents(known, latest, contextId, mapping)) yield { event };
+    const events = changeEvents(known, latest, contextId, mapping);
+    if (events.length === 0) yield { heartbeat: true };
+    for (const event of events) yield { event };
     known = latest;
   }
 }
