@@ -127,3 +127,8 @@ export async function passkeyKeyId(key: Uint8Array | JWK): Promise<string> {
   const jwk = key instanceof Uint8Array ? coseToJwk(key) : publicJwk(key);
   return calculateJwkThumbprint(jwk, 'sha256');
 }
+
+/** The RFC 7638 thumbprint (SHA-256, base64url) of a public JWK: the key_id of a passkey given as a JWK. */
+export function jwkThumbprint(jwk: JWK): Promise<string> {
+  return passkeyKeyId(jwk);
+}
