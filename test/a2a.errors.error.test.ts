@@ -1,4 +1,4 @@
-import { TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { describe, expect, it } from 'vitest';
 import { jsonRpcError } from '../src/a2a/envelopes.js';
 import { AppError } from '../src/domain/errors.js';
@@ -140,6 +140,42 @@ describe.each(STORES)('A2A errors on %s', (store) => {
     const rest = await fetch(`${t.url}/a2a/v1/extendedAgentCard`, { headers: V1 });
     expect(rest.status).toBe(400);
     expect(await rest.json()).toMatchObject({ error: { status: 'FAILED_PRECONDITION', details: [{ reason: 'UNSUPPORTED_OPERATION' }] } });
+  });
+
+  it('refuses a body that is not JSON with ContentTypeNotSupportedError in each binding envelope', async () => {
+    const jsonRpc = await fetch(`${t.url}/a2a`, { method: 'POST', headers: { ...V1, 'content-type': 'text/plain' }, body: 'ct test' });
+    expect(jsonRpc.status).toBe(200);
+    expect(await jsonRpc.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32005, data: [{ reason: 'CONTENT_TYPE_NOT_SUPPORTED' }] } });
+    const rest = await fetch(`${t.url}/a2a/v1/message:send`, { method: 'POST', headers: { ...V1, 'content-type': 'text/plain' }, body: 'ct test' });
+    expect(rest.status).toBe(415);
+    expect(await rest.json()).toMatchObject({ error: { code: 415, status: 'INVALID_ARGUMENT', details: [{ reason: 'CONTENT_TYPE_NOT_SUPPORTED' }] } });
+  });
+
+  it('cancels: a submitted task is withdrawn (CANCELED), an accepted one asks the operator (unchanged), a final one is not cancelable', async () => {
+    for (const binding of BINDINGS) {
+      const client = await a2aClient(t, binding);
+      const unknown = 'task-2030-00000000000000000000000000000000';
+      await expect(client.cancelTask({ tenant: '', id: unknown, metadata: undefined })).rejects.toBeInstanceOf(TaskNotFoundError);
+      const fresh = taskOf(await client.sendMessage(sendRequest({ text: uniqueDescription() }))).id as string;
+      expect(taskOf(await client.cancelTask({ tenant: '', id: fresh, metadata: undefined })).status).toMatchObject({ state: 'TASK_STATE_CANCELED' });
+      await expect(client.cancelTask({ tenant: '', id: fresh, metadata: undefined })).rejects.toBeInstanceOf(TaskNotCancelableError);
+      const accepted = taskOf(await client.sendMessage(sendRequest({ text: uniqueDescription() }))).id as string;
+      await operator.patch(t, accepted, { status: 'accepted' });
+      expect(taskOf(await client.cancelTask({ tenant: '', id: accepted, metadata: undefined })).status).toMatchObject({ state: 'TASK_STATE_WORKING' });
+      const messages = (await (await fetch(`${t.url}/api/v1/admin/messages?limit=50`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } })).json()) as {
+        messages: { task_ids: string[] }[];
+      };
+      expect(messages.messages.some((m) => m.task_ids.includes(accepted))).toBe(true);
+    }
+  });
+
+  it('reads proto field names as well as JSON names (history_length, context_id)', async () => {
+    const id = await submit();
+    const answer = await call('GetTask', { id, history_length: 0 });
+    expect((answer.body.result as Json).history).toEqual([]);
+    const contextId = (answer.body.result as Json).contextId as string;
+    const listed = await call('ListTasks', { context_id: contextId, page_size: 1 });
+    expect(((listed.body.result as Json).tasks as Json[]).map((task) => task.id)).toEqual([id]);
   });
 
   it('refuses bad ListTasks and GetTask parameters as invalid params', async () => {

@@ -215,6 +215,21 @@ describe.each(STORES)('A2A flows on %s', (store) => {
       expect(at(resumed[1], 'artifactUpdate.artifact.parts')).toEqual([{ text: 'Side door open too.', mediaType: 'text/plain' }]);
       expect(at(resumed[2], 'statusUpdate.status.state')).toBe('TASK_STATE_COMPLETED');
     });
+
+    it('follows a task that waits for input when subscribing, until it is final', async () => {
+      const client = await a2aClient(t, binding);
+      const id = taskOf(await client.sendMessage(sendRequest({ text: uniqueDescription() }))).id as string;
+      await operator.patch(t, id, { status: 'accepted' });
+      await operator.ask(t, id, 'Front or back entrance?');
+      const states: unknown[] = [];
+      for await (const event of client.resubscribeTask({ tenant: '', id })) {
+        const json = StreamResponse.toJSON(event) as Json;
+        states.push(at(json, 'task.status.state') ?? at(json, 'statusUpdate.status.state') ?? 'artifact');
+        if (states.length === 1) await client.sendMessage(sendRequest({ text: 'Front.', taskId: id }));
+        if (states.length === 2) await operator.patch(t, id, { status: 'delivered', operator_notes: 'Checked the front.' });
+      }
+      expect(states).toEqual(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_WORKING', 'artifact', 'TASK_STATE_COMPLETED']);
+    });
   });
 });
 

@@ -57,8 +57,10 @@ export function restError(error: unknown): { status: number; body: unknown; head
   if (a2a) {
     const spec = A2A_ERRORS[a2a.kind];
     return {
-      status: spec.http,
-      body: { error: { code: spec.http, status: spec.status, message: a2a.message, details: [{ '@type': ERROR_INFO, reason: spec.reason, domain: DOMAIN }] } },
+      status: a2a.httpStatus,
+      body: {
+        error: { code: a2a.httpStatus, status: spec.status, message: a2a.message, details: [{ '@type': ERROR_INFO, reason: spec.reason, domain: DOMAIN }] },
+      },
       headers: {},
     };
   }

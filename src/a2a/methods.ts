@@ -5,6 +5,7 @@ import { a2aState, isFinalState, isStopState, toA2ATask } from '../services/a2a/
 import { optionalCount, parseSendRequest, sendA2AMessage } from '../services/a2a/messages.js';
 import { getA2ATask, listA2ATasks, taskInContext } from '../services/a2a/tasks.js';
 import type { Caller, ServiceDeps } from '../services/context.js';
+import { FINAL_TASK_MESSAGE, requestCancellation } from '../services/tasks/cancel.js';
 import type { Closable } from '../services/waiting/task-waits.js';
 import { pushConfigMethods } from './push.js';
 
@@ -97,7 +98,20 @@ const subscribe: Method = async (ctx, params) => {
   return { stream: followTask(deps, task, contextId, { baseUrl: deps.config.baseUrl, historyLength: undefined, closes: ctx.closes }) };
 };
 
-const cancel: Method = async (ctx, params) => ({ result: await pushConfigMethods.cancel(ctx.deps, taskIdOf(params)) });
+/**
+ * CancelTask (contract "A2A 1.0"): requestCancellation, as REST and MCP. A task nobody accepted is
+ * withdrawn at once (TASK_STATE_CANCELED); an accepted one gets the operator a withdrawal request
+ * and comes back unchanged (the operator decides); a final one is TaskNotCancelableError.
+ */
+const cancel: Method = async (ctx, params) => {
+  const { deps } = ctx;
+  const cancellation = await requestCancellation({ deps, caller: ctx.caller() }, taskIdOf(params), 'a2a');
+  if (cancellation.outcome === 'final') {
+    throw new A2AError('TaskNotCancelable', `Task ${cancellation.task.task_id} is final (${cancellation.task.status}): ${FINAL_TASK_MESSAGE}`);
+  }
+  const { contextId } = await taskInContext(deps, cancellation.task.task_id);
+  return { result: toA2ATask(cancellation.task, contextId, { baseUrl: deps.config.baseUrl }) };
+};
 
 const extendedCard: Method = async () => {
   throw new A2AError('UnsupportedOperation', 'This agent declares no extended agent card: /.well-known/agent-card.json is the whole card.');
@@ -126,5 +140,31 @@ export async function runMethod(ctx: MethodContext, method: string, params: unkn
   const run = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
   if (!run) throw new A2AError('MethodNotFound', `Method not found: ${method.slice(0, 80)}. A2A 1.0 methods: ${Object.keys(METHODS).join(', ')}.`);
   if (params !== undefined && !isObject(params)) throw new A2AError('InvalidParams', 'params: must be an object');
-  return run(ctx, params ?? {});
+  return run(ctx, camelCased(params ?? {}));
+}
+
+/**
+ * ProtoJSON parsers accept a field's proto name as well as its JSON name (`history_length` for
+ * `historyLength`), and some clients send those: the request's own fields are read either way
+ * (the JSON name wins when both are given). Free-form values (a data part, metadata) are left as sent.
+ */
+function camelCased(params: Record<string, unknown>): Record<string, unknown> {
+  const rename = (object: Record<string, unknown>): Record<string, unknown> => {
+    const out: Record<string, unknown> = { ...object };
+    for (const [key, value] of Object.entries(object)) {
+      if (!key.includes('_')) continue;
+      const camel = key.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+      if (!(camel in out)) out[camel] = value;
+      delete out[key];
+    }
+    return out;
+  };
+  const out = rename(params);
+  if (isObject(out.configuration)) out.configuration = rename(out.configuration);
+  if (isObject(out.message)) {
+    const message = rename(out.message);
+    if (Array.isArray(message.parts)) message.parts = message.parts.map((part) => (isObject(part) ? rename(part) : part));
+    out.message = message;
+  }
+  return out;
 }

@@ -73,6 +73,21 @@ function faultOf(deps: ServiceDeps, request: FastifyRequest, error: unknown): Ap
   return internalError(request.id);
 }
 
+/** A body in a media type the bindings do not speak: kept as this marker, refused by the handler in the binding's own error. */
+class UnsupportedBody {
+  constructor(readonly contentType: string) {}
+}
+
+function refuseUnsupported(body: unknown): void {
+  if (body instanceof UnsupportedBody) {
+    throw new A2AError(
+      'ContentTypeNotSupported',
+      `Send the request as JSON (Content-Type: application/json or application/a2a+json), not ${body.contentType.slice(0, 80)}.`,
+      415,
+    );
+  }
+}
+
 type JsonRpcId = string | number | null;
 
 function isJsonRpcId(value: unknown): value is JsonRpcId {
@@ -94,6 +109,7 @@ async function handleJsonRpc(deps: ServiceDeps, request: FastifyRequest, reply: 
   };
   let outcome: MethodOutcome;
   try {
+    refuseUnsupported(body);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new A2AError('InvalidRequest', 'Invalid Request: send one JSON-RPC 2.0 request object (A2A uses no batches).');
     }
@@ -125,6 +141,7 @@ async function handleRest(deps: ServiceDeps, request: FastifyRequest, reply: Fas
   let outcome: MethodOutcome;
   let status = 200;
   try {
+    refuseUnsupported(request.body);
     const call = restCall(request);
     checkVersion(request);
     outcome = await runMethod(contextOf(deps, request, reply), call.method, call.params);
@@ -149,6 +166,11 @@ export async function registerA2a(app: FastifyInstance, deps: ServiceDeps): Prom
     scope.removeContentTypeParser('application/json');
     addJsonParser(scope, 'application/json', { emptyIsNone: true });
     addJsonParser(scope, 'application/a2a+json', { emptyIsNone: true });
+    // Any other media type reaches the handler as a marker: refused with ContentTypeNotSupportedError
+    // in the binding's envelope (-32005; 415 over HTTP+JSON), not the API's 415 body.
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (request, _body, done) => {
+      done(null, new UnsupportedBody(String(request.headers['content-type'] ?? '')));
+    });
 
     scope.post(
       '/a2a',

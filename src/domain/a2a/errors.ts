@@ -21,8 +21,10 @@ export type A2AErrorKind = keyof typeof A2A_ERRORS;
 
 export class A2AError extends Error {
   readonly kind: A2AErrorKind;
+  /** The HTTP+JSON status when it is not the kind's own (415 for a body that is not JSON). */
+  readonly httpStatus: number;
 
-  constructor(kind: A2AErrorKind, message: string) {
+  constructor(kind: A2AErrorKind, message: string, httpStatus: number = A2A_ERRORS[kind].http) {
     // An expected answer, not a fault: no stack trace (as AppError).
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
@@ -30,6 +32,7 @@ export class A2AError extends Error {
     Error.stackTraceLimit = limit;
     this.name = 'A2AError';
     this.kind = kind;
+    this.httpStatus = httpStatus;
   }
 }
 

@@ -2,7 +2,7 @@ import type { PublicTask } from '../../domain/tasks/schemas.js';
 import type { ServiceDeps } from '../context.js';
 import type { Closable } from '../waiting/task-waits.js';
 import { waitForChange } from '../waiting/task-watch.js';
-import { type A2AStreamResponse, a2aState, changeEvents, isStopState, type MappingOptions, toA2ATask } from './mapping.js';
+import { type A2AStreamResponse, a2aState, changeEvents, isFinalState, isStopState, type MappingOptions, toA2ATask } from './mapping.js';
 
 /**
  * Following a task over A2A (docs/a2a.md "Blocking and streams"): a blocking SendMessage holds
@@ -44,8 +44,10 @@ export type StreamItem = { event: A2AStreamResponse } | { heartbeat: true };
 
 /**
  * A task's stream: the `Task` first, then the updates of each change, a heartbeat every 15 s of
- * quiet; it ends after the task reaches a final or interrupted state, when the caller goes away,
- * or when held requests have no room (after the `Task`, which the client may subscribe again for).
+ * quiet; it ends once the task reaches a final state, or an interrupted state it reached while
+ * followed (subscribing to a task that already waits for input follows it on: the answer may come
+ * by another way), when the caller goes away, or when held requests have no room (after the
+ * `Task`, which the client may subscribe again for).
  */
 export async function* followTask(
   deps: ServiceDeps,
@@ -56,7 +58,8 @@ export async function* followTask(
   const mapping = { baseUrl: options.baseUrl };
   yield { event: { task: toA2ATask(first, contextId, { ...mapping, historyLength: options.historyLength }) } };
   let known = first;
-  while (!isStopState(a2aState(known))) {
+  const ends = (task: Task) => isFinalState(a2aState(task)) || (task !== first && isStopState(a2aState(task)));
+  while (!ends(known)) {
     if (options.closes.destroyed === true || deps.waits.closed) return;
     let full = false;
     const latest = await waitForChange(deps, known.task_id, {

@@ -69,8 +69,10 @@ export async function listA2ATasks(deps: ServiceDeps, caller: Caller, request: L
   if (after === null) throw invalidList('statusTimestampAfter: must be an ISO 8601 date-time');
   const contextId = request.contextId === '' ? undefined : request.contextId;
   const agentKeyId = contextId === undefined ? caller.agent?.keyId : undefined;
-  if (contextId === undefined && agentKeyId === undefined) return { tasks: [], nextPageToken: '', pageSize, totalSize: 0 };
-  if (contextId !== undefined && !CONTEXT_ID_PATTERN.test(contextId)) throw invalidList('contextId: names no context this service issued');
+  // Nobody's tasks without a context or a verified signature; a context the service never issued has none.
+  const none = { tasks: [], nextPageToken: '', pageSize, totalSize: 0 };
+  if (contextId === undefined && agentKeyId === undefined) return none;
+  if (contextId !== undefined && !CONTEXT_ID_PATTERN.test(contextId)) return none;
 
   const scope = `cursor:a2a:${contextId ?? `agent:${agentKeyId}`}:${state ?? ''}`;
   let position: { updated_at: string; id: string } | undefined;
