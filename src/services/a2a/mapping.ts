@@ -1,6 +1,7 @@
 import { statusUrl } from '../../domain/network/urls.js';
-import { isAwaitingAnswer, openQuestion } from '../../domain/questions/questions.js';
+import { openQuestion } from '../../domain/questions/questions.js';
 import type { PublicTask } from '../../domain/tasks/schemas.js';
+import { isWithdrawal } from '../../domain/tasks/withdrawal.js';
 import { DEADLINE_REASON } from '../tasks/deadlines.js';
 
 /**
@@ -83,9 +84,6 @@ export interface MappingOptions {
   historyLength?: number | undefined;
 }
 
-/** The reason of the one-action withdrawal, as the contract spells it; the console writes it with a typographic apostrophe. */
-const WITHDRAWN_REASONS = new Set(["Withdrawn at the requester's request.", 'Withdrawn at the requester’s request.']);
-
 export const FINAL_STATES: readonly A2ATaskState[] = ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'];
 
 /** A terminal state: nothing changes after it. */
@@ -104,7 +102,7 @@ export function a2aState(task: Pick<PublicTask, 'status' | 'operator_notes' | 'a
     case 'delivered':
       return 'TASK_STATE_COMPLETED';
     case 'rejected':
-      if (task.operator_notes !== null && WITHDRAWN_REASONS.has(task.operator_notes)) return 'TASK_STATE_CANCELED';
+      if (isWithdrawal(task)) return 'TASK_STATE_CANCELED';
       return task.operator_notes === DEADLINE_REASON ? 'TASK_STATE_FAILED' : 'TASK_STATE_REJECTED';
     default:
       if (task.awaiting_answer) return 'TASK_STATE_INPUT_REQUIRED';
@@ -182,7 +180,8 @@ export function toA2ATask(task: Readonly<PublicTask>, contextId: string, options
     status: a2aStatus(task, contextId),
     artifacts: artifact ? [artifact] : [],
     history: kept,
-    metadata: { task_type: task.task_type, status_url: statusUrl(options.baseUrl, task.task_id), awaiting_answer: isAwaitingAnswer(task.questions) },
+    // The task's own extras, in the protocol's camelCase (the artifact's metadata keeps the contract's receipt fields).
+    metadata: { taskType: task.task_type, statusUrl: statusUrl(options.baseUrl, task.task_id) },
   };
 }
 

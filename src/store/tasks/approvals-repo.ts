@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../db.js';
 import type { TaskApprovalsTable } from '../schema.js';
 
-/** The approvals of proposals (migration 310, docs/approvals.md). Every query of task_approvals is here. */
+/** The approvals of proposals (migration 320, docs/approvals.md). Every query of task_approvals is here. */
 
 export type ApprovalRow = Selectable<TaskApprovalsTable>;
 

@@ -695,3 +695,27 @@ export async function listContextTasks(
     .limit(page.limit)
     .execute();
 }
+
+/** Counts are exact up to this many; a larger set is reported as this many (the count's cost stays bounded). */
+export const COUNT_CAP = 10_000;
+
+/** How many tasks an A2A list covers (a context's, or a verified agent's), at most COUNT_CAP. */
+export async function countListedTasks(db: Db, scope: { contextId: string } | { agentKeyId: string }): Promise<number> {
+  const inner = db
+    .selectFrom('tasks')
+    .select('id')
+    .$if('contextId' in scope, (q) => q.where('context_id', '=', 'contextId' in scope ? scope.contextId : ''))
+    .$if('agentKeyId' in scope, (q) => q.where('agent_key_id', '=', 'agentKeyId' in scope ? scope.agentKeyId : ''))
+    .limit(COUNT_CAP);
+  const row = await db
+    .selectFrom(inner.as('listed'))
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** The contextIds of some tasks (one statement). */
+export async function findContextIds(db: Db, ids: string[]): Promise<{ id: string; context_id: string }[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('tasks').select(['id', 'context_id']).where('id', 'in', ids).execute();
+}
