@@ -89,7 +89,7 @@ async function propose(page: Page, site: Site, taskId: string, notes: string): P
   await page.goto(`${site.base}/operator/tasks/${taskId}`);
   await page.locator('#notes').fill(notes);
   page.once('dialog', (dialog) => void dialog.accept());
-  await page.getByRole('button', { name: 'Deliver & sign receipt' }).click();
+  await page.getByRole('button', { name: 'Propose for approval' }).click();
   await page.getByRole('button', { name: 'Sign and propose' }).click();
   await page.waitForURL(`${site.base}/operator/tasks/${taskId}?done=proposed`);
 }
