@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createConnection, createServer, type Server } from 'node:net';
-import { decodeJwt } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../src/domain/answers/answer-example.js';
@@ -260,6 +260,24 @@ describe.each(STORES)('approvals signed by passkeys in Chromium on %s', (store) 
     const verdict = await verifyReceipt(delivered.receipt as string, { jwks, operatorKeys, expectedTaskId: id });
     expect(verdict.checks.filter((c) => !c.ok)).toEqual([]);
     expect(verdict.approvals.map((a) => a.status)).toEqual(['signed', 'unsigned']);
+  });
+
+  it('publishes a removed passkey with its until, and logs each addition and removal as a signed operator_key leaf', async () => {
+    const t = site.apps[0] as TestApp;
+    const grace = ops[1] as (typeof ops)[0];
+    const listed = await json(await api(t, 'GET', `/api/v1/admin/operators/${grace.operatorId}/passkeys`), 200);
+    const passkeyId = (listed.passkeys as { passkey_id: string }[])[0]?.passkey_id ?? '';
+    expect((await api(t, 'DELETE', `/api/v1/admin/operators/${grace.operatorId}/passkeys/${passkeyId}`)).status).toBe(204);
+    const { keys } = (await (await fetch(`${t.url}/.well-known/operator-keys.json`)).json()) as { keys: { key_id: string; until: string | null }[] };
+    expect(keys.filter((k) => k.until !== null)).toHaveLength(1);
+    const jwks = createLocalJWKSet(await (await fetch(`${t.url}/.well-known/jwks.json`)).json());
+    const leaves = await t.store.db.selectFrom('log_leaves').select('data').where('task_id', 'is', null).orderBy('created_at').execute();
+    const payloads = await Promise.all(leaves.map(async (leaf) => (await jwtVerify(leaf.data, jwks)).payload));
+    const logged = payloads.filter((p) => p.kind === 'operator_key');
+    expect(logged).toHaveLength(4);
+    expect(logged.map((p) => p.until === null)).toEqual([true, true, true, false]);
+    expect(new Set(logged.map((p) => p.key_id))).toEqual(new Set(keys.map((k) => k.key_id)));
+    expect(JSON.stringify(logged)).not.toContain(grace.operatorId);
   });
 
   it('shows the Approve view on a phone without serious axe violations, with the notice when the team is too small', async () => {

@@ -159,7 +159,7 @@ export interface PublicTask {
   seen_by_operator_at: string | null;
   eta: string | null;
   /**
-   * Compact JWS (EdDSA, Ed25519); present once delivered. Keys: /.well-known/jwks.json. Payload (receipt_version 2): iss, sub, iat, task_id, task_type, delivery, deliverable_sha256, request_sha256, timeline, and attachments [{name, media_type, size, sha256}]; receipts issued before files existed are receipt_version 1, without attachments.
+   * Compact JWS (EdDSA, Ed25519); present once delivered. Keys: /.well-known/jwks.json. Payload (receipt_version 2): iss, sub, iat, task_id, task_type, delivery, deliverable_sha256, request_sha256, timeline, and attachments [{name, media_type, size, sha256}]; receipts issued before files existed are receipt_version 1, without attachments; a task submitted with approvals above 1 gets receipt_version 3, which also lists approvals [{key_id, at, attestation}] (passkey keys: /.well-known/operator-keys.json).
    */
   receipt?: string;
   /**
