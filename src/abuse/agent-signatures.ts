@@ -128,7 +128,8 @@ export class AgentVerifier {
     }
     const [first] = checked as [Checked, ...Checked[]];
     for (const other of checked) {
-      if (other.agent.keyId !== first.agent.keyId || other.agent.directory !== first.agent.directory) throw invalidSignature('the signatures name different keys');
+      if (other.agent.keyId !== first.agent.keyId || other.agent.directory !== first.agent.directory)
+        throw invalidSignature('the signatures name different keys');
     }
     for (const { agent, nonce, expires } of checked) {
       if (nonce === undefined) continue;
@@ -153,7 +154,11 @@ export class AgentVerifier {
       },
     });
     const nonce = verified.parameters.nonce;
-    return { agent: { keyId: String(verified.parameters.keyid), directory }, nonce: nonce === undefined ? undefined : String(nonce), expires: Number(verified.parameters.expires) };
+    return {
+      agent: { keyId: String(verified.parameters.keyid), directory },
+      nonce: nonce === undefined ? undefined : String(nonce),
+      expires: Number(verified.parameters.expires),
+    };
   }
 
   /**

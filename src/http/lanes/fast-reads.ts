@@ -48,7 +48,16 @@ import { holdSubmissions } from './submission-lane.js';
 
 const PREFIX = STATUS_ROUTE.slice(0, STATUS_ROUTE.indexOf(':'));
 /** Headers made anew for every request, or by Node itself: never recorded. */
-const PER_REQUEST = new Set(['x-request-id', 'ratelimit-policy', 'ratelimit-remaining', 'ratelimit-reset', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+const PER_REQUEST = new Set([
+  'x-request-id',
+  'ratelimit-policy',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+]);
 /** URLs recorded; the oldest is dropped beyond this (as many as the read cache keeps). */
 const MAX_RECORDED = 1000;
 
@@ -150,7 +159,16 @@ export function installFastReads(app: FastifyInstance, deps: ServiceDeps, option
     }
     const headers = recorded.headers.slice();
     const policy = agent === undefined ? addressPolicy : verifiedPolicy;
-    headers.push('x-request-id', requestId, 'ratelimit-policy', policy, 'ratelimit-remaining', String(verdict.remaining), 'ratelimit-reset', String(verdict.resetSeconds));
+    headers.push(
+      'x-request-id',
+      requestId,
+      'ratelimit-policy',
+      policy,
+      'ratelimit-remaining',
+      String(verdict.remaining),
+      'ratelimit-reset',
+      String(verdict.resetSeconds),
+    );
     response.writeHead(status, headers);
     response.end(recorded.body);
     const elapsed = performance.now() - started;
