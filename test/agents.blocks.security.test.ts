@@ -15,13 +15,11 @@ describe.each(STORES)('blocking verified agents on %s', (store) => {
   const env = AGENTS_ENV;
   const a = useTestApp({ store, clock, env });
   const keys = useAgents(2);
+  const [agent, other] = keys.agents as [TestAgent, TestAgent];
   let b: TestApp;
-  let agent: TestAgent;
-  let other: TestAgent;
 
   beforeAll(async () => {
     b = store === 'postgres' ? await startTestApp({ store, clock, env, shareDatabaseWith: a }) : a;
-    [agent, other] = keys.agents as [TestAgent, TestAgent];
   });
   afterAll(async () => {
     if (b !== a) await b.close();

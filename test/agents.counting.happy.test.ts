@@ -1,5 +1,5 @@
-import { beforeAll, describe, expect, it } from 'vitest';
-import { AGENTS_ENV, type TestAgent, useAgents } from './support/agents.js';
+import { describe, expect, it } from 'vitest';
+import { type TestAgent, useCountedAgents } from './support/agents.js';
 import { postJson, STORES, TestClock, useTestApp, validTask } from './support/app.js';
 
 /**
@@ -12,11 +12,7 @@ const ACCEPT = 'sig1=("@authority" "signature-agent");tag="web-bot-auth";alg="ed
 
 describe.each(STORES)('what a verified agent is counted by, on %s', (store) => {
   const clock = new TestClock('2030-03-10T10:20:00.000Z');
-  const t = useTestApp({ store, clock, limits: 'production', env: { ...AGENTS_ENV, TRUST_PROXY: '1' } });
-  const keys = useAgents(2);
-  let alice: TestAgent;
-  let bob: TestAgent;
-  beforeAll(() => ([alice, bob] = keys.agents as [TestAgent, TestAgent]));
+  const { t, keys, alice, bob } = useCountedAgents(store, clock);
 
   const submit = async (agent: TestAgent, address: string, task: Record<string, unknown>) =>
     postJson(`${t.url}/api/v1/tasks`, task, {

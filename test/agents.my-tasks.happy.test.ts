@@ -23,12 +23,10 @@ describe.each(STORES)('my tasks on %s', (store) => {
     },
   });
   const keys = useAgents(2);
-  let agent: TestAgent;
-  let other: TestAgent;
+  const [agent, other] = keys.agents as [TestAgent, TestAgent];
   const mine: string[] = [];
 
   beforeAll(async () => {
-    [agent, other] = keys.agents as [TestAgent, TestAgent];
     for (let batch = 0; batch < 10; batch++) {
       clock.advance(1000);
       const ids = await Promise.all(

@@ -13,13 +13,10 @@ describe.each(STORES)('bad signatures on %s', (store) => {
   const clock = new TestClock('2030-03-10T10:00:00.000Z');
   const t = useTestApp({ store, clock, env: AGENTS_ENV });
   const keys = useAgents(2, 1);
+  const [agent, second, stranger] = keys.agents as [TestAgent, TestAgent, TestAgent];
   let directory: DirectoryServer;
-  let agent: TestAgent;
-  let second: TestAgent;
-  let stranger: TestAgent;
   let defaultRespond: DirectoryServer['respond'];
   beforeAll(() => {
-    [agent, second, stranger] = keys.agents as [TestAgent, TestAgent, TestAgent];
     directory = keys.directory;
     defaultRespond = directory.respond;
   });
@@ -201,7 +198,7 @@ describe('a directory on a private address, with the SSRF guard on', () => {
   const keys = useAgents(1);
 
   it('refuses it without fetching', async () => {
-    const [agent] = keys.agents as [TestAgent];
+    const agent = keys.agents[0] as TestAgent;
     const headers = await signedHeaders(agent, keys.directory.url.replace('http:', 'https:'), BASE, 'POST', '/api/v1/tasks', clock.now());
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask(), headers);
     expect(res.status).toBe(400);

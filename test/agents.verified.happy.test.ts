@@ -1,8 +1,8 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { envelope, MODERN } from './mcp.modern.support.js';
 import { MCP_ACCEPT, toolsCall } from './mcp.support.js';
-import { AGENTS_ENV, newAgent, type TestAgent, useAgents } from './support/agents.js';
-import { postJson, STORES, TEST_ADMIN_KEY, TestClock, useTestApp, validTask } from './support/app.js';
+import { newAgent, type TestAgent, useCountedAgents } from './support/agents.js';
+import { postJson, STORES, TEST_ADMIN_KEY, TestClock, validTask } from './support/app.js';
 
 /**
  * Verified agents (docs/verified-agents.md): an agent signing its requests with Cloudflare's
@@ -12,11 +12,7 @@ import { postJson, STORES, TEST_ADMIN_KEY, TestClock, useTestApp, validTask } fr
 
 describe.each(STORES)('verified agents on %s', (store) => {
   const clock = new TestClock('2030-03-10T10:20:00.000Z');
-  const t = useTestApp({ store, clock, limits: 'production', env: { ...AGENTS_ENV, TRUST_PROXY: '1' } });
-  const keys = useAgents(2);
-  let alice: TestAgent;
-  let bob: TestAgent;
-  beforeAll(() => ([alice, bob] = keys.agents as [TestAgent, TestAgent]));
+  const { t, keys, alice, bob } = useCountedAgents(store, clock);
 
   const sign = (agent: TestAgent, method: string, path: string) => keys.sign(agent, method, path, clock.now());
   const submit = async (agent: TestAgent | undefined, overrides: Record<string, unknown> = {}) =>

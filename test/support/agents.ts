@@ -4,6 +4,8 @@ import { component, createSignature, webcrypto } from 'http-message-sig';
 import { afterAll, beforeAll } from 'vitest';
 import { generateNonce, helpers, jwkToKeyID, signatureHeaders as wbaSignatureHeaders } from 'web-bot-auth';
 import { Ed25519Signer } from 'web-bot-auth/crypto';
+import type { Clock } from '../../src/domain/time.js';
+import { type TestApp, useTestApp } from './app.js';
 
 /**
  * Agents that sign their requests with Cloudflare's `web-bot-auth` package (a peer implementation
@@ -157,7 +159,10 @@ export const AGENTS_ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', BASE_URL: AGENTS_BASE
 
 /** Agents made before a file's tests, with their directory served for the file's duration (useAgents). */
 export interface AgentsFixture {
-  /** The agents: the first `listed` in the directory, the others (strangers) not. */
+  /**
+   * The agents: the first `listed` in the directory, the others (strangers) not. The objects
+   * exist at once (so a file can name them where it calls useAgents) and are filled in its beforeAll.
+   */
   readonly agents: TestAgent[];
   readonly directory: DirectoryServer;
   /** `agent`'s Web Bot Auth fields for `method path` to the app at AGENTS_BASE, its directory this one. */
@@ -171,15 +176,26 @@ export interface AgentsFixture {
  */
 export function useAgents(listed: number, strangers = 0): AgentsFixture {
   const fixture = {
-    agents: [] as TestAgent[],
+    agents: Array.from({ length: listed + strangers }, () => ({}) as TestAgent),
     directory: undefined as unknown as DirectoryServer,
     sign: (agent: TestAgent, method: string, path: string, now: Date, options: SignOptions = {}) =>
       signedHeaders(agent, fixture.directory.url, AGENTS_BASE, method, path, now, options),
   };
   beforeAll(async () => {
-    fixture.agents.push(...(await Promise.all(Array.from({ length: listed + strangers }, () => newAgent()))));
+    for (const agent of fixture.agents) Object.assign(agent, await newAgent());
     fixture.directory = await startDirectory(fixture.agents.slice(0, listed));
   });
   afterAll(async () => fixture.directory?.close());
   return fixture;
+}
+
+/**
+ * What the files about a verified agent's counts share: an app with the production limits behind
+ * one trusted proxy hop (X-Forwarded-For names the address), and two agents in one directory.
+ */
+export function useCountedAgents(store: 'sqlite' | 'postgres', clock: Clock): { t: TestApp; keys: AgentsFixture; alice: TestAgent; bob: TestAgent } {
+  const t = useTestApp({ store, clock, limits: 'production', env: { ...AGENTS_ENV, TRUST_PROXY: '1' } });
+  const keys = useAgents(2);
+  const [alice, bob] = keys.agents as [TestAgent, TestAgent];
+  return { t, keys, alice, bob };
 }
