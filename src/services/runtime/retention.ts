@@ -1,4 +1,5 @@
 import { iso } from '../../domain/time.js';
+import { deletePushConfigsOf } from '../../store/a2a/push-configs-repo.js';
 import { deleteExpiredBlocks } from '../../store/abuse-control/blocklist-repo.js';
 import { sweepExpiredCounters } from '../../store/abuse-control/counters-repo.js';
 import { sweepExpiredIdempotencyKeys } from '../../store/abuse-control/idempotency-repo.js';
@@ -7,6 +8,7 @@ import { type Db, type DialectName, withExclusiveLock, withTransaction } from '.
 import { deleteSentOutboxBefore } from '../../store/delivery/outbox-repo.js';
 import { deleteFinishedWebhooksBefore } from '../../store/delivery/webhooks-repo.js';
 import { eraseMessagesBefore } from '../../store/messages/messages-repo.js';
+import { deleteSupersededCheckpoints } from '../../store/receipt-log/receipt-log-repo.js';
 import { readSetting, writeSetting } from '../../store/settings-repo.js';
 import { eraseTaskPrivateFields, finalTasksToErase } from '../../store/tasks/tasks-repo.js';
 import { sweepChallenges } from '../../store/team/operators-repo.js';
@@ -28,6 +30,7 @@ export interface RetentionRun {
   deleted_revoked_sessions: number;
   deleted_expired_blocks: number;
   deleted_push_notices: number;
+  deleted_log_checkpoints: number;
   duration_ms: number;
 }
 
@@ -44,8 +47,8 @@ type RetentionDeps = Pick<ServiceDeps, 'store' | 'clock' | 'log' | 'config'>;
 /**
  * One retention run (contract "Operations"): tasks final for more than RETENTION_DAYS lose their
  * private fields, messages older than that lose their text and addresses, sent mail older than
- * SENT_MAIL_RETENTION_DAYS, delivered webhook events as old, and expired idempotency records, rate counters, revoked sessions and
- * blocklist entries are deleted. Receipts stay verifiable: nothing they bind is touched. One instance at a time (an
+ * SENT_MAIL_RETENTION_DAYS, delivered webhook events as old, and expired idempotency records, rate counters, revoked sessions,
+ * blocklist entries and superseded receipt-log checkpoints are deleted. Receipts stay verifiable: nothing they bind is touched. One instance at a time (an
  * advisory lock on PostgreSQL): returns undefined when another instance is running it. Works in
  * batches of BATCH rows, each its own transaction, so it never holds a long lock, and stops between
  * batches when `stopping()` says the process is shutting down (the next run continues).
@@ -87,6 +90,8 @@ export async function runRetention(deps: RetentionDeps, options: { stopping?: ()
       deleted_expired_blocks: await inBatches(() => deleteExpiredBlocks(db, at, BATCH)),
       // Push claims only need to outlive the change they dedupe across instances.
       deleted_push_notices: await inBatches(() => sweepNotices(db, iso(new Date(now.getTime() - PUSH_NOTICE_DAYS * DAY_MS)), BATCH)),
+      // The receipt log's checkpoints but the latest: nothing reads them (docs/receipt-log.md, "Retention").
+      deleted_log_checkpoints: await inBatches(() => deleteSupersededCheckpoints(db, BATCH)),
       duration_ms: 0,
     };
     // Team (docs/team.md): ceremonies never finished and failed sign-in windows long closed. The audit
@@ -106,11 +111,13 @@ export async function runRetention(deps: RetentionDeps, options: { stopping?: ()
 }
 
 /**
- * Erases one batch of tasks in one transaction: contact e-mail and callback URL, and the attached
- * files with the blobs no other task shares. The receipt keeps the files' hashes and names.
+ * Erases one batch of tasks in one transaction: contact e-mail, callback URL and A2A push configs
+ * (their URLs and credentials), and the attached files with the blobs no other task shares. The
+ * receipt keeps the files' hashes and names.
  */
 async function eraseTasks(trx: Db, dialect: DialectName, ids: string[], at: string): Promise<number> {
   for (const id of ids) await deleteAttachmentsOfTask(trx, dialect, id);
+  await deletePushConfigsOf(trx, ids);
   return eraseTaskPrivateFields(trx, ids, at);
 }
 
@@ -119,7 +126,9 @@ export async function lastRetentionRun(deps: Pick<ServiceDeps, 'store'>): Promis
   const raw = await readSetting(deps.store.db, LAST_RUN_KEY);
   if (raw === undefined) return null;
   try {
-    return JSON.parse(raw) as RetentionRun;
+    // A run stored before a count existed shows it as 0.
+    const run = JSON.parse(raw) as Partial<RetentionRun>;
+    return { ...run, deleted_log_checkpoints: run.deleted_log_checkpoints ?? 0 } as RetentionRun;
   } catch {
     return null;
   }
