@@ -59,7 +59,10 @@ describe.each(STORES)('A2A errors on %s', (store) => {
     expect(errorOf(nested)).toMatchObject({ code: -32700, data: { error: 'malformed_request' } });
     const large = await postJson(`${t.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: message([{ text: 'x'.repeat(70_000) }]) }, V1);
     expect(large.status).toBe(413);
-    expect(await large.json()).toMatchObject({ error: 'payload_too_large' });
+    expect(await large.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32602, data: { error: 'payload_too_large' } } });
+    const broken = await fetch(`${t.url}/a2a`, { method: 'POST', headers: { ...V1, 'content-type': 'application/json' }, body: '{"jsonrpc":' });
+    expect(broken.status).toBe(400);
+    expect(await broken.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700, data: { error: 'invalid_json' } } });
   });
 
   it('refuses malformed messages as invalid params with the contract data, and files as ContentTypeNotSupportedError', async () => {
