@@ -251,6 +251,22 @@ export interface WebhookOutboxTable {
   last_error: string | null;
   created_at: string;
   delivered_at: string | null;
+  /** The A2A push notification config this row notifies (a2a_push_configs.id of the same task); null for the task's callback_url events. */
+  push_config_id: string | null;
+}
+
+/** An A2A push notification config of a task (migration 310; services/a2a/push-configs.ts). */
+export interface A2APushConfigsTable {
+  task_id: string;
+  /** The client's id, or one the service generated. */
+  id: string;
+  url: string;
+  /** Sent as X-A2A-Notification-Token. */
+  token: string | null;
+  /** AuthenticationInfo.scheme / .credentials; a Bearer credential is sent as Authorization. */
+  auth_scheme: string | null;
+  auth_credentials: string | null;
+  created_at: string;
 }
 
 /** One delivery attempt of a webhook event, for the operator's view. */
@@ -419,6 +435,7 @@ export interface Database {
   attachment_chunks: AttachmentChunksTable;
   attachments: AttachmentsTable;
   webhook_outbox: WebhookOutboxTable;
+  a2a_push_configs: A2APushConfigsTable;
   webhook_attempts: WebhookAttemptsTable;
   task_counts: TaskCountsTable;
   coverage_days: CoverageDaysTable;

@@ -14,6 +14,7 @@ import {
   type WebhookStatus,
 } from '../../store/delivery/webhooks-repo.js';
 import { type TaskRow, toPublicTask } from '../../store/tasks/tasks-repo.js';
+import { enqueuePushNotifications } from '../a2a/push-configs.js';
 import type { ServiceDeps } from '../context.js';
 import { recordAudit } from '../team/audit.js';
 
@@ -29,10 +30,17 @@ export type TaskNewsEvent = 'task.question' | 'task.deadline_passed';
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[keyof typeof WEBHOOK_EVENTS] | TaskNewsEvent;
 
 /**
- * Queues the event of a task's new status (or the `news` given), when the task has a callback URL.
+ * Queues the event of a task's new status (or the `news` given), when the task has a callback URL,
+ * and the A2A push notifications of the change to the task's push configs (services/a2a/push-configs.ts).
  * Call inside the change's transaction.
  */
-export async function enqueueTaskEvent(db: Db, deps: Pick<ServiceDeps, 'clock' | 'webhookNudge'>, task: TaskRow, news?: TaskNewsEvent): Promise<void> {
+export async function enqueueTaskEvent(
+  db: Db,
+  deps: Pick<ServiceDeps, 'clock' | 'webhookNudge' | 'config'>,
+  task: TaskRow,
+  news?: TaskNewsEvent,
+): Promise<void> {
+  await enqueuePushNotifications(db, deps, task, news === 'task.deadline_passed' ? 'deadline_passed' : 'change');
   if (task.callback_url === null) return;
   const type = news ?? (Object.hasOwn(WEBHOOK_EVENTS, task.status) ? WEBHOOK_EVENTS[task.status as keyof typeof WEBHOOK_EVENTS] : undefined);
   if (type === undefined) return;
