@@ -172,6 +172,23 @@ describe.each(STORES)('A2A errors on %s', (store) => {
     }
   });
 
+  it('refuses push configs of an unknown task (TaskNotFoundError), a sixth config and a receiver the SSRF guard refuses (invalid params)', async () => {
+    const unknown = errorOf(
+      await call('CreateTaskPushNotificationConfig', { taskId: 'task-2030-00000000000000000000000000000000', url: 'https://hooks.example-agent.dev/a' }),
+    );
+    expect(unknown).toMatchObject({ code: -32001 });
+    const id = await submit();
+    for (let i = 0; i < 5; i++) {
+      expect((await call('CreateTaskPushNotificationConfig', { taskId: id, url: `https://hooks.example-agent.dev/${i}` })).body.result).toBeDefined();
+    }
+    const sixth = errorOf(await call('CreateTaskPushNotificationConfig', { taskId: id, url: 'https://hooks.example-agent.dev/6' }));
+    expect(sixth).toMatchObject({ code: -32602, data: { error: 'validation_failed' } });
+    const other = await submit();
+    const loopback = errorOf(await call('CreateTaskPushNotificationConfig', { taskId: other, url: 'http://127.0.0.1:9/hook' }));
+    expect(loopback).toMatchObject({ code: -32602, data: { error: 'validation_failed' } });
+    expect(errorOf(await call('GetTaskPushNotificationConfig', { taskId: other }))).toMatchObject({ code: -32602 });
+  });
+
   it('reads proto field names as well as JSON names (history_length, context_id)', async () => {
     const id = await submit();
     const answer = await call('GetTask', { id, history_length: 0 });
