@@ -25,20 +25,26 @@ import { recordAudit } from '../team/audit.js';
  */
 
 export const WEBHOOK_EVENTS = { accepted: 'task.accepted', delivered: 'task.delivered', rejected: 'task.rejected' } as const;
-/** Events that are not a status change (docs/questions.md): a question of the operator, a passed deadline. */
-export type TaskNewsEvent = 'task.question' | 'task.deadline_passed';
+/**
+ * Events that are not a status change: a question of the operator, a passed deadline
+ * (docs/questions.md), a proposal, approval or send-back of a task that needs several (docs/approvals.md).
+ */
+export type TaskNewsEvent = 'task.question' | 'task.deadline_passed' | 'task.approval';
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[keyof typeof WEBHOOK_EVENTS] | TaskNewsEvent;
 
 /**
  * Queues the event of a task's new status (or the `news` given), when the task has a callback URL,
  * and the A2A push notifications of the change to the task's push configs (services/a2a/push-configs.ts).
- * Call inside the change's transaction.
+ * Call inside the change's transaction. An event is queued once per task and kind; `occurrence`
+ * names one of several of a kind (each approval of each round: `task.approval:<round>/<n>` in the
+ * outbox, the body's type staying `task.approval`).
  */
 export async function enqueueTaskEvent(
   db: Db,
   deps: Pick<ServiceDeps, 'clock' | 'webhookNudge' | 'config'>,
   task: TaskRow,
   news?: TaskNewsEvent,
+  occurrence?: string,
 ): Promise<void> {
   await enqueuePushNotifications(db, deps, task, news === 'task.deadline_passed' ? 'deadline_passed' : 'change');
   if (task.callback_url === null) return;
@@ -51,7 +57,7 @@ export async function enqueueTaskEvent(
   await insertWebhookEvent(db, {
     id: newEventId(now),
     task_id: task.id,
-    event: type,
+    event: occurrence === undefined ? type : `${type}:${occurrence}`,
     url: task.callback_url,
     body,
     status: 'pending',

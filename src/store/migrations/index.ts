@@ -31,6 +31,7 @@ import * as m290 from './290_log_timestamps.js';
 import * as m295 from './295_verified_agents.js';
 import * as m300 from './300_a2a_contexts.js';
 import * as m310 from './310_a2a_push_configs.js';
+import * as m320 from './320_approvals.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '295_verified_agents': m295,
   '300_a2a_contexts': m300,
   '310_a2a_push_configs': m310,
+  '320_approvals': m320,
 };

@@ -40,6 +40,8 @@ const PUBLIC_COLUMNS = [
   'response_schema',
   'questions',
   'receipt_log_index',
+  'approvals_required',
+  'approvals_given',
 ] as const satisfies readonly (keyof TaskRow)[];
 export type PublicTaskRow = Pick<TaskRow, (typeof PUBLIC_COLUMNS)[number]>;
 
@@ -88,6 +90,11 @@ const TASK_COLUMNS = [
   'agent_directory',
   'receipt_log_index',
   'context_id',
+  'approvals_required',
+  'approvals_given',
+  'approval_round',
+  'proposal',
+  'approval_returned',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
@@ -256,6 +263,8 @@ export function toPublicTask(row: PublicTaskRow): PublicTask {
     task.receipt_issued_at = row.receipt_issued_at ?? '';
     task.receipt_log_index = row.receipt_log_index === null ? null : Number(row.receipt_log_index);
   }
+  // Only on tasks that asked for more than one approval (contract "Decisions by more than one person").
+  if (row.approvals_required > 1) task.approvals = { required: row.approvals_required, given: row.approvals_given };
   // Frozen at delivery, with absolute URLs; absent before (contract "Evidence").
   if (row.attachments !== null) task.attachments = JSON.parse(row.attachments) as PublicAttachment[];
   return task;
@@ -276,15 +285,28 @@ function structuredResult(row: Pick<TaskRow, 'status' | 'response_schema' | 'ope
   }
 }
 
+/** The tasks with a proposal waiting for approvals, newest change first (a partial index: cost of the page only). */
+export async function proposedTasks(db: Db, limit: number): Promise<TaskRow[]> {
+  return db.selectFrom('tasks').selectAll().where('proposal', 'is not', null).orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+
 /**
  * Updates a task only while it still has `fromStatus` (the operator's PATCH): two racing operators
  * cannot both move it. False when the status changed meanwhile.
  */
-export async function updateTaskIfStatus(db: Db, id: string, fromStatus: string, changes: Partial<TasksTable>): Promise<boolean> {
+export async function updateTaskIfStatus(
+  db: Db,
+  id: string,
+  fromStatus: string,
+  changes: Partial<TasksTable>,
+  approvals?: Pick<TaskRow, 'approval_round' | 'approvals_given'>,
+): Promise<boolean> {
   return withTransaction(db, async (trx) => {
     // The row as it was, locked on PostgreSQL from here on: what the change does to the kept
-    // counts and coverage is the difference between it and the row after.
+    // counts and coverage is the difference between it and the row after. With `approvals`, also
+    // only while the proposal round and its count are still those read (docs/approvals.md).
     let query = trx.selectFrom('tasks').select(TIMELINE_COLUMNS).where('id', '=', id).where('status', '=', fromStatus);
+    if (approvals) query = query.where('approval_round', '=', approvals.approval_round).where('approvals_given', '=', approvals.approvals_given);
     if (!isSqlite(trx)) query = query.forUpdate();
     const before = await query.executeTakeFirst();
     if (!before) return false;
