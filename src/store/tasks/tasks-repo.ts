@@ -277,26 +277,54 @@ function structuredResult(row: Pick<TaskRow, 'status' | 'response_schema' | 'ope
 
 /**
  * Updates a task only while it still has `fromStatus` (the operator's PATCH): two racing operators
- * cannot both move it. False when the status changed meanwhile.
+ * cannot both move it. False when the status changed meanwhile. What the change does to the kept
+ * counts and coverage is the difference between the row before and after; the first view is
+ * stamped once (a stamp on a task already seen keeps the first one).
  */
 export async function updateTaskIfStatus(db: Db, id: string, fromStatus: string, changes: Partial<TasksTable>): Promise<boolean> {
   return withTransaction(db, async (trx) => {
-    // The row as it was, locked on PostgreSQL from here on: what the change does to the kept
-    // counts and coverage is the difference between it and the row after.
-    let query = trx.selectFrom('tasks').select(TIMELINE_COLUMNS).where('id', '=', id).where('status', '=', fromStatus);
-    if (!isSqlite(trx)) query = query.forUpdate();
-    const before = await query.executeTakeFirst();
+    const before = isSqlite(trx) ? await updateAfterRead(trx, id, fromStatus, changes) : await updateReturningBefore(trx, id, fromStatus, changes);
     if (!before) return false;
-    // The first view is stamped once: a stamp on a task already seen keeps the first one.
     const { seen_by_operator_at: stamp, ...rest } = changes;
-    const set = before.seen_by_operator_at === null && stamp !== undefined ? changes : rest;
-    await trx.updateTable('tasks').set(set).where('id', '=', id).execute();
-    const after = { ...before, ...set };
+    const after = { ...before, ...(before.seen_by_operator_at === null && stamp !== undefined ? changes : rest) };
     await countStatusChange(trx, id, fromStatus, after.status);
     await addTaskCounts(trx, countChange(before, after));
     await addCoverage(trx, coverageChange(before, after));
     return true;
   });
+}
+
+type Timeline = Pick<TaskRow, (typeof TIMELINE_COLUMNS)[number]>;
+
+/**
+ * PostgreSQL: one statement. The row as it was is read under its lock by the statement's own
+ * subquery (FOR UPDATE waits out a concurrent change and re-checks the status) and returned, the
+ * new values being the caller's.
+ */
+async function updateReturningBefore(trx: Db, id: string, fromStatus: string, changes: Partial<TasksTable>): Promise<Timeline | undefined> {
+  const { seen_by_operator_at: stamp, ...rest } = changes;
+  const set = stamp === undefined ? rest : { ...rest, seen_by_operator_at: sql<string | null>`coalesce(tasks.seen_by_operator_at, ${stamp})` };
+  const locked = trx.selectFrom('tasks').select(['id', ...TIMELINE_COLUMNS]).where('id', '=', id).where('status', '=', fromStatus).forUpdate().as('before');
+  return trx
+    .updateTable('tasks')
+    .set(set)
+    .from(locked)
+    .whereRef('tasks.id', '=', 'before.id')
+    .returning(TIMELINE_COLUMNS.map((column) => `before.${column}` as const))
+    .executeTakeFirst();
+}
+
+/** SQLite (one writer at a time, statements in process): the row read, then updated. */
+async function updateAfterRead(trx: Db, id: string, fromStatus: string, changes: Partial<TasksTable>): Promise<Timeline | undefined> {
+  const before = await trx.selectFrom('tasks').select(TIMELINE_COLUMNS).where('id', '=', id).where('status', '=', fromStatus).executeTakeFirst();
+  if (!before) return undefined;
+  const { seen_by_operator_at: stamp, ...rest } = changes;
+  await trx
+    .updateTable('tasks')
+    .set(before.seen_by_operator_at === null && stamp !== undefined ? changes : rest)
+    .where('id', '=', id)
+    .execute();
+  return before;
 }
 
 /** Stamps the operator's first view unless already stamped; true when this call stamped it. */
