@@ -97,7 +97,12 @@ export class SubmissionGuards {
    * does but taking no lock and writing nothing (a dry run): `save` is never called. `alsoCounters`
    * are read with the submission's own (a dry run's standing on every quota), and returned.
    */
-  static async peek(db: Db, deps: AbuseDeps, submission: GuardedSubmission, alsoCounters: string[] = []): Promise<{ verdict: Verdict; counts: Map<string, number> }> {
+  static async peek(
+    db: Db,
+    deps: AbuseDeps,
+    submission: GuardedSubmission,
+    alsoCounters: string[] = [],
+  ): Promise<{ verdict: Verdict; counts: Map<string, number> }> {
     const guards = await SubmissionGuards.load(db, deps, [submission], false, alsoCounters);
     const counts = new Map(guards.counts);
     return { verdict: guards.decide(submission), counts };
@@ -122,8 +127,7 @@ export class SubmissionGuards {
         keyed.map((s) => ({ clientHash: s.caller.clientHash, key: s.caller.idempotencyKey ?? '' })),
         at,
       );
-    const recentRead = async () =>
-      windowStart === null ? [] : await findByDedupeKeys(trx, [...new Set(submissions.map((s) => s.dedupeKey))], windowStart);
+    const recentRead = async () => (windowStart === null ? [] : await findByDedupeKeys(trx, [...new Set(submissions.map((s) => s.dedupeKey))], windowStart));
     if (!lock) {
       const [blocks, records, recent, counts] = await Promise.all([blocksRead(), recordsRead(), recentRead(), readCounters(trx, counterKeys)]);
       return new SubmissionGuards(deps, now, quotasOf, matches, blocks, records, counts, recent, windowStart);

@@ -121,7 +121,12 @@ export async function dryRunTask(deps: ServiceDeps, caller: Caller, raw: unknown
     const row = buildTaskRow(input, caller, { emailUnverified: screening?.emailUnverified ?? false }, now, deps.profile.response_target_hours);
     const body = buildSubmissionResponse(deps.config.baseUrl, row, warnings);
     const standingKeys = guards.taskQuotaStandingKeys(deps, caller);
-    const { verdict, counts } = await guards.SubmissionGuards.peek(deps.store.db, deps, guarded(caller, input, row, requestHash, body, undefined), standingKeys);
+    const { verdict, counts } = await guards.SubmissionGuards.peek(
+      deps.store.db,
+      deps,
+      guarded(caller, input, row, requestHash, body, undefined),
+      standingKeys,
+    );
     // A duplicate's 409 only: the mail a real one sends to another client's address is not sent.
     if (verdict.kind === 'refused') throw verdict.error;
     if (verdict.kind === 'duplicate') throw guards.duplicateRefusal(deps, verdict.duplicate);

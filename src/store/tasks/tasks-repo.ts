@@ -304,7 +304,13 @@ type Timeline = Pick<TaskRow, (typeof TIMELINE_COLUMNS)[number]>;
 async function updateReturningBefore(trx: Db, id: string, fromStatus: string, changes: Partial<TasksTable>): Promise<Timeline | undefined> {
   const { seen_by_operator_at: stamp, ...rest } = changes;
   const set = stamp === undefined ? rest : { ...rest, seen_by_operator_at: sql<string | null>`coalesce(tasks.seen_by_operator_at, ${stamp})` };
-  const locked = trx.selectFrom('tasks').select(['id', ...TIMELINE_COLUMNS]).where('id', '=', id).where('status', '=', fromStatus).forUpdate().as('before');
+  const locked = trx
+    .selectFrom('tasks')
+    .select(['id', ...TIMELINE_COLUMNS])
+    .where('id', '=', id)
+    .where('status', '=', fromStatus)
+    .forUpdate()
+    .as('before');
   return trx
     .updateTable('tasks')
     .set(set)
