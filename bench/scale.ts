@@ -122,6 +122,7 @@ function taskRow(i: number, erasable: boolean): TaskRow {
     agent_key_id: null,
     agent_directory: null,
     receipt_log_index: null,
+    context_id: `ctx-${id.slice(5)}`,
   };
 }
 

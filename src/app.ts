@@ -1,5 +1,6 @@
 import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import { registerA2a } from './a2a/routes.js';
 import type { AppDeps } from './deps.js';
 import { registerOpenApi } from './docs/openapi.js';
 import { abuseSteps } from './http/abuse-hooks.js';
@@ -143,6 +144,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         'Signature',
         'Signature-Input',
         'Signature-Agent',
+        'A2A-Version',
+        'A2A-Extensions',
       ].join(', '),
       exposedHeaders: exposed,
       maxAge: 86400,
@@ -166,6 +169,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerWithdrawalRoutes(app, deps);
   registerMetricsRoute(app, deps);
   await registerMcp(app, deps);
+  await registerA2a(app, deps);
   await registerDocuments(app, deps);
   await registerPages(app, deps);
   await registerOperatorConsole(app, deps);

@@ -49,7 +49,7 @@ describe.each(STORES)('an idempotent replay after a block on %s', (store) => {
     const now = t.clock.now();
     const input = t.deps.validators.task(raw, now).value;
     const row = buildTaskRow(input, caller, { emailUnverified: false }, now, 12);
-    const response = buildSubmissionResponse(t.config.baseUrl, row, []);
+    const response = buildSubmissionResponse(t.config.baseUrl, row, [], 12);
     const verdict = await t.deps.submissions.submit({
       caller,
       input,

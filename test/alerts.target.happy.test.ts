@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signIn } from './console.support.js';
 import { adminGet, submit } from './operator.support.js';
-import { STORES, startTestApp, type TestApp, TestClock } from './support/app.js';
+import { postJson, STORES, startTestApp, type TestApp, TestClock, validTask } from './support/app.js';
 
 describe.each(STORES)('response target on %s', (store) => {
   let t: TestApp;
@@ -64,5 +64,13 @@ describe.each(STORES)('response target on %s', (store) => {
     }
     const human = (await (await fetch(`${t.url}/.well-known/human.json`)).json()) as { operator?: { response_target_hours?: number } };
     expect(JSON.stringify(human)).toContain('"response_target_hours":6');
+  });
+
+  it("the submission's answer names the operator's own review target, not a fixed one", async () => {
+    const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ description: 'Response target message: check the bakery opening hours on Main Street.' }));
+    expect(res.status).toBe(202);
+    const { message } = (await res.json()) as { message: string };
+    expect(message).toContain('(target: within 6 hours)');
+    expect(message).not.toContain('12 hours');
   });
 });

@@ -1,6 +1,7 @@
 import { createLocalJWKSet, decodeProtectedHeader, flattenedVerify, type JSONWebKeySet } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../src/domain/canonical.js';
+import { TASK_TYPES } from '../src/domain/tasks/task.js';
 import { SERVER_CARD_PATHS, SERVER_CARD_SCHEMA } from '../src/mcp/card.js';
 import { SERVICE_VERSION } from '../src/version.js';
 import { connectClient } from './mcp.support.js';
@@ -33,15 +34,16 @@ describe.each(STORES)('discovery documents on %s', (store) => {
     for (const field of ['name', 'description', 'version', 'supportedInterfaces', 'capabilities', 'defaultInputModes', 'defaultOutputModes', 'skills'])
       expect(card, field).toHaveProperty(field);
     expect(card.version).toBe(SERVICE_VERSION);
-    for (const field of ['name', 'description', 'version', 'defaultInputModes', 'defaultOutputModes', 'skills', 'provider'])
-      expect(card[field], field).toEqual(manifest[field]);
+    for (const field of ['name', 'description', 'version', 'provider']) expect(card[field], field).toEqual(manifest[field]);
     expect(card).not.toHaveProperty('url');
+    // The two A2A bindings the service speaks (docs/a2a.md); gRPC is not served.
     const interfaces = card.supportedInterfaces as Array<{ url: string; protocolBinding: string; protocolVersion: string }>;
-    expect(interfaces.map((i) => i.protocolBinding)).toEqual(['MCP', 'REST']);
-    // No A2A binding is claimed: the service does not speak A2A JSON-RPC, gRPC or HTTP+JSON.
-    for (const i of interfaces) expect(['JSONRPC', 'GRPC', 'HTTP+JSON']).not.toContain(i.protocolBinding);
-    expect(interfaces[0]?.url).toBe((manifest.mcp as { url: string }).url);
-    expect((card.skills as unknown[]).length).toBe(t.deps.catalog.length);
+    expect(interfaces).toEqual([
+      { url: `${t.config.baseUrl}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url: `${t.config.baseUrl}/a2a/v1`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+    ]);
+    // One skill per task type, its id the task_type.
+    expect((card.skills as Array<{ id: string }>).map((s) => s.id)).toEqual([...TASK_TYPES]);
   });
 
   it('signs the card: a detached JWS over its RFC 8785 canonical form, with a published receipt key', async () => {
@@ -81,7 +83,6 @@ describe.each(STORES)('discovery documents on %s', (store) => {
     expect(remotes).toHaveLength(1);
     expect(remotes[0]).toMatchObject({ type: 'streamable-http', url: `${t.config.baseUrl}/mcp` });
     expect(remotes[0]?.supportedProtocolVersions).toEqual(expect.arrayContaining(['2025-11-25', '2025-06-18', '2025-03-26']));
-    expect((card.supportedInterfaces as Array<{ url: string }>)[0]?.url).toBe(remotes[0]?.url);
   });
 
   it('the documents agree on versions, the MCP endpoint and the tools', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { postForm, signIn } from './console.support.js';
-import { ADMIN, adminGet, submit } from './operator.support.js';
+import { ADMIN, adminGet, patchOk, submit } from './operator.support.js';
 import { postJson, STORES, TestClock, useTestApp } from './support/app.js';
 
 /**
@@ -102,6 +102,8 @@ for (const store of STORES) {
     it('a withdrawal message has its withdraw action on the messages page, which also marks it done', async () => {
       const { cookie, csrf } = await signIn(t);
       const task = await submit(t);
+      // Accepted: a task nobody accepted would be withdrawn at once by the cancel itself.
+      await patchOk(t, task, { status: 'accepted' });
       const withdrawal = await postJson(`${t.url}/api/v1/tasks/${task}/cancel`, {});
       expect(withdrawal.status).toBeLessThan(300);
       const page = await (await fetch(`${t.url}/operator/messages`, { headers: { cookie } })).text();

@@ -45,6 +45,8 @@ describe.each(STORES)('MCP 2026-07-28, bad input, on %s', (store) => {
 
   it('records one withdrawal request however often tasks/cancel is sent, and refuses it for a final task', async () => {
     const taskId = await submitTask();
+    // Accepted: a submitted task would be withdrawn at once (test/cancel.doors.happy.test.ts).
+    await patchOk(t, taskId, { status: 'accepted' });
     const first = await modernRpc(t, 'tasks/cancel', { taskId });
     const second = await modernRpc(t, 'tasks/cancel', { taskId });
     expect((first.body.result as Json).message_id).toBe((second.body.result as Json).message_id);

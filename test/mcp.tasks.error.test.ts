@@ -27,12 +27,11 @@ describe.each(STORES)('MCP tasks, bad input, on %s', (store) => {
     return result.task.taskId;
   }
 
-  it('answers tasks/cancel with how to withdraw through message_human_operator', async () => {
+  it('answers tasks/cancel on an accepted task with the unchanged task: the operator decides', async () => {
     const id = await submitTask();
-    const error = await mcpError(client.experimental.tasks.cancelTask(id));
-    expect(error.code).toBe(ErrorCode.InvalidRequest);
-    expect(error.message).toMatch(/message_human_operator/);
-    expect(error.message).toContain(id);
+    await patchOk(t, id, { status: 'accepted' });
+    const answer = await client.experimental.tasks.cancelTask(id);
+    expect(answer).toMatchObject({ taskId: id, status: 'working', statusMessage: expect.stringMatching(/operator decides/) });
     // Nothing changed: the task is still open.
     expect((await client.experimental.tasks.getTask(id)).status).toBe('working');
   });

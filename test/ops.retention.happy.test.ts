@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { JSONWebKeySet } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../src/receipts/verify.js';
+import { integrateLog } from '../src/services/receipt-log/receipt-log.js';
 import { runRetention } from '../src/services/runtime/retention.js';
+import { insertLeaves } from '../src/store/receipt-log/receipt-log-repo.js';
 import { findTask } from '../src/store/tasks/tasks-repo.js';
 import { storedRows, uploadOk } from './attachments.support.js';
 import { signIn } from './console.support.js';
@@ -127,5 +129,43 @@ describe('the console stats page shows the last retention run', () => {
     clock.advance(100 * DAY);
     await runRetention(t.deps);
     expect(await page()).toMatch(/Last run .*: 1 tasks and 0 messages erased \(final for over 90 days\)/);
+  });
+});
+
+describe.each(STORES)('retention of receipt-log checkpoints on %s', (store) => {
+  const t = useTestApp({ store });
+
+  it('deletes every checkpoint but the latest; proofs, consistency and the next checkpoint are unchanged', async () => {
+    const id = await submit(t);
+    await patchOk(t, id, { status: 'accepted' });
+    await patchOk(t, id, { status: 'delivered', operator_notes: 'Open from 8.' });
+    await integrateLog(t.deps);
+    // Five more integrations, each signing a checkpoint.
+    for (let i = 0; i < 5; i++) {
+      await insertLeaves(t.store.db, [{ taskId: null, data: `other ${i}`, createdAt: new Date().toISOString() }]);
+      await integrateLog(t.deps);
+    }
+    const seqs = async () => (await t.store.db.selectFrom('log_checkpoints').select('seq').orderBy('seq').execute()).map((r) => Number(r.seq));
+    const before = await seqs();
+    expect(before.length).toBeGreaterThanOrEqual(6);
+    const checkpoint = await (await fetch(`${t.url}/log/checkpoint`)).text();
+    const proof = await (await fetch(`${t.url}/api/v1/tasks/${id}/receipt-proof`)).text();
+
+    const run = await runRetention(t.deps);
+    expect(run?.deleted_log_checkpoints).toBe(before.length - 1);
+    expect(await seqs()).toEqual([before.at(-1)]);
+    // What is served reads only the latest: the same bytes, and consistency from any older size.
+    expect(await (await fetch(`${t.url}/log/checkpoint`)).text()).toBe(checkpoint);
+    expect(await (await fetch(`${t.url}/api/v1/tasks/${id}/receipt-proof`)).text()).toBe(proof);
+    const consistency = await fetch(`${t.url}/log/consistency?from=1`);
+    expect(consistency.status).toBe(200);
+    expect(await consistency.text()).toContain(checkpoint);
+    // A second run finds nothing; the next integration signs the next checkpoint.
+    expect((await runRetention(t.deps))?.deleted_log_checkpoints).toBe(0);
+    await insertLeaves(t.store.db, [{ taskId: null, data: 'after', createdAt: new Date().toISOString() }]);
+    await integrateLog(t.deps);
+    expect(await seqs()).toEqual([before.at(-1), (before.at(-1) as number) + 1]);
+    const stats = (await (await adminGet(t, '/api/v1/admin/stats')).json()) as Json;
+    expect(stats.retention).toMatchObject({ deleted_log_checkpoints: 0 });
   });
 });

@@ -65,6 +65,7 @@ function task(n: number): TaskRow {
     agent_key_id: null,
     agent_directory: null,
     receipt_log_index: null,
+    context_id: `ctx-2026-${'0'.repeat(32)}`,
   };
 }
 

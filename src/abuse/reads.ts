@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/time.js';
 import { addCounts, readCounters } from '../store/abuse-control/counters-repo.js';
 import type { Db } from '../store/db.js';
+import { outcomeUnknown } from '../store/faults.js';
 import { counterExpiry, windowOf } from './limits.js';
 
 /**
@@ -209,16 +210,23 @@ export class ReadLimiter {
       }
     } catch (error) {
       // The store is unreachable: keep counting what was not written locally and send it later.
+      // Unless the failed statement may have been applied (it went out, its answer did not come
+      // back): sent again it would count those reads twice, and refuse a client reads it still
+      // has. Its entries are left idle, so a later flush reads their totals back instead; if it
+      // was not applied, those reads go uncounted, in the client's favour.
+      const unknown = outcomeUnknown(error);
+      const chunkEnd = Math.min(batch.length, settled + FLUSH_CHUNK);
       for (let i = settled; i < batch.length; i++) {
         const entry = batch[i] as Entry;
         entry.flushing -= counts[i] as number;
+        if (unknown && i < chunkEnd) continue;
         entry.local += counts[i] as number;
         if (!entry.queued) {
           entry.queued = true;
           this.queue.push(entry);
         }
       }
-      this.log.warn({ err: error }, 'could not flush read counters');
+      this.log.warn({ err: error, outcomeUnknown: unknown }, 'could not flush read counters');
     }
   }
 

@@ -3,11 +3,12 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeJwt, type JSONWebKeySet } from 'jose';
 import { TASK_ID_PATTERN } from '../domain/ids.js';
+import type { OperatorKeySet } from '../receipts/approval-verify.js';
 import { type LogCheck, parseCheckpointNote, parseTlogProof, verifyConsistency, verifyLogProof, verifyTimestamp } from '../receipts/log-verify.js';
 import { type ReceivedFile, type VerifyOptions, verifyReceipt } from '../receipts/verify.js';
 
 /**
- * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL] [--proof FILE] [--vkey KEY|FILE] [--tsa-ca FILE] [--checkpoint OLD [--consistency FILE]]`
+ * `npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL] [--proof FILE] [--vkey KEY|FILE] [--tsa-ca FILE] [--checkpoint OLD [--consistency FILE]] [--operator-keys FILE|URL]`
  *
  * What any client can run to check a receipt: it fetches the JWKS from the service, verifies the
  * signature and the key id, and checks the deliverable hash against operator_notes (or a file)
@@ -24,12 +25,16 @@ import { type ReceivedFile, type VerifyOptions, verifyReceipt } from '../receipt
  * An RFC 3161 token on the proof's extra line is checked (imprint, signature; the chain with
  * --tsa-ca). With --checkpoint OLD (a checkpoint kept earlier) it checks that the log only grew
  * since: the consistency proof from --consistency FILE, else GET /log/consistency?from=<its size>.
+ * A receipt_version 3 lists approvals: each passkey attestation is checked offline against the
+ * operator keys (--operator-keys, a file or URL, else /.well-known/operator-keys.json): the
+ * challenge, the key valid at the approval's time, user presence and the signature
+ * (docs/receipt-log.md, "Approvals"). An approval without a passkey is shown as unsigned.
  * Prints a verdict; exits 0 when valid, 1 when not (or when something could not be fetched),
  * 2 on a usage error.
  */
 
 const USAGE =
-  'Usage: npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL] [--proof FILE] [--vkey KEY|FILE] [--tsa-ca FILE] [--checkpoint OLD [--consistency FILE]]\n';
+  'Usage: npm run verify-receipt -- <task_id | receipt> [--base-url URL] [--notes-file FILE] [--task-id ID] [--jwks-file FILE] [--files DIR] [--issuer URL] [--proof FILE] [--vkey KEY|FILE] [--tsa-ca FILE] [--checkpoint OLD [--consistency FILE]] [--operator-keys FILE|URL]\n';
 
 /** The regular files directly in `dir` (what a user downloaded the attachments into). */
 function readFiles(dir: string): ReceivedFile[] {
@@ -90,6 +95,7 @@ async function main(argv: string[]): Promise<number> {
         'tsa-ca': { type: 'string' },
         checkpoint: { type: 'string' },
         consistency: { type: 'string' },
+        'operator-keys': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -165,6 +171,11 @@ async function main(argv: string[]): Promise<number> {
       return fail(`Cannot read --files ${values.files}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+  if (receiptVersion(receipt) === 3) {
+    const keys = await operatorKeys(baseUrl, values['operator-keys']);
+    if (typeof keys === 'string') return fail(`Cannot verify the approvals: ${keys}`);
+    options.operatorKeys = keys;
+  }
   const result = await verifyReceipt(receipt, options);
   const logChecks = await logProofChecks(baseUrl, receipt, expectedTaskId ?? result.payload?.task_id, values);
   const checks = [...result.checks, ...logChecks];
@@ -178,7 +189,8 @@ async function main(argv: string[]): Promise<number> {
     out(`  request       sha256 ${String(p.request_sha256)}`);
     for (const file of Array.isArray(p.attachments) ? p.attachments : [])
       out(`  file          ${file.name} (${file.media_type}, ${file.size} bytes) sha256 ${file.sha256}`);
-    if (p.receipt_version === 2 && values.files === undefined && (p.attachments ?? []).length > 0) {
+    for (const approval of result.approvals) out(`  approval      ${approval.detail}${approval.at === null ? '' : `, at ${approval.at}`}`);
+    if (p.receipt_version >= 2 && values.files === undefined && (p.attachments ?? []).length > 0) {
       out('  (files not checked: download them into a directory and pass --files DIR)');
     }
   }
@@ -263,6 +275,34 @@ async function logProofChecks(
     checks.push(verifyConsistency(oldNote, consistency, vkey.trim()));
   }
   return checks;
+}
+
+/** The receipt's receipt_version, read before verifying (to know whether the operator keys are needed). */
+function receiptVersion(receipt: string): unknown {
+  try {
+    return decodeJwt(receipt).receipt_version;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The operator keys from a file or URL (--operator-keys), else the service's /.well-known/operator-keys.json; a string says why not. */
+async function operatorKeys(baseUrl: string, source: string | undefined): Promise<OperatorKeySet | string> {
+  let body: unknown;
+  if (source !== undefined && !/^https?:\/\//.test(source)) {
+    try {
+      body = JSON.parse(readFileSync(source, 'utf8'));
+    } catch (error) {
+      return `cannot read --operator-keys ${source}: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  } else {
+    const url = source ?? `${baseUrl}/.well-known/operator-keys.json`;
+    const res = await getJson(url);
+    if (res.status !== 200) return `${url} answered ${res.status}: pass --operator-keys FILE`;
+    body = res.body;
+  }
+  if (typeof body !== 'object' || body === null || !Array.isArray((body as OperatorKeySet).keys)) return 'the operator keys are not {keys: [...]}';
+  return body as OperatorKeySet;
 }
 
 /** The receipt's `iss` when it is an http(s) origin, so a receipt verifies with no configuration. */

@@ -555,6 +555,7 @@ export async function registerOpenApi(app: FastifyInstance, deps: DocsDeps): Pro
         { name: 'documents', description: 'Machine-readable documents about the service.' },
         { name: 'meta', description: 'Health.' },
         { name: 'mcp', description: 'The same capabilities as MCP tools.' },
+        { name: 'a2a', description: 'The same capabilities as an A2A 1.0 agent (JSON-RPC at /a2a, HTTP+JSON under /a2a/v1).' },
         { name: 'admin', description: "The operator's API: Authorization: Bearer <ADMIN_KEY>." },
         { name: 'team', description: "Operators, their roles and personal keys, and the audit log: Authorization: Bearer <ADMIN_KEY> or an operator's key." },
       ],

@@ -21,8 +21,8 @@ export function waitingGuide(base: string): string[] {
     `MCP: call \`check_task_status\` with \`wait_seconds\` (up to ${MAX_TOOL_WAIT_SECONDS}) and \`known_updated_at\` (the updated_at you last saw): it returns as soon as the task changes, ` +
       'or with the task unchanged when the time is up; call it again the same way.',
     'MCP tasks (protocol revision 2025-11-25): call `submit_human_task` as a task; its taskId is the task_id. `tasks/get` says `working` until the task is delivered or rejected ' +
-      '(`completed`), `input_required` while a question of the operator awaits your answer (answer it with `answer_operator_question`), with a `pollInterval` of 1 second, and holds briefly for a change, so an SDK task loop sees an outcome within moments; `tasks/result` returns the final task (`isError` when rejected). `tasks/cancel` cannot withdraw a task: ' +
-      'send `message_human_operator` naming the task_id.',
+      '(`completed`), `input_required` while a question of the operator awaits your answer (answer it with `answer_operator_question`), with a `pollInterval` of 1 second, and holds briefly for a change, so an SDK task loop sees an outcome within moments; `tasks/result` returns the final task (`isError` when rejected). `tasks/cancel` withdraws a task nobody accepted yet at once (`cancelled`); ' +
+      'for an accepted task it sends the operator a withdrawal request and answers the task unchanged: the operator decides.',
     `Webhooks: add \`callback_url\` (https) to the task and it receives a signed POST \`{type, timestamp, data: the task}\` ${WEBHOOK_WHEN} ` +
       `(Standard Webhooks, v1a Ed25519 signature; keys at ${base}/.well-known/jwks.json): no waiting at all.`,
     `Questions: ${AWAITING_ANSWER_GUIDE.replace('answer_operator_question', '`answer_operator_question`').replace('awaiting_answer', '`awaiting_answer`')}`,

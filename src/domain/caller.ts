@@ -8,6 +8,8 @@ export interface Caller {
   networks?: NetworkHashes | undefined;
   source: Source;
   idempotencyKey?: string | undefined;
+  /** The A2A context a new task joins (a contextId the service issued); a new one when undefined (docs/a2a.md). */
+  contextId?: string | undefined;
   /**
    * The agent whose Web Bot Auth signature the request carried and the service verified
    * (docs/verified-agents.md); then `clientHash` is the hash of `key:<key_id>`, not of the address.

@@ -26,6 +26,14 @@ export function newTaskId(now: Date): string {
   return `task-${now.getUTCFullYear()}-${randomHex(16)}`;
 }
 
+/** `ctx-<UTC year>-<32 lowercase hex>`: an A2A contextId the service issues with a task (docs/a2a.md). */
+export function newContextId(now: Date): string {
+  return `ctx-${now.getUTCFullYear()}-${randomHex(16)}`;
+}
+
+/** What a contextId can look like: the issued form, or one derived from an imported task's id (migration 300). */
+export const CONTEXT_ID_PATTERN = /^ctx-[A-Za-z0-9-]{8,100}$/;
+
 export function newMessageId(now: Date): string {
   return `msg-${now.getUTCFullYear()}-${randomHex(16)}`;
 }

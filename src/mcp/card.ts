@@ -101,7 +101,7 @@ export function serverCard(deps: ServiceDeps, tools: Tool[], mcp: Pick<McpTypes,
       'delivered or rejected (completed), input_required while a question of the operator awaits your answer (answer with answer_operator_question), then tasks/result returns the final task (isError when rejected); on 2026-07-28 (tasks extension), tasks/get says working, ' +
       'input_required when the operator asks (answer with tasks/update), completed with the result or failed with the reason. tasks/get holds briefly for a change; ' +
       `look again at its pollInterval. Otherwise call check_task_status with wait_seconds (up to ${MAX_TOOL_WAIT_SECONDS}) and known_updated_at: it returns as soon as the task changes. ` +
-      'To withdraw a task, tasks/cancel (2026-07-28) or message_human_operator naming its task_id: the operator decides. ' +
+      'To withdraw a task, tasks/cancel (both revisions): a task nobody accepted yet is withdrawn at once, an accepted one gets the operator a withdrawal request and the operator decides. ' +
       AWAITING_ANSWER_GUIDE,
     tools: tools.map((tool) => JSON.parse(JSON.stringify(tool)) as ServerCard['tools'][number]),
     documentation: { openapi: `${base}/openapi.json`, llms_txt: `${base}/llms.txt` },

@@ -118,7 +118,12 @@ export function verifyLogProof(receipt: string, proofText: string, vkey: string)
   return checks;
 }
 
-/** RFC 9162 section 2.1.4.2: whether `proof` shows the tree (oldSize, oldRoot) is a prefix of (newSize, newRoot). */
+/**
+ * RFC 9162 section 2.1.4.2: whether `proof` shows the tree (oldSize, oldRoot) is a prefix of (newSize, newRoot).
+ * The TypeScript client has the same check (`verifyConsistencyProof` in clients/typescript/src/log.ts,
+ * async on WebCrypto): kept twice on purpose, since nothing in src imports the client package (it is
+ * published apart, dependency-free) and the service's verifier works on Buffers with node:crypto.
+ */
 export function consistent(oldSize: number, oldRoot: Buffer, newSize: number, newRoot: Buffer, proof: Buffer[]): boolean {
   if (oldSize > newSize) return false;
   if (oldSize === newSize) return proof.length === 0 && oldRoot.equals(newRoot);

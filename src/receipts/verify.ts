@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
+import { type ApprovalVerdict, type OperatorKeySet, verifyApprovals } from './approval-verify.js';
 import { sameIssuer } from './issuer.js';
 import { deliverableSha256, type ReceiptAttachment, type ReceiptPayload } from './payload.js';
 
@@ -23,6 +24,11 @@ export interface VerifyOptions {
   files?: ReceivedFile[];
   /** The service the JWKS came from (its BASE_URL): the receipt's `iss` must name it. */
   expectedIssuer?: string;
+  /**
+   * The issuer's /.well-known/operator-keys.json: each passkey attestation of a version-3 receipt
+   * is checked against it (src/receipts/approval-verify.ts). Without it, attested approvals fail.
+   */
+  operatorKeys?: OperatorKeySet;
 }
 
 export interface ReceivedFile {
@@ -32,7 +38,7 @@ export interface ReceivedFile {
 }
 
 export interface ReceiptCheck {
-  name: 'format' | 'kid' | 'signature' | 'payload' | 'issuer' | 'task_id' | 'deliverable' | 'attachments';
+  name: 'format' | 'kid' | 'signature' | 'payload' | 'issuer' | 'task_id' | 'deliverable' | 'attachments' | 'approvals';
   ok: boolean;
   detail: string;
 }
@@ -42,17 +48,21 @@ export interface ReceiptVerification {
   kid: string | null;
   payload: ReceiptPayload | null;
   checks: ReceiptCheck[];
+  /** Each approval of a version-3 receipt, checked (empty for versions 1 and 2). */
+  approvals: ApprovalVerdict[];
 }
 
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 export async function verifyReceipt(receipt: string, options: VerifyOptions): Promise<ReceiptVerification> {
   const checks: ReceiptCheck[] = [];
+  let approvals: ApprovalVerdict[] = [];
   const done = (kid: string | null, payload: ReceiptPayload | null): ReceiptVerification => ({
     valid: checks.every((c) => c.ok),
     kid,
     payload,
     checks,
+    approvals,
   });
 
   const token = receipt.trim();
@@ -113,12 +123,17 @@ export async function verifyReceipt(receipt: string, options: VerifyOptions): Pr
     });
   }
   if (options.files !== undefined) checks.push(filesCheck(payload, options.files));
+  if ((payload.receipt_version as number) === 3 && shapeProblems.length === 0) {
+    const checked = await verifyApprovals(payload, options.operatorKeys);
+    approvals = checked.approvals;
+    checks.push({ name: 'approvals', ok: checked.ok, detail: checked.detail });
+  }
   return done(kid, payload);
 }
 
 /** Every signed file present (by SHA-256 and size), and no received file the receipt does not sign. */
 function filesCheck(payload: ReceiptPayload, files: ReceivedFile[]): ReceiptCheck {
-  const signed: ReceiptAttachment[] = payload.receipt_version === 2 && Array.isArray(payload.attachments) ? payload.attachments : [];
+  const signed: ReceiptAttachment[] = payload.receipt_version >= 2 && Array.isArray(payload.attachments) ? payload.attachments : [];
   const received = files.map((f) => ({ name: f.name, size: f.data.byteLength, sha256: createHash('sha256').update(f.data).digest('hex') }));
   const problems: string[] = [];
   for (const file of signed) {
@@ -137,8 +152,11 @@ function filesCheck(payload: ReceiptPayload, files: ReceivedFile[]): ReceiptChec
 
 function payloadProblems(payload: ReceiptPayload): string[] {
   const problems: string[] = [];
-  if (payload.receipt_version !== 1 && payload.receipt_version !== 2) problems.push(`unknown receipt_version ${String(payload.receipt_version)}`);
-  if (payload.receipt_version === 2) {
+  const version: number = payload.receipt_version;
+  if (version !== 1 && version !== 2 && version !== 3) problems.push(`unknown receipt_version ${String(version)}`);
+  if (version === 3 && !(Array.isArray(payloadApprovals(payload)) && (payloadApprovals(payload) as unknown[]).length > 0))
+    problems.push('approvals is not a non-empty list');
+  if (version === 2 || version === 3) {
     const files: unknown = payload.attachments;
     const wellFormed = (a: unknown): boolean => {
       if (typeof a !== 'object' || a === null) return false;
@@ -159,6 +177,11 @@ function payloadProblems(payload: ReceiptPayload): string[] {
   if (typeof payload.request_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(payload.request_sha256)) problems.push('request_sha256 is not a SHA-256 hex digest');
   if (typeof payload.timeline !== 'object' || payload.timeline === null) problems.push('timeline is missing');
   return problems;
+}
+
+/** A version-3 payload's `approvals`, read without trusting the type. */
+function payloadApprovals(payload: ReceiptPayload): unknown {
+  return (payload as { approvals?: unknown }).approvals;
 }
 
 function message(error: unknown): string {

@@ -38,6 +38,20 @@ export function storeFaultReason(error: unknown): string | undefined {
 }
 
 /**
+ * Whether a failed statement may still have been applied: it went out and its answer never came
+ * back (pg's client-side read timeout, the connection lost mid-query). The server may have
+ * committed it, so sending it again could apply it twice. A fault before sending (refused, no
+ * connection in time), a server-side cancel or termination, and every SQLite error leave nothing
+ * applied.
+ */
+export function outcomeUnknown(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (code === 'ECONNRESET' || code === 'EPIPE') return true;
+  return typeof message === 'string' && /^(Query read timeout|Connection terminated unexpectedly)/.test(message);
+}
+
+/**
  * How long a fault keeps the health record failing even after a probe succeeded: on a full disk
  * the probe's one-row rewrite can still fit (SQLite reuses its WAL pages) while every submission
  * is refused, so readiness would tell a balancer to send writes to an instance refusing them all.

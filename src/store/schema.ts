@@ -69,6 +69,8 @@ export interface TasksTable {
   agent_directory: string | null;
   /** The receipt's leaf index in the public log (migration 260), set when the sequencer integrates it; NULL before. */
   receipt_log_index: number | null;
+  /** The A2A contextId the service issued with the task, `ctx-<year>-<32 hex>` (migration 300, docs/a2a.md). */
+  context_id: string;
 }
 
 export interface MessagesTable {

@@ -36,6 +36,7 @@ from .errors import (
     ValidationFailedError,
     WaitTimeoutError,
 )
+from .approvals import ApprovalVerdict, approval_challenge, passkey_key_id, verify_approvals
 from .log import LogVerdict, verify_consistency_proof, verify_receipt_log
 from .models import CatalogEntry, MessageInput, MessageResponse, MessageThread, Question, SubmissionResponse, Task, TaskInput
 from .results import parse_result
@@ -93,5 +94,9 @@ __all__ = [
     "WebBotAuthVerdict",
     "jwk_thumbprint",
     "verify_web_bot_auth",
+    "ApprovalVerdict",
+    "approval_challenge",
+    "passkey_key_id",
+    "verify_approvals",
 ]
 __version__ = "1.0.0"

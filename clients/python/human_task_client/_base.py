@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -92,7 +95,23 @@ class _Base:
         return paths
 
     @staticmethod
-    def _log_verdict(receipt: str, fetched: Mapping[str, str | None], proof: str | None, vkey: str | None, older_checkpoint: str | None, consistency: str | None) -> LogVerdict:
+    def _log_refused(name: str, error: HumanTaskError) -> None:
+        """A consistency proof the service refused with 404 (its log is smaller than the kept
+        checkpoint) is a rollback the verdict names (None); any other failure is raised."""
+        if name != "consistency" or error.status != 404:
+            raise error
+        return None
+
+    @staticmethod
+    def _log_verdict(
+        receipt: str,
+        fetched: Mapping[str, str | None],
+        proof: str | None,
+        vkey: str | None,
+        older_checkpoint: str | None,
+        consistency: str | None,
+        tsa_ca: str | bytes | None = None,
+    ) -> LogVerdict:
         """The verdict from what was given and fetched; a consistency proof the service refused (404: its log is smaller) is a rollback."""
         verdict = verify_receipt_log(
             receipt,
@@ -100,8 +119,32 @@ class _Base:
             vkey if vkey is not None else fetched.get("vkey") or "",
             older_checkpoint=older_checkpoint,
             consistency=consistency if consistency is not None else fetched.get("consistency"),
+            tsa_ca=tsa_ca,
         )
         return rolled_back(verdict) if "consistency" in fetched and fetched["consistency"] is None else verdict
 
-    def _verify(self, receipt: str, jwks: Mapping[str, Any], operator_notes: str | None, task_id: str | None, files: Mapping[str, bytes] | None) -> ReceiptVerdict:
-        return verify_receipt(receipt, jwks, issuer=self.issuer, task_id=task_id, operator_notes=operator_notes, files=files)
+    def _webhook_options(self, now: float | None, tolerance_seconds: float, authority: str | None, require_web_bot_auth: bool) -> dict[str, Any]:
+        """verify_webhook's keyword arguments: the issuer's origin is the one a Web Bot Auth signature must name."""
+        return {"now": now, "tolerance_seconds": tolerance_seconds, "authority": authority, "signer_origin": self.issuer, "require_web_bot_auth": require_web_bot_auth}
+
+    def _verify(
+        self,
+        receipt: str,
+        jwks: Mapping[str, Any],
+        operator_notes: str | None,
+        task_id: str | None,
+        files: Mapping[str, bytes] | None,
+        operator_keys: Mapping[str, Any] | None = None,
+    ) -> ReceiptVerdict:
+        return verify_receipt(receipt, jwks, issuer=self.issuer, task_id=task_id, operator_notes=operator_notes, files=files, operator_keys=operator_keys)
+
+    def _needs_operator_keys(self, receipt: str, given: Mapping[str, Any] | None) -> bool:
+        """Whether to fetch /.well-known/operator-keys.json: a version-3 receipt (read before verifying),
+        none given, and not offline (a JWKS given to the constructor means nothing is fetched)."""
+        if given is not None or self._fixed_jwks is not None:
+            return False
+        try:
+            body = receipt.split(".")[1]
+            return json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))).get("receipt_version") == 3
+        except (IndexError, ValueError, AttributeError, binascii.Error):
+            return False

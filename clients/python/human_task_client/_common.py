@@ -170,10 +170,11 @@ class Pacer:
         return pause
 
 
-def jwks_or_error(response: httpx.Response) -> Mapping[str, Any]:
+def jwks_or_error(response: httpx.Response, document: str = "/.well-known/jwks.json") -> Mapping[str, Any]:
+    """A key set ({keys: [...]}: the JWKS, or the operator keys) from the service, or the refusal."""
     if response.status_code != 200:
         raise refusal(response)
     body = parse_body(response)
     if not isinstance(body, dict) or not isinstance(body.get("keys"), list):
-        raise HumanTaskError("unexpected_response", "The service published no key set at /.well-known/jwks.json.", status=response.status_code)
+        raise HumanTaskError("unexpected_response", f"The service published no key set at {document}.", status=response.status_code)
     return body

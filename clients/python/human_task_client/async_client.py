@@ -90,9 +90,10 @@ class AsyncHumanTaskClient(_Base):
         return Task.from_dict(parse_body(await self._request("POST", path, json={"answer": answer}, idempotent=False)))
 
     async def cancel_task(self, task_id: str) -> dict[str, Any]:
-        """Asks the operator to withdraw a task (POST /api/v1/tasks/{task_id}/cancel): a withdrawal
-        request naming it, with the message quota. The status does not change: the operator decides,
-        and withdraws it by rejecting it. A final task raises InvalidTransitionError."""
+        """Withdraws a task (POST /api/v1/tasks/{task_id}/cancel), with the message quota: a task nobody
+        accepted yet is withdrawn at once (status "rejected", the reason as message); for an accepted
+        one the operator gets a withdrawal request and the status does not change: the operator
+        decides. A final task raises InvalidTransitionError."""
         body = parse_body(await self._request("POST", f"/api/v1/tasks/{quote(task_id, safe='')}/cancel", idempotent=True))
         return dict(body)
 
@@ -162,6 +163,10 @@ class AsyncHumanTaskClient(_Base):
                     raise
             await asyncio.sleep(min(pause, max(0.0, until - time.monotonic())))
 
+    async def operator_keys(self) -> Mapping[str, Any]:
+        """The service's /.well-known/operator-keys.json: the passkeys approvals are signed with, by key_id, with since/until."""
+        return jwks_or_error(await self._request("GET", "/.well-known/operator-keys.json", idempotent=True), "/.well-known/operator-keys.json")
+
     async def jwks(self, *, refresh: bool = False) -> Mapping[str, Any]:
         cached = self._cached_jwks(refresh)
         if cached is not None:
@@ -170,23 +175,41 @@ class AsyncHumanTaskClient(_Base):
         self._jwks = (jwks, time.monotonic())
         return jwks
 
-    async def verify_receipt(self, subject: str | Task, *, files: Mapping[str, bytes] | None = None, operator_notes: str | None = None, task_id: str | None = None) -> ReceiptVerdict:
+    async def verify_receipt(
+        self,
+        subject: str | Task,
+        *,
+        files: Mapping[str, bytes] | None = None,
+        operator_notes: str | None = None,
+        task_id: str | None = None,
+        operator_keys: Mapping[str, Any] | None = None,
+    ) -> ReceiptVerdict:
         if isinstance(subject, str) and "." not in subject:
             subject = await self.get_task(subject)
         receipt, notes, expected = self._receipt_inputs(subject, operator_notes, task_id)
-        verdict = self._verify(receipt, await self.jwks(), notes, expected, files)
+        if self._needs_operator_keys(receipt, operator_keys):
+            operator_keys = await self.operator_keys()
+        verdict = self._verify(receipt, await self.jwks(), notes, expected, files, operator_keys)
         if verdict.failure == "kid" and self._fixed_jwks is None:
-            verdict = self._verify(receipt, await self.jwks(refresh=True), notes, expected, files)
+            verdict = self._verify(receipt, await self.jwks(refresh=True), notes, expected, files, operator_keys)
         return verdict
 
     async def verify_receipt_log(
-        self, subject: str | Task, *, proof: str | None = None, vkey: str | None = None, older_checkpoint: str | None = None, consistency: str | None = None
+        self,
+        subject: str | Task,
+        *,
+        proof: str | None = None,
+        vkey: str | None = None,
+        older_checkpoint: str | None = None,
+        consistency: str | None = None,
+        tsa_ca: str | bytes | None = None,
     ) -> LogVerdict:
         """Verifies that a receipt (a compact JWS, a Task, or a task id, then fetched) is in the
         service's public log: the tlog-proof, the checkpoint's signature by the log's verifier key,
-        the inclusion path, the RFC 3161 token's imprint when present and, with older_checkpoint (a
-        checkpoint kept earlier), that the log only grew. Anything not given is fetched; with a
-        receipt, proof and vkey nothing is. docs/receipt-log.md."""
+        the inclusion path, the RFC 3161 token when present (with tsa_ca, PEM of trusted TSA
+        certificates, its chain too) and, with older_checkpoint (a checkpoint kept earlier), that
+        the log only grew. Anything not given is fetched; with a receipt, proof and vkey nothing
+        is. docs/receipt-log.md."""
         if isinstance(subject, str) and "." not in subject:
             subject = await self.get_task(subject)
         receipt, task_id = self._log_subject(subject)
@@ -195,10 +218,8 @@ class AsyncHumanTaskClient(_Base):
             try:
                 fetched[name] = (await self._request("GET", path, idempotent=True)).text
             except HumanTaskError as error:
-                if name != "consistency" or error.status != 404:
-                    raise
-                fetched[name] = None
-        return self._log_verdict(receipt, fetched, proof, vkey, older_checkpoint, consistency)
+                fetched[name] = self._log_refused(name, error)
+        return self._log_verdict(receipt, fetched, proof, vkey, older_checkpoint, consistency, tsa_ca)
 
     async def verify_webhook(
         self,
@@ -212,7 +233,7 @@ class AsyncHumanTaskClient(_Base):
     ) -> WebhookVerdict:
         """Verifies a webhook request (Standard Webhooks v1a, and its Web Bot Auth signature when it carries
         one, naming the issuer's origin) against the service's JWKS. Pass the raw body."""
-        extra: dict[str, Any] = {"now": now, "tolerance_seconds": tolerance_seconds, "authority": authority, "signer_origin": self.issuer, "require_web_bot_auth": require_web_bot_auth}
+        extra = self._webhook_options(now, tolerance_seconds, authority, require_web_bot_auth)
         verdict = verify_webhook(headers, body, await self.jwks(), **extra)
         if verdict.failure == "signature" and self._fixed_jwks is None:
             verdict = verify_webhook(headers, body, await self.jwks(refresh=True), **extra)

@@ -1,13 +1,10 @@
 """Offline verification of a receipt's place in the service's public, append-only log
 (docs/receipt-log.md): the C2SP tlog-proof (GET /api/v1/tasks/{task_id}/receipt-proof), the
 checkpoint's Ed25519 signed-note signature by the log's verifier key (/log/vkey), the RFC 9162
-inclusion path from the receipt to the signed root, the RFC 3161 token's message imprint when the
-proof carries one, and, given a checkpoint kept earlier and a consistency proof (GET
-/log/consistency?from=N), that the log only grew since. Every check is named, so a changed byte is
-named by the part it is in.
-
-Not checked here: the RFC 3161 token's CMS signature and certificate chain (``cryptography`` has no
-CMS verifier); ``npm run verify-receipt -- --tsa-ca`` or ``openssl ts -verify`` check them.
+inclusion path from the receipt to the signed root, the RFC 3161 token when the proof carries one
+(its imprint, CMS signature and certificate, and with ``tsa_ca`` its chain: ``tsa.py``), and, given
+a checkpoint kept earlier and a consistency proof (GET /log/consistency?from=N), that the log only
+grew since. Every check is named, so a changed byte is named by the part it is in.
 """
 
 from __future__ import annotations
@@ -22,11 +19,11 @@ from dataclasses import dataclass, field
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from .tsa import TimestampError, check_timestamp_token
 from .verify import Check
 
 _HASH = 32
 _SIGNATURE = re.compile(r"^\u2014 (\S+) ([A-Za-z0-9+/]+=*)$")
-_SHA256_OID = bytes.fromhex("608648016503040201")
 
 
 @dataclass(frozen=True)
@@ -208,59 +205,11 @@ def verify_consistency_proof(m: int, old_root: bytes, n: int, new_root: bytes, p
     return sn == 0 and fr == old_root and sr == new_root
 
 
-def _der(buf: bytes, at: int) -> tuple[int, int, int]:
-    """One DER element at ``at``: (tag, contents start, contents end)."""
-    if at + 2 > len(buf):
-        raise ValueError("truncated DER")
-    tag, length, start = buf[at], buf[at + 1], at + 2
-    if length & 0x80:
-        count = length & 0x7F
-        if count == 0 or count > 4:
-            raise ValueError("bad DER length")
-        length = int.from_bytes(buf[start : start + count], "big")
-        start += count
-    if start + length > len(buf):
-        raise ValueError("truncated DER")
-    return tag, start, start + length
-
-
-def _children(buf: bytes, element: tuple[int, int, int]) -> list[tuple[int, int, int]]:
-    out, at = [], element[1]
-    while at < element[2]:
-        child = _der(buf, at)
-        out.append(child)
-        at = child[2]
-    return out
-
-
-def _pick(items: list[tuple[int, int, int]], i: int, tag: int) -> tuple[int, int, int]:
-    if len(items) <= i or items[i][0] != tag:
-        raise ValueError("not a TimeStampResp")
-    return items[i]
-
-
-def _timestamp(token: bytes) -> tuple[int, bytes, bool, str]:
-    """(PKIStatus, message imprint, whether SHA-256, genTime) of a TimeStampResp (RFC 3161)."""
-    parts = _children(token, _der(token, 0))
-    status = token[_children(token, _pick(parts, 0, 0x30))[0][1]]
-    signed_data = _pick(_children(token, _pick(_children(token, _pick(parts, 1, 0x30)), 1, 0xA0)), 0, 0x30)
-    encap = _pick(_children(token, signed_data), 2, 0x30)
-    e_content = _pick(_children(token, _pick(_children(token, encap), 1, 0xA0)), 0, 0x04)
-    fields = _children(token, _pick(_children(token, e_content), 0, 0x30))
-    imprint = _children(token, _pick(fields, 2, 0x30))
-    algorithm = _children(token, _pick(imprint, 0, 0x30))[0]
-    hashed = _pick(imprint, 1, 0x04)
-    gen_time = _pick(fields, 4, 0x18)
-    return (
-        status,
-        token[hashed[1] : hashed[2]],
-        token[algorithm[1] : algorithm[2]] == _SHA256_OID,
-        token[gen_time[1] : gen_time[2]].decode("ascii"),
-    )
-
-
-def verify_receipt_log(receipt: str, proof: str, vkey: str, *, older_checkpoint: str | None = None, consistency: str | None = None) -> LogVerdict:
-    """Every check of a receipt's place in the public log; see the module's docstring."""
+def verify_receipt_log(
+    receipt: str, proof: str, vkey: str, *, older_checkpoint: str | None = None, consistency: str | None = None, tsa_ca: str | bytes | None = None
+) -> LogVerdict:
+    """Every check of a receipt's place in the public log; see the module's docstring. ``tsa_ca``:
+    trusted TSA certificate(s), PEM (the TSA's CA, or its own), to which a token's chain must lead."""
     checks: list[Check] = []
 
     def verdict(index: int | None, size: int | None, timestamp: str | None) -> LogVerdict:
@@ -290,17 +239,13 @@ def verify_receipt_log(receipt: str, proof: str, vkey: str, *, older_checkpoint:
     timestamp = None
     if extra is not None:
         try:
-            status, imprint, sha256, gen_time = _timestamp(_b64(extra))
-            if status not in (0, 1):
-                checks.append(Check("log_timestamp", False, f"the TSA refused (PKIStatus {status})"))
-            elif not sha256 or imprint != _sha(note.encode()):
-                checks.append(Check("log_timestamp", False, "the token signs another hash than the checkpoint"))
-            else:
-                timestamp = gen_time
-                checks.append(
-                    Check("log_timestamp", True, f"RFC 3161 token over the checkpoint, time {gen_time} (imprint checked; its signature and chain are not: use openssl ts -verify)")
-                )
-        except (ValueError, IndexError) as error:
+            t = check_timestamp_token(_b64(extra), note.encode(), tsa_ca)
+            timestamp = t.gen_time
+            chain = ", chain to a trusted TSA certificate" if t.chained else " (chain not checked: pass tsa_ca)"
+            checks.append(Check("log_timestamp", True, f"RFC 3161 token over the checkpoint, time {t.gen_time}, signed by {t.signer}: signature verifies{chain}"))
+        except TimestampError as error:
+            checks.append(Check("log_timestamp", False, str(error)))
+        except ValueError as error:
             checks.append(Check("log_timestamp", False, f"the token is malformed: {error}"))
     if older_checkpoint is not None:
         checks.append(_consistency_check(older_checkpoint, consistency, vkey))

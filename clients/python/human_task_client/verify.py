@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from .approvals import ApprovalVerdict, verify_approvals
 from .web_bot_auth import verify_web_bot_auth
 
 _COMPACT = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
@@ -35,11 +36,13 @@ class Check:
 @dataclass(frozen=True)
 class ReceiptVerdict:
     valid: bool
-    #: The first check that failed: format, kid, signature, issuer, task_id, deliverable, attachments.
+    #: The first check that failed: format, kid, signature, issuer, task_id, deliverable, attachments, approvals.
     failure: str | None
     kid: str | None
     payload: dict[str, Any] | None
     checks: list[Check] = field(default_factory=list)
+    #: Each approval of a version-3 receipt, checked (empty for versions 1 and 2).
+    approvals: list[ApprovalVerdict] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -79,15 +82,19 @@ def verify_receipt(
     task_id: str | None = None,
     operator_notes: str | None = None,
     files: Mapping[str, bytes] | None = None,
+    operator_keys: Mapping[str, Any] | None = None,
 ) -> ReceiptVerdict:
     """Verifies a receipt. ``files`` maps file names to their bytes: matched by content against a
-    version-2 receipt's attachments (each signed file present, each given file signed)."""
+    version-2 or 3 receipt's attachments (each signed file present, each given file signed).
+    ``operator_keys`` is the service's /.well-known/operator-keys.json: each passkey attestation of a
+    version-3 receipt is checked against it (without it, attested approvals fail)."""
     checks: list[Check] = []
+    approvals: list[ApprovalVerdict] = []
 
     def done(kid: str | None, payload: dict[str, Any] | None) -> ReceiptVerdict:
         failed = next((c for c in checks if not c.ok), None)
         failure = None if failed is None else ("format" if failed.name == "payload" else failed.name)
-        return ReceiptVerdict(failed is None, failure, kid, payload, checks)
+        return ReceiptVerdict(failed is None, failure, kid, payload, checks, approvals)
 
     token = receipt.strip()
     try:
@@ -139,7 +146,11 @@ def verify_receipt(
         ok = actual == payload.get("deliverable_sha256")
         checks.append(Check("deliverable", ok, f"deliverable sha256 {actual}" if ok else f"deliverable sha256 is {actual}, the receipt signed {payload.get('deliverable_sha256')}"))
     if files is not None:
-        checks.append(_attachment_check(payload.get("attachments") or [] if payload.get("receipt_version") == 2 else [], files))
+        checks.append(_attachment_check(payload.get("attachments") or [] if payload.get("receipt_version") in (2, 3) else [], files))
+    if payload.get("receipt_version") == 3:
+        ok, detail, checked = verify_approvals(payload, operator_keys)
+        approvals.extend(checked)
+        checks.append(Check("approvals", ok, detail))
     return done(kid, payload)
 
 
@@ -180,9 +191,11 @@ def _is_loopback(host: str) -> bool:
 def _payload_problems(payload: Mapping[str, Any]) -> list[str]:
     problems = []
     version = payload.get("receipt_version")
-    if version not in (1, 2) or isinstance(version, bool):
+    if version not in (1, 2, 3) or isinstance(version, bool):
         problems.append(f"unknown receipt_version {version}")
-    if version == 2 and not (isinstance(payload.get("attachments"), list) and all(_well_formed(a) for a in payload["attachments"])):
+    if version == 3 and not (isinstance(payload.get("approvals"), list) and payload["approvals"]):
+        problems.append("approvals is not a non-empty list")
+    if version in (2, 3) and not (isinstance(payload.get("attachments"), list) and all(_well_formed(a) for a in payload["attachments"])):
         problems.append("attachments is not a list of {name, media_type, size, sha256}")
     if not isinstance(payload.get("task_id"), str) or payload.get("sub") != payload.get("task_id"):
         problems.append("sub and task_id differ")

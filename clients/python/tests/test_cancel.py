@@ -1,4 +1,4 @@
-"""cancel_task (issue 30, item 7): a withdrawal request; the status does not change until the operator rejects."""
+"""cancel_task: a task nobody accepted is withdrawn at once; an accepted one gets a withdrawal request and keeps its status."""
 
 from __future__ import annotations
 
@@ -19,15 +19,23 @@ def _task() -> dict[str, object]:
     }
 
 
-def test_cancel_task_records_a_request_and_keeps_the_status(service: Service) -> None:
+def test_cancel_task_withdraws_a_submitted_task_at_once(service: Service) -> None:
     with HumanTaskClient(service.url) as client:
         task_id = client.submit_task(_task()).task_id
-        asked = client.cancel_task(task_id)
-        assert asked["task_id"] == task_id and asked["status"] == "submitted"
-        assert client.get_task(task_id).status == "submitted"
-        service.admin("PATCH", f"/api/v1/admin/tasks/{task_id}", {"status": "rejected", "operator_notes": "Withdrawn at the requester's request."})
+        withdrawn = client.cancel_task(task_id)
+        assert withdrawn["task_id"] == task_id and withdrawn["status"] == "rejected"
+        assert client.get_task(task_id).status == "rejected"
         with pytest.raises(InvalidTransitionError):
             client.cancel_task(task_id)
+
+
+def test_cancel_task_records_a_request_for_an_accepted_task_and_keeps_the_status(service: Service) -> None:
+    with HumanTaskClient(service.url) as client:
+        task_id = client.submit_task(_task()).task_id
+        service.admin("PATCH", f"/api/v1/admin/tasks/{task_id}", {"status": "accepted"})
+        asked = client.cancel_task(task_id)
+        assert asked["task_id"] == task_id and asked["status"] == "accepted"
+        assert client.get_task(task_id).status == "accepted"
 
 
 def test_async_cancel_task(service: Service) -> None:
@@ -36,7 +44,7 @@ def test_async_cancel_task(service: Service) -> None:
             task_id = (await client.submit_task(_task())).task_id
             return await client.cancel_task(task_id)
 
-    assert asyncio.run(run())["status"] == "submitted"
+    assert asyncio.run(run())["status"] == "rejected"
 
 
 def test_a_replayed_submission_says_so(service: Service) -> None:

@@ -107,7 +107,13 @@ def test_verifies_the_log_and_names_each_changed_part(service: Service, tmp_path
     stamped = "\n".join([lines[0], f"extra {base64.b64encode(token).decode()}", *lines[1:]])
     ok = verify_receipt_log(receipt, stamped, vkey)
     assert ok.valid and ok.timestamp is not None, ok.checks
-    assert "imprint checked; its signature and chain are not" in ok.checks[-1].detail
+    assert "signed by Test TSA: signature verifies (chain not checked" in ok.checks[-1].detail
+    # Its chain, to the TSA's own certificate as the trusted one; a flipped signature byte.
+    chained = verify_receipt_log(receipt, stamped, vkey, tsa_ca=(tmp_path / "tsa.crt").read_text())
+    assert chained.valid and "chain to a trusted TSA certificate" in chained.checks[-1].detail, chained.checks
+    flipped = token[:-1] + bytes([token[-1] ^ 1])
+    bad_signature = verify_receipt_log(receipt, "\n".join([lines[0], f"extra {base64.b64encode(flipped).decode()}", *lines[1:]]), vkey)
+    assert bad_signature.failure == "log_timestamp" and "signature does not verify" in bad_signature.checks[-1].detail
     at = token.index(hashlib.sha256(note).digest())
     tampered = token[:at] + bytes([token[at] ^ 1]) + token[at + 1 :]
     bad_token = verify_receipt_log(receipt, "\n".join([lines[0], f"extra {base64.b64encode(tampered).decode()}", *lines[1:]]), vkey)
@@ -116,6 +122,8 @@ def test_verifies_the_log_and_names_each_changed_part(service: Service, tmp_path
     async def from_async() -> None:
         async with AsyncHumanTaskClient(service.url) as client:
             assert (await client.verify_receipt_log(task_id, older_checkpoint=kept)).valid
+            held = await client.verify_receipt_log(receipt, proof=stamped, vkey=vkey, tsa_ca=(tmp_path / "tsa.crt").read_bytes())
+            assert held.valid and "chain to a trusted TSA certificate" in held.checks[-1].detail, held.checks
 
     asyncio.run(from_async())
 

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { OperatorKeySet } from './approvals.js';
 import { HumanTaskClient } from './client.js';
 import { HumanTaskError, WaitTimeoutError } from './errors.js';
 import type { LogVerdict } from './log.js';
@@ -33,10 +34,14 @@ Commands:
   answer <task_id> <question_id> <text> answer the operator's question
   verify <task_id | receipt> [--files DIR] [--issuer URL] [--jwks-file FILE]
          [--proof FILE] [--vkey KEY | FILE] [--checkpoint FILE [--consistency FILE]]
+         [--tsa-ca FILE] [--operator-keys FILE | URL]
                                         verify a receipt (and the files it signs) and its place
                                         in the public log: the tlog-proof, the checkpoint's
-                                        signature, the RFC 3161 token's imprint, and with
+                                        signature, the RFC 3161 token (with --tsa-ca, a PEM of
+                                        trusted TSA certificates, its chain), and with
                                         --checkpoint (kept earlier) that the log only grew
+                                        (a version-3 receipt: each passkey approval against
+                                        --operator-keys, else the service's operator keys)
   message --message TEXT --reply-to EMAIL [--from NAME] [--subject TEXT]
                                         send the operator a message
   webhook verify [--headers-file FILE] [--body-file FILE] [--id ID --timestamp TS --signature SIG]
@@ -74,7 +79,9 @@ const OPTIONS = {
   proof: { type: 'string' },
   vkey: { type: 'string' },
   checkpoint: { type: 'string' },
+  'tsa-ca': { type: 'string' },
   consistency: { type: 'string' },
+  'operator-keys': { type: 'string' },
   message: { type: 'string' },
   'reply-to': { type: 'string' },
   from: { type: 'string' },
@@ -93,7 +100,7 @@ const COMMANDS: Record<string, { options: string[]; positionals: [number, number
   submit: { options: [...Object.keys(TASK_FLAGS), 'location-required', 'idempotency-key', 'schema'], positionals: [0, 1] },
   status: { options: [], positionals: [1, 1] },
   wait: { options: ['timeout'], positionals: [1, 1] },
-  verify: { options: ['files', 'issuer', 'jwks-file', 'proof', 'vkey', 'checkpoint', 'consistency'], positionals: [1, 1] },
+  verify: { options: ['files', 'issuer', 'jwks-file', 'proof', 'vkey', 'checkpoint', 'consistency', 'tsa-ca', 'operator-keys'], positionals: [1, 1] },
   message: { options: ['message', 'reply-to', 'from', 'subject'], positionals: [0, 0] },
   webhook: { options: ['headers-file', 'body-file', 'id', 'timestamp', 'signature', 'tolerance', 'jwks-file'], positionals: [1, 1] },
   answer: { options: [], positionals: [3, 3] },
@@ -298,7 +305,11 @@ async function verify(client: HumanTaskClient, subject: string, values: Record<s
   const file = (name: string) => (typeof values[name] === 'string' ? readFileSync(values[name] as string, 'utf8') : undefined);
   const filesDir = values.files as string | undefined;
   const files = filesDir === undefined ? undefined : readFiles(filesDir);
-  const verdict: ReceiptVerdict = await client.verifyReceipt(subject.trim(), files === undefined ? {} : { files });
+  const operatorKeys = await operatorKeysOption(values['operator-keys'] as string | undefined);
+  const verdict: ReceiptVerdict = await client.verifyReceipt(subject.trim(), {
+    ...(files === undefined ? {} : { files }),
+    ...(operatorKeys === undefined ? {} : { operatorKeys }),
+  });
   // The public log: a receipt not integrated yet (404, seconds after delivery) is said, not failed.
   const vkeyArg = values.vkey as string | undefined;
   const logOptions = {
@@ -306,6 +317,7 @@ async function verify(client: HumanTaskClient, subject: string, values: Record<s
     ...(vkeyArg === undefined ? {} : { vkey: vkeyArg.includes('+') ? vkeyArg : readFileSync(vkeyArg, 'utf8') }),
     ...(values.checkpoint === undefined ? {} : { olderCheckpoint: file('checkpoint') as string }),
     ...(values.consistency === undefined ? {} : { consistency: file('consistency') as string }),
+    ...(values['tsa-ca'] === undefined ? {} : { tsaCa: file('tsa-ca') as string }),
   };
   let log: LogVerdict | undefined;
   let logNote: string | undefined;
@@ -325,6 +337,7 @@ async function verify(client: HumanTaskClient, subject: string, values: Record<s
   else {
     for (const check of [...verdict.checks, ...(log?.checks ?? [])]) io.out(`  ${check.ok ? '✓' : '✗'} ${check.name.padEnd(16)}${check.detail}\n`);
     if (logNote) io.out(`  (${logNote})\n`);
+    for (const approval of verdict.approvals) io.out(`  approval        ${approval.detail}${approval.at === null ? '' : `, at ${approval.at}`}\n`);
     const p = verdict.payload;
     io.out(
       valid
@@ -333,6 +346,28 @@ async function verify(client: HumanTaskClient, subject: string, values: Record<s
     );
   }
   return valid ? EXIT.done : EXIT.invalid;
+}
+
+/** --operator-keys: a file, or a URL fetched (an operator-keys.json kept or mirrored elsewhere). */
+async function operatorKeysOption(source: string | undefined): Promise<OperatorKeySet | undefined> {
+  if (source === undefined) return undefined;
+  let text: string;
+  if (/^https?:\/\//.test(source)) {
+    const res = await fetch(source, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(15_000) });
+    if (!res.ok) throw new UsageError(`--operator-keys ${source} answered ${res.status}`);
+    text = await res.text();
+  } else {
+    text = readFileSync(source, 'utf8');
+  }
+  let keys: unknown;
+  try {
+    keys = JSON.parse(text);
+  } catch {
+    keys = null;
+  }
+  if (typeof keys !== 'object' || keys === null || !Array.isArray((keys as OperatorKeySet).keys))
+    throw new UsageError(`--operator-keys ${source} is not {keys: [{key_id, jwk, since, until}]}`);
+  return keys as OperatorKeySet;
 }
 
 /** `name: value` lines (a saved request; the request line and blank lines are skipped) or a JSON object. */

@@ -1,3 +1,5 @@
+import type { OperatorKeySet } from './approvals.js';
+import { fromBase64Url } from './encoding.js';
 import { errorFromResponse, HumanTaskError, TaskNotFoundError, WaitTimeoutError } from './errors.js';
 import { anySignal, quotaResetSeconds, retryAfterSeconds, sleep } from './http.js';
 import { checkpointSize, type LogVerdict, receiptSubject, verifyReceiptLog } from './log.js';
@@ -49,6 +51,12 @@ export interface HumanTaskClientOptions {
   /** How long a fetched JWKS is used before fetching it again (default 10 minutes). */
   jwksTtlMs?: number;
   /**
+   * The operator keys to check a version-3 receipt's passkey approvals against offline; without
+   * them the service's /.well-known/operator-keys.json is fetched when a receipt lists approvals,
+   * unless `jwks` was given (offline: then attested approvals fail for want of keys).
+   */
+  operatorKeys?: OperatorKeySet;
+  /**
    * Sign every request as this agent (Web Bot Auth, docs/verified-agents.md): the service then
    * counts the key, not the address, under its verified limits. The `@authority` signed is the
    * issuer's (the service's BASE_URL).
@@ -94,6 +102,8 @@ export interface VerifyReceiptLogTaskOptions extends RequestOptions {
   olderCheckpoint?: string;
   /** The consistency proof from olderCheckpoint (default: fetched from /log/consistency?from=<its size>). */
   consistency?: string;
+  /** Trusted TSA certificate(s), PEM: a time-stamp token's chain must lead to one (default: its signature only). */
+  tsaCa?: string;
 }
 
 export interface VerifyTaskReceiptOptions extends RequestOptions {
@@ -103,6 +113,8 @@ export interface VerifyTaskReceiptOptions extends RequestOptions {
   operatorNotes?: string;
   /** The task the receipt must be for (default: the task given). */
   taskId?: string;
+  /** The operator keys for a version-3 receipt's approvals (default: the constructor's, else fetched). */
+  operatorKeys?: OperatorKeySet;
 }
 
 interface Answer {
@@ -125,6 +137,7 @@ export class HumanTaskClient {
   private readonly maxRetryDelayMs: number;
   private readonly jwksTtlMs: number;
   private readonly fixedJwks: JSONWebKeySet | undefined;
+  private readonly fixedOperatorKeys: OperatorKeySet | undefined;
   private jwksCache: { jwks: JSONWebKeySet; at: number } | undefined;
   private readonly signer: ((authority: string) => Promise<Record<string, string>>) | undefined;
   /** Last seen ETag and task by id: getTask answers 304s from here. */
@@ -138,6 +151,7 @@ export class HumanTaskClient {
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
     this.jwksTtlMs = options.jwksTtlMs ?? 600_000;
     this.fixedJwks = options.jwks;
+    this.fixedOperatorKeys = options.operatorKeys;
     this.signer = options.agent === undefined ? undefined : webBotAuthSigner(options.agent);
   }
 
@@ -173,9 +187,10 @@ export class HumanTaskClient {
   }
 
   /**
-   * Asks the operator to withdraw a task (POST /api/v1/tasks/{task_id}/cancel): a withdrawal
-   * request naming the task, with the message quota. The status does not change: the operator
-   * decides, and withdraws it by rejecting it. A final task is 409 invalid_transition.
+   * Withdraws a task (POST /api/v1/tasks/{task_id}/cancel), with the message quota: a task nobody
+   * accepted yet is withdrawn at once (status "rejected", the reason as message); for an accepted
+   * one the operator gets a withdrawal request and the status does not change: the operator
+   * decides. A final task is 409 invalid_transition.
    */
   async cancelTask(taskId: string, options: RequestOptions = {}): Promise<{ task_id: string; status: string; message: string }> {
     const path = `/api/v1/tasks/${encodeURIComponent(taskId)}/cancel`;
@@ -293,10 +308,13 @@ export class HumanTaskClient {
     }
     const operatorNotes = options.operatorNotes ?? task?.operator_notes ?? undefined;
     const taskId = options.taskId ?? task?.task_id;
+    let operatorKeys = options.operatorKeys ?? this.fixedOperatorKeys;
+    if (operatorKeys === undefined && this.fixedJwks === undefined && listsApprovals(receipt ?? '')) operatorKeys = await this.operatorKeys(options.signal);
     const verify = async (jwks: JSONWebKeySet) =>
       verifyReceipt(receipt ?? '', {
         jwks,
         issuer: this.issuer,
+        ...(operatorKeys === undefined ? {} : { operatorKeys }),
         ...(taskId === undefined ? {} : { taskId }),
         ...(operatorNotes === undefined ? {} : { operatorNotes }),
         ...(options.files === undefined ? {} : { files: options.files }),
@@ -325,7 +343,7 @@ export class HumanTaskClient {
   /**
    * Verifies that a task's receipt is in the service's public log (docs/receipt-log.md): the
    * tlog-proof, the checkpoint's signature by the log's verifier key, the inclusion path, the
-   * RFC 3161 token's imprint when present and, with `olderCheckpoint`, consistency. Anything not
+   * RFC 3161 token when present (with `tsaCa`, its chain too) and, with `olderCheckpoint`, consistency. Anything not
    * given is fetched; with a receipt string, `proof` and `vkey` nothing is.
    */
   async verifyReceiptLog(subject: string | TypedTask<unknown>, options: VerifyReceiptLogTaskOptions = {}): Promise<LogVerdict> {
@@ -365,6 +383,7 @@ export class HumanTaskClient {
       vkey,
       ...(options.olderCheckpoint === undefined ? {} : { olderCheckpoint: options.olderCheckpoint }),
       ...(consistency === undefined ? {} : { consistency }),
+      ...(options.tsaCa === undefined ? {} : { tsaCa: options.tsaCa }),
     });
     if (rolledBack) {
       const check = verdict.checks.find((c) => c.name === 'log_consistency');
@@ -372,6 +391,15 @@ export class HumanTaskClient {
         check.detail = 'the log is now smaller than the older checkpoint: it was rolled back or forked';
     }
     return verdict;
+  }
+
+  /** The service's /.well-known/operator-keys.json: the passkeys approvals are signed with, by key_id, with since/until. */
+  async operatorKeys(signal?: AbortSignal): Promise<OperatorKeySet> {
+    const answer = await this.request('GET', '/.well-known/operator-keys.json', { signal, idempotent: true });
+    const keys = answer.body as OperatorKeySet;
+    if (!Array.isArray(keys?.keys))
+      throw new HumanTaskError('unexpected_response', 'The service published no key set at /.well-known/operator-keys.json.', { status: answer.status });
+    return keys;
   }
 
   /** The service's published keys, cached for jwksTtlMs. */
@@ -483,4 +511,14 @@ export class HumanTaskClient {
 
 function taskIdOf(task: TaskRef<unknown>): string {
   return typeof task === 'string' ? task : task.task_id;
+}
+
+/** Whether a compact JWS's payload (read before verifying) is a version-3 receipt, whose approvals need the operator keys. */
+function listsApprovals(receipt: string): boolean {
+  const bytes = fromBase64Url(receipt.split('.')[1] ?? '');
+  try {
+    return bytes !== null && (JSON.parse(new TextDecoder().decode(bytes)) as { receipt_version?: unknown }).receipt_version === 3;
+  } catch {
+    return false;
+  }
 }

@@ -25,3 +25,10 @@ export function toBytes(data: Uint8Array | ArrayBuffer | string): Uint8Array {
   if (typeof data === 'string') return utf8(data);
   return data instanceof Uint8Array ? data : new Uint8Array(data);
 }
+
+/** Bytes to base64url without padding (JWS, WebAuthn). */
+export function toBase64Url(bytes: Uint8Array): string {
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}

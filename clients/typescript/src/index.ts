@@ -2,6 +2,18 @@
  * human-task-client: a typed client for the human-in-the-loop task service. ESM, on fetch and
  * WebCrypto, with no dependency.
  */
+
+export {
+  type ApprovalProblem,
+  type ApprovalVerdict,
+  approvalChallenge,
+  type OperatorJwk,
+  type OperatorKey,
+  type OperatorKeySet,
+  passkeyKeyId,
+  type ReceiptApproval,
+  verifyApprovals,
+} from './approvals.js';
 export {
   HumanTaskClient,
   type HumanTaskClientOptions,

@@ -1,3 +1,4 @@
+import { type ApprovalVerdict, type OperatorKeySet, verifyApprovals } from './approvals.js';
 import { fromBase64, fromBase64Url, sha256Hex, toBytes, utf8 } from './encoding.js';
 import type { Receipt, SignedAttachment } from './types.js';
 import { verifyWebBotAuth } from './web-bot-auth.js';
@@ -25,7 +26,7 @@ export interface JSONWebKeySet {
   keys: JWK[];
 }
 
-export type ReceiptFailure = 'format' | 'kid' | 'signature' | 'issuer' | 'task_id' | 'deliverable' | 'attachments';
+export type ReceiptFailure = 'format' | 'kid' | 'signature' | 'issuer' | 'task_id' | 'deliverable' | 'attachments' | 'approvals';
 
 export interface Check<N extends string> {
   name: N;
@@ -40,6 +41,8 @@ export interface ReceiptVerdict {
   kid: string | null;
   payload: Receipt | null;
   checks: Check<ReceiptFailure | 'payload'>[];
+  /** Each approval of a version-3 receipt, checked (empty for versions 1 and 2). */
+  approvals: ApprovalVerdict[];
 }
 
 /** A file received with the deliverable. Files are matched by content; the name is for the report. */
@@ -58,6 +61,11 @@ export interface VerifyReceiptOptions {
   operatorNotes?: string;
   /** Files received: every attachment a version-2 receipt signs must be among them (same size and SHA-256), and each must be signed. */
   files?: ReceivedFile[];
+  /**
+   * The service's /.well-known/operator-keys.json: each passkey attestation of a version-3 receipt
+   * is checked against it. Without it, attested approvals fail (an approval without a passkey never needs it).
+   */
+  operatorKeys?: OperatorKeySet;
 }
 
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -65,9 +73,10 @@ const HEX64 = /^[0-9a-f]{64}$/;
 
 export async function verifyReceipt(receipt: string, options: VerifyReceiptOptions): Promise<ReceiptVerdict> {
   const checks: ReceiptVerdict['checks'] = [];
+  let approvals: ApprovalVerdict[] = [];
   const done = (kid: string | null, payload: Receipt | null): ReceiptVerdict => {
     const failed = checks.find((c) => !c.ok);
-    return { valid: failed === undefined, failure: failed ? (failed.name === 'payload' ? 'format' : failed.name) : null, kid, payload, checks };
+    return { valid: failed === undefined, failure: failed ? (failed.name === 'payload' ? 'format' : failed.name) : null, kid, payload, checks, approvals };
   };
 
   const token = receipt.trim();
@@ -124,15 +133,23 @@ export async function verifyReceipt(receipt: string, options: VerifyReceiptOptio
       detail: ok ? `deliverable sha256 ${actual}` : `deliverable sha256 is ${actual}, the receipt signed ${payload.deliverable_sha256}`,
     });
   }
-  if (options.files !== undefined) checks.push(await attachmentCheck(payload.receipt_version === 2 ? (payload.attachments ?? []) : [], options.files));
+  const version: number = payload.receipt_version;
+  if (options.files !== undefined) checks.push(await attachmentCheck(version >= 2 ? (payload.attachments ?? []) : [], options.files));
+  if (version === 3) {
+    const checked = await verifyApprovals(payload, options.operatorKeys);
+    approvals = checked.approvals;
+    checks.push({ name: 'approvals', ok: checked.ok, detail: checked.detail });
+  }
   return done(kid, payload);
 }
 
 function payloadProblems(payload: Receipt): string[] {
   const problems: string[] = [];
   const version: unknown = payload.receipt_version;
-  if (version !== 1 && version !== 2) problems.push(`unknown receipt_version ${String(version)}`);
-  if (version === 2 && !(Array.isArray(payload.attachments) && payload.attachments.every(wellFormed)))
+  if (version !== 1 && version !== 2 && version !== 3) problems.push(`unknown receipt_version ${String(version)}`);
+  const approvals: unknown = (payload as { approvals?: unknown }).approvals;
+  if (version === 3 && !(Array.isArray(approvals) && approvals.length > 0)) problems.push('approvals is not a non-empty list');
+  if ((version === 2 || version === 3) && !(Array.isArray(payload.attachments) && payload.attachments.every(wellFormed)))
     problems.push('attachments is not a list of {name, media_type, size, sha256}');
   if (typeof payload.task_id !== 'string' || payload.sub !== payload.task_id) problems.push('sub and task_id differ');
   if (typeof payload.deliverable_sha256 !== 'string' || !HEX64.test(payload.deliverable_sha256))

@@ -1,4 +1,4 @@
-import { fromBase64, fromBase64Url, utf8 } from './encoding.js';
+import { fromBase64, fromBase64Url, toBase64Url, utf8 } from './encoding.js';
 import type { JSONWebKeySet, JWK } from './verify.js';
 
 /**
@@ -157,8 +157,4 @@ function originOf(url: string): string | null {
 
 function toBase64(bytes: Uint8Array): string {
   return btoa(String.fromCharCode(...bytes));
-}
-
-function toBase64Url(bytes: Uint8Array): string {
-  return toBase64(bytes).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
 }

@@ -3,18 +3,25 @@ import { patchOk, submit } from '../../../test/operator.support.js';
 import { useTestApp } from '../../../test/support/app.js';
 import { HumanTaskClient, InvalidTransitionError } from '../src/index.js';
 
-/** cancelTask (issue 30, item 7): a withdrawal request; the status does not change until the operator rejects. */
+/** cancelTask: a task nobody accepted is withdrawn at once; an accepted one gets a withdrawal request and keeps its status. */
 describe('client.cancelTask', () => {
   const t = useTestApp();
 
-  it('records a withdrawal request, keeps the status, and refuses a final task', async () => {
+  it('withdraws a submitted task at once, and then refuses it as final', async () => {
     const client = new HumanTaskClient({ baseUrl: t.url });
     const id = await submit(t);
-    const asked = await client.cancelTask(id);
-    expect(asked).toMatchObject({ task_id: id, status: 'submitted' });
-    expect((await client.getTask(id)).status).toBe('submitted');
-    await patchOk(t, id, { status: 'rejected', operator_notes: "Withdrawn at the requester's request." });
+    const withdrawn = await client.cancelTask(id);
+    expect(withdrawn).toMatchObject({ task_id: id, status: 'rejected', message: "Withdrawn at the requester's request." });
+    expect((await client.getTask(id)).status).toBe('rejected');
     await expect(client.cancelTask(id)).rejects.toBeInstanceOf(InvalidTransitionError);
+  });
+
+  it('records a withdrawal request for an accepted task and keeps its status', async () => {
+    const client = new HumanTaskClient({ baseUrl: t.url });
+    const id = await submit(t);
+    await patchOk(t, id, { status: 'accepted' });
+    expect(await client.cancelTask(id)).toMatchObject({ task_id: id, status: 'accepted' });
+    expect((await client.getTask(id)).status).toBe('accepted');
   });
 });
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -97,6 +97,20 @@ describe('human-task-client and htask verify the public log', () => {
     const badToken = await check(changed(1, `extra ${token.toString('base64')}`));
     expect(badToken).toMatchObject({ valid: false, failure: 'log_timestamp' });
     expect(badToken.checks.find((c) => c.name === 'log_timestamp')?.detail).toMatch(/another hash/);
+    // The token's CMS signature and chain (the TSA's CA given as trusted, then another CA).
+    const timestampDetail = (v: { checks: { name: string; detail: string }[] }) => v.checks.find((c) => c.name === 'log_timestamp')?.detail;
+    expect(timestampDetail(await check(proof))).toMatch(/signed by Test TSA: signature verifies \(chain not checked/);
+    const chained = await offline.verifyReceiptLog(receipt, { proof, vkey, tsaCa: readFileSync(tsa.caFile, 'utf8') });
+    expect(chained.valid).toBe(true);
+    expect(timestampDetail(chained)).toMatch(/chain to a trusted TSA certificate/);
+    const otherCa = await offline.verifyReceiptLog(receipt, { proof, vkey, tsaCa: readFileSync(tsa.otherCaFile, 'utf8') });
+    expect(otherCa).toMatchObject({ valid: false, failure: 'log_timestamp' });
+    expect(timestampDetail(otherCa)).toMatch(/does not chain to a trusted TSA certificate/);
+    const signedToken = Buffer.from((lines[1] as string).slice(6), 'base64');
+    signedToken[signedToken.length - 1] = (signedToken[signedToken.length - 1] ?? 0) ^ 1;
+    const badSignature = await check(changed(1, `extra ${signedToken.toString('base64')}`));
+    expect(badSignature).toMatchObject({ valid: false, failure: 'log_timestamp' });
+    expect(timestampDetail(badSignature)).toMatch(/signature does not verify/);
 
     // Consistency: the log grows; the kept checkpoint is a prefix of the new one.
     await others(5, 'later');
@@ -119,8 +133,10 @@ describe('human-task-client and htask verify the public log', () => {
     const badConsistency = cl.map((l, i) => (i === 2 ? flip(l) : l)).join('\n');
     expect((await check(proof, receipt, { olderCheckpoint: kept, consistency: badConsistency })).failure).toBe('log_consistency');
 
-    // htask: online, then offline from files with a changed checkpoint.
-    const ok = await htask(['verify', id, '--issuer', t.config.baseUrl, '--checkpoint', file('kept', kept)], { baseUrl: t.url });
+    // htask: online (the grown log's checkpoint time-stamped too), then offline from files with a changed checkpoint.
+    await timestampCheckpoint(t.deps);
+    const ok = await htask(['verify', id, '--issuer', t.config.baseUrl, '--checkpoint', file('kept', kept), '--tsa-ca', tsa.caFile], { baseUrl: t.url });
+    expect(ok.stdout).toMatch(/✓ log_timestamp\s+RFC 3161 token over the checkpoint, .*chain to a trusted TSA certificate/);
     expect(ok.stdout).toMatch(/✓ log_inclusion\s+logged at position \d+ of the public log/);
     expect(ok.stdout).toMatch(/✓ log_consistency\s+the log only grew: 7 → 12 leaves/);
     expect(ok.code).toBe(0);

@@ -2,13 +2,14 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { JSONWebKeySet } from '../src/index.js';
+import type { JSONWebKeySet, OperatorKeySet } from '../src/index.js';
 import { sameIssuer, verifyReceipt, verifyWebhook } from '../src/index.js';
 
 /** The client's verifiers reach every verdict of docs/receipt-test-vectors.json. */
 
 interface Vectors {
   jwks: JSONWebKeySet;
+  operator_keys: OperatorKeySet;
   now: number;
   webhook_tolerance_seconds: number;
   receipts: {
@@ -18,7 +19,7 @@ interface Vectors {
     expected_task_id: string;
     operator_notes: string;
     files?: { name: string; content_base64: string }[];
-    expected: { valid: boolean; failure: string | null };
+    expected: { valid: boolean; failure: string | null; approvals?: { status: string; problem: string | null }[] };
   }[];
   issuer_cases: { iss: string; expected_issuer: string; same: boolean }[];
   webhooks: { name: string; headers: Record<string, string>; body: string; expected: { valid: boolean; failure: string | null } }[];
@@ -43,10 +44,12 @@ describe('receipt vectors', () => {
         issuer: v.expected_issuer,
         taskId: v.expected_task_id,
         operatorNotes: v.operator_notes,
+        operatorKeys: vectors.operator_keys,
         ...(v.files ? { files: v.files.map((f) => ({ name: f.name, data: Buffer.from(f.content_base64, 'base64') })) } : {}),
       });
       expect(verdict.valid).toBe(v.expected.valid);
       expect(verdict.failure).toBe(v.expected.failure);
+      expect(verdict.approvals.map((a) => ({ status: a.status, problem: a.problem }))).toEqual(v.expected.approvals ?? []);
     });
   }
 
@@ -101,7 +104,7 @@ describe('the built library', () => {
       const out = [];
       for (const r of v.receipts) {
         const files = r.files?.map((f) => ({ name: f.name, data: Buffer.from(f.content_base64, 'base64') }));
-        const verdict = await verifyReceipt(r.receipt, { jwks: v.jwks, issuer: r.expected_issuer, taskId: r.expected_task_id, operatorNotes: r.operator_notes, ...(files ? { files } : {}) });
+        const verdict = await verifyReceipt(r.receipt, { jwks: v.jwks, operatorKeys: v.operator_keys, issuer: r.expected_issuer, taskId: r.expected_task_id, operatorNotes: r.operator_notes, ...(files ? { files } : {}) });
         out.push(verdict.failure === r.expected.failure);
       }
       process.stdout.write(JSON.stringify(out));`;

@@ -176,6 +176,7 @@ export const RetentionRunSchema = Type.Object(
     deleted_revoked_sessions: Type.Integer(),
     deleted_expired_blocks: Type.Integer({ description: 'Blocklist entries (mostly automatic blocks) past their expiry.' }),
     deleted_push_notices: Type.Integer({ description: 'Push notification claims older than 7 days.' }),
+    deleted_log_checkpoints: Type.Integer({ description: 'Receipt-log checkpoints older than the latest (only the latest is served).' }),
     duration_ms: Type.Integer(),
   },
   { description: 'What the last retention run erased and deleted.' },

@@ -11,9 +11,22 @@ import { AppError } from '../../domain/errors.js';
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export function installJsonParser(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+  addJsonParser(app, 'application/json');
+}
+
+/**
+ * The same parser for another JSON media type (A2A's application/a2a+json), in the scope given.
+ * `emptyIsNone`: an empty body is no body (A2A clients POST `:cancel` and `:subscribe` bare, with a
+ * JSON Content-Type).
+ */
+export function addJsonParser(app: FastifyInstance, contentType: string, options: { emptyIsNone?: boolean } = {}): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser(contentType, { parseAs: 'buffer' }, (request, body, done) => {
+    if (options.emptyIsNone === true && (body as Buffer).length === 0) {
+      done(null, undefined);
+      return;
+    }
     let text: string;
     try {
       text = strictUtf8.decode(body as Buffer);

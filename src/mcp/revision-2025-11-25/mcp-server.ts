@@ -65,7 +65,7 @@ export function createMcpServer(sdk: McpSdk, deps: ServiceDeps, tools: readonly 
     { name: SERVICE_NAME, title: SERVER_TITLE, version: deps.version },
     { capabilities: { tools: { listChanged: false }, resources: {}, tasks: TASKS_CAPABILITY }, instructions: serverInstructions(deps) },
   );
-  registerTaskHandlers(sdk.types, server, deps);
+  registerTaskHandlers(sdk.types, server, deps, request);
 
   const definitions = definitionsOf(tools);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: definitions }));

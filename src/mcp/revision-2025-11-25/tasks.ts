@@ -1,10 +1,14 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, CreateTaskResult, McpError, Task as McpTask, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyRequest } from 'fastify';
 import { type AppError, isAppError } from '../../domain/errors.js';
 import { openQuestion } from '../../domain/questions/questions.js';
 import type { PublicTask } from '../../domain/tasks/schemas.js';
 import { isFinal } from '../../domain/tasks/task.js';
+import { isWithdrawal } from '../../domain/tasks/withdrawal.js';
+import { callerFrom } from '../../http/client.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { requestCancellation } from '../../services/tasks/cancel.js';
 import { getTask } from '../../services/tasks/tasks.js';
 import { awaitFinalTaskFor, awaitTaskUpdate, MAX_TOOL_WAIT_SECONDS } from '../../services/waiting/task-watch.js';
 import { hintFor, success } from '../results.js';
@@ -19,7 +23,7 @@ import type { McpTypes } from '../sdk.js';
 
 type Task = Readonly<PublicTask>;
 
-/** Declared with `initialize`: task-augmented tools/call, tasks/get, tasks/result and tasks/cancel (answered with how to withdraw). */
+/** Declared with `initialize`: task-augmented tools/call, tasks/get, tasks/result and tasks/cancel (services/tasks/cancel.ts). */
 export const TASKS_CAPABILITY: NonNullable<ServerCapabilities['tasks']> = { requests: { tools: { call: {} } }, cancel: {} };
 
 /** The one tool that may be called as a task. */
@@ -65,14 +69,15 @@ export function statusMessage(task: Task): string {
 /**
  * The MCP view of a service task: working while submitted or accepted, input_required while a
  * question of the operator awaits an answer (the question is the statusMessage; the answer goes
- * through answer_operator_question), completed once final.
+ * through answer_operator_question), cancelled once withdrawn at the requester's request,
+ * completed once otherwise final.
  */
 export function mcpTaskOf(task: Task, now: Date): McpTask {
   const final = isFinal(task.status);
   const question = final ? undefined : openQuestion(task.questions);
   const view: McpTask = {
     taskId: task.task_id,
-    status: final ? 'completed' : question ? 'input_required' : 'working',
+    status: isWithdrawal(task) ? 'cancelled' : final ? 'completed' : question ? 'input_required' : 'working',
     statusMessage: question ? question.question : statusMessage(task),
     createdAt: task.created_at,
     lastUpdatedAt: task.updated_at,
@@ -120,7 +125,7 @@ export async function createdTask(mcp: McpTypes, deps: ServiceDeps, taskId: stri
   return { task: mcpTaskOf(await serviceTask(mcp, deps, taskId), deps.clock.now()) };
 }
 
-export function registerTaskHandlers(mcp: McpTypes, server: Server, deps: ServiceDeps): void {
+export function registerTaskHandlers(mcp: McpTypes, server: Server, deps: ServiceDeps, httpRequest: FastifyRequest): void {
   const { CancelTaskRequestSchema, ErrorCode, GetTaskPayloadRequestSchema, GetTaskRequestSchema, McpError, RequestSchema } = mcp;
   // The SDK parses a request against its schema before the handler runs, and a parse failure
   // answers -32603 with the validator's text. The params are therefore parsed loosely here and
@@ -159,14 +164,23 @@ export function registerTaskHandlers(mcp: McpTypes, server: Server, deps: Servic
     return finalResult(mcp, task);
   });
 
+  // tasks/cancel (services/tasks/cancel.ts): a submitted task nobody accepted is withdrawn at once
+  // (cancelled); an accepted one gets the operator a withdrawal request and is answered unchanged,
+  // its statusMessage saying the operator decides; a final task is the protocol's -32602.
   server.setRequestHandler(CancelTaskRequestSchema.extend(loose), async (request) => {
     const task = await serviceTask(mcp, deps, taskIdOf(request.params));
-    if (isFinal(task.status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: completed (${task.status}).`);
-    throw new McpError(
-      ErrorCode.InvalidRequest,
-      `A human operator handles this task; it cannot be cancelled through tasks/cancel. To withdraw it, call message_human_operator ` +
-        `with a message that names ${task.task_id} and says it is no longer needed; the operator then rejects it.`,
-      { task_id: task.task_id, withdraw_with: 'message_human_operator' },
-    );
+    let cancellation: Awaited<ReturnType<typeof requestCancellation>>;
+    try {
+      cancellation = await requestCancellation({ deps, caller: { ...callerFrom(httpRequest, deps), idempotencyKey: undefined } }, task.task_id, 'mcp');
+    } catch (error) {
+      if (isAppError(error)) throw refusalError(mcp, 'tasks/cancel', error);
+      throw error;
+    }
+    const view = mcpTaskOf(cancellation.task, deps.clock.now());
+    if (cancellation.outcome === 'final') {
+      throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: ${view.status} (${cancellation.task.status}).`);
+    }
+    if (cancellation.outcome === 'requested') view.statusMessage = cancellation.message;
+    return view;
   });
 }

@@ -1,11 +1,12 @@
 import type { CreateTaskResultV2, DetailedTaskV2, InputRequestsV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { FastifyRequest } from 'fastify';
-import { type AppError, isAppError } from '../../domain/errors.js';
+import { AppError, isAppError } from '../../domain/errors.js';
 import type { PublicTask } from '../../domain/tasks/schemas.js';
+import { isWithdrawal } from '../../domain/tasks/withdrawal.js';
 import { callerFrom } from '../../http/client.js';
 import type { ServiceDeps } from '../../services/context.js';
+import { requestCancellation } from '../../services/tasks/cancel.js';
 import { getTask } from '../../services/tasks/tasks.js';
-import { requestWithdrawal } from '../../services/tasks/withdrawal.js';
 import { hintFor, success } from '../results.js';
 import { heldTask, statusMessage, TASK_POLL_INTERVAL_MS } from '../revision-2025-11-25/tasks.js';
 import { answerOpenQuestion, type OpenQuestion, openQuestionOf } from './operator-questions.js';
@@ -18,8 +19,9 @@ import { answerOpenQuestion, type OpenQuestion, openQuestionOf } from './operato
  *
  * submitted/accepted → working (input_required while the operator's question awaits an answer,
  * see operator-questions.ts); delivered → completed with the tool result inline; rejected →
- * failed with the reason. tasks/update answers the open question; tasks/cancel records a
- * withdrawal request and says the operator decides.
+ * failed with the reason (cancelled when withdrawn at the requester's request). tasks/update
+ * answers the open question; tasks/cancel withdraws a task nobody accepted at once, and otherwise
+ * records a withdrawal request and says the operator decides (services/tasks/cancel.ts).
  */
 
 type Task = Readonly<PublicTask>;
@@ -82,6 +84,7 @@ export function detailedTaskOf(task: Task): DetailedTaskV2 {
   if (task.status === 'delivered') {
     return { ...base, status: 'completed', result: json({ resultType: 'complete', ...success(task) }) };
   }
+  if (isWithdrawal(task)) return { ...base, status: 'cancelled' };
   if (task.status === 'rejected') {
     const reason = task.operator_notes ?? 'no reason given';
     return { ...base, status: 'failed', error: { code: RPC.taskFailed, message: `Rejected by the human operator: ${reason.slice(0, 500)}`, data: json(task) } };
@@ -199,13 +202,21 @@ export async function updateTaskExt(ctx: TaskRequestContext, params: Record<stri
   return {};
 }
 
-/** tasks/cancel: a withdrawal request for the operator, who decides; the status does not change. */
+/**
+ * tasks/cancel: a task nobody accepted is withdrawn at once (`status` "rejected", the reason as
+ * `message`); an accepted one gets the operator a withdrawal request and keeps its status (the
+ * operator decides); a final task is -32602 invalid_transition.
+ */
 export async function cancelTaskExt(ctx: TaskRequestContext, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   requireDeclared('tasks/cancel', ctx.clientCapabilities);
   const task = await taskFor(ctx.deps, taskIdOf(params));
   try {
-    const withdrawal = await requestWithdrawal(ctx.deps, { ...callerFrom(ctx.request, ctx.deps), idempotencyKey: undefined }, task.task_id);
-    return { ...withdrawal };
+    const caller = { ...callerFrom(ctx.request, ctx.deps), idempotencyKey: undefined };
+    const cancellation = await requestCancellation({ deps: ctx.deps, caller }, task.task_id, 'mcp');
+    if (cancellation.outcome === 'final') {
+      throw new AppError('invalid_transition', `Task ${task.task_id} is already ${cancellation.task.status}: there is nothing to withdraw.`);
+    }
+    return { task_id: task.task_id, status: cancellation.task.status, message_id: cancellation.message_id, message: cancellation.message };
   } catch (error) {
     if (isAppError(error)) throw rpcRefusal('tasks/cancel', error);
     throw error;

@@ -7,6 +7,7 @@ import { type Db, type DialectName, withExclusiveLock, withTransaction } from '.
 import { deleteSentOutboxBefore } from '../../store/delivery/outbox-repo.js';
 import { deleteFinishedWebhooksBefore } from '../../store/delivery/webhooks-repo.js';
 import { eraseMessagesBefore } from '../../store/messages/messages-repo.js';
+import { deleteSupersededCheckpoints } from '../../store/receipt-log/receipt-log-repo.js';
 import { readSetting, writeSetting } from '../../store/settings-repo.js';
 import { eraseTaskPrivateFields, finalTasksToErase } from '../../store/tasks/tasks-repo.js';
 import { sweepChallenges } from '../../store/team/operators-repo.js';
@@ -28,6 +29,7 @@ export interface RetentionRun {
   deleted_revoked_sessions: number;
   deleted_expired_blocks: number;
   deleted_push_notices: number;
+  deleted_log_checkpoints: number;
   duration_ms: number;
 }
 
@@ -44,8 +46,8 @@ type RetentionDeps = Pick<ServiceDeps, 'store' | 'clock' | 'log' | 'config'>;
 /**
  * One retention run (contract "Operations"): tasks final for more than RETENTION_DAYS lose their
  * private fields, messages older than that lose their text and addresses, sent mail older than
- * SENT_MAIL_RETENTION_DAYS, delivered webhook events as old, and expired idempotency records, rate counters, revoked sessions and
- * blocklist entries are deleted. Receipts stay verifiable: nothing they bind is touched. One instance at a time (an
+ * SENT_MAIL_RETENTION_DAYS, delivered webhook events as old, and expired idempotency records, rate counters, revoked sessions,
+ * blocklist entries and superseded receipt-log checkpoints are deleted. Receipts stay verifiable: nothing they bind is touched. One instance at a time (an
  * advisory lock on PostgreSQL): returns undefined when another instance is running it. Works in
  * batches of BATCH rows, each its own transaction, so it never holds a long lock, and stops between
  * batches when `stopping()` says the process is shutting down (the next run continues).
@@ -87,6 +89,8 @@ export async function runRetention(deps: RetentionDeps, options: { stopping?: ()
       deleted_expired_blocks: await inBatches(() => deleteExpiredBlocks(db, at, BATCH)),
       // Push claims only need to outlive the change they dedupe across instances.
       deleted_push_notices: await inBatches(() => sweepNotices(db, iso(new Date(now.getTime() - PUSH_NOTICE_DAYS * DAY_MS)), BATCH)),
+      // The receipt log's checkpoints but the latest: nothing reads them (docs/receipt-log.md, "Retention").
+      deleted_log_checkpoints: await inBatches(() => deleteSupersededCheckpoints(db, BATCH)),
       duration_ms: 0,
     };
     // Team (docs/team.md): ceremonies never finished and failed sign-in windows long closed. The audit
@@ -119,7 +123,9 @@ export async function lastRetentionRun(deps: Pick<ServiceDeps, 'store'>): Promis
   const raw = await readSetting(deps.store.db, LAST_RUN_KEY);
   if (raw === undefined) return null;
   try {
-    return JSON.parse(raw) as RetentionRun;
+    // A run stored before a count existed shows it as 0.
+    const run = JSON.parse(raw) as Partial<RetentionRun>;
+    return { ...run, deleted_log_checkpoints: run.deleted_log_checkpoints ?? 0 } as RetentionRun;
   } catch {
     return null;
   }

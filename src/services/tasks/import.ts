@@ -1,5 +1,6 @@
 import { canonicalJson, sha256Hex } from '../../domain/canonical.js';
 import { AppError } from '../../domain/errors.js';
+import { newContextId } from '../../domain/ids.js';
 import { dueOf } from '../../domain/tasks/due.js';
 import { IMPORT_MAX_RECORDS, type ImportRecord, type ImportResult, importRecordSchema } from '../../domain/tasks/import-schemas.js';
 import type { TaskInput } from '../../domain/tasks/schemas.js';
@@ -186,5 +187,6 @@ function importedRow(record: ImportRecord, targetHours: number): TaskRow {
     agent_key_id: null,
     agent_directory: null,
     receipt_log_index: null,
+    context_id: newContextId(new Date(record.created_at)),
   };
 }

@@ -1,7 +1,7 @@
 import * as guards from '../../abuse/guards.js';
 import { canonicalJson, sha256Hex } from '../../domain/canonical.js';
 import { AppError } from '../../domain/errors.js';
-import { ANY_TASK_ID_PATTERN, newTaskId } from '../../domain/ids.js';
+import { ANY_TASK_ID_PATTERN, newContextId, newTaskId } from '../../domain/ids.js';
 import { statusPageUrl, statusUrl } from '../../domain/network/urls.js';
 import { bodyGuardError } from '../../domain/tasks/body-guard.js';
 import { dueOf } from '../../domain/tasks/due.js';
@@ -81,7 +81,7 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
   if (checked.kind === 'replay') return replayResult(checked.replay, await guards.taskQuotaHeaders(deps.store.db, deps, caller));
   const { input, warnings, screening, requestHash, now } = checked;
   const row = buildTaskRow(input, caller, { emailUnverified: screening?.emailUnverified ?? false }, now, deps.profile.response_target_hours);
-  const body = buildSubmissionResponse(deps.config.baseUrl, row, warnings);
+  const body = buildSubmissionResponse(deps.config.baseUrl, row, warnings, deps.profile.response_target_hours);
   let verdict: guards.Verdict;
   try {
     verdict = await deps.submissions.submit(guarded(caller, input, row, requestHash, body, screening?.reservation?.counters));
@@ -119,7 +119,7 @@ export async function dryRunTask(deps: ServiceDeps, caller: Caller, raw: unknown
     const { input, screening, requestHash, now } = checked;
     warnings = checked.warnings;
     const row = buildTaskRow(input, caller, { emailUnverified: screening?.emailUnverified ?? false }, now, deps.profile.response_target_hours);
-    const body = buildSubmissionResponse(deps.config.baseUrl, row, warnings);
+    const body = buildSubmissionResponse(deps.config.baseUrl, row, warnings, deps.profile.response_target_hours);
     const standingKeys = guards.taskQuotaStandingKeys(deps, caller);
     const { verdict, counts } = await guards.SubmissionGuards.peek(
       deps.store.db,
@@ -209,6 +209,7 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: Pick<g
     agent_key_id: caller.agent?.keyId ?? null,
     agent_directory: caller.agent?.directory ?? null,
     receipt_log_index: null,
+    context_id: caller.contextId ?? newContextId(now),
   };
 }
 
@@ -218,8 +219,8 @@ function deadlineInstant(deadline: string | undefined): string | null {
   return at ? iso(at) : null;
 }
 
-/** The 202 body of an accepted submission. */
-export function buildSubmissionResponse(baseUrl: string, row: TaskRow, warnings: string[]): SubmissionResponse {
+/** The 202 body of an accepted submission; the review target is the operator profile's own. */
+export function buildSubmissionResponse(baseUrl: string, row: TaskRow, warnings: string[], responseTargetHours: number): SubmissionResponse {
   const body: SubmissionResponse = {
     task_id: row.id,
     status: 'submitted',
@@ -227,7 +228,7 @@ export function buildSubmissionResponse(baseUrl: string, row: TaskRow, warnings:
     status_url: statusUrl(baseUrl, row.id),
     status_page: statusPageUrl(baseUrl, row.id),
     message:
-      'Task received. A human operator reviews every task (target: within 12 hours). ' +
+      `Task received. A human operator reviews every task (target: within ${responseTargetHours === 1 ? '1 hour' : `${responseTargetHours} hours`}). ` +
       'Wait for changes without polling: GET status_url with If-None-Match (its ETag) and Prefer: wait=60 (over MCP: check_task_status with wait_seconds), ' +
       'or poll every few minutes at most; ' +
       (row.delivery === 'email'

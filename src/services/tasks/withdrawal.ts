@@ -14,8 +14,21 @@ import { getTask } from './tasks.js';
  * A requester's withdrawal request: a message to the operator naming the task, as
  * POST /api/v1/messages would send one (same blocklist and message quota), linked to the task.
  * The status does not change: the operator decides, and withdraws by rejecting the task.
- * Used by MCP tasks/cancel (2026-07-28 tasks extension).
+ * Sent by services/tasks/cancel.ts for a task someone accepted already (REST, MCP and A2A cancel).
  */
+
+/** The door a cancellation came through, named in what the operator reads. */
+export type CancellationDoor = 'rest' | 'mcp' | 'a2a';
+
+const DOOR_NAMES: Record<CancellationDoor, string> = {
+  rest: 'POST /api/v1/tasks/{task_id}/cancel',
+  mcp: 'MCP tasks/cancel',
+  a2a: 'A2A CancelTask',
+};
+
+export function doorName(door: CancellationDoor): string {
+  return DOOR_NAMES[door];
+}
 
 export interface WithdrawalRequest {
   task_id: string;
@@ -27,7 +40,7 @@ export interface WithdrawalRequest {
 export const WITHDRAWAL_DECIDED_BY_OPERATOR =
   'Withdrawal requested: the human operator decides, and withdraws the task by rejecting it ("Withdrawn at the requester\'s request."). Until then its status does not change.';
 
-export async function requestWithdrawal(deps: ServiceDeps, caller: Caller, taskId: string): Promise<WithdrawalRequest> {
+export async function requestWithdrawal(deps: ServiceDeps, caller: Caller, taskId: string, door: CancellationDoor): Promise<WithdrawalRequest> {
   const task = await getTask(deps, taskId);
   if (isFinal(task.status)) {
     throw new AppError('invalid_transition', `Task ${task.task_id} is already ${task.status}: there is nothing to withdraw.`);
@@ -43,7 +56,7 @@ export async function requestWithdrawal(deps: ServiceDeps, caller: Caller, taskI
   const contact = (await findTask(deps.store.db, task.task_id))?.contact_email ?? '';
   const row: MessageRow = {
     id: newMessageId(now),
-    message: `Please withdraw task ${task.task_id}: it is no longer needed. (Sent as a withdrawal request: POST /api/v1/tasks/{task_id}/cancel or MCP tasks/cancel.)`,
+    message: `Please withdraw task ${task.task_id}: it is no longer needed. (Sent as a withdrawal request through ${doorName(door)}.)`,
     reply_to: contact,
     sender: null,
     subject,

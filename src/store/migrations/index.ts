@@ -29,6 +29,7 @@ import * as m270 from './270_passkey_removal.js';
 import * as m280 from './280_coverage.js';
 import * as m290 from './290_log_timestamps.js';
 import * as m295 from './295_verified_agents.js';
+import * as m300 from './300_a2a_contexts.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   '280_coverage': m280,
   '290_log_timestamps': m290,
   '295_verified_agents': m295,
+  '300_a2a_contexts': m300,
 };

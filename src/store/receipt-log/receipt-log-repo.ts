@@ -109,6 +109,26 @@ export async function latestCheckpoint(db: Db) {
   return row && { seq: Number(row.seq), size: Number(row.size), root: row.root, note: row.note, tsr: row.tsr };
 }
 
+/**
+ * Deletes up to `limit` checkpoints older than the latest, oldest first (retention): only the
+ * latest is ever read (docs/receipt-log.md, "Retention"). Its primary key finds them.
+ */
+export async function deleteSupersededCheckpoints(db: Db, limit: number): Promise<number> {
+  const latest = await db.selectFrom('log_checkpoints').select('seq').orderBy('seq', 'desc').limit(1).executeTakeFirst();
+  if (latest === undefined) return 0;
+  const old = await db.selectFrom('log_checkpoints').select('seq').where('seq', '<', latest.seq).orderBy('seq').limit(limit).execute();
+  if (old.length === 0) return 0;
+  const deleted = await db
+    .deleteFrom('log_checkpoints')
+    .where(
+      'seq',
+      'in',
+      old.map((row) => row.seq),
+    )
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}
+
 /** Keeps a checkpoint's checked time-stamp token (the first one stored wins). */
 export async function setCheckpointTsr(db: Db, seq: number, tsr: string): Promise<void> {
   await db.updateTable('log_checkpoints').set({ tsr }).where('seq', '=', seq).where('tsr', 'is', null).execute();

@@ -87,6 +87,7 @@ const TASK_COLUMNS = [
   'agent_key_id',
   'agent_directory',
   'receipt_log_index',
+  'context_id',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
@@ -666,4 +667,67 @@ export async function listAgentTasks(
     .orderBy('id', 'desc')
     .limit(page.limit)
     .execute();
+}
+
+/** A task's A2A contextId (migration 300); undefined when no task has that id. */
+export async function findContextId(db: Db, taskId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('tasks').select('context_id').where('id', '=', taskId).executeTakeFirst();
+  return row?.context_id;
+}
+
+/** Whether the service issued this contextId: some task carries it (one index probe). */
+export async function contextExists(db: Db, contextId: string): Promise<boolean> {
+  const row = await db.selectFrom('tasks').select('id').where('context_id', '=', contextId).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * One page of the tasks of an A2A context (migration 300), newest update first, after `after`:
+ * down the index (context_id, updated_at, id), so a page reads its own rows whatever the history.
+ */
+export async function listContextTasks(
+  db: Db,
+  contextId: string,
+  page: { after?: { updated_at: string; id: string } | undefined; status?: string | undefined; limit: number },
+): Promise<(PublicTaskRow & { context_id: string })[]> {
+  const { after, status } = page;
+  return db
+    .selectFrom('tasks')
+    .select([...PUBLIC_COLUMNS, 'context_id'])
+    .where('context_id', '=', contextId)
+    .$if(status !== undefined, (q) => q.where('status', '=', status ?? ''))
+    .$if(after !== undefined, (q) =>
+      q.where((eb) =>
+        eb.or([eb('updated_at', '<', after?.updated_at ?? ''), eb.and([eb('updated_at', '=', after?.updated_at ?? ''), eb('id', '<', after?.id ?? '')])]),
+      ),
+    )
+    .orderBy('context_id', 'desc')
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .execute();
+}
+
+/** Counts are exact up to this many; a larger set is reported as this many (the count's cost stays bounded). */
+export const COUNT_CAP = 10_000;
+
+/** How many tasks an A2A list covers (a context's, or a verified agent's), at most COUNT_CAP. */
+export async function countListedTasks(db: Db, scope: { contextId: string } | { agentKeyId: string }): Promise<number> {
+  const inner = db
+    .selectFrom('tasks')
+    .select('id')
+    .$if('contextId' in scope, (q) => q.where('context_id', '=', 'contextId' in scope ? scope.contextId : ''))
+    .$if('agentKeyId' in scope, (q) => q.where('agent_key_id', '=', 'agentKeyId' in scope ? scope.agentKeyId : ''))
+    .limit(COUNT_CAP);
+  const row = await db
+    .selectFrom(inner.as('listed'))
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** The contextIds of some tasks (one statement). */
+export async function findContextIds(db: Db, ids: string[]): Promise<{ id: string; context_id: string }[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('tasks').select(['id', 'context_id']).where('id', 'in', ids).execute();
 }
