@@ -123,6 +123,11 @@ function taskRow(i: number, erasable: boolean): TaskRow {
     agent_directory: null,
     receipt_log_index: null,
     context_id: `ctx-${id.slice(5)}`,
+    approvals_required: 1,
+    approvals_given: 0,
+    approval_round: 0,
+    proposal: null,
+    approval_returned: null,
   };
 }
 

@@ -13,6 +13,7 @@
 # python3 that has its dependencies). Nothing is downloaded: without a kit the script says so and
 # exits 0. A2A_TCK_LEVEL: must (default), should, may or all. A2A_TCK_SERVICE_DIR: the checkout
 # whose src/server.ts is started (default: this one). A2A_TCK_TRANSPORT: the kit's --transport.
+# A2A_TCK_POSTGRES_URL: run the service on a database of its own on that server (dropped after).
 # A2A_TCK_KEEP_MESSAGE_IDS=1: pass the kit's reused messageIds on unchanged (scripts/a2a-tck-operator.mjs).
 # Prints pytest's summary, then a tally by test module and by transport; exits with pytest's status.
 set -euo pipefail
@@ -44,21 +45,31 @@ admin_key="tck-$(node -e 'console.log(require("crypto").randomBytes(16).toString
 base="http://localhost:$proxy_port"
 server_pid=""
 operator_pid=""
+# A2A_TCK_POSTGRES_URL (postgres://user@host:port/db): a database of its own there instead of SQLite.
+pg_db=""
+pg() { (cd "$ROOT" && node -e 'const pg=require("pg");const c=new pg.Client(process.argv[1]);c.connect().then(()=>c.query(process.argv[2])).then(()=>c.end(),(e)=>{console.error(e.message);process.exit(1)})' "$A2A_TCK_POSTGRES_URL" "$1"); }
 cleanup() {
   for pid in $operator_pid $server_pid; do
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
+  if [ -n "$pg_db" ]; then pg "DROP DATABASE IF EXISTS $pg_db" || true; fi
   if [ -n "${A2A_TCK_KEEP_LOGS:-}" ]; then
     mkdir -p "$A2A_TCK_KEEP_LOGS" && cp "$work"/*.log "$A2A_TCK_KEEP_LOGS"/ 2>/dev/null || true
   fi
   rm -rf "$work"
 }
 trap cleanup EXIT
+database_url="sqlite:$work/data/service.db"
+if [ -n "${A2A_TCK_POSTGRES_URL:-}" ]; then
+  pg_db="a2a_tck_$(node -e 'console.log(require("crypto").randomBytes(6).toString("hex"))')"
+  pg "CREATE DATABASE $pg_db"
+  database_url="$(node -e 'const u=new URL(process.argv[1]);u.pathname="/"+process.argv[2];console.log(u.href)' "$A2A_TCK_POSTGRES_URL" "$pg_db")"
+fi
 
 (
   cd "$SERVICE_DIR"
-  export PORT="$port" HOST=127.0.0.1 BASE_URL="$base" DATA_DIR="$work/data" LOG_LEVEL=warn
+  export PORT="$port" HOST=127.0.0.1 BASE_URL="$base" DATA_DIR="$work/data" DATABASE_URL="$database_url" LOG_LEVEL=warn
   export DEV_MODE=true ADMIN_KEY="$admin_key"
   # tsx itself, not through npx, so the kill below reaches the service (scripts/mcp-conformance.sh).
   exec "$SERVICE_DIR/node_modules/.bin/tsx" src/server.ts
@@ -85,7 +96,7 @@ args=(tests/compatibility/ "--sut-host=$base" --tb=short -q -p no:cacheprovider
 # run_tck.py always asks for pytest-html; the kit runs without it, so only ask when it is there.
 if "$PY" -c 'import pytest_html' 2>/dev/null; then args+=("--html=reports/tck_report.html" --self-contained-html); fi
 
-echo "a2a-tck: kit $KIT ($(cat "$KIT/KIT_COMMIT" 2>/dev/null || echo 'commit unknown')), level $LEVEL, service $SERVICE_DIR at $base"
+echo "a2a-tck: kit $KIT ($(cat "$KIT/KIT_COMMIT" 2>/dev/null || echo 'commit unknown')), level $LEVEL, service $SERVICE_DIR at $base, store ${database_url%%:*}"
 mkdir -p "$KIT/reports" && rm -f "$KIT/reports/compatibility.json" "$KIT/reports/junitreport.xml"
 status=0
 (cd "$KIT" && "$PY" -m pytest "${args[@]}" "$@") || status=$?

@@ -66,6 +66,11 @@ function task(n: number): TaskRow {
     agent_directory: null,
     receipt_log_index: null,
     context_id: `ctx-2026-${'0'.repeat(32)}`,
+    approvals_required: 1,
+    approvals_given: 0,
+    approval_round: 0,
+    proposal: null,
+    approval_returned: null,
   };
 }
 

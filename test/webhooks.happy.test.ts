@@ -298,6 +298,7 @@ describe('webhooks in the documents', () => {
       'task.rejected',
       'task.question',
       'task.deadline_passed',
+      'task.approval',
     ]);
     expect(Object.keys(get(callback, 'responses') as object).sort()).toEqual(['2XX', '410', 'default']);
     for (const path of ['/api/v1/admin/webhooks', '/api/v1/admin/webhooks/{id}/retry']) expect(get(doc, 'paths', path)).toBeDefined();

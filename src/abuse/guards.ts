@@ -163,6 +163,12 @@ export async function screenMessage(deps: AbuseDeps, caller: Caller, input: Mess
   return screen(deps, caller, subject, 'reply_to', input.reply_to, precheck, reserve, message, false);
 }
 
+/** The blocklist alone (every spelling of the client): 403 client_blocked. For an action that is not a message, such as a withdrawal. */
+export async function screenBlocklist(deps: AbuseDeps, caller: Caller): Promise<void> {
+  const blocked = await matchBlock(deps, { clientHash: caller.clientHash, networks: caller.networks, agent: caller.agent });
+  if (blocked) throw clientBlocked(blocked);
+}
+
 /** A message with no mailbox of its own (a withdrawal request): blocklist and message quota only. */
 export async function screenMailboxlessMessage(deps: AbuseDeps, caller: Caller): Promise<void> {
   const { message } = policiesOf(deps.abuse, caller);

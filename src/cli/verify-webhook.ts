@@ -64,6 +64,18 @@ function ed25519Keys(jwks: unknown): Map<string, KeyObject> {
   return result;
 }
 
+/** What the body says happened: a webhook event `{type, data: task}`, or an A2A push notification (a StreamResponse). */
+function describeEvent(event: Record<string, unknown>): string {
+  const a2a = ['statusUpdate', 'artifactUpdate', 'task', 'message'].find((kind) => typeof event[kind] === 'object' && event[kind] !== null);
+  if (a2a !== undefined) {
+    const payload = event[a2a] as { taskId?: unknown; id?: unknown; status?: { state?: unknown } };
+    const state = payload.status?.state;
+    return `A2A ${a2a} for ${String(payload.taskId ?? payload.id)}${state === undefined ? '' : ` (${String(state)})`}`;
+  }
+  const data = event.data as { task_id?: unknown; status?: unknown } | undefined;
+  return `${String(event.type)} for ${String(data?.task_id)} (${String(data?.status)})`;
+}
+
 async function main(argv: string[]): Promise<number> {
   let values;
   try {
@@ -144,8 +156,7 @@ async function main(argv: string[]): Promise<number> {
     out(`  ${fresh ? '✓' : '✗'} timestamp   ${fresh ? `within ${tolerance} s` : `outside ${tolerance} s of now (a replay?)`}`);
   }
   try {
-    const event = JSON.parse(body) as { type?: unknown; data?: { task_id?: unknown; status?: unknown } };
-    out(`  event         ${String(event.type)} for ${String(event.data?.task_id)} (${String(event.data?.status)})`);
+    out(`  event         ${describeEvent(JSON.parse(body) as Record<string, unknown>)}`);
   } catch {
     out('  event         the body is not JSON');
   }

@@ -110,7 +110,8 @@ export const ERROR_CODE_TEXT: Record<ErrorCode, string> = {
   malformed_request:
     'malformed_request: the body is JSON but not an object, a parameter is malformed, or the URL itself is (bad percent-encoding, a NUL, an over-long parameter); see details',
   invalid_cursor: 'invalid_cursor: the cursor is not one this service issued',
-  invalid_signature: 'invalid_signature: the request carries an HTTP Message Signature (Web Bot Auth) that does not verify; details name why (never 401)',
+  invalid_signature:
+    'invalid_signature: the request carries an HTTP Message Signature (Web Bot Auth), or an approval a passkey assertion, that does not verify; details name why (never 401)',
   signature_required: 'signature_required: listing your own tasks needs a verified Web Bot Auth signature',
   unauthorized: 'unauthorized: the operator key is missing or wrong (no WWW-Authenticate challenge)',
   client_blocked: 'client_blocked: the client, e-mail, domain or requester is on the blocklist',
@@ -123,6 +124,8 @@ export const ERROR_CODE_TEXT: Record<ErrorCode, string> = {
     'duplicate_task: the same task within the duplicate window; existing_task_id names it when this client sent it (another client matched by contact e-mail gets no id: it is mailed to that address)',
   invalid_transition: 'invalid_transition: the change is not allowed from the current state (from, to)',
   already_answered: 'already_answered: the question has its answer already; each question takes one answer',
+  approval_not_allowed:
+    'approval_not_allowed: the proposer approving their own proposal again, an operator approving twice, or a decision on a task with nothing proposed',
   payload_too_large: 'payload_too_large: the body is over the request body limit',
   unsupported_media_type: 'unsupported_media_type: send the body as application/json',
   validation_failed:
@@ -361,10 +364,11 @@ function addWebhookCallbacks(paths: Record<string, Record<string, Json>>, compon
         post: {
           summary:
             'Task event (webhook), sent when the task is accepted, delivered or rejected, when the operator asks a question (task.question), ' +
-            'and when an accepted task passes its deadline undelivered (task.deadline_passed)',
+            'when an accepted task passes its deadline undelivered (task.deadline_passed), and at each approval of a task needing several (task.approval)',
           description:
             'type is task.accepted, task.delivered, task.rejected, task.question (the operator asked: data.awaiting_answer is true; answer with ' +
-            'POST /api/v1/tasks/{task_id}/questions/{question_id}/answer) or task.deadline_passed (once per task; the task stays accepted). ' +
+            'POST /api/v1/tasks/{task_id}/questions/{question_id}/answer), task.deadline_passed (once per task; the task stays accepted) ' +
+            'or task.approval (a task submitted with approvals > 1: a proposal, an approval or a send-back; data.approvals is {required, given}). ' +
             'Sent only when the task was submitted with a callback_url. A 2xx answer ends it; 410 Gone stops this and every later event of the task; ' +
             'anything else (another status, no answer within 10 s, a connection error) is retried with exponential backoff and jitter for about 3 days. ' +
             'Redirects are not followed. Verify the signature before acting on it (see /docs/webhooks or `npm run verify-webhook`).',

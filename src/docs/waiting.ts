@@ -46,7 +46,7 @@ export function waitingBlock(base: string) {
     },
     webhooks: {
       field: 'callback_url',
-      events: ['task.accepted', 'task.delivered', 'task.rejected', 'task.question', 'task.deadline_passed'],
+      events: ['task.accepted', 'task.delivered', 'task.rejected', 'task.question', 'task.deadline_passed', 'task.approval'],
       body: '{type, timestamp, data: the task as GET returns it}',
       signature: 'webhook-signature: v1a,<base64 Ed25519 over "<webhook-id>.<webhook-timestamp>.<raw body>">',
       keys: `${base}/.well-known/jwks.json`,

@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   duplicate_task: 409,
   invalid_transition: 409,
   already_answered: 409,
+  approval_not_allowed: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,

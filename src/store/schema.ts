@@ -71,6 +71,31 @@ export interface TasksTable {
   receipt_log_index: number | null;
   /** The A2A contextId the service issued with the task, `ctx-<year>-<32 hex>` (migration 300, docs/a2a.md). */
   context_id: string;
+  /** How many distinct operators must approve the deliverable, 1 to 5 (migration 320, docs/approvals.md). */
+  approvals_required: number;
+  /** Approvals of the current proposal, the proposer's included; 0 with nothing proposed. */
+  approvals_given: number;
+  /** The current proposal's round: each proposal opens the next one (the guard of every approval change). */
+  approval_round: number;
+  /** JSON of the proposal waiting for approvals (services/console/approvals.ts); NULL when none. */
+  proposal: string | null;
+  /** JSON {by, at, reason} of the last send-back; NULL when none (cleared by the next proposal). */
+  approval_returned: string | null;
+}
+
+/** One approval of one proposal round (migration 320). */
+export interface TaskApprovalsTable {
+  task_id: string;
+  round: number;
+  /** The operator_id, or "owner" for ADMIN_KEY. */
+  approver: string;
+  at: string;
+  /** RFC 7638 thumbprint of the passkey that signed; NULL for an unsigned approval. */
+  key_id: string | null;
+  /** JSON {authenticator_data, client_data_json, signature} (base64url); NULL when unsigned. */
+  attestation: string | null;
+  /** SHA-256 (hex) of the assertion's signature: an assertion counts once. */
+  assertion_sha256: string | null;
 }
 
 export interface MessagesTable {
@@ -251,6 +276,22 @@ export interface WebhookOutboxTable {
   last_error: string | null;
   created_at: string;
   delivered_at: string | null;
+  /** The A2A push notification config this row notifies (a2a_push_configs.id of the same task); null for the task's callback_url events. */
+  push_config_id: string | null;
+}
+
+/** An A2A push notification config of a task (migration 310; services/a2a/push-configs.ts). */
+export interface A2APushConfigsTable {
+  task_id: string;
+  /** The client's id, or one the service generated. */
+  id: string;
+  url: string;
+  /** Sent as X-A2A-Notification-Token. */
+  token: string | null;
+  /** AuthenticationInfo.scheme / .credentials; a Bearer credential is sent as Authorization. */
+  auth_scheme: string | null;
+  auth_credentials: string | null;
+  created_at: string;
 }
 
 /** One delivery attempt of a webhook event, for the operator's view. */
@@ -419,6 +460,7 @@ export interface Database {
   attachment_chunks: AttachmentChunksTable;
   attachments: AttachmentsTable;
   webhook_outbox: WebhookOutboxTable;
+  a2a_push_configs: A2APushConfigsTable;
   webhook_attempts: WebhookAttemptsTable;
   task_counts: TaskCountsTable;
   coverage_days: CoverageDaysTable;
@@ -442,6 +484,7 @@ export interface Database {
   log_nodes: LogNodesTable;
   log_checkpoints: LogCheckpointsTable;
   agent_nonces: AgentNoncesTable;
+  task_approvals: TaskApprovalsTable;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { WebhookSettings } from '../config.js';
 import type { Clock } from '../domain/time.js';
 import { iso } from '../domain/time.js';
 import { activeSigningKey } from '../receipts/keys.js';
+import { findPushConfigRow, type PushConfigRow } from '../store/a2a/push-configs-repo.js';
 import type { Store } from '../store/db.js';
 import { finishWebhookClaim, insertWebhookAttempt, type WebhookEventRow } from '../store/delivery/webhooks-repo.js';
 import { postToTarget } from './send.js';
@@ -14,6 +15,10 @@ import { type Target, TargetRefused } from './target.js';
  * address, log the attempt and record the outcome under the claim. 2xx is delivered; 410 stops for
  * good; anything else is retried with exponential backoff and ±20 % jitter until
  * WEBHOOK_MAX_ATTEMPTS. The loop that claims events is services/delivery/webhook-worker.ts.
+ *
+ * An A2A push notification (a row with push_config_id) is sent the same way, with its config's
+ * headers: `X-A2A-Notification-Token` and `Authorization`, and the A2A media type. Its config is
+ * read at each attempt: once deleted, the row ends as `gone` without being sent.
  */
 
 export interface DeliveryContext {
@@ -44,10 +49,28 @@ function describeError(error: unknown): string {
   return (code !== '' && !message.includes(code) ? `${code}: ${message}` : message).slice(0, 300);
 }
 
+/** The headers an A2A push notification adds to the signed ones (docs/a2a.md, "Push notifications"). */
+export function pushHeaders(config: PushConfigRow): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/a2a+json' };
+  if (config.token !== null) headers['x-a2a-notification-token'] = config.token;
+  if (config.auth_scheme !== null && config.auth_credentials !== null) headers.authorization = `${config.auth_scheme} ${config.auth_credentials}`;
+  return headers;
+}
+
 /** Delivers one claimed event and records the outcome under the claim. */
 export async function deliverOne(deps: DeliveryContext, row: WebhookEventRow): Promise<void> {
   const { settings, token, resolveTarget } = deps;
   const attempt = Number(row.attempts) + 1;
+  let extraHeaders: Record<string, string> = {};
+  if (row.push_config_id !== null) {
+    const config = await findPushConfigRow(deps.store.db, row.task_id, row.push_config_id);
+    if (!config) {
+      await finishWebhookClaim(deps.store.db, row.id, token, { status: 'gone', last_error: 'the push notification config was deleted' });
+      deps.log.info({ event_id: row.id, task_id: row.task_id, push_config_id: row.push_config_id }, 'A2A push notification dropped: its config was deleted');
+      return;
+    }
+    extraHeaders = pushHeaders(config);
+  }
   const now = deps.clock.now();
   const started = performance.now();
   let outcome: Outcome;
@@ -56,6 +79,7 @@ export async function deliverOne(deps: DeliveryContext, row: WebhookEventRow): P
     const key = await activeSigningKey(deps.store.db, now);
     const timestamp = String(Math.floor(now.getTime() / 1000));
     const headers = {
+      ...extraHeaders,
       'webhook-id': row.id,
       'webhook-timestamp': timestamp,
       'webhook-signature': signWebhook(row.id, timestamp, row.body, key.privateKey),

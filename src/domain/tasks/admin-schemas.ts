@@ -16,6 +16,60 @@ export const OPERATOR_NOTES_MAX = 50_000;
 export const ADMIN_PAGE_DEFAULT = 50;
 export const ADMIN_PAGE_MAX = 200;
 
+/**
+ * A WebAuthn assertion as @simplewebauthn/browser returns it (AuthenticationResponseJSON): the
+ * operator's passkey signing the approval challenge. Checked by the service, not by the schema.
+ */
+export const AssertionSchema = Type.Record(Type.String(), Type.Unknown(), {
+  description:
+    'A WebAuthn assertion (AuthenticationResponseJSON) by one of your passkeys whose challenge is the approval challenge: the SHA-256 of the RFC 8785 JSON ' +
+    '{task_id, request_sha256, deliverable_sha256} (proposal.challenge, base64url). Required from a console session opened with a passkey; without it the approval is unsigned.',
+});
+
+const ApproverSchema = Type.Object({
+  approver: Type.String({ description: 'The operator_id, or "owner".' }),
+  at: Type.String({ format: 'date-time' }),
+  signed: Type.Boolean({ description: 'Signed by the approver’s passkey (the receipt carries its attestation).' }),
+});
+
+export const ProposalSchema = Type.Object(
+  {
+    proposed_by: Type.String({ description: 'The operator_id that proposed the deliverable, or "owner".' }),
+    proposed_at: Type.String({ format: 'date-time' }),
+    operator_notes: Type.String({ description: 'The proposed deliverable (for a task with a response_schema, the canonical JSON of the result).' }),
+    deliverable_sha256: Type.String(),
+    challenge: Type.String({ description: 'What a passkey signs to approve it: base64url of the 32-byte approval challenge.' }),
+    approvals: Type.Array(ApproverSchema, { description: 'The approvals so far, the proposer’s first.' }),
+  },
+  { description: 'The deliverable waiting for approvals.' },
+);
+export type Proposal = Static<typeof ProposalSchema>;
+
+export const SentBackSchema = Type.Object(
+  {
+    by: Type.String({ description: 'The operator_id that sent the proposal back, or "owner".' }),
+    at: Type.String({ format: 'date-time' }),
+    reason: Type.String(),
+  },
+  { description: 'The last proposal sent back, and why (until the next proposal).' },
+);
+export type SentBack = Static<typeof SentBackSchema>;
+
+/** Longest reason for sending a proposal back. */
+export const SEND_BACK_REASON_MAX = 2_000;
+
+export const ApprovalDecisionSchema = Type.Object(
+  {
+    decision: Type.Enum(['approve', 'send_back'], {
+      description: 'approve: the proposed deliverable as it is; send_back: refuse it with a reason (approvals return to 0; the proposer sees the reason).',
+    }),
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: SEND_BACK_REASON_MAX, description: 'Why it is sent back (required with send_back).' })),
+    assertion: Type.Optional(AssertionSchema),
+  },
+  { additionalProperties: false, description: 'An operator’s decision on the proposed deliverable.' },
+);
+export type ApprovalDecision = Static<typeof ApprovalDecisionSchema>;
+
 export const AdminTaskSchema = Type.Object(
   {
     ...PublicTaskSchema.properties,
@@ -41,8 +95,10 @@ export const AdminTaskSchema = Type.Object(
         { description: 'The agent that signed the submission (Web Bot Auth); null when unsigned. Operator only.' },
       ),
     ),
+    proposal: Type.Optional(Nullable(ProposalSchema)),
+    sent_back: Type.Optional(Nullable(SentBackSchema)),
   },
-  { description: 'A task as the operator sees it.' },
+  { description: 'A task as the operator sees it. proposal and sent_back are present on tasks needing more than one approval.' },
 );
 export type AdminTask = Static<typeof AdminTaskSchema>;
 
@@ -154,8 +210,14 @@ export const TaskPatchSchema = Type.Object(
       }),
     ),
     assignee: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'The operator_id to assign the task to, or null to unassign it.' }))),
+    assertion: Type.Optional(AssertionSchema),
   },
-  { additionalProperties: false, description: 'A status change and/or edits by the operator.' },
+  {
+    additionalProperties: false,
+    description:
+      'A status change and/or edits by the operator. On a task needing more than one approval, status "delivered" proposes the deliverable ' +
+      '(the task stays accepted); assertion, optional, signs that proposal with a passkey.',
+  },
 );
 export type TaskPatch = Static<typeof TaskPatchSchema>;
 

@@ -12,7 +12,7 @@ export const CALLBACK_URL_MAX_CHARS = 2000;
 
 /** When a callback_url hears from the service: the five webhook events, in the words every document uses. */
 export const WEBHOOK_WHEN =
-  'when the task is accepted, delivered or rejected, when the operator asks a question (task.question), and when an accepted task passes its deadline (task.deadline_passed)';
+  'when the task is accepted, delivered or rejected, when the operator asks a question (task.question), when an accepted task passes its deadline (task.deadline_passed), and at each approval of a task needing several (task.approval)';
 
 /** Said with a refusal a developer meets on their own machine (a receiver on localhost, plain http). */
 const PRIVATE_HINT = '; a deployment for local development can allow it with WEBHOOK_ALLOW_PRIVATE=true';

@@ -24,6 +24,22 @@ const ResponseSchemaField = AnyObject(
     `(format: ${RESPONSE_SCHEMA_FORMATS.join(', ')}; $ref to "#/$defs/..." only, no cycles). With it, output_format defaults to structured_json.`,
 );
 
+/** Bounds of the request's `approvals` (contract "Decisions by more than one person"). */
+export const APPROVALS_MIN = 1;
+export const APPROVALS_MAX = 5;
+
+export const ApprovalsSchema = Type.Object(
+  {
+    required: Type.Integer({ minimum: 2, maximum: APPROVALS_MAX, description: 'How many distinct operators must approve (the request’s approvals).' }),
+    given: Type.Integer({
+      minimum: 0,
+      description: 'Approvals of the deliverable now proposed, the proposer’s included; 0 while nothing is proposed (and after a send-back).',
+    }),
+  },
+  { description: 'Present when the request asked for more than one approval: delivered once given reaches required.' },
+);
+export type Approvals = Static<typeof ApprovalsSchema>;
+
 const DateTime = (description: string) => Type.String({ format: 'date-time', description });
 
 export function taskInputSchema(limits: Limits) {
@@ -81,6 +97,16 @@ export function taskInputSchema(limits: Limits) {
         }),
       ),
       response_schema: Type.Optional(ResponseSchemaField),
+      approvals: Type.Optional(
+        Type.Integer({
+          minimum: APPROVALS_MIN,
+          maximum: APPROVALS_MAX,
+          description:
+            `How many distinct operators must approve the deliverable before it is delivered, ${APPROVALS_MIN} to ${APPROVALS_MAX}; default 1. ` +
+            'With more than one, the task stays accepted while approvals are gathered (approvals: {required, given} on the task), and the receipt ' +
+            '(receipt_version 3) lists each approval, signed by the operator’s passkey when they used one.',
+        }),
+      ),
     },
     { description: 'A task request.' },
   );
@@ -185,6 +211,7 @@ export const PublicTaskSchema = Type.Object(
     questions: Type.Array(QuestionSchema, {
       description: "The operator's questions about the task, oldest first, each with its answer once given ([] when none).",
     }),
+    approvals: Type.Optional(ApprovalsSchema),
     awaiting_answer: Type.Boolean({
       description:
         'true while a question of the operator awaits your answer: answer it with POST /api/v1/tasks/{task_id}/questions/{question_id}/answer {answer} ' +
@@ -198,9 +225,10 @@ export type PublicTask = Static<typeof PublicTaskSchema>;
 /** The body of every webhook POST (contract "Webhooks"). */
 export const WebhookEventSchema = Type.Object(
   {
-    type: Type.Enum(['task.accepted', 'task.delivered', 'task.rejected', 'task.question', 'task.deadline_passed'], {
+    type: Type.Enum(['task.accepted', 'task.delivered', 'task.rejected', 'task.question', 'task.deadline_passed', 'task.approval'], {
       description:
-        'What happened: a status change, a question of the operator (task.question), or the deadline of an accepted task passed (task.deadline_passed).',
+        'What happened: a status change, a question of the operator (task.question), the deadline of an accepted task passed (task.deadline_passed), ' +
+        'or, on a task needing more than one approval, a proposal, an approval or a send-back (task.approval: data.approvals says where it stands).',
     }),
     timestamp: DateTime('When it happened.'),
     data: PublicTaskSchema,

@@ -5,6 +5,7 @@ import {
   AdminStatsSchema,
   AdminTaskDetailSchema,
   AdminTaskSchema,
+  ApprovalDecisionSchema,
   MessageListSchema,
   MessageReplyInputSchema,
   MessageReplySchema,
@@ -15,6 +16,7 @@ import {
   TaskPatchSchema,
 } from '../../domain/tasks/admin-schemas.js';
 import { ErrorSchema } from '../../domain/tasks/schemas.js';
+import { decideApproval } from '../../services/console/approvals.js';
 import { adminStats, listMessages, listQueue, viewTask } from '../../services/console/reads.js';
 import { patchTask } from '../../services/console/transitions.js';
 import type { ServiceDeps } from '../../services/context.js';
@@ -94,6 +96,28 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
       async (request) => patchTask(deps, actorOf(request), request.params.task_id, request.body),
     );
   }
+
+  app.post(
+    '/api/v1/admin/tasks/:task_id/approvals',
+    {
+      onRequest,
+      config: { kind: 'admin', role: 'operator' },
+      schema: {
+        operationId: 'adminDecideApproval',
+        summary: 'Approve the proposed deliverable of a task needing more than one approval, or send it back with a reason',
+        description:
+          'A task submitted with approvals > 1: a delivery (PATCH status "delivered") proposes the deliverable; other operators approve it ' +
+          '(decision "approve") or send it back (decision "send_back" with reason: approvals return to 0 and the proposer sees why). At the ' +
+          'required count it is delivered (receipt_version 3). 409 approval_not_allowed: approving again (the proposer included) or nothing proposed. ' +
+          'An assertion (WebAuthn, by one of your passkeys, over proposal.challenge) signs the approval; a bad one is 400 invalid_signature.',
+        tags: ['admin'],
+        params: TaskParams,
+        body: unvalidatedBody(ApprovalDecisionSchema),
+        response: { 200: AdminTaskSchema, ...errors(400, 401, 403, 404, 409, 413, 415, 422) },
+      },
+    },
+    async (request) => decideApproval(deps, actorOf(request), request.params.task_id, request.body),
+  );
 
   app.get(
     '/api/v1/admin/messages',

@@ -36,7 +36,7 @@ export function registerWithdrawalRoutes(server: FastifyInstance, deps: ServiceD
         operationId: 'cancelTask',
         summary: 'Withdraw a task, or ask the operator to',
         description:
-          'No body and no authentication beyond the task id; the message limits apply. A submitted task nobody has accepted is withdrawn at once: ' +
+          'No body and no authentication beyond the task id. A submitted task nobody has accepted is withdrawn at once: ' +
           'rejected with the reason "Withdrawn at the requester\'s request." (mail and webhook as for any rejection; the operator is told), answered 202 with status "rejected" and the reason as message. ' +
           "An accepted task: a withdrawal request is recorded for the operator (as a message naming the task would) and the answer is 202 with the task's unchanged status: " +
           'the operator decides, and withdraws it by rejecting it with that reason. A delivered or rejected task: 409 invalid_transition.',

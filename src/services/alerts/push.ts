@@ -23,6 +23,7 @@ import {
 } from '../../store/team/push-repo.js';
 import { postToTarget } from '../../webhooks/send.js';
 import { createTargetResolver } from '../../webhooks/target.js';
+import { storedProposal } from '../console/approval-rounds.js';
 import type { ServiceDeps } from '../context.js';
 
 /**
@@ -246,6 +247,17 @@ async function noticeFor(deps: ServiceDeps, change: Change): Promise<{ notice: P
         tag: `answer-${question.question_id}`,
       };
       return { notice, about: task.id };
+    }
+    // A deliverable waits for approvals (docs/approvals.md): every operator on duty, once per proposal.
+    const proposal = storedProposal(task);
+    if (task.status === 'accepted' && proposal && recent(proposal.at) && (await claimNotice(db, `approval:${task.id}:${proposal.round}`, iso(now)))) {
+      const notice = {
+        title: `Waiting for approval (${task.approvals_given} of ${task.approvals_required}): ${kind}`,
+        body: excerpt(proposal.operator_notes, 140),
+        url: '/operator/approve',
+        tag: `approval-${task.id}`,
+      };
+      return { notice, about: undefined };
     }
     // An accepted task's deadline passed undelivered (services/tasks/deadlines.ts).
     if (task.status === 'accepted' && recent(task.deadline_passed_at) && (await claimNotice(db, `deadline:${task.id}`, iso(now)))) {

@@ -25,6 +25,7 @@ import type { ServiceDeps } from '../context.js';
 import { repliesByMessage } from '../messages/replies.js';
 import { lastRetentionRun } from '../runtime/retention.js';
 import { queryChecker } from '../tasks/validation.js';
+import { approvalView } from './approval-rounds.js';
 import { decodeCursor, nextCursor } from './cursor.js';
 import { taskStats } from './stats.js';
 
@@ -43,6 +44,7 @@ export function toAdminTask(row: TaskRow, assignee: string | null): AdminTask {
     is_test: row.is_test === 1,
     request_sha256: row.request_sha256,
     agent: row.agent_key_id ? { key_id: row.agent_key_id, directory: row.agent_directory ?? '' } : null,
+    ...approvalView(row),
   };
 }
 

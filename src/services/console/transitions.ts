@@ -8,7 +8,7 @@ import { canTransition, isFinal, type StatusEntry, type TaskStatus } from '../..
 import type { Actor } from '../../domain/team/actor.js';
 import { iso, parseDateTime } from '../../domain/time.js';
 import * as outbox from '../../mail/outbox.js';
-import { receiptPayload } from '../../receipts/payload.js';
+import { type ReceiptApproval, receiptPayload } from '../../receipts/payload.js';
 import { signReceipt } from '../../receipts/sign.js';
 import { listAttachments } from '../../store/attachments/attachments-repo.js';
 import { type Db, withTransaction } from '../../store/db.js';
@@ -20,6 +20,7 @@ import { enqueueTaskEvent } from '../delivery/webhooks.js';
 import { appendReceiptLeaf } from '../receipt-log/receipt-log.js';
 import { DATE_TIME_RULE, schemaChecker } from '../tasks/validation.js';
 import { type AuditRecord, recordAudit } from '../team/audit.js';
+import { proposalChanges } from './approval-rounds.js';
 import { toAdminTask } from './reads.js';
 
 /**
@@ -52,7 +53,8 @@ export function parsePatch(raw: unknown): TaskPatch {
     patch.eta === undefined &&
     patch.operator_notes === undefined &&
     patch.result === undefined &&
-    patch.assignee === undefined
+    patch.assignee === undefined &&
+    patch.assertion === undefined
   ) {
     fieldErrors.push('send at least one of status, eta, operator_notes, result, assignee');
   }
@@ -149,22 +151,33 @@ export async function patchTask(deps: ServiceDeps, actor: Actor, taskId: string,
   const patch = parsePatch(raw);
   const now = deps.clock.now();
   const updated = await withTransaction(inTransaction ?? deps.store.db, async (trx) => {
-    // A delivery freezes the files: no upload may slip in between reading them and the update.
-    if (patch.status === 'delivered') await lockTask(trx, deps.store.dialect, taskId);
+    // A delivery freezes the files: no upload may slip in between reading them and the update. A
+    // rejection waits for a racing approval (docs/approvals.md) instead of failing on its guard.
+    if (patch.status === 'delivered' || patch.status === 'rejected') await lockTask(trx, deps.store.dialect, taskId);
     const current = await findTask(trx, taskId);
     if (!current) throw new AppError('task_not_found', `No task has the id "${taskId.slice(0, 80)}".`);
-    const changes = planPatch(current, patch, now);
+    const planned = planPatch(current, patch, now);
+    // A task needing more than one approval: its delivery proposes the deliverable (docs/approvals.md).
+    const proposing = planned.status === 'delivered' && current.approvals_required > 1;
+    if (patch.assertion !== undefined && !proposing) {
+      throw validationFailed(['assertion signs a proposal: send it with status "delivered" on a task that needs more than one approval']);
+    }
+    let changes = proposing ? await proposalChanges(trx, deps, actor, current, planned, patch.assertion, now) : planned;
+    // A rejection ends a proposal waiting for approvals: none can count after it.
+    if (planned.status === 'rejected' && current.proposal !== null) changes = { ...changes, proposal: null, approvals_given: 0 };
     const assignee = await assign(trx, deps, actor, taskId, patch, now);
     let next: TaskRow = { ...current, ...changes };
     if (next.status === 'delivered' && current.status !== 'delivered') {
       next = await withReceipt(trx, deps, next, now);
     }
-    const changed = await updateTaskIfStatus(trx, taskId, current.status, {
-      ...changes,
-      receipt: next.receipt,
-      deliverable_sha256: next.deliverable_sha256,
-      attachments: next.attachments,
-    });
+    const changed = await updateTaskIfStatus(
+      trx,
+      taskId,
+      current.status,
+      { ...changes, receipt: next.receipt, deliverable_sha256: next.deliverable_sha256, attachments: next.attachments },
+      // A proposal or a rejection also needs the approvals as they were read: a racing approval wins or loses whole.
+      proposing || changes.proposal !== undefined ? current : undefined,
+    );
     if (!changed) {
       const latest = await findTask(trx, taskId);
       throw invalidTransition(
@@ -177,8 +190,11 @@ export async function patchTask(deps: ServiceDeps, actor: Actor, taskId: string,
       await outbox.enqueueTaskTransition(trx, deps, next);
       await enqueueTaskEvent(trx, deps, next);
     }
-    // An assignment alone is recorded by assign() as task.assigned, not as an edit.
-    if (patch.status !== undefined || patch.eta !== undefined || patch.operator_notes !== undefined) {
+    if (proposing) {
+      await recordAudit(trx, deps, approvalAudit(actor, next, 'proposed'));
+      await enqueueTaskEvent(trx, deps, next, 'task.approval', `${next.approval_round}/1`);
+    } else if (patch.status !== undefined || patch.eta !== undefined || patch.operator_notes !== undefined) {
+      // An assignment alone is recorded by assign() as task.assigned, not as an edit.
       await recordAudit(trx, deps, patchAudit(actor, taskId, patch, current, next));
     }
     await deps.changes.publish({ kind: 'task', taskId }, trx);
@@ -201,7 +217,11 @@ async function deliveredFiles(trx: Db, deps: ServiceDeps, taskId: string): Promi
   }));
 }
 
-async function withReceipt(trx: Db, deps: ServiceDeps, task: TaskRow, now: Date): Promise<TaskRow> {
+/**
+ * Signs the receipt of a task being delivered, its leaf appended in the same transaction: version 2,
+ * or 3 with `approvals` for a task that needed more than one (services/console/approvals.ts).
+ */
+export async function withReceipt(trx: Db, deps: ServiceDeps, task: TaskRow, now: Date, approvals?: ReceiptApproval[]): Promise<TaskRow> {
   const files = await deliveredFiles(trx, deps, task.id);
   const payload = receiptPayload(
     deps.config.baseUrl,
@@ -216,6 +236,7 @@ async function withReceipt(trx: Db, deps: ServiceDeps, task: TaskRow, now: Date)
       accepted_at: task.accepted_at,
       delivered_at: task.delivered_at ?? iso(now),
       attachments: files,
+      ...(approvals === undefined ? {} : { approvals }),
     },
     now,
   );
@@ -237,6 +258,16 @@ async function assign(trx: Db, deps: ServiceDeps, actor: Actor, taskId: string, 
   await setAssignment(trx, taskId, patch.assignee, iso(now));
   await recordAudit(trx, deps, { actor, action: 'task.assigned', taskId, details: { assignee: patch.assignee } });
   return patch.assignee;
+}
+
+/** The audit entry `approval.given` of a proposal or an approval: where the round stands after it. */
+export function approvalAudit(actor: Actor, next: TaskRow, kind: 'proposed' | 'approved'): AuditRecord {
+  return {
+    actor,
+    action: 'approval.given',
+    taskId: next.id,
+    details: { kind, round: next.approval_round, given: next.approvals_given, required: next.approvals_required },
+  };
 }
 
 /** The audit entry of a PATCH: the transition (task.accepted, …), or task.updated naming the fields edited. */

@@ -14,6 +14,7 @@ import {
   type WebhookStatus,
 } from '../../store/delivery/webhooks-repo.js';
 import { type TaskRow, toPublicTask } from '../../store/tasks/tasks-repo.js';
+import { enqueuePushNotifications } from '../a2a/push-configs.js';
 import type { ServiceDeps } from '../context.js';
 import { recordAudit } from '../team/audit.js';
 
@@ -24,15 +25,28 @@ import { recordAudit } from '../team/audit.js';
  */
 
 export const WEBHOOK_EVENTS = { accepted: 'task.accepted', delivered: 'task.delivered', rejected: 'task.rejected' } as const;
-/** Events that are not a status change (docs/questions.md): a question of the operator, a passed deadline. */
-export type TaskNewsEvent = 'task.question' | 'task.deadline_passed';
+/**
+ * Events that are not a status change: a question of the operator, a passed deadline
+ * (docs/questions.md), a proposal, approval or send-back of a task that needs several (docs/approvals.md).
+ */
+export type TaskNewsEvent = 'task.question' | 'task.deadline_passed' | 'task.approval';
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[keyof typeof WEBHOOK_EVENTS] | TaskNewsEvent;
 
 /**
- * Queues the event of a task's new status (or the `news` given), when the task has a callback URL.
- * Call inside the change's transaction.
+ * Queues the event of a task's new status (or the `news` given), when the task has a callback URL,
+ * and the A2A push notifications of the change to the task's push configs (services/a2a/push-configs.ts).
+ * Call inside the change's transaction. An event is queued once per task and kind; `occurrence`
+ * names one of several of a kind (each approval of each round: `task.approval:<round>/<n>` in the
+ * outbox, the body's type staying `task.approval`).
  */
-export async function enqueueTaskEvent(db: Db, deps: Pick<ServiceDeps, 'clock' | 'webhookNudge'>, task: TaskRow, news?: TaskNewsEvent): Promise<void> {
+export async function enqueueTaskEvent(
+  db: Db,
+  deps: Pick<ServiceDeps, 'clock' | 'webhookNudge' | 'config'>,
+  task: TaskRow,
+  news?: TaskNewsEvent,
+  occurrence?: string,
+): Promise<void> {
+  await enqueuePushNotifications(db, deps, task, news === 'task.deadline_passed' ? 'deadline_passed' : 'change');
   if (task.callback_url === null) return;
   const type = news ?? (Object.hasOwn(WEBHOOK_EVENTS, task.status) ? WEBHOOK_EVENTS[task.status as keyof typeof WEBHOOK_EVENTS] : undefined);
   if (type === undefined) return;
@@ -43,7 +57,7 @@ export async function enqueueTaskEvent(db: Db, deps: Pick<ServiceDeps, 'clock' |
   await insertWebhookEvent(db, {
     id: newEventId(now),
     task_id: task.id,
-    event: type,
+    event: occurrence === undefined ? type : `${type}:${occurrence}`,
     url: task.callback_url,
     body,
     status: 'pending',

@@ -18,6 +18,7 @@ import { iso } from '../../domain/time.js';
 import * as outbox from '../../mail/outbox.js';
 import { type Db, withTransaction } from '../../store/db.js';
 import { findTask, lockTask, type TaskRow, toPublicTask, updateTask } from '../../store/tasks/tasks-repo.js';
+import { enqueuePushNotifications } from '../a2a/push-configs.js';
 import type { ServiceDeps } from '../context.js';
 import { enqueueTaskEvent } from '../delivery/webhooks.js';
 import { schemaChecker } from '../tasks/validation.js';
@@ -122,6 +123,8 @@ export async function answerQuestion(deps: ServiceDeps, request: AnswerRequest):
     await updateTask(trx, taskId, changes);
     const next: TaskRow = { ...current, ...changes };
     await outbox.enqueueQuestionAnswered(trx, deps, next, answered);
+    // The answer ends INPUT_REQUIRED for A2A (the callback_url has no event for it).
+    await enqueuePushNotifications(trx, deps, next);
     await deps.changes.publish({ kind: 'task', taskId }, trx);
     return next;
   });

@@ -1,4 +1,5 @@
 import { iso } from '../../domain/time.js';
+import { deletePushConfigsOf } from '../../store/a2a/push-configs-repo.js';
 import { deleteExpiredBlocks } from '../../store/abuse-control/blocklist-repo.js';
 import { sweepExpiredCounters } from '../../store/abuse-control/counters-repo.js';
 import { sweepExpiredIdempotencyKeys } from '../../store/abuse-control/idempotency-repo.js';
@@ -110,11 +111,13 @@ export async function runRetention(deps: RetentionDeps, options: { stopping?: ()
 }
 
 /**
- * Erases one batch of tasks in one transaction: contact e-mail and callback URL, and the attached
- * files with the blobs no other task shares. The receipt keeps the files' hashes and names.
+ * Erases one batch of tasks in one transaction: contact e-mail, callback URL and A2A push configs
+ * (their URLs and credentials), and the attached files with the blobs no other task shares. The
+ * receipt keeps the files' hashes and names.
  */
 async function eraseTasks(trx: Db, dialect: DialectName, ids: string[], at: string): Promise<number> {
   for (const id of ids) await deleteAttachmentsOfTask(trx, dialect, id);
+  await deletePushConfigsOf(trx, ids);
   return eraseTaskPrivateFields(trx, ids, at);
 }
 

@@ -26,7 +26,8 @@ import { type CancellationDoor, doorName, requestWithdrawal, WITHDRAWAL_DECIDED_
  * - a final task is left alone ('final'): each door answers it with its own refusal.
  * The withdrawal is a conditional update (WHERE status = 'submitted'), as the operator's accept is:
  * when both race, exactly one wins, and a cancellation that loses becomes a withdrawal request.
- * Both kinds are messages, so the message limits (blocklist, quota) apply to both.
+ * A withdrawal request is a message the requester sends (blocklist and message quota); a
+ * withdrawal at once is not (the blocklist only): the operator's notice of it is the service's.
  */
 
 export type { CancellationDoor } from './withdrawal.js';
@@ -78,39 +79,33 @@ async function withdrawAtOnce(
   taskId: string,
   door: CancellationDoor,
 ): Promise<{ task: Readonly<PublicTask>; messageId: string } | undefined> {
-  await guards.screenMailboxlessMessage(deps, caller);
+  await guards.screenBlocklist(deps, caller);
   const found = await findTask(deps.store.db, taskId);
   if (!found || found.status !== 'submitted') return undefined;
   const now = deps.clock.now();
   // The requester acts, not the operator: the first view stays unstamped.
   const { seen_by_operator_at: _notSeen, ...changes } = planPatch(found, { status: 'rejected', operator_notes: WITHDRAWN_REASON }, now);
   const message = operatorNotice(found, caller, door, now);
-  try {
-    const next = await withTransaction(deps.store.db, async (trx) => {
-      await guards.consumeMessageQuota(trx, deps, caller);
-      if (!(await updateTaskIfStatus(trx, taskId, 'submitted', changes))) return undefined;
-      const next: TaskRow = { ...found, ...changes };
-      await outbox.enqueueTaskTransition(trx, deps, next);
-      await enqueueTaskEvent(trx, deps, next);
-      await recordAudit(trx, deps, {
-        actor: 'requester',
-        action: 'task.rejected',
-        taskId,
-        details: { from: 'submitted', to: 'rejected', withdrawn: true, door },
-      });
-      await insertMessage(trx, message);
-      await outbox.enqueueMessageReceived(trx, deps, message);
-      await deps.changes.publish({ kind: 'task', taskId }, trx);
-      await deps.changes.publish({ kind: 'message', messageId: message.id, taskId }, trx);
-      return next;
+  const next = await withTransaction(deps.store.db, async (trx) => {
+    if (!(await updateTaskIfStatus(trx, taskId, 'submitted', changes))) return undefined;
+    const next: TaskRow = { ...found, ...changes };
+    await outbox.enqueueTaskTransition(trx, deps, next);
+    await enqueueTaskEvent(trx, deps, next);
+    await recordAudit(trx, deps, {
+      actor: 'requester',
+      action: 'task.rejected',
+      taskId,
+      details: { from: 'submitted', to: 'rejected', withdrawn: true, door },
     });
-    if (!next) return undefined;
-    deps.log.info({ task_id: taskId, door }, 'task withdrawn at the requester’s request');
-    return { task: toPublicTask(next), messageId: message.id };
-  } catch (error) {
-    await guards.noteRefusal(deps, caller, error);
-    throw error;
-  }
+    await insertMessage(trx, message);
+    await outbox.enqueueMessageReceived(trx, deps, message);
+    await deps.changes.publish({ kind: 'task', taskId }, trx);
+    await deps.changes.publish({ kind: 'message', messageId: message.id, taskId }, trx);
+    return next;
+  });
+  if (!next) return undefined;
+  deps.log.info({ task_id: taskId, door }, 'task withdrawn at the requester’s request');
+  return { task: toPublicTask(next), messageId: message.id };
 }
 
 /** The message that tells the operator a task was withdrawn before anyone accepted it. */

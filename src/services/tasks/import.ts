@@ -188,5 +188,10 @@ function importedRow(record: ImportRecord, targetHours: number): TaskRow {
     agent_directory: null,
     receipt_log_index: null,
     context_id: newContextId(new Date(record.created_at)),
+    approvals_required: 1,
+    approvals_given: 0,
+    approval_round: 0,
+    proposal: null,
+    approval_returned: null,
   };
 }

@@ -210,6 +210,11 @@ export function buildTaskRow(input: TaskInput, caller: Caller, screening: Pick<g
     agent_directory: caller.agent?.directory ?? null,
     receipt_log_index: null,
     context_id: caller.contextId ?? newContextId(now),
+    approvals_required: input.approvals ?? 1,
+    approvals_given: 0,
+    approval_round: 0,
+    proposal: null,
+    approval_returned: null,
   };
 }
 

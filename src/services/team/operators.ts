@@ -33,6 +33,7 @@ import {
   operatorOfKey,
   operatorOfSessionKey,
   operatorOfSessionPasskey,
+  passkeyById,
   passkeysOf,
   removePasskeyRow,
   revokeKeyRow,
@@ -42,6 +43,7 @@ import { revokeSession } from '../../store/team/sessions-repo.js';
 import type { ServiceDeps } from '../context.js';
 import { schemaChecker } from '../tasks/validation.js';
 import { notYours, recordAudit } from './audit.js';
+import { logPasskey } from './passkeys.js';
 
 /**
  * Operators and their personal keys (contract "A team of operators"): one service for the admin
@@ -217,6 +219,8 @@ export async function removePasskey(deps: ServiceDeps, actor: Actor, operatorId:
       throw new AppError('not_found', `Operator "${operatorId.slice(0, 80)}" has no passkey "${passkeyId.slice(0, 80)}".`);
     }
     await recordAudit(trx, deps, { actor, action: 'passkey.removed', details: { operator_id: operatorId, credential_id: passkeyId } });
+    const removed = await passkeyById(trx, passkeyId);
+    if (removed) await logPasskey(trx, deps, removed);
   });
 }
 

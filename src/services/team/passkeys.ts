@@ -13,8 +13,11 @@ import { sha256Hex } from '../../domain/canonical.js';
 import { AppError } from '../../domain/errors.js';
 import type { Actor, Role, SignedIn } from '../../domain/team/actor.js';
 import { iso } from '../../domain/time.js';
-import { withTransaction } from '../../store/db.js';
+import type { OperatorKey } from '../../receipts/approval-verify.js';
+import { appendOperatorKeyLeaf, operatorKey, storedPasskeyKeyId } from '../../receipts/operator-keys.js';
+import { type Db, withTransaction } from '../../store/db.js';
 import {
+  allPasskeys,
   consumeInvite,
   findInvite,
   findOperator,
@@ -22,6 +25,7 @@ import {
   insertChallenge,
   insertPasskey,
   type OperatorRow,
+  type PasskeyRow,
   passkeysOf,
   takeChallenge,
   updatePasskeyCounter,
@@ -136,6 +140,7 @@ export async function registerPasskey(deps: ServiceDeps, token: string, raw: unk
       removed_at: null,
     });
     await recordAudit(trx, deps, { actor, action: 'passkey.registered', details: { credential_id: credential.id } });
+    await logPasskey(trx, deps, { public_key: Buffer.from(credential.publicKey).toString('base64url'), created_at: now, removed_at: null });
   });
   return { actor, credential: { kind: 'passkey', id: credential.id } };
 }
@@ -182,4 +187,80 @@ export async function signInWithPasskey(deps: ServiceDeps, raw: unknown): Promis
     if (error instanceof AppError) return { refusal: error, ...(operatorId ? { operatorId } : {}) };
     throw error;
   }
+}
+
+/** What a verified approval assertion puts into the receipt (base64url, as the authenticator returned it). */
+export interface ApprovalSignature {
+  keyId: string;
+  attestation: { authenticator_data: string; client_data_json: string; signature: string };
+  /** SHA-256 (hex) of the signature: the assertion counts once. */
+  assertionSha256: string;
+}
+
+const refusedSignature = (why: string) =>
+  new AppError('invalid_signature', `The passkey signature is not accepted: ${why}`, { details: [`assertion: ${why}`] });
+
+/**
+ * Verifies an approval's WebAuthn assertion (docs/approvals.md): made by a live passkey of THIS
+ * operator, over `challenge` (the approval challenge of the deliverable proposed now), for this
+ * relying party. Another operator's passkey, another task's or deliverable's challenge, a tampered
+ * signature: 400 `invalid_signature` naming why. Single use is the caller's (the assertion's hash).
+ */
+export async function verifyApprovalAssertion(
+  db: Db,
+  deps: ServiceDeps,
+  operatorId: string | null,
+  challenge: Uint8Array,
+  raw: unknown,
+): Promise<ApprovalSignature> {
+  if (typeof raw !== 'object' || raw === null) throw refusedSignature('it is not a WebAuthn assertion (AuthenticationResponseJSON).');
+  const response = raw as AuthenticationResponseJSON;
+  const id = (raw as { id?: unknown }).id;
+  const passkey = typeof id === 'string' && id.length <= 1024 ? await findPasskey(db, id) : undefined;
+  if (!passkey || operatorId === null || passkey.operator_id !== operatorId) throw refusedSignature('it was not made by a passkey registered to you.');
+  const keyId = await storedPasskeyKeyId(passkey.public_key);
+  if (keyId === null) throw refusedSignature('this passkey’s key type cannot be published, so its signature could not be checked by others.');
+  const { rpID, origin } = relyingParty(deps);
+  let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+  try {
+    verified = await verifyAuthenticationResponse({
+      response,
+      expectedChallenge: Buffer.from(challenge).toString('base64url'),
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      expectedType: 'webauthn.get',
+      credential: {
+        id: passkey.credential_id,
+        publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')),
+        counter: passkey.counter,
+        transports: JSON.parse(passkey.transports) as string[],
+      },
+      requireUserVerification: false,
+    });
+  } catch (error) {
+    throw refusedSignature(error instanceof Error ? error.message.slice(0, 200) : 'unreadable assertion.');
+  }
+  if (!verified.verified) throw refusedSignature('the signature does not match.');
+  await updatePasskeyCounter(db, passkey.credential_id, verified.authenticationInfo.newCounter);
+  const inner = response.response;
+  return {
+    keyId,
+    attestation: { authenticator_data: inner.authenticatorData, client_data_json: inner.clientDataJSON, signature: inner.signature },
+    assertionSha256: sha256Hex(Buffer.from(inner.signature, 'base64url')),
+  };
+}
+
+/**
+ * Appends a passkey's addition or removal to the public receipt log (an `operator_key` leaf), in
+ * the transaction that registers or removes it (docs/approvals.md).
+ */
+export async function logPasskey(trx: Db, deps: ServiceDeps, row: Pick<PasskeyRow, 'public_key' | 'created_at' | 'removed_at'>): Promise<void> {
+  const key = await operatorKey(row);
+  if (key) await appendOperatorKeyLeaf(trx, deps.config.baseUrl, key, deps.clock.now());
+}
+
+/** /.well-known/operator-keys.json: every passkey's public key by thumbprint, without names, with since and until. */
+export async function operatorKeys(deps: Pick<ServiceDeps, 'store'>): Promise<OperatorKey[]> {
+  const keys = await Promise.all((await allPasskeys(deps.store.db)).map((row) => operatorKey(row)));
+  return keys.filter((key): key is OperatorKey => key !== null);
 }

@@ -25,9 +25,19 @@ export async function insertWebhookEvent(db: Db, row: Insertable<WebhookOutboxTa
     .execute();
 }
 
-/** Has a receiver of this task answered 410 Gone (it wants no more of this task's events)? */
+/**
+ * Has the task's callback receiver answered 410 Gone (it wants no more of this task's events)? A2A
+ * push notifications (push_config_id set) are their receivers' own business (store/a2a/push-configs-repo.ts).
+ */
 export async function taskWebhooksGone(db: Db, taskId: string): Promise<boolean> {
-  const row = await db.selectFrom('webhook_outbox').select('id').where('task_id', '=', taskId).where('status', '=', 'gone').limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('webhook_outbox')
+    .select('id')
+    .where('task_id', '=', taskId)
+    .where('status', '=', 'gone')
+    .where('push_config_id', 'is', null)
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }
 

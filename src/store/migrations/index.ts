@@ -30,6 +30,8 @@ import * as m280 from './280_coverage.js';
 import * as m290 from './290_log_timestamps.js';
 import * as m295 from './295_verified_agents.js';
 import * as m300 from './300_a2a_contexts.js';
+import * as m310 from './310_a2a_push_configs.js';
+import * as m320 from './320_approvals.js';
 
 /** Every migration, in order. Names sort: keep the numeric prefix. */
 export const migrations: Record<string, Migration> = {
@@ -64,4 +66,6 @@ export const migrations: Record<string, Migration> = {
   '290_log_timestamps': m290,
   '295_verified_agents': m295,
   '300_a2a_contexts': m300,
+  '310_a2a_push_configs': m310,
+  '320_approvals': m320,
 };

@@ -40,6 +40,8 @@ const PUBLIC_COLUMNS = [
   'response_schema',
   'questions',
   'receipt_log_index',
+  'approvals_required',
+  'approvals_given',
 ] as const satisfies readonly (keyof TaskRow)[];
 export type PublicTaskRow = Pick<TaskRow, (typeof PUBLIC_COLUMNS)[number]>;
 
@@ -88,6 +90,11 @@ const TASK_COLUMNS = [
   'agent_directory',
   'receipt_log_index',
   'context_id',
+  'approvals_required',
+  'approvals_given',
+  'approval_round',
+  'proposal',
+  'approval_returned',
 ] as const satisfies readonly (keyof TasksTable)[];
 const allColumnsListed: Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]> extends never ? true : never = true;
 void allColumnsListed;
@@ -256,6 +263,8 @@ export function toPublicTask(row: PublicTaskRow): PublicTask {
     task.receipt_issued_at = row.receipt_issued_at ?? '';
     task.receipt_log_index = row.receipt_log_index === null ? null : Number(row.receipt_log_index);
   }
+  // Only on tasks that asked for more than one approval (contract "Decisions by more than one person").
+  if (row.approvals_required > 1) task.approvals = { required: row.approvals_required, given: row.approvals_given };
   // Frozen at delivery, with absolute URLs; absent before (contract "Evidence").
   if (row.attachments !== null) task.attachments = JSON.parse(row.attachments) as PublicAttachment[];
   return task;
@@ -276,15 +285,29 @@ function structuredResult(row: Pick<TaskRow, 'status' | 'response_schema' | 'ope
   }
 }
 
+/** The tasks with a proposal waiting for approvals, newest change first (a partial index: cost of the page only). */
+export async function proposedTasks(db: Db, limit: number): Promise<TaskRow[]> {
+  return db.selectFrom('tasks').selectAll().where('proposal', 'is not', null).orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+
 /**
  * Updates a task only while it still has `fromStatus` (the operator's PATCH): two racing operators
  * cannot both move it. False when the status changed meanwhile. What the change does to the kept
  * counts and coverage is the difference between the row before and after; the first view is
  * stamped once (a stamp on a task already seen keeps the first one).
  */
-export async function updateTaskIfStatus(db: Db, id: string, fromStatus: string, changes: Partial<TasksTable>): Promise<boolean> {
+export async function updateTaskIfStatus(
+  db: Db,
+  id: string,
+  fromStatus: string,
+  changes: Partial<TasksTable>,
+  approvals?: Pick<TaskRow, 'approval_round' | 'approvals_given'>,
+): Promise<boolean> {
   return withTransaction(db, async (trx) => {
-    const before = isSqlite(trx) ? await updateAfterRead(trx, id, fromStatus, changes) : await updateReturningBefore(trx, id, fromStatus, changes);
+    // With `approvals`, only while the proposal round and its count are still those read (docs/approvals.md).
+    const before = isSqlite(trx)
+      ? await updateAfterRead(trx, id, fromStatus, changes, approvals)
+      : await updateReturningBefore(trx, id, fromStatus, changes, approvals);
     if (!before) return false;
     const { seen_by_operator_at: stamp, ...rest } = changes;
     const after = { ...before, ...(before.seen_by_operator_at === null && stamp !== undefined ? changes : rest) };
@@ -296,20 +319,30 @@ export async function updateTaskIfStatus(db: Db, id: string, fromStatus: string,
 }
 
 type Timeline = Pick<TaskRow, (typeof TIMELINE_COLUMNS)[number]>;
+type Approvals = Pick<TaskRow, 'approval_round' | 'approvals_given'>;
+
+/** The task's row while it has `fromStatus` (and, with `approvals`, that proposal round and count). */
+function rowIfStill(trx: Db, id: string, fromStatus: string, approvals: Approvals | undefined) {
+  const query = trx.selectFrom('tasks').where('id', '=', id).where('status', '=', fromStatus);
+  return approvals ? query.where('approval_round', '=', approvals.approval_round).where('approvals_given', '=', approvals.approvals_given) : query;
+}
 
 /**
  * PostgreSQL: one statement. The row as it was is read under its lock by the statement's own
  * subquery (FOR UPDATE waits out a concurrent change and re-checks the status) and returned, the
  * new values being the caller's.
  */
-async function updateReturningBefore(trx: Db, id: string, fromStatus: string, changes: Partial<TasksTable>): Promise<Timeline | undefined> {
+async function updateReturningBefore(
+  trx: Db,
+  id: string,
+  fromStatus: string,
+  changes: Partial<TasksTable>,
+  approvals: Approvals | undefined,
+): Promise<Timeline | undefined> {
   const { seen_by_operator_at: stamp, ...rest } = changes;
   const set = stamp === undefined ? rest : { ...rest, seen_by_operator_at: sql<string | null>`coalesce(tasks.seen_by_operator_at, ${stamp})` };
-  const locked = trx
-    .selectFrom('tasks')
+  const locked = rowIfStill(trx, id, fromStatus, approvals)
     .select(['id', ...TIMELINE_COLUMNS])
-    .where('id', '=', id)
-    .where('status', '=', fromStatus)
     .forUpdate()
     .as('before');
   return trx
@@ -322,8 +355,14 @@ async function updateReturningBefore(trx: Db, id: string, fromStatus: string, ch
 }
 
 /** SQLite (one writer at a time, statements in process): the row read, then updated. */
-async function updateAfterRead(trx: Db, id: string, fromStatus: string, changes: Partial<TasksTable>): Promise<Timeline | undefined> {
-  const before = await trx.selectFrom('tasks').select(TIMELINE_COLUMNS).where('id', '=', id).where('status', '=', fromStatus).executeTakeFirst();
+async function updateAfterRead(
+  trx: Db,
+  id: string,
+  fromStatus: string,
+  changes: Partial<TasksTable>,
+  approvals: Approvals | undefined,
+): Promise<Timeline | undefined> {
+  const before = await rowIfStill(trx, id, fromStatus, approvals).select(TIMELINE_COLUMNS).executeTakeFirst();
   if (!before) return undefined;
   const { seen_by_operator_at: stamp, ...rest } = changes;
   await trx

@@ -148,6 +148,16 @@ export async function findPasskey(db: Db, credentialId: string): Promise<Passkey
   return db.selectFrom('operator_passkeys').selectAll().where('credential_id', '=', credentialId).where('removed_at', 'is', null).executeTakeFirst();
 }
 
+/** A passkey by id, removed or not (what the public key list and the log name). */
+export async function passkeyById(db: Db, credentialId: string): Promise<PasskeyRow | undefined> {
+  return db.selectFrom('operator_passkeys').selectAll().where('credential_id', '=', credentialId).executeTakeFirst();
+}
+
+/** Every passkey of every operator, removed ones too, oldest first: a team's keys are few. */
+export async function allPasskeys(db: Db): Promise<PasskeyRow[]> {
+  return db.selectFrom('operator_passkeys').selectAll().orderBy('created_at').orderBy('credential_id').execute();
+}
+
 /** Every passkey of the operator, removed ones too (oldest first). */
 export async function passkeysOf(db: Db, operatorId: string): Promise<PasskeyRow[]> {
   return db.selectFrom('operator_passkeys').selectAll().where('operator_id', '=', operatorId).orderBy('created_at').orderBy('credential_id').execute();

@@ -61,4 +61,30 @@
         });
     });
   }
+  // An approval signed by the passkey the session was opened with (docs/approvals.md): its
+  // challenge is the approval challenge the server computed for the deliverable shown.
+  var approvals = document.querySelectorAll('form[data-approve-challenge]');
+  Array.prototype.forEach.call(approvals, function (form) {
+    form.addEventListener('submit', function (event) {
+      var field = form.querySelector('input[name="assertion"]');
+      if (!field || field.value) return;
+      event.preventDefault();
+      W.startAuthentication({
+        optionsJSON: {
+          challenge: form.getAttribute('data-approve-challenge'),
+          rpId: window.location.hostname,
+          allowCredentials: [{ id: form.getAttribute('data-approve-credential'), type: 'public-key' }],
+          userVerification: 'preferred',
+          timeout: 120000,
+        },
+      })
+        .then(function (response) {
+          field.value = JSON.stringify(response);
+          form.submit();
+        })
+        .catch(function (error) {
+          say(error.message);
+        });
+    });
+  });
 })();

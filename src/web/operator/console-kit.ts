@@ -52,6 +52,9 @@ export const DONE: Record<string, string> = {
   key_revoked: 'Key revoked: it stopped working at once.',
   duty: 'Duty updated.',
   assigned: 'Assignment saved.',
+  proposed: 'Proposed: other operators approve it in their Approve view before it is delivered.',
+  approved: 'Approval counted. At the required count the task is delivered.',
+  sent_back: 'Sent back: the proposer sees your reason, and approvals start again.',
   asked: 'Question sent: the requester sees it on the task (and by e-mail or webhook); the answer appears below.',
 };
 /**

@@ -4,7 +4,7 @@ import type { Session } from './auth/session.js';
 
 /** The console's page shell and small shared pieces. Every value an agent wrote goes through `html`. */
 
-export type Section = 'queue' | 'messages' | 'blocklist' | 'outbox' | 'stats' | 'team' | 'none';
+export type Section = 'queue' | 'messages' | 'approve' | 'blocklist' | 'outbox' | 'stats' | 'team' | 'none';
 
 export interface PageOptions {
   title: string;
@@ -23,6 +23,7 @@ export interface PageOptions {
 const NAV: [Exclude<Section, 'none'>, string, string, 'main' | 'more'][] = [
   ['queue', 'Queue', '/operator', 'main'],
   ['messages', 'Messages', '/operator/messages', 'main'],
+  ['approve', 'Approve', '/operator/approve', 'more'],
   ['blocklist', 'Blocklist', '/operator/blocklist', 'more'],
   ['outbox', 'Outbox', '/operator/outbox', 'more'],
   ['stats', 'Stats', '/operator/stats', 'more'],

@@ -7,6 +7,7 @@ import { registerAuthRoutes } from './auth/auth-routes.js';
 import { registerPasskeyRoutes } from './auth/passkey-routes.js';
 import { consoleKit } from './console-kit.js';
 import { registerListRoutes } from './inbox/list-routes.js';
+import { registerApproveRoutes } from './queue/approve-routes.js';
 import { registerInboxRoutes } from './queue/inbox-routes.js';
 import { registerTalkRoutes } from './talk/talk-routes.js';
 import { registerTemplateRoutes } from './talk/template-routes.js';
@@ -34,6 +35,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, deps: ServiceD
     registerResultRoutes(scope, deps, kit);
     registerPasskeyRoutes(scope, deps, kit);
     registerTeamRoutes(scope, deps, kit);
+    registerApproveRoutes(scope, deps, kit);
     registerInboxRoutes(scope, deps, kit);
     registerTemplateRoutes(scope, deps, kit);
   });

@@ -1,6 +1,7 @@
 import { html, type SafeHtml } from '../../../domain/html.js';
 import { deliverableSha256 } from '../../../receipts/payload.js';
 import { resultTable } from '../../pages/result-table.js';
+import { PASSKEY_SCRIPTS } from '../auth/passkey-assets.js';
 import type { Session } from '../auth/session.js';
 import { csrfField } from '../layout.js';
 
@@ -14,24 +15,31 @@ function technical(hash: string): SafeHtml {
   return html`<details class="tech"><summary>Technical details</summary><p class="sub">The receipt signs this SHA-256 (of the canonical JSON, for an answer):</p><p class="hash mono" id="confirm-hash">${hash}</p></details>`;
 }
 
-export function deliverConfirmView(taskId: string, notes: string, session: Session): SafeHtml {
+/**
+ * `sign`: a proposal of a task needing several approvals, by an operator signed in with a passkey
+ * (docs/approvals.md): confirming asks the device to sign the approval challenge first (passkey.js).
+ */
+export function deliverConfirmView(taskId: string, notes: string, session: Session, sign?: { challenge: string; credential: string }): SafeHtml {
   return html`<div><a class="back" href="/operator/tasks/${taskId}">← Back to the task</a></div>
     <section class="card" aria-labelledby="confirm-heading">
-      <h1 id="confirm-heading">Deliver and sign the receipt?</h1>
-      <p>The result below is frozen once delivered, and the receipt signs it.</p>
+      <h1 id="confirm-heading">${sign ? 'Propose and sign with your passkey?' : 'Deliver and sign the receipt?'}</h1>
+      <p>${sign ? 'Other operators approve this deliverable before it is delivered; your passkey signs it as your approval.' : 'The result below is frozen once delivered, and the receipt signs it.'}</p>
+      <p id="passkey-status" class="flash error" role="alert" hidden></p>
       <p class="prose quote">${notes}</p>
       ${technical(deliverableSha256(notes))}
-      <form class="action" method="post" action="/operator/tasks/${taskId}/deliver">
+      <form class="action" method="post" action="/operator/tasks/${taskId}/deliver" ${sign ? html`data-approve-challenge="${sign.challenge}" data-approve-credential="${sign.credential}"` : ''}>
         ${csrfField(session)}
         <input type="hidden" name="confirmed" value="1">
+        ${sign ? html`<input type="hidden" name="assertion" value="">` : ''}
         <textarea name="operator_notes" hidden aria-hidden="true" tabindex="-1">
 ${notes}</textarea>
         <div class="row end">
-          <button class="btn secondary" type="submit" formaction="/operator/tasks/${taskId}/notes">Save as draft and edit</button>
-          <button class="btn" type="submit">Confirm: deliver &amp; sign receipt</button>
+          ${sign ? '' : html`<button class="btn secondary" type="submit" formaction="/operator/tasks/${taskId}/notes">Save as draft and edit</button>`}
+          <button class="btn" type="submit">${sign ? 'Sign and propose' : html`Confirm: deliver &amp; sign receipt`}</button>
         </div>
       </form>
-    </section>`;
+    </section>
+    ${sign ? PASSKEY_SCRIPTS : ''}`;
 }
 
 /**

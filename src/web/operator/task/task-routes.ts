@@ -6,6 +6,7 @@ import { html, type SafeHtml } from '../../../domain/html.js';
 import { statusPagePath } from '../../../domain/network/urls.js';
 import { actorOf } from '../../../http/admin-auth.js';
 import { operatorAttachments } from '../../../services/attachments/attachments.js';
+import { proposalChallenge } from '../../../services/console/approvals.js';
 import { heldActionsOf, holdAction } from '../../../services/console/held-actions.js';
 import { QUEUE_FILTERS } from '../../../services/console/queue-search.js';
 import { countByStatus, messagesNamingAny, viewTask } from '../../../services/console/reads.js';
@@ -211,6 +212,18 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     if (!(TASK_ACTIONS as readonly string[]).includes(action)) throw new AppError('not_found', 'No such action.');
     const form = (request.body ?? {}) as Form;
     const patch = patchFor(action as TaskAction, form, deps.clock.now());
+    const credential = session(request).credential;
+    // A passkey session proposes a deliverable needing several approvals signed (docs/approvals.md).
+    const assertion = action === 'deliver' && credential.kind === 'passkey' ? text(form, 'assertion') : undefined;
+    if (assertion) patch.assertion = parsedAssertion(assertion);
+    else if (action === 'deliver' && credential.kind === 'passkey' && text(form, 'confirmed') === '1') {
+      const notes = String(patch.operator_notes ?? '');
+      const challenge = await proposalChallenge(deps, task_id, notes);
+      if (challenge !== null) {
+        const sign = { challenge, credential: credential.id };
+        return render(reply, session(request), 'queue', 'Sign the proposal', deliverConfirmView(task_id, notes, session(request), sign));
+      }
+    }
     // A delivery is final: it asks once. With the script, the browser's confirm() sets confirmed=1;
     // without it, this step shows the server-computed hash and asks here.
     if (action === 'deliver' && text(form, 'confirmed') !== '1') {
@@ -235,8 +248,20 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       const draft = action === 'reject' ? { reason: notes(form, 'operator_notes') } : { notes: notes(form, 'operator_notes') };
       return showTask(request, reply, task_id, flash('error', error.message, details), draft, error.status);
     }
+    // A delivery of a task needing several approvals proposed it: still accepted, waiting (docs/approvals.md).
+    const proposed = action === 'deliver' && (await proposalChallenge(deps, task_id, '')) !== null;
     const done =
-      action === 'accept' ? 'accepted' : action === 'deliver' ? 'delivered' : action === 'reject' ? 'rejected' : action === 'withdraw' ? 'withdrawn' : action;
+      action === 'accept'
+        ? 'accepted'
+        : proposed
+          ? 'proposed'
+          : action === 'deliver'
+            ? 'delivered'
+            : action === 'reject'
+              ? 'rejected'
+              : action === 'withdraw'
+                ? 'withdrawn'
+                : action;
     // Withdrawn from the messages page: the withdrawal message is dealt with too.
     const messageId = text(form, 'message_id');
     if (action === 'withdraw' && messageId) {
@@ -284,5 +309,14 @@ function patchFor(action: TaskAction, form: Form, now: Date): Record<string, unk
       return { eta: localToIso(form, 'eta_local') ?? '' };
     case 'withdraw':
       return { status: 'rejected', operator_notes: WITHDRAWN_REASON };
+  }
+}
+
+/** The assertion field of a signed proposal: the JSON the page's script put there (anything else is refused by the service). */
+function parsedAssertion(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
   }
 }

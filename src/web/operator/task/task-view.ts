@@ -249,6 +249,7 @@ export function taskView(options: TaskViewOptions): SafeHtml {
       <div>
         <section class="card" aria-labelledby="req"><h2 id="req">What the agent asked</h2><p class="prose quote">${task.description}</p>${keyFacts(task, now)}</section>
         ${filesView({ taskId: task.task_id, status: task.status, files: options.files, session: options.session, locationRequired: task.location_required, ...options.limits })}
+        ${approvalCard(task, now)}
         ${options.held ? heldCard(options.held, now) : actions(options)}
         ${questionsView(task, session, now, options.questionDraft)}
         ${task.status === 'accepted' && !options.held ? moveEta(task, session, now) : ''}
@@ -265,6 +266,16 @@ export function taskView(options: TaskViewOptions): SafeHtml {
       </div>
     </div>
     ${options.held ? '' : actionBar(task, session)}`;
+}
+
+/** Where the approvals of a task needing several stand (docs/approvals.md): the proposal, or why it was sent back. */
+function approvalCard(task: AdminTaskDetail, now: Date): SafeHtml | '' {
+  if (!task.approvals || task.status !== 'accepted') return '';
+  const { required, given } = task.approvals;
+  return html`<section class="card" aria-labelledby="appr"><h2 id="appr">Approvals: ${given} of ${required}</h2>
+    ${task.proposal ? html`<p>Proposed by ${task.proposal.proposed_by}, ${when(task.proposal.proposed_at, now)}: waiting in <a href="/operator/approve">Approve</a>.</p><p class="prose quote">${task.proposal.operator_notes}</p>` : html`<p class="sub">Delivering proposes the deliverable: ${required} operators must approve it, yours included.</p>`}
+    ${task.sent_back && !task.proposal ? html`<div class="flash error" role="note"><strong>Sent back by ${task.sent_back.by}, ${when(task.sent_back.at, now)}:</strong> <span class="prose">${task.sent_back.reason}</span></div>` : ''}
+  </section>`;
 }
 
 /**
