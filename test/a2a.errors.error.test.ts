@@ -59,7 +59,10 @@ describe.each(STORES)('A2A errors on %s', (store) => {
     expect(errorOf(nested)).toMatchObject({ code: -32700, data: { error: 'malformed_request' } });
     const large = await postJson(`${t.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: message([{ text: 'x'.repeat(70_000) }]) }, V1);
     expect(large.status).toBe(413);
-    expect(await large.json()).toMatchObject({ error: 'payload_too_large' });
+    expect(await large.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32602, data: { error: 'payload_too_large' } } });
+    const broken = await fetch(`${t.url}/a2a`, { method: 'POST', headers: { ...V1, 'content-type': 'application/json' }, body: '{"jsonrpc":' });
+    expect(broken.status).toBe(400);
+    expect(await broken.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700, data: { error: 'invalid_json' } } });
   });
 
   it('refuses malformed messages as invalid params with the contract data, and files as ContentTypeNotSupportedError', async () => {
@@ -167,6 +170,23 @@ describe.each(STORES)('A2A errors on %s', (store) => {
       };
       expect(messages.messages.some((m) => m.task_ids.includes(accepted))).toBe(true);
     }
+  });
+
+  it('refuses push configs of an unknown task (TaskNotFoundError), a sixth config and a receiver the SSRF guard refuses (invalid params)', async () => {
+    const unknown = errorOf(
+      await call('CreateTaskPushNotificationConfig', { taskId: 'task-2030-00000000000000000000000000000000', url: 'https://hooks.example-agent.dev/a' }),
+    );
+    expect(unknown).toMatchObject({ code: -32001 });
+    const id = await submit();
+    for (let i = 0; i < 5; i++) {
+      expect((await call('CreateTaskPushNotificationConfig', { taskId: id, url: `https://hooks.example-agent.dev/${i}` })).body.result).toBeDefined();
+    }
+    const sixth = errorOf(await call('CreateTaskPushNotificationConfig', { taskId: id, url: 'https://hooks.example-agent.dev/6' }));
+    expect(sixth).toMatchObject({ code: -32602, data: { error: 'validation_failed' } });
+    const other = await submit();
+    const loopback = errorOf(await call('CreateTaskPushNotificationConfig', { taskId: other, url: 'http://127.0.0.1:9/hook' }));
+    expect(loopback).toMatchObject({ code: -32602, data: { error: 'validation_failed' } });
+    expect(errorOf(await call('GetTaskPushNotificationConfig', { taskId: other }))).toMatchObject({ code: -32602 });
   });
 
   it('reads proto field names as well as JSON names (history_length, context_id)', async () => {

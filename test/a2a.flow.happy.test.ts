@@ -216,6 +216,41 @@ describe.each(STORES)('A2A flows on %s', (store) => {
       expect(at(resumed[2], 'statusUpdate.status.state')).toBe('TASK_STATE_COMPLETED');
     });
 
+    it('manages push notification configs, one also given with the message', async () => {
+      const client = await a2aClient(t, binding);
+      const request = sendRequest({ text: uniqueDescription() });
+      request.configuration = {
+        ...(request.configuration as NonNullable<typeof request.configuration>),
+        taskPushNotificationConfig: {
+          tenant: '',
+          id: 'with-message',
+          taskId: '',
+          url: 'https://hooks.example-agent.dev/a2a',
+          token: 'tok-1',
+          authentication: undefined,
+        },
+      };
+      const id = taskOf(await client.sendMessage(request)).id as string;
+      const created = await client.createTaskPushNotificationConfig({
+        tenant: '',
+        id: 'second',
+        taskId: id,
+        url: 'https://hooks.example-agent.dev/other',
+        token: '',
+        authentication: { scheme: 'Bearer', credentials: 'secret-1' },
+      });
+      expect(created).toMatchObject({ id: 'second', taskId: id, url: 'https://hooks.example-agent.dev/other' });
+      const got = await client.getTaskPushNotificationConfig({ tenant: '', taskId: id, id: 'with-message' });
+      expect(got).toMatchObject({ id: 'with-message', url: 'https://hooks.example-agent.dev/a2a', token: 'tok-1' });
+      const listed = await client.listTaskPushNotificationConfig({ tenant: '', taskId: id, pageSize: 0, pageToken: '' });
+      expect(listed.configs.map((c) => c.id).sort()).toEqual(['second', 'with-message']);
+      await client.deleteTaskPushNotificationConfig({ tenant: '', taskId: id, id: 'second' });
+      expect((await client.listTaskPushNotificationConfig({ tenant: '', taskId: id, pageSize: 0, pageToken: '' })).configs.map((c) => c.id)).toEqual([
+        'with-message',
+      ]);
+      await expect(client.getTaskPushNotificationConfig({ tenant: '', taskId: id, id: 'second' })).rejects.toThrow();
+    });
+
     it('follows a task that waits for input when subscribing, until it is final', async () => {
       const client = await a2aClient(t, binding);
       const id = taskOf(await client.sendMessage(sendRequest({ text: uniqueDescription() }))).id as string;

@@ -19,6 +19,7 @@ const DOMAIN = 'a2a-protocol.org';
 
 /** JSON-RPC codes of the contract's refusals (contract "A2A 1.0"). */
 const CONTRACT_CODES: Partial<Record<ErrorCode, number>> = {
+  invalid_json: -32700,
   rate_limited: -32050,
   capacity_reached: -32050,
   duplicate_task: -32051,

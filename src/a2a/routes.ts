@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { A2AError } from '../domain/a2a/errors.js';
 import type { AppError } from '../domain/errors.js';
-import { ErrorSchema } from '../domain/tasks/schemas.js';
 import { addJsonParser } from '../http/bodies/json-body.js';
 import { callerFrom } from '../http/client.js';
+import { contractError } from '../http/errors.js';
 import type { Caller, ServiceDeps } from '../services/context.js';
 import { asStoreUnavailable } from '../store/faults.js';
 import { internalError, jsonRpcError, restError } from './envelopes.js';
@@ -176,6 +176,19 @@ export async function registerA2a(app: FastifyInstance, deps: ServiceDeps): Prom
       '/a2a',
       {
         config: { kind: 'read', holdsRequests: true, bodyRefusal: jsonRpcParseError },
+        // What is refused before the handler (the read limit, a signature that does not verify, a
+        // body too large or not JSON, a draining instance) is answered as JSON-RPC too, with the
+        // contract's HTTP status and headers (Retry-After, RateLimit-*).
+        errorHandler: (error, request, reply) => {
+          const refusal = contractError(error, request, deps.store.faults);
+          const rpc = jsonRpcError(refusal);
+          // The refusal's own status (400, 413, 415, 429, 503): the typed reply knows only the declared ones.
+          return reply
+            .code(refusal.status as 400)
+            .headers(refusal.headers)
+            .type('application/json')
+            .send({ jsonrpc: '2.0', id: null, error: rpc?.error });
+        },
         schema: {
           operationId: 'a2a',
           summary: 'A2A 1.0 agent (JSON-RPC 2.0 binding)',
@@ -188,9 +201,8 @@ export async function registerA2a(app: FastifyInstance, deps: ServiceDeps): Prom
               { additionalProperties: true, description: 'The JSON-RPC 2.0 response, or a text/event-stream of them for the streaming methods.' },
             ),
             400: Type.Object({}, { additionalProperties: true, description: 'A contract error body, or a JSON-RPC parse error.' }),
-            413: ErrorSchema,
-            415: ErrorSchema,
-            429: ErrorSchema,
+            413: Type.Object({}, { additionalProperties: true, description: "A JSON-RPC 2.0 error response; its data carries the contract's error body." }),
+            429: Type.Object({}, { additionalProperties: true, description: "A JSON-RPC 2.0 error response; its data carries the contract's error body." }),
           },
         },
       },

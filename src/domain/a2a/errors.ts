@@ -9,7 +9,7 @@ export const A2A_ERRORS = {
   TaskNotCancelable: { code: -32002, http: 400, status: 'FAILED_PRECONDITION', reason: 'TASK_NOT_CANCELABLE' },
   PushNotificationNotSupported: { code: -32003, http: 400, status: 'FAILED_PRECONDITION', reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' },
   UnsupportedOperation: { code: -32004, http: 400, status: 'FAILED_PRECONDITION', reason: 'UNSUPPORTED_OPERATION' },
-  ContentTypeNotSupported: { code: -32005, http: 400, status: 'INVALID_ARGUMENT', reason: 'CONTENT_TYPE_NOT_SUPPORTED' },
+  ContentTypeNotSupported: { code: -32005, http: 415, status: 'INVALID_ARGUMENT', reason: 'CONTENT_TYPE_NOT_SUPPORTED' },
   VersionNotSupported: { code: -32009, http: 400, status: 'FAILED_PRECONDITION', reason: 'VERSION_NOT_SUPPORTED' },
   // JSON-RPC's own, for what is not a valid A2A request at all.
   InvalidParams: { code: -32602, http: 400, status: 'INVALID_ARGUMENT', reason: 'INVALID_PARAMS' },
