@@ -16,10 +16,11 @@
  * names one.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { windowFirstDay } from '../src/domain/tasks/coverage.js';
 import { TASK_TYPES } from '../src/domain/tasks/task.js';
@@ -35,6 +36,14 @@ const TASKS = Number(process.env.BENCH_TASKS ?? 1_000_000);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? Math.round(TASKS / 5));
 const ERASABLE = Number(process.env.BENCH_ERASABLE ?? Math.min(5_000, Math.round(TASKS / 10)));
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 5);
+/**
+ * BENCH_KEEP_DB=<name>: the PostgreSQL database (on TEST_POSTGRES_URL's server) or SQLite file seeded
+ * once and kept between runs; a run that finds it seeded skips the seed, the backfill and retention.
+ */
+const KEEP_DB = process.env.BENCH_KEEP_DB;
+/** BENCH_PARTS=queue,coverage,dryrun,…: time only these parts (default every part). */
+const PARTS = process.env.BENCH_PARTS?.split(',');
+const part = (name: string) => PARTS === undefined || PARTS.includes(name);
 /** Cold reads of each discovery document (each waits out the figures' cache first). */
 const COLD_SAMPLES = Number(process.env.BENCH_COLD_SAMPLES ?? 2);
 const PAGE_TARGET_MS = 50;
@@ -170,6 +179,8 @@ interface Timing {
   ms: number;
   max: number;
   target: number;
+  /** CPU time per request (the service and its PostgreSQL backends), where /proc tells it. */
+  cpu?: number;
   /** Set when a request was not answered 200 (e.g. a 503 past STORE_TIMEOUT_MS): a miss. */
   failed?: string;
 }
@@ -185,14 +196,55 @@ async function timed(url: string, headers: Record<string, string>): Promise<numb
 /** Median and max of SAMPLES requests after one warm-up; a failed request is reported, and missed. */
 async function sampled(name: string, once: () => Promise<number>): Promise<Timing> {
   const samples: number[] = [];
+  let cpu: number | undefined;
   try {
     await once();
+    const cpuBefore = await cpuTime();
     for (let i = 0; i < SAMPLES; i++) samples.push(await once());
+    const cpuAfter = await cpuTime();
+    if (cpuBefore !== undefined && cpuAfter !== undefined) cpu = (cpuAfter - cpuBefore) / SAMPLES;
   } catch (error) {
     return { name, ms: Number.NaN, max: Number.NaN, target: PAGE_TARGET_MS, failed: error instanceof Error ? error.message : String(error) };
   }
   samples.sort((a, b) => a - b);
-  return { name, ms: samples[Math.floor(samples.length / 2)] ?? 0, max: samples.at(-1) ?? 0, target: PAGE_TARGET_MS };
+  return { name, ms: samples[Math.floor(samples.length / 2)] ?? 0, max: samples.at(-1) ?? 0, target: PAGE_TARGET_MS, ...(cpu === undefined ? {} : { cpu }) };
+}
+
+/**
+ * CPU time (ms) the service and its PostgreSQL backends have used so far, from /proc (Linux, the
+ * database on this machine); undefined elsewhere. A loaded machine stretches wall time more than
+ * CPU time, so both are printed.
+ */
+let cpuTime: () => Promise<number | undefined> = async () => undefined;
+
+function procCpuMs(pid: number): number {
+  // utime and stime, fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 a second).
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+async function watchCpu(servicePid: number | undefined, databaseUrl: string): Promise<() => Promise<void>> {
+  if (servicePid === undefined || !existsSync(`/proc/${servicePid}/stat`)) return async () => {};
+  const client = databaseUrl.startsWith('postgres') ? new pg.Client({ connectionString: databaseUrl }) : undefined;
+  await client?.connect();
+  cpuTime = async () => {
+    let ms = procCpuMs(servicePid);
+    if (client) {
+      const { rows } = await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+      for (const { pid } of rows) {
+        try {
+          ms += procCpuMs(pid);
+        } catch {
+          // A backend that ended meanwhile.
+        }
+      }
+    }
+    return ms;
+  };
+  return async () => {
+    cpuTime = async () => undefined;
+    await client?.end();
+  };
 }
 
 async function measure(name: string, url: string, headers: Record<string, string>): Promise<Timing> {
@@ -215,11 +267,64 @@ function missed(t: Timing): boolean {
   return t.failed !== undefined || t.ms > t.target;
 }
 
+/** One retention run over the tasks due for erasure, per batch (in this process, on the same store). */
+async function retention(databaseUrl: string, dataDir: string): Promise<Timing[]> {
+  const timings: Timing[] = [];
+  const retentionStore = openStore(databaseUrl, { poolSize: 2, timeoutMs: 600_000 });
+  try {
+    const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, RETENTION_DAYS: String(RETENTION_DAYS), ADMIN_KEY });
+    // runRetention asks `stopping()` between batches: the time between two asks is one batch.
+    const marks: number[] = [performance.now()];
+    const run = await runRetention(
+      { store: retentionStore, clock: { now: () => new Date() }, log: createLogger('warn'), config },
+      { stopping: () => marks.push(performance.now()) < 0 },
+    );
+    const batches = marks
+      .slice(1)
+      .map((at, i) => at - (marks[i] ?? at))
+      .sort((a, b) => a - b);
+    if (run && batches.length > 0) {
+      timings.push({
+        name: `retention, per batch (${batches.length} batches of up to 500; ${run.erased_tasks} tasks erased; whole run ${run.duration_ms} ms)`,
+        ms: batches[Math.floor(batches.length / 2)] ?? 0,
+        max: batches.at(-1) ?? 0,
+        target: PAGE_TARGET_MS,
+      });
+    }
+  } finally {
+    await retentionStore.close();
+  }
+  return timings;
+}
+
+/** The database BENCH_KEEP_DB names on the server, created if it is not there yet; kept after the run. */
+async function keptDatabase(serverUrl: string, name: string): Promise<string> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`BENCH_KEEP_DB=${name}: a lower-case SQL name`);
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    const found = await admin.query('select 1 from pg_database where datname = $1', [name]);
+    if (found.rowCount === 0) await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** The newest 1,000 tasks of a seeded store, oldest first (as seed returns them). */
+async function recentTasks(store: Store): Promise<string[]> {
+  const rows = await store.db.selectFrom('tasks').select('id').orderBy('created_at', 'desc').limit(1_000).execute();
+  return rows.map((r) => r.id).reverse();
+}
+
 async function runStore(label: string, kind: 'sqlite' | 'postgres', log: (line: string) => void): Promise<Timing[]> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'hts-scale-'));
   let databaseUrl = `sqlite:${path.join(dataDir, 'service.db')}`;
   let drop = async () => {};
-  if (kind === 'postgres' && POSTGRES_URL) {
+  if (KEEP_DB !== undefined) databaseUrl = kind === 'postgres' && POSTGRES_URL ? await keptDatabase(POSTGRES_URL, KEEP_DB) : `sqlite:${path.resolve(KEEP_DB)}`;
+  else if (kind === 'postgres' && POSTGRES_URL) {
     const database = await createDatabase(POSTGRES_URL);
     databaseUrl = database.url;
     drop = database.drop;
@@ -228,50 +333,32 @@ async function runStore(label: string, kind: 'sqlite' | 'postgres', log: (line: 
   try {
     const store = openStore(databaseUrl, { poolSize: 2, timeoutMs: 600_000 });
     await migrate(store);
-    const recent = await seed(store, log);
-    // The seed wrote every day of three years of history into the coverage tables; a deployment
-    // that had this history would have had only the window filled, by migration 280: do that.
-    await sql`delete from coverage_days`.execute(store.db);
-    await sql`delete from coverage_window`.execute(store.db);
-    const backfillStarted = performance.now();
-    await backfillCoverage(store.db, windowFirstDay(new Date()));
-    log(`  coverage backfill (migration 280) over ${TASKS} tasks: ${Math.round(performance.now() - backfillStarted)} ms`);
-    // PostgreSQL's autovacuum would have analyzed a table this size; SQLite deployments never run ANALYZE.
-    if (kind === 'postgres') await sql`analyze`.execute(store.db);
+    const seeded = KEEP_DB !== undefined && (await store.db.selectFrom('tasks').select('id').limit(1).executeTakeFirst()) !== undefined;
+    if (seeded) log(`  ${KEEP_DB} is seeded already: seed, backfill and retention skipped`);
+    const recent = seeded ? await recentTasks(store) : await seed(store, log);
+    if (!seeded) {
+      // The seed wrote every day of three years of history into the coverage tables; a deployment
+      // that had this history would have had only the window filled, by migration 280: do that.
+      await sql`delete from coverage_days`.execute(store.db);
+      await sql`delete from coverage_window`.execute(store.db);
+      const backfillStarted = performance.now();
+      await backfillCoverage(store.db, windowFirstDay(new Date()));
+      log(`  coverage backfill (migration 280) over ${TASKS} tasks: ${Math.round(performance.now() - backfillStarted)} ms`);
+      // PostgreSQL's autovacuum would have analyzed a table this size; SQLite deployments never run ANALYZE.
+      if (kind === 'postgres') await sql`analyze`.execute(store.db);
+    }
     await store.close();
 
     // Retention first, in this process on the same store: one run over the tasks due for erasure
     // (the service runs its own a minute after start, which would take them first).
-    const retentionStore = openStore(databaseUrl, { poolSize: 2, timeoutMs: 600_000 });
-    try {
-      const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, RETENTION_DAYS: String(RETENTION_DAYS), ADMIN_KEY });
-      // runRetention asks `stopping()` between batches: the time between two asks is one batch.
-      const marks: number[] = [performance.now()];
-      const run = await runRetention(
-        { store: retentionStore, clock: { now: () => new Date() }, log: createLogger('warn'), config },
-        { stopping: () => marks.push(performance.now()) < 0 },
-      );
-      const batches = marks
-        .slice(1)
-        .map((at, i) => at - (marks[i] ?? at))
-        .sort((a, b) => a - b);
-      if (run && batches.length > 0) {
-        timings.push({
-          name: `retention, per batch (${batches.length} batches of up to 500; ${run.erased_tasks} tasks erased; whole run ${run.duration_ms} ms)`,
-          ms: batches[Math.floor(batches.length / 2)] ?? 0,
-          max: batches.at(-1) ?? 0,
-          target: PAGE_TARGET_MS,
-        });
-      }
-    } finally {
-      await retentionStore.close();
-    }
+    if (!seeded && part('retention')) timings.push(...(await retention(databaseUrl, dataDir)));
 
     const env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, RETENTION_DAYS: String(RETENTION_DAYS), RETENTION_INTERVAL_MINUTES: '1440' };
     // Start-up: a cold start on the seeded store (the first start ran the migrations already).
     const started = performance.now();
     const setup = await startSetup({ store: 'sqlite', instances: 1, env });
     timings.push({ name: 'start-up', ms: performance.now() - started, max: performance.now() - started, target: STARTUP_TARGET_MS });
+    const unwatch = await watchCpu(setup.services[0]?.process.pid, databaseUrl);
     try {
       const base = setup.base;
       const cookie = await signIn(base);
@@ -279,7 +366,7 @@ async function runStore(label: string, kind: 'sqlite' | 'postgres', log: (line: 
       const admin = { authorization: `Bearer ${ADMIN_KEY}` };
       const openTask = recent.at(-1) ?? '';
       const oldTask = recent[0] ?? '';
-      for (const status of ['open', 'all', 'submitted', 'accepted', 'delivered', 'rejected']) {
+      for (const status of part('queue') ? ['open', 'all', 'submitted', 'accepted', 'delivered', 'rejected'] : []) {
         for (const order of ['oldest', 'newest']) {
           for (const test of ['', 'only', 'exclude']) {
             const query = `status=${status}&order=${order}${test ? `&test=${test}` : ''}`;
@@ -287,21 +374,25 @@ async function runStore(label: string, kind: 'sqlite' | 'postgres', log: (line: 
           }
         }
       }
-      for (const [name, url] of [
-        ['console messages', '/operator/messages'],
-        ['console stats', '/operator/stats'],
-        ['console stats, 365 days', '/operator/stats?days=365'],
-        ['console task page (open)', `/operator/tasks/${openTask}`],
-        ['console task page (older)', `/operator/tasks/${oldTask}`],
-        ['console outbox', '/operator/outbox'],
-        ['console blocklist', '/operator/blocklist'],
-      ] as const) {
+      for (const [name, url] of part('console')
+        ? ([
+            ['console messages', '/operator/messages'],
+            ['console stats', '/operator/stats'],
+            ['console stats, 365 days', '/operator/stats?days=365'],
+            ['console task page (open)', `/operator/tasks/${openTask}`],
+            ['console task page (older)', `/operator/tasks/${oldTask}`],
+            ['console outbox', '/operator/outbox'],
+            ['console blocklist', '/operator/blocklist'],
+          ] as const)
+        : []) {
         timings.push(await measure(name, `${base}${url}`, console));
       }
-      timings.push(await measure('GET /api/v1/admin/stats', `${base}/api/v1/admin/stats`, admin));
-      timings.push(await measure('GET /metrics', `${base}/metrics`, admin));
-      timings.push(await measure('GET /api/v1/admin/messages', `${base}/api/v1/admin/messages`, admin));
-      for (const status of ['', 'open', 'submitted', 'accepted', 'delivered', 'rejected']) {
+      if (part('admin')) {
+        timings.push(await measure('GET /api/v1/admin/stats', `${base}/api/v1/admin/stats`, admin));
+        timings.push(await measure('GET /metrics', `${base}/metrics`, admin));
+        timings.push(await measure('GET /api/v1/admin/messages', `${base}/api/v1/admin/messages`, admin));
+      }
+      for (const status of part('admin') ? ['', 'open', 'submitted', 'accepted', 'delivered', 'rejected'] : []) {
         for (const test of ['', 'only', 'exclude']) {
           const query = new URLSearchParams({ ...(status ? { status } : {}), ...(test ? { test } : {}), limit: '50' });
           const url = `${base}/api/v1/admin/tasks?${query}`;
@@ -310,17 +401,21 @@ async function runStore(label: string, kind: 'sqlite' | 'postgres', log: (line: 
           if (page.next_cursor) timings.push(await measure(`  … its next page`, `${url}&cursor=${encodeURIComponent(page.next_cursor)}`, admin));
         }
       }
-      const coverage = await measure('GET /api/v1/coverage', `${base}/api/v1/coverage`, {});
-      timings.push({ ...coverage, target: COVERAGE_TARGET_MS });
-      const read = await measure('GET /api/v1/tasks/{task_id}', `${base}/api/v1/tasks/${openTask}`, {});
-      timings.push(read);
-      const dryRun = await measurePost('POST /api/v1/tasks?dry_run=true', `${base}/api/v1/tasks?dry_run=true`, {
-        task_type: 'data_collection',
-        description: 'Count the benches in the park on Elm Street and note which are broken.',
-        delivery: 'status_poll',
-      });
-      timings.push({ ...dryRun, target: read.ms + DRY_RUN_OVER_READ_MS });
-      for (const doc of ['/.well-known/human.json', '/.well-known/capabilities.json']) {
+      if (part('coverage')) {
+        const coverage = await measure('GET /api/v1/coverage', `${base}/api/v1/coverage`, {});
+        timings.push({ ...coverage, target: COVERAGE_TARGET_MS });
+      }
+      if (part('dryrun')) {
+        const read = await measure('GET /api/v1/tasks/{task_id}', `${base}/api/v1/tasks/${openTask}`, {});
+        timings.push(read);
+        const dryRun = await measurePost('POST /api/v1/tasks?dry_run=true', `${base}/api/v1/tasks?dry_run=true`, {
+          task_type: 'data_collection',
+          description: 'Count the benches in the park on Elm Street and note which are broken.',
+          delivery: 'status_poll',
+        });
+        timings.push({ ...dryRun, target: read.ms + DRY_RUN_OVER_READ_MS });
+      }
+      for (const doc of part('documents') ? ['/.well-known/human.json', '/.well-known/capabilities.json'] : []) {
         const cold: number[] = [];
         for (let i = 0; i < COLD_SAMPLES; i++) {
           await new Promise((resolve) => setTimeout(resolve, LIVE_CACHE_MS + 200));
@@ -329,14 +424,16 @@ async function runStore(label: string, kind: 'sqlite' | 'postgres', log: (line: 
         timings.push({ name: `GET ${doc} (cache cold)`, ms: Math.min(...cold), max: Math.max(...cold), target: PAGE_TARGET_MS });
       }
     } finally {
+      await unwatch();
       await setup.stop();
     }
   } finally {
-    await drop();
+    if (KEEP_DB === undefined) await drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
   for (const t of timings) {
-    const figure = t.failed ?? `${t.ms.toFixed(1)} ms${t.max !== t.ms ? ` (max ${t.max.toFixed(1)})` : ''}`;
+    const cpu = t.cpu === undefined ? '' : `, CPU ${t.cpu.toFixed(1)} ms`;
+    const figure = t.failed ?? `${t.ms.toFixed(1)} ms${t.max !== t.ms ? ` (max ${t.max.toFixed(1)}${cpu})` : cpu}`;
     log(`[${label}] ${t.name}: ${figure}${missed(t) ? `  ✗ target ≤ ${t.target} ms` : ''}`);
   }
   return timings;

@@ -3,8 +3,10 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { decodeJwt } from 'jose';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { htask } from '../clients/typescript/test/cli.support.js';
 import { verifyApprovals } from '../src/receipts/approval-verify.js';
 import { verifyReceipt } from '../src/receipts/verify.js';
+import { runCli } from './receipts.support.js';
 import { postJson, STORES, startTestApp, type TestApp, validTask } from './support/app.js';
 import { seriousAxeViolations } from './support/axe.js';
 import { useBrowser } from './support/browser.js';
@@ -163,6 +165,17 @@ describe.each(STORES)('approvals signed by passkeys in Chromium on %s', (store) 
     const verdict = await verifyReceipt(delivered.receipt as string, options);
     expect(verdict.checks.filter((c) => !c.ok)).toEqual([]);
     expect(verdict.approvals.map((a) => a.status)).toEqual(['signed', 'signed']);
+    // The status page's check by the service (for browsers without Ed25519) checks the attestations against the same keys.
+    const byService = (await (await fetch(`${t.url}/tasks/receipt-check?id=${id}`)).json()) as { valid: boolean; checks: { name: string; ok: boolean }[] };
+    expect(byService.checks.find((c) => c.name === 'approvals')).toMatchObject({ ok: true });
+    expect(byService.valid).toBe(true);
+    // Both command-line verifiers fetch /.well-known/operator-keys.json themselves and list each approval.
+    const cli = await runCli('verify-receipt', [id, '--base-url', site.base]);
+    expect(cli.stdout).toMatch(/✓ approvals +2 approval\(s\): 2 signed by a published passkey/);
+    expect(cli.code).toBe(0);
+    const shell = await htask(['verify', id], { baseUrl: site.base });
+    expect(shell.stdout).toMatch(/approvals\[1\] \(key [\w-]{43}\): signed, user present/);
+    expect(shell.code).toBe(0);
     // One byte of an attestation's signature flipped: the approvals check names that approval (the JWS would fail too).
     const tampered = structuredClone(receipt) as Json & { approvals: { attestation: { signature: string } }[] };
     const sig = Buffer.from(tampered.approvals[1]?.attestation.signature ?? '', 'base64url');

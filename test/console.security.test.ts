@@ -51,7 +51,15 @@ describe.each(STORES)('operator console security on %s', (store) => {
     expect(res.headers.get('cache-control')).toBe('no-store');
 
     const id = await submit(t);
-    for (const path of ['/operator', `/operator/tasks/${id}`, '/operator/messages', '/operator/blocklist', '/operator/outbox', '/operator/stats']) {
+    for (const path of [
+      '/operator',
+      `/operator/tasks/${id}`,
+      '/operator/messages',
+      '/operator/blocklist',
+      '/operator/outbox',
+      '/operator/stats',
+      '/operator/service-level',
+    ]) {
       const anon = await fetch(`${t.url}${path}`, { redirect: 'manual' });
       expect(anon.status, path).toBe(303);
       expect(anon.headers.get('location')).toBe(`/operator/login?next=${encodeURIComponent(path)}`);

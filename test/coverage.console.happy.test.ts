@@ -6,9 +6,10 @@ import { seriousAxeViolations } from './support/axe.js';
 import { launchBrowser } from './support/browser.js';
 
 /**
- * The operators see their own service level on the queue's "More" sheet (docs/coverage.md): the
- * same figures as GET /api/v1/coverage, readable on a phone (390×844: no sideways scroll, no
- * serious axe violation with the sheet open).
+ * The operators see their own service level on the queue's "More" sheet on a phone and beside the
+ * queue on a wide screen (docs/coverage.md): the same figures as GET /api/v1/coverage, readable
+ * (390×844: no sideways scroll; no serious axe violation either way), loaded from its own page
+ * once in view, so the queue page itself never reads coverage.
  */
 describe('service level on the console', () => {
   let t: TestApp;
@@ -59,4 +60,48 @@ describe('service level on the console', () => {
     expect(await seriousAxeViolations(page)).toEqual([]);
     await ctx.close();
   }, 60_000);
+
+  it('desktop 1280×800: the figures beside the queue, with ids of their own', async () => {
+    const ctx = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 800 } });
+    const page = await ctx.newPage();
+    await page.goto(`${t.url}/operator/login`);
+    await page.getByLabel('Operator key').fill(TEST_ADMIN_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${t.url}/operator`);
+    const aside = page.locator('[data-service-level="aside"] .service-level');
+    await expect.poll(() => aside.isVisible()).toBe(true);
+    const text = (await aside.innerText()).replace(/\s+/g, ' ');
+    expect(text).toContain('Data collection');
+    expect(text).toContain('delivered 2.0 h');
+    expect(text).toContain('100 % taken · 6 delivered');
+    expect(await aside.getAttribute('aria-labelledby')).toBe('service-level-aside-title');
+    expect(await page.locator('#service-level-aside-title').innerText()).toBe('Service level, last 30 days');
+    // The phone's sheet is not filled on a wide screen.
+    expect(await page.locator('[data-service-level="sheet"] .service-level').count()).toBe(0);
+    await page.screenshot({ path: `${process.env.SCREENSHOT_DIR ?? '/tmp'}/coverage-desktop-1280.png` });
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    await ctx.close();
+  }, 60_000);
+
+  it('the queue page holds only links to the service level; its own page shows the figures without the script', async () => {
+    const login = await fetch(`${t.url}/operator/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ key: TEST_ADMIN_KEY, next: '/operator' }).toString(),
+      redirect: 'manual',
+    });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const queue = await (await fetch(`${t.url}/operator`, { headers: { cookie } })).text();
+    expect(queue).toContain('data-service-level="sheet"');
+    expect(queue).toContain('data-service-level="aside"');
+    expect(queue).not.toContain('class="service-level"');
+    expect(queue).not.toContain('6 delivered');
+    const own = await fetch(`${t.url}/operator/service-level`, { headers: { cookie } });
+    expect(own.status).toBe(200);
+    const text = (await own.text()).replace(/\s+/g, ' ');
+    expect(text).toContain('<h1>Service level</h1>');
+    expect(text).toContain('100 % taken · 6 delivered');
+    const signedOut = await fetch(`${t.url}/operator/service-level`, { redirect: 'manual' });
+    expect(signedOut.status).toBe(303);
+  });
 });

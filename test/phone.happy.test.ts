@@ -78,6 +78,7 @@ describe.each(STORES.slice(0, 1))('every page on a phone and a desktop on %s', (
       '/operator/blocklist',
       '/operator/outbox',
       '/operator/stats',
+      '/operator/service-level',
     ];
   });
   afterAll(async () => {

@@ -56,6 +56,7 @@ for (const store of STORES) {
         `/operator/tasks/${open}`,
         '/operator/stats',
         '/operator/stats?days=365',
+        '/operator/service-level',
         '/operator/outbox',
         '/operator/blocklist',
       );

@@ -270,12 +270,25 @@ export async function taskQuotaHeaders(db: Db, deps: AbuseDeps, caller: Caller):
   return quotaHeaders(task, caller.clientHash, now, (key) => counts.get(key) ?? 0);
 }
 
-/** Where the client stands on the quotas a submission may use (a dry run's answer), without using any. */
-export async function taskQuotaStanding(db: Db, deps: AbuseDeps, caller: Caller): Promise<Record<string, { limit: number; remaining: number }>> {
-  const quotas = taskQuotas(policiesOf(deps.abuse, caller), 'status_poll');
+/** The counters a dry run's standing reads (taskQuotaStanding), to read them with others. */
+export function taskQuotaStandingKeys(deps: AbuseDeps, caller: Caller): string[] {
   const now = deps.clock.now();
-  const keys = quotas.map((q) => counterKey(q, caller.clientHash, windowOf(q.window, now)));
-  const counts = await readCounters(db, keys);
+  return taskQuotas(policiesOf(deps.abuse, caller), 'status_poll').map((q) => counterKey(q, caller.clientHash, windowOf(q.window, now)));
+}
+
+/**
+ * Where the client stands on the quotas a submission may use (a dry run's answer), without using
+ * any; from `known` counts when given (read beside the dry run's checks), else read here.
+ */
+export async function taskQuotaStanding(
+  db: Db,
+  deps: AbuseDeps,
+  caller: Caller,
+  known?: Map<string, number>,
+): Promise<Record<string, { limit: number; remaining: number }>> {
+  const quotas = taskQuotas(policiesOf(deps.abuse, caller), 'status_poll');
+  const keys = taskQuotaStandingKeys(deps, caller);
+  const counts = known ?? (await readCounters(db, keys));
   return Object.fromEntries(quotas.map((q, i) => [q.name, { limit: q.limit, remaining: Math.max(0, q.limit - (counts.get(keys[i] ?? '') ?? 0)) }]));
 }
 

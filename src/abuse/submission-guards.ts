@@ -94,42 +94,58 @@ export class SubmissionGuards {
 
   /**
    * What the submission would come to if it were committed now, deciding it exactly as a batch
-   * does but taking no lock and writing nothing (a dry run): `save` is never called.
+   * does but taking no lock and writing nothing (a dry run): `save` is never called. `alsoCounters`
+   * are read with the submission's own (a dry run's standing on every quota), and returned.
    */
-  static async peek(db: Db, deps: AbuseDeps, submission: GuardedSubmission): Promise<Verdict> {
-    const guards = await SubmissionGuards.load(db, deps, [submission], false);
-    return guards.decide(submission);
+  static async peek(
+    db: Db,
+    deps: AbuseDeps,
+    submission: GuardedSubmission,
+    alsoCounters: string[] = [],
+  ): Promise<{ verdict: Verdict; counts: Map<string, number> }> {
+    const guards = await SubmissionGuards.load(db, deps, [submission], false, alsoCounters);
+    const counts = new Map(guards.counts);
+    return { verdict: guards.decide(submission), counts };
   }
 
-  /** Locks every key of the batch (unless `lock` is false: a dry run) and reads what its decisions need. */
-  static async load(trx: Db, deps: AbuseDeps, submissions: GuardedSubmission[], lock = true): Promise<SubmissionGuards> {
+  /**
+   * Locks every key of the batch and reads what its decisions need. Without the locks (`lock`
+   * false: a dry run, which also reads `alsoCounters`) the reads go out at once, side by side.
+   */
+  static async load(trx: Db, deps: AbuseDeps, submissions: GuardedSubmission[], lock = true, alsoCounters: string[] = []): Promise<SubmissionGuards> {
     const now = deps.clock.now();
     const at = iso(now);
     const quotasOf = new Map(submissions.map((s) => [s, SubmissionGuards.counted(deps, s, now)]));
-    const counterKeys = [...new Set([...[...quotasOf.values()].flat().map((c) => c.key), dailyTaskCapKey(now)])];
+    const counterKeys = [...new Set([...[...quotasOf.values()].flat().map((c) => c.key), dailyTaskCapKey(now), ...alsoCounters])];
     const keyed = submissions.filter((s) => s.caller.idempotencyKey !== undefined);
-    // The keys of these submissions first, then what only they can change is read. The counters,
-    // which every submission shares (the daily cap), are locked last and held the shortest.
-    if (lock)
-      await lockKeys(trx, deps.store.dialect, [
-        ...keyed.map((s) => `idem:${s.caller.clientHash}:${s.caller.idempotencyKey}`),
-        ...submissions.map((s) => `dup:${s.dedupeKey}`),
-      ]);
     const windowStart = duplicateWindowStart(deps, now);
     const matches = new Map(submissions.map((s) => [s, SubmissionGuards.blockMatch(s)]));
-    const blocks = await activeBlocksMatching(trx, [...matches.values()], at);
-    const records = await findIdempotencyRecords(
-      trx,
-      keyed.map((s) => ({ clientHash: s.caller.clientHash, key: s.caller.idempotencyKey ?? '' })),
-      at,
-    );
-    const recent = windowStart === null ? [] : await findByDedupeKeys(trx, [...new Set(submissions.map((s) => s.dedupeKey))], windowStart);
-    if (lock)
-      await lockKeys(
+    const blocksRead = () => activeBlocksMatching(trx, [...matches.values()], at);
+    const recordsRead = () =>
+      findIdempotencyRecords(
         trx,
-        deps.store.dialect,
-        counterKeys.map((key) => `counter:${key}`),
+        keyed.map((s) => ({ clientHash: s.caller.clientHash, key: s.caller.idempotencyKey ?? '' })),
+        at,
       );
+    const recentRead = async () => (windowStart === null ? [] : await findByDedupeKeys(trx, [...new Set(submissions.map((s) => s.dedupeKey))], windowStart));
+    if (!lock) {
+      const [blocks, records, recent, counts] = await Promise.all([blocksRead(), recordsRead(), recentRead(), readCounters(trx, counterKeys)]);
+      return new SubmissionGuards(deps, now, quotasOf, matches, blocks, records, counts, recent, windowStart);
+    }
+    // The keys of these submissions first, then what only they can change is read. The counters,
+    // which every submission shares (the daily cap), are locked last and held the shortest.
+    await lockKeys(trx, deps.store.dialect, [
+      ...keyed.map((s) => `idem:${s.caller.clientHash}:${s.caller.idempotencyKey}`),
+      ...submissions.map((s) => `dup:${s.dedupeKey}`),
+    ]);
+    const blocks = await blocksRead();
+    const records = await recordsRead();
+    const recent = await recentRead();
+    await lockKeys(
+      trx,
+      deps.store.dialect,
+      counterKeys.map((key) => `counter:${key}`),
+    );
     const counts = await readCounters(trx, counterKeys);
     return new SubmissionGuards(deps, now, quotasOf, matches, blocks, records, counts, recent, windowStart);
   }

@@ -8,6 +8,14 @@ import type { ServiceDeps } from '../context.js';
 import { onDutyCount } from '../team/operators.js';
 
 /**
+ * The window's first day each instance (its store) last rolled the window to. Looking for days
+ * older than that walks the day index from its start, past every entry a roll deleted and VACUUM
+ * has not reclaimed yet (500 ms at 1,000,000 tasks after a big roll, docs/performance.md), so an
+ * instance looks once per UTC day, not on every read.
+ */
+const rolledTo = new WeakMap<object, string>();
+
+/**
  * GET /api/v1/coverage, get_human_services and the console's service level (docs/coverage.md):
  * the window's histograms (a bounded number of rows, kept with every change of a task), the
  * daily cap, the operators on duty and the open tasks (kept counts). Read from the store on every
@@ -16,7 +24,11 @@ import { onDutyCount } from '../team/operators.js';
 export async function coverage(deps: ServiceDeps): Promise<Coverage> {
   const now = deps.clock.now();
   const db = deps.store.db;
-  await rollCoverageWindow(db, windowFirstDay(now));
+  const firstDay = windowFirstDay(now);
+  if (rolledTo.get(deps.store) !== firstDay) {
+    await rollCoverageWindow(db, firstDay);
+    rolledTo.set(deps.store, firstDay);
+  }
   const [rows, caps, onDuty, byStatus] = await Promise.all([coverageWindow(db), dailyCapUsage(deps), onDutyCount(deps), countTasksByStatus(db)]);
   const summaries = new Map(rows.map((row) => [`${row.task_type}|${row.measure}`, row]));
   const summaryOf = (taskType: string, measure: CoverageMeasure): CoverageHistogram | undefined => summaries.get(`${taskType}|${measure}`);

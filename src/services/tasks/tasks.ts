@@ -113,17 +113,26 @@ export async function submitTask(deps: ServiceDeps, caller: Caller, raw: unknown
 export async function dryRunTask(deps: ServiceDeps, caller: Caller, raw: unknown): Promise<DryRunResponse> {
   const checked = await check(deps, caller, raw, true);
   let warnings: string[] = [];
+  // The standing's counters are read with the checks' own (one statement).
+  let known: Map<string, number> | undefined;
   if (checked.kind === 'checked') {
     const { input, screening, requestHash, now } = checked;
     warnings = checked.warnings;
     const row = buildTaskRow(input, caller, { emailUnverified: screening?.emailUnverified ?? false }, now, deps.profile.response_target_hours);
     const body = buildSubmissionResponse(deps.config.baseUrl, row, warnings, deps.profile.response_target_hours);
-    const verdict = await guards.SubmissionGuards.peek(deps.store.db, deps, guarded(caller, input, row, requestHash, body, undefined));
+    const standingKeys = guards.taskQuotaStandingKeys(deps, caller);
+    const { verdict, counts } = await guards.SubmissionGuards.peek(
+      deps.store.db,
+      deps,
+      guarded(caller, input, row, requestHash, body, undefined),
+      standingKeys,
+    );
     // A duplicate's 409 only: the mail a real one sends to another client's address is not sent.
     if (verdict.kind === 'refused') throw verdict.error;
     if (verdict.kind === 'duplicate') throw guards.duplicateRefusal(deps, verdict.duplicate);
+    known = counts;
   }
-  const limits = await guards.taskQuotaStanding(deps.store.db, deps, caller);
+  const limits = await guards.taskQuotaStanding(deps.store.db, deps, caller, known);
   const answer: DryRunResponse = {
     dry_run: true,
     would_accept: true,

@@ -292,7 +292,9 @@ export async function proposedTasks(db: Db, limit: number): Promise<TaskRow[]> {
 
 /**
  * Updates a task only while it still has `fromStatus` (the operator's PATCH): two racing operators
- * cannot both move it. False when the status changed meanwhile.
+ * cannot both move it. False when the status changed meanwhile. What the change does to the kept
+ * counts and coverage is the difference between the row before and after; the first view is
+ * stamped once (a stamp on a task already seen keeps the first one).
  */
 export async function updateTaskIfStatus(
   db: Db,
@@ -302,24 +304,73 @@ export async function updateTaskIfStatus(
   approvals?: Pick<TaskRow, 'approval_round' | 'approvals_given'>,
 ): Promise<boolean> {
   return withTransaction(db, async (trx) => {
-    // The row as it was, locked on PostgreSQL from here on: what the change does to the kept
-    // counts and coverage is the difference between it and the row after. With `approvals`, also
-    // only while the proposal round and its count are still those read (docs/approvals.md).
-    let query = trx.selectFrom('tasks').select(TIMELINE_COLUMNS).where('id', '=', id).where('status', '=', fromStatus);
-    if (approvals) query = query.where('approval_round', '=', approvals.approval_round).where('approvals_given', '=', approvals.approvals_given);
-    if (!isSqlite(trx)) query = query.forUpdate();
-    const before = await query.executeTakeFirst();
+    // With `approvals`, only while the proposal round and its count are still those read (docs/approvals.md).
+    const before = isSqlite(trx)
+      ? await updateAfterRead(trx, id, fromStatus, changes, approvals)
+      : await updateReturningBefore(trx, id, fromStatus, changes, approvals);
     if (!before) return false;
-    // The first view is stamped once: a stamp on a task already seen keeps the first one.
     const { seen_by_operator_at: stamp, ...rest } = changes;
-    const set = before.seen_by_operator_at === null && stamp !== undefined ? changes : rest;
-    await trx.updateTable('tasks').set(set).where('id', '=', id).execute();
-    const after = { ...before, ...set };
+    const after = { ...before, ...(before.seen_by_operator_at === null && stamp !== undefined ? changes : rest) };
     await countStatusChange(trx, id, fromStatus, after.status);
     await addTaskCounts(trx, countChange(before, after));
     await addCoverage(trx, coverageChange(before, after));
     return true;
   });
+}
+
+type Timeline = Pick<TaskRow, (typeof TIMELINE_COLUMNS)[number]>;
+type Approvals = Pick<TaskRow, 'approval_round' | 'approvals_given'>;
+
+/** The task's row while it has `fromStatus` (and, with `approvals`, that proposal round and count). */
+function rowIfStill(trx: Db, id: string, fromStatus: string, approvals: Approvals | undefined) {
+  const query = trx.selectFrom('tasks').where('id', '=', id).where('status', '=', fromStatus);
+  return approvals ? query.where('approval_round', '=', approvals.approval_round).where('approvals_given', '=', approvals.approvals_given) : query;
+}
+
+/**
+ * PostgreSQL: one statement. The row as it was is read under its lock by the statement's own
+ * subquery (FOR UPDATE waits out a concurrent change and re-checks the status) and returned, the
+ * new values being the caller's.
+ */
+async function updateReturningBefore(
+  trx: Db,
+  id: string,
+  fromStatus: string,
+  changes: Partial<TasksTable>,
+  approvals: Approvals | undefined,
+): Promise<Timeline | undefined> {
+  const { seen_by_operator_at: stamp, ...rest } = changes;
+  const set = stamp === undefined ? rest : { ...rest, seen_by_operator_at: sql<string | null>`coalesce(tasks.seen_by_operator_at, ${stamp})` };
+  const locked = rowIfStill(trx, id, fromStatus, approvals)
+    .select(['id', ...TIMELINE_COLUMNS])
+    .forUpdate()
+    .as('before');
+  return trx
+    .updateTable('tasks')
+    .set(set)
+    .from(locked)
+    .whereRef('tasks.id', '=', 'before.id')
+    .returning(TIMELINE_COLUMNS.map((column) => `before.${column}` as const))
+    .executeTakeFirst();
+}
+
+/** SQLite (one writer at a time, statements in process): the row read, then updated. */
+async function updateAfterRead(
+  trx: Db,
+  id: string,
+  fromStatus: string,
+  changes: Partial<TasksTable>,
+  approvals: Approvals | undefined,
+): Promise<Timeline | undefined> {
+  const before = await rowIfStill(trx, id, fromStatus, approvals).select(TIMELINE_COLUMNS).executeTakeFirst();
+  if (!before) return undefined;
+  const { seen_by_operator_at: stamp, ...rest } = changes;
+  await trx
+    .updateTable('tasks')
+    .set(before.seen_by_operator_at === null && stamp !== undefined ? changes : rest)
+    .where('id', '=', id)
+    .execute();
+  return before;
 }
 
 /** Stamps the operator's first view unless already stamped; true when this call stamped it. */

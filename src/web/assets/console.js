@@ -9,6 +9,45 @@
     return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes());
   };
 
+  // The service level (docs/coverage.md, For operators): the queue page holds only places for it,
+  // filled from its page when they come into view (the "More" sheet when opened, the wide screen's
+  // aside at load and with every live change), each with heading ids of its own.
+  var fillServiceLevel = function (slot) {
+    if (!window.fetch || !window.DOMParser || slot.hasAttribute('data-loading')) return;
+    slot.setAttribute('data-loading', '');
+    fetch('/operator/service-level', { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+      .then(function (r) {
+        return r.ok ? r.text() : null;
+      })
+      .then(function (text) {
+        var fresh = text && new DOMParser().parseFromString(text, 'text/html').querySelector('main .service-level');
+        if (!fresh) return;
+        var id = 'service-level-' + slot.getAttribute('data-service-level');
+        var title = fresh.querySelector('h2');
+        if (title) title.id = id + '-title';
+        fresh.setAttribute('aria-labelledby', id + '-title');
+        slot.replaceChildren(document.adoptNode(fresh));
+      })
+      .catch(function () {})
+      .then(function () {
+        slot.removeAttribute('data-loading');
+      });
+  };
+  var fillVisibleServiceLevel = function () {
+    document.querySelectorAll('[data-service-level]').forEach(function (slot) {
+      if (slot.offsetParent !== null) fillServiceLevel(slot);
+    });
+  };
+  document.addEventListener(
+    'toggle',
+    function (event) {
+      var slot = event.target.open && event.target.querySelector && event.target.querySelector('[data-service-level]');
+      if (slot) fillServiceLevel(slot);
+    },
+    true,
+  );
+  fillVisibleServiceLevel();
+
   // The live console: an event stream from /operator/events updates the title (unseen tasks + new
   // messages) and the queue without a reload; a task page says when its task changed meanwhile.
   var body = document.body;
@@ -78,6 +117,7 @@
             myNav = document.querySelector('.nav');
           if (freshNav && myNav && !myNav.querySelector('details[open]')) myNav.replaceWith(document.adoptNode(freshNav));
           localTimes(fresh);
+          fillVisibleServiceLevel();
         })
         .catch(function () {})
         .then(function () {

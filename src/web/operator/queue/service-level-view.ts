@@ -3,9 +3,22 @@ import type { Coverage, CoverageTime } from '../../../domain/tasks/coverage.js';
 import { duration, humanType } from '../layout.js';
 
 /**
- * The operators' own service level, on the queue's "More" sheet: the same figures agents read
- * at GET /api/v1/coverage (services/tasks/coverage.ts), so the team sees what it is promising. Types
- * with nothing measured in the window are left out.
+ * Where the service level goes on the queue page: an empty place holding a link to its page, filled
+ * by the console's script from that page when it comes into view (the phone's "More" sheet when
+ * opened, beside the queue on a wide screen at load), so reading coverage is never part of
+ * rendering the queue (docs/coverage.md, For operators).
+ */
+export function serviceLevelSlot(where: 'sheet' | 'aside'): SafeHtml {
+  return html`<div class="service-level-slot${where === 'aside' ? ' wide-only' : ''}" data-service-level="${where}">
+    <a href="/operator/service-level">Service level, last 30 days</a>
+  </div>`;
+}
+
+/**
+ * The operators' own service level (its page, /operator/service-level, whose section fills the
+ * queue's places for it): the same figures agents read at GET /api/v1/coverage
+ * (services/tasks/coverage.ts), so the team sees what it is promising. Types with nothing measured
+ * in the window are left out.
  */
 export function serviceLevelView(coverage: Coverage): SafeHtml {
   const measured = coverage.by_type.filter((t) => t.delivered_30d > 0 || t.acceptance_rate_30d !== null || t.time_to_seen !== null);

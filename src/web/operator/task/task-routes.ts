@@ -38,7 +38,7 @@ import { flash, taskTitle } from '../layout.js';
 import { assignmentCard, assignmentTabs } from '../queue/assignment-view.js';
 import { inboxList, inboxQueue, toolbarQuery } from '../queue/inbox-queue.js';
 import { queueView } from '../queue/queue-view.js';
-import { serviceLevelView } from '../queue/service-level-view.js';
+import { serviceLevelSlot, serviceLevelView } from '../queue/service-level-view.js';
 import { queueToolbar } from '../queue/toolbar-view.js';
 import { type BlockDraft, WITHDRAWN_REASON } from '../talk/talk-view.js';
 import { registerConsoleAttachmentRoutes } from './attachment-routes.js';
@@ -138,14 +138,13 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
     const streamFirst = filter === 'open' && !text(query, 'cursor') && plain;
     // Every read that does not need another's answer goes out at once, the header's counts
     // included: each wait for the store is a turn of a loop that may be busy (docs/performance.md).
-    const [inbox, counts, byAssignment, operators, waiting, header, level] = await Promise.all([
+    const [inbox, counts, byAssignment, operators, waiting, header] = await Promise.all([
       inboxQueue(deps, search, { status: filter === 'all' ? undefined : filter, order, test, assignee, cursor: text(query, 'cursor'), limit: 25 }),
       countByStatus(deps),
       assignmentCounts(deps, actor),
       listOperators(deps),
       streamFirst ? waitingMessages(deps, INBOX_MESSAGES) : [],
       kit.headerCounts(request),
-      coverage(deps),
     ]);
     const { queue } = inbox;
     const waitingTotal = streamFirst ? header.waiting : 0;
@@ -176,8 +175,16 @@ export function registerTaskRoutes(plain: FastifyInstance, deps: ServiceDeps, ki
       list
         ? html`${queueToolbar(search, { counts, assignment: options.assignment })}${list}`
         : queueView(queue, filter, counts, mail, deps.clock.now(), options)
-    }`;
-    return render(reply, session(request), 'queue', 'Queue', body, 200, serviceLevelView(level));
+    }${serviceLevelSlot('aside')}`;
+    return render(reply, session(request), 'queue', 'Queue', body, 200, serviceLevelSlot('sheet'));
+  });
+
+  // The service level (docs/coverage.md, For operators): its own page, which also fills the queue's
+  // places for it (serviceLevelSlot), so the queue's render never waits for coverage.
+  scope.get('/operator/service-level', { ...guarded, config: FOR_OPERATOR, schema: HIDDEN }, async (request, reply) => {
+    const level = await coverage(deps);
+    const body = html`<div class="page-head"><h1>Service level</h1></div>${serviceLevelView(level)}<div><a class="back" href="/operator">← Back to the queue</a></div>`;
+    return render(reply, session(request), 'queue', 'Service level', body);
   });
 
   const showTask = (
