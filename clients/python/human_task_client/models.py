@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Required, TypedDict
 
-__all__ = ['AnswerInput', 'CatalogEntry', 'Error', 'Health', 'MessageInput', 'MessageResponse', 'MessageThread', 'MessageThreadRepliesItem', 'Question', 'ServicesPage', 'SubmissionResponse', 'Task', 'TaskAttachmentsItem', 'TaskInput', 'TaskStatusHistoryItem', 'WebhookEvent']
+__all__ = ['AnswerInput', 'CatalogEntry', 'Error', 'Health', 'MessageInput', 'MessageResponse', 'MessageThread', 'MessageThreadRepliesItem', 'Question', 'ServicesPage', 'SubmissionResponse', 'Task', 'TaskApprovals', 'TaskAttachmentsItem', 'TaskInput', 'TaskStatusHistoryItem', 'WebhookEvent']
 
 
 AnswerInput = TypedDict(
@@ -301,6 +301,24 @@ class TaskAttachmentsItem:
 
 
 @dataclass(frozen=True)
+class TaskApprovals:
+    """Present when the request asked for more than one approval: delivered once given reaches required."""
+
+    required: int
+    given: int
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Fields this version of the client does not know (a newer service), as received."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "TaskApprovals":
+        return cls(
+            required=data['required'],
+            given=data['given'],
+            extra={k: v for k, v in data.items() if k not in {'required', 'given'}},
+        )
+
+
+@dataclass(frozen=True)
 class Task:
     """Task"""
 
@@ -330,6 +348,7 @@ class Task:
     receipt_issued_at: str | None = None
     receipt_log_index: int | None | None = None
     attachments: list[TaskAttachmentsItem] | None = None
+    approvals: TaskApprovals | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Fields this version of the client does not know (a newer service), as received."""
 
@@ -362,7 +381,8 @@ class Task:
             receipt_issued_at=data['receipt_issued_at'] if data.get('receipt_issued_at') is not None else None,
             receipt_log_index=data['receipt_log_index'] if data.get('receipt_log_index') is not None else None,
             attachments=[TaskAttachmentsItem.from_dict(x) for x in data['attachments']] if data.get('attachments') is not None else None,
-            extra={k: v for k, v in data.items() if k not in {'task_id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd', 'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'receipt', 'deliverable_sha256', 'receipt_issued_at', 'receipt_log_index', 'attachments', 'response_schema', 'result', 'questions', 'awaiting_answer'}},
+            approvals=TaskApprovals.from_dict(data['approvals']) if data.get('approvals') is not None else None,
+            extra={k: v for k, v in data.items() if k not in {'task_id', 'status', 'task_type', 'description', 'location_required', 'location_detail', 'deadline', 'output_format', 'budget_usd', 'requester', 'source', 'created_at', 'updated_at', 'status_history', 'operator_notes', 'seen_by_operator_at', 'eta', 'receipt', 'deliverable_sha256', 'receipt_issued_at', 'receipt_log_index', 'attachments', 'response_schema', 'result', 'questions', 'approvals', 'awaiting_answer'}},
         )
 
 
@@ -379,8 +399,9 @@ TaskInput = TypedDict(
         'contact_email': str | None,  # Where the result is e-mailed. Required unless delivery is status_poll. Must be a real mailbox (MX-checked); never returned.
         'delivery': Literal["email", "status_poll"] | None,  # email (default) or status_poll (result in operator_notes; limited per client per day, 1 task with delivery status_poll by default).
         'requester': str | None,  # Optional self-declared agent, company or system identifier.
-        'callback_url': str | None,  # Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, when the operator asks a question (task.question), and when an accepted task passes its deadline (task.deadline_passed), instead of polling. Must not point at a private or loopback address; never returned.
+        'callback_url': str | None,  # Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, when the operator asks a question (task.question), when an accepted task passes its deadline (task.deadline_passed), and at each approval of a task needing several (task.approval), instead of polling. Must not point at a private or loopback address; never returned.
         'response_schema': dict[str, Any] | None,  # Optional JSON Schema (draft 2020-12) of the JSON answer you want back; the operator fills a form made from it and the result is validated against it. Top level "type": "object"; at most 16 KB, 10 levels; keywords: type, properties, required, additionalProperties, items, prefixItems, minItems, maxItems, enum, const, minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, minLength, maxLength, format, title, description, default, examples, oneOf, anyOf, $defs, $ref (format: date, date-time, time, email, uri; $ref to "#/$defs/..." only, no cycles). With it, output_format defaults to structured_json.
+        'approvals': int | None,  # How many distinct operators must approve the deliverable before it is delivered, 1 to 5; default 1. With more than one, the task stays accepted while approvals are gathered (approvals: {required, given} on the task), and the receipt (receipt_version 3) lists each approval, signed by the operator’s passkey when they used one.
     },
     total=False,
 )
@@ -391,7 +412,7 @@ TaskInput = TypedDict(
 class WebhookEvent:
     """WebhookEvent"""
 
-    type: Literal["task.accepted", "task.delivered", "task.rejected", "task.question", "task.deadline_passed"]
+    type: Literal["task.accepted", "task.delivered", "task.rejected", "task.question", "task.deadline_passed", "task.approval"]
     timestamp: str
     data: Task
     extra: dict[str, Any] = field(default_factory=dict)
