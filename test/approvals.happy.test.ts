@@ -36,6 +36,10 @@ describe.each(STORES)('approvals over the admin API on %s', (store) => {
     expect(unreleased).toMatchObject({ status: 'accepted', operator_notes: null, approvals: { required: 3, given: 1 } });
     expect(JSON.stringify(unreleased)).not.toContain('First draft');
     expect(JSON.stringify(unreleased)).not.toContain(a.operator_id);
+    // The requester's status page says where it stands, and shows nothing of the proposal.
+    const statusPage = await (await fetch(`${t.url}/tasks?id=${id}`)).text();
+    expect(statusPage).toContain('1 of 3 approvals');
+    expect(statusPage).not.toContain('First draft');
 
     // The proposer approving their own proposal: refused.
     const own = await api(t, 'POST', `/api/v1/admin/tasks/${id}/approvals`, { decision: 'approve' }, a.auth);

@@ -198,6 +198,7 @@ ${
 <dt>Status</dt><dd>${STATUS_TEXT[task.status] ?? task.status}</dd>
 <dt>Submitted</dt><dd>${timeHtml(task.created_at)}</dd>
 <dt>First seen by the operator</dt><dd>${task.seen_by_operator_at ? timeHtml(task.seen_by_operator_at) : 'not yet'}</dd>
+${task.approvals ? html`<dt>Approvals</dt><dd>${task.approvals.given} of ${task.approvals.required} approvals (operators who must agree before delivery)</dd>` : ''}
 ${
   // A final task will not be delivered later: its estimate is history, not a promise.
   isFinal(task.status as TaskStatus)
