@@ -7,6 +7,7 @@ import { htask } from '../clients/typescript/test/cli.support.js';
 import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../src/domain/answers/answer-example.js';
 import { verifyApprovals } from '../src/receipts/approval-verify.js';
 import { verifyReceipt } from '../src/receipts/verify.js';
+import { sideways, smallTargets } from './inbox.support.js';
 import { runCli } from './receipts.support.js';
 import { postJson, STORES, startTestApp, type TestApp, validTask } from './support/app.js';
 import { seriousAxeViolations } from './support/axe.js';
@@ -308,7 +309,10 @@ describe.each(STORES)('approvals signed by passkeys in Chromium on %s', (store) 
       const card = page.locator(`[data-task="${id}"]`);
       expect(await card.textContent()).toContain('More approvals required (5) than operators exist');
       expect(await page.locator('#signing').textContent()).toContain('Unsigned');
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      expect(await card.textContent()).toContain('proposed by Ada');
+      expect(await page.locator('main').innerText()).not.toMatch(/SHA-256|operator_notes|op-[0-9a-f]{32}/);
+      expect(await sideways(page)).toBe(false);
+      expect(await smallTargets(page)).toEqual([]);
       expect(await seriousAxeViolations(page)).toEqual([]);
     } finally {
       await context.close();

@@ -195,7 +195,10 @@ export interface WaitingApproval {
 }
 
 /** The console's "Approve" view: what waits for approvals, and whether the team is large enough for each. */
-export async function waitingApprovals(deps: ServiceDeps, actor: Actor): Promise<{ waiting: WaitingApproval[]; operators: number }> {
+export async function waitingApprovals(
+  deps: ServiceDeps,
+  actor: Actor,
+): Promise<{ waiting: WaitingApproval[]; operators: number; names: Map<string, string> }> {
   const db = deps.store.db;
   const [rows, operators] = await Promise.all([proposedTasks(db, 100), listOperatorRows(db)]);
   const me = actorName(actor);
@@ -204,5 +207,5 @@ export async function waitingApprovals(deps: ServiceDeps, actor: Actor): Promise
     const approvers = task.proposal?.approvals.map((a) => a.approver) ?? [];
     return { task, mine: !approvers.includes(me) };
   });
-  return { waiting, operators: operators.filter((o) => o.disabled === 0).length };
+  return { waiting, operators: operators.filter((o) => o.disabled === 0).length, names: new Map(operators.map((o) => [o.id, o.name])) };
 }

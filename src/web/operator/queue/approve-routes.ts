@@ -20,8 +20,8 @@ export function registerApproveRoutes(plain: FastifyInstance, deps: ServiceDeps,
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
 
   const show = async (request: FastifyRequest, reply: FastifyReply, notice?: SafeHtml, status = 200) => {
-    const { waiting, operators } = await waitingApprovals(deps, actorOf(request));
-    const body = approveView({ session: session(request), now: deps.clock.now(), waiting, operators, notice });
+    const { waiting, operators, names } = await waitingApprovals(deps, actorOf(request));
+    const body = approveView({ session: session(request), now: deps.clock.now(), waiting, operators, names, notice });
     return render(reply, session(request), 'approve', 'Approve', body, status);
   };
 

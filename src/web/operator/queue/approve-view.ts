@@ -16,13 +16,15 @@ export interface ApproveViewOptions {
   waiting: WaitingApproval[];
   /** Enabled operators (the owner aside). */
   operators: number;
+  /** Operators' names by id, to say who proposed and approved. */
+  names: Map<string, string>;
   notice?: SafeHtml | undefined;
 }
 
 function signing(session: Session): SafeHtml {
   return session.credential.kind === 'passkey'
     ? html`<p class="sub" id="signing">You signed in with a passkey: each approval is signed by it (your device asks).</p>`
-    : html`<p class="flash error" role="note" id="signing"><strong>Unsigned:</strong> you signed in with a key, not a passkey, so your approvals carry no signature (attestation: null in the receipt).</p>`;
+    : html`<div class="flash error" role="note" id="signing"><strong>Unsigned:</strong> you signed in with a key, not a passkey, so your approvals carry no passkey signature.<details class="tech"><summary>Technical details</summary><p class="sub">The receipt lists your approvals with <code>attestation: null</code>. Sign in with your passkey to sign them.</p></details></div>`;
 }
 
 function card(options: ApproveViewOptions, item: WaitingApproval): SafeHtml {
@@ -33,13 +35,14 @@ function card(options: ApproveViewOptions, item: WaitingApproval): SafeHtml {
   if (!proposal || !approvals) return html``;
   const id = task.task_id;
   const passkey = session.credential.kind === 'passkey' ? session.credential.id : undefined;
+  const who = (id: string) => options.names.get(id) ?? (id === 'owner' ? 'the owner' : id);
   return html`<section class="card" aria-labelledby="t-${id}" data-task="${id}">
     <h2 id="t-${id}"><a href="/operator/tasks/${id}">${taskTitle(task)}</a></h2>
-    <p><strong>${approvals.given} of ${approvals.required} approvals</strong> <span class="sub">· proposed by ${proposal.proposed_by}, ${when(proposal.proposed_at, now)}</span></p>
+    <p><strong>${approvals.given} of ${approvals.required} approvals</strong> <span class="sub">· proposed by ${who(proposal.proposed_by)}, ${when(proposal.proposed_at, now)}</span></p>
     ${approvals.required > options.operators ? html`<p class="flash error" role="note">More approvals required (${approvals.required}) than operators exist (${options.operators}): invite more, or it can never be delivered.</p>` : ''}
     <p class="prose quote">${proposal.operator_notes}</p>
-    <p class="sub">Deliverable SHA-256 <span class="mono">${proposal.deliverable_sha256}</span></p>
-    <ul class="sub">${proposal.approvals.map((a) => html`<li>${a.approver}, ${when(a.at, now)}${a.signed ? ' · signed by passkey' : ' · unsigned'}</li>`)}</ul>
+    <ul class="sub">${proposal.approvals.map((a) => html`<li>${who(a.approver)}, ${when(a.at, now)}${a.signed ? ' · signed by passkey' : ' · unsigned'}</li>`)}</ul>
+    <details class="tech"><summary>Technical details</summary><p class="sub">SHA-256 of the deliverable: <span class="mono">${proposal.deliverable_sha256}</span></p></details>
     ${
       item.mine
         ? html`<form method="post" action="/operator/approve/${id}" class="row" ${passkey ? html`data-approve-challenge="${proposal.challenge}" data-approve-credential="${passkey}"` : ''}>${csrfField(session)}
