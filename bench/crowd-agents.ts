@@ -12,6 +12,7 @@
  * Needs the service started with WEBHOOK_ALLOW_PRIVATE=true (loopback directories) and BASE_URL
  * CROWD_AGENTS_BASE_URL (the authority signed).
  */
+import { readFileSync } from 'node:fs';
 import { type DirectoryServer, newAgent, signedHeaders, startDirectory, type TestAgent } from '../test/support/agents.js';
 import { type CrowdResult, crowdAddress, send, timed } from './crowd.js';
 import { taskToWatch } from './service.js';
@@ -26,10 +27,35 @@ export interface CrowdAgentsOptions {
   clients: number;
   /** First crowdAddress index this scenario may use (the others' addresses stay unused). */
   firstAddress: number;
+  /** The service's process: its CPU time per phase is printed beside the wall times (the machine may be shared). */
+  pid?: number | undefined;
 }
 
+/** CPU time (user + system) a process has used so far, in ms; 0 where /proc cannot say. */
+function cpuMsOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** Runs `phase` and answers its result with the service's CPU time over it. */
+async function withCpu<T>(pid: number | undefined, phase: () => Promise<T>): Promise<T & { cpuMs: number }> {
+  const before = cpuMsOf(pid);
+  const result = await phase();
+  return { ...result, cpuMs: cpuMsOf(pid) - before };
+}
+
+const cpuLine = (label: string, byAddress: { cpuMs: number }, byKey: { cpuMs: number }, count: number) =>
+  byAddress.cpuMs > 0
+    ? `; service CPU ${label}: addresses ${((byAddress.cpuMs * 1000) / count).toFixed(0)} µs, keys ${((byKey.cpuMs * 1000) / count).toFixed(0)} µs per request = ${(byKey.cpuMs / byAddress.cpuMs).toFixed(2)}×`
+    : '';
+
 export async function benchCrowdAgents(options: CrowdAgentsOptions): Promise<CrowdResult> {
-  const { base, clients, firstAddress } = options;
+  const { base, clients, firstAddress, pid } = options;
   const lines: string[] = [];
   const failures: string[] = [];
   const agents: TestAgent[] = await Promise.all(Array.from({ length: clients }, () => newAgent()));
@@ -63,12 +89,12 @@ export async function benchCrowdAgents(options: CrowdAgentsOptions): Promise<Cro
     // (the address crowd ran just before on it).
     const signed = await Promise.all(Array.from({ length: clients }, (_, i) => sign(i, 'POST', '/api/v1/tasks')));
     const measured = {
-      byAddress: await timed(clients, 10, (i) => submit(crowdAddress(firstAddress + i), {})),
-      byKey: await timed(clients, 10, (i) => submit(crowdAddress(firstAddress + clients + i), signed[i] as Record<string, string>)),
+      byAddress: await withCpu(pid, () => timed(clients, 10, (i) => submit(crowdAddress(firstAddress + i), {}))),
+      byKey: await withCpu(pid, () => timed(clients, 10, (i) => submit(crowdAddress(firstAddress + clients + i), signed[i] as Record<string, string>))),
     };
     const submitRatio = measured.byKey.ms / measured.byAddress.ms;
     lines.push(
-      `crowd of keys, submissions: ${clients} from ${clients} addresses ${Math.round(measured.byAddress.ms)} ms, from ${clients} keys ${Math.round(measured.byKey.ms)} ms = ${submitRatio.toFixed(2)}× (target ≤ ${CROWD_AGENTS_TARGET}×); errors ${measured.byAddress.bad + measured.byKey.bad}`,
+      `crowd of keys, submissions: ${clients} from ${clients} addresses ${Math.round(measured.byAddress.ms)} ms, from ${clients} keys ${Math.round(measured.byKey.ms)} ms = ${submitRatio.toFixed(2)}× (target ≤ ${CROWD_AGENTS_TARGET}×); errors ${measured.byAddress.bad + measured.byKey.bad}${cpuLine('per submission', measured.byAddress, measured.byKey, clients)}`,
     );
     if (!(submitRatio <= CROWD_AGENTS_TARGET)) failures.push('crowd of keys: submission ratio');
     if (measured.byAddress.bad + measured.byKey.bad > 0) failures.push('crowd of keys: submissions had errors');
@@ -78,13 +104,15 @@ export async function benchCrowdAgents(options: CrowdAgentsOptions): Promise<Cro
     const path = `/api/v1/tasks/${id}`;
     const readFrom = firstAddress + 2 * clients;
     const signedReads = await Promise.all(Array.from({ length: clients * 2 }, (_, i) => sign(i % clients, 'GET', path)));
-    const byAddress = await timed(clients * 2, 10, (i) => send(`${base}${path}`, { localAddress: crowdAddress(readFrom + (i % clients)) }));
-    const byKey = await timed(clients * 2, 10, (i) =>
-      send(`${base}${path}`, { localAddress: crowdAddress(readFrom + clients + (i % clients)), headers: signedReads[i] as Record<string, string> }),
+    const byAddress = await withCpu(pid, () => timed(clients * 2, 10, (i) => send(`${base}${path}`, { localAddress: crowdAddress(readFrom + (i % clients)) })));
+    const byKey = await withCpu(pid, () =>
+      timed(clients * 2, 10, (i) =>
+        send(`${base}${path}`, { localAddress: crowdAddress(readFrom + clients + (i % clients)), headers: signedReads[i] as Record<string, string> }),
+      ),
     );
     const readRatio = byKey.ms / byAddress.ms;
     lines.push(
-      `crowd of keys, reads: ${clients * 2} from ${clients} addresses ${Math.round(byAddress.ms)} ms, from ${clients} keys ${Math.round(byKey.ms)} ms = ${readRatio.toFixed(2)}× (target ≤ ${CROWD_AGENTS_TARGET}×); errors ${byAddress.bad + byKey.bad}; directory fetches ${directories.reduce((sum, d) => sum + d.requests.length, 0)} for ${directories.length} directories`,
+      `crowd of keys, reads: ${clients * 2} from ${clients} addresses ${Math.round(byAddress.ms)} ms, from ${clients} keys ${Math.round(byKey.ms)} ms = ${readRatio.toFixed(2)}× (target ≤ ${CROWD_AGENTS_TARGET}×); errors ${byAddress.bad + byKey.bad}; directory fetches ${directories.reduce((sum, d) => sum + d.requests.length, 0)} for ${directories.length} directories${cpuLine('per read', byAddress, byKey, clients * 2)}`,
     );
     if (!(readRatio <= CROWD_AGENTS_TARGET)) failures.push('crowd of keys: read ratio');
     if (byAddress.bad + byKey.bad > 0) failures.push('crowd of keys: reads had errors');

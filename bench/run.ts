@@ -37,7 +37,7 @@ import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import { startDnsServer } from '../test/support/dns-server.js';
 import { freePort, waitForServer } from '../test/support/net.js';
-import { AGENT_VERIFY_TARGET_US, benchAgentVerification } from './agents.js';
+import { AGENT_VERIFY_TARGET_US, benchAgentVerification, describeAgentVerification } from './agents.js';
 import { describeBudget } from './cpu-budget.js';
 import { benchCrowd } from './crowd.js';
 import { benchCrowdAgents, CROWD_AGENTS_BASE_URL } from './crowd-agents.js';
@@ -115,7 +115,7 @@ async function crowd(setup: Setup, failures: string[]): Promise<void> {
   try {
     const result = await benchCrowd({ base: running.base, clients: CROWD, waitSeconds: CROWD_WAIT });
     // Then the crowd of keys on the same instance, from addresses the crowd did not use (it uses 3N).
-    const keys = await benchCrowdAgents({ base: running.base, clients: CROWD, firstAddress: 8 * CROWD });
+    const keys = await benchCrowdAgents({ base: running.base, clients: CROWD, firstAddress: 8 * CROWD, pid: running.services[0]?.process.pid });
     for (const line of [...result.lines, ...keys.lines]) process.stdout.write(`[${setup.name}] ${line}\n`);
     failures.push(...[...result.failures, ...keys.failures].map((f) => `${setup.name}: ${f}`));
   } finally {
@@ -272,9 +272,10 @@ async function main(): Promise<void> {
   if (ONLY !== 'agents') for (const setup of setups) if (!stores || stores.includes(setup.store)) await runSetup(setup, failures);
   if (!ONLY || ONLY === 'agents') {
     // Issue 53: a Web Bot Auth verification with the directory cached (bench/agents.ts), in process.
-    const us = await benchAgentVerification();
-    process.stdout.write(`agent signature verification (cached directory): ${us.toFixed(1)} µs per request (target ≤ ${AGENT_VERIFY_TARGET_US} µs)\n`);
-    if (!(us <= AGENT_VERIFY_TARGET_US)) failures.push('agent signature verification');
+    // CPU time per verification decides (the machine may be shared); the wall time is printed beside it.
+    const cost = await benchAgentVerification();
+    process.stdout.write(`${describeAgentVerification(cost)}\n`);
+    if (!(cost.cpuUs <= AGENT_VERIFY_TARGET_US)) failures.push('agent signature verification');
   }
   if (failures.length > 0) {
     process.stdout.write(`missed: ${failures.join(', ')}\n`);

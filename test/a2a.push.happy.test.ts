@@ -210,13 +210,15 @@ describe.each(STORES)('A2A push notifications in the outbox (no worker) on %s', 
     );
   });
 
-  it('queues nothing for a passed deadline of an accepted task, which changes no A2A state', async () => {
+  it('queues nothing for a passed deadline or an approval step of an accepted task, which change no A2A state', async () => {
     const taskId = await submit(t);
-    await createPushConfig(t.deps, taskId, { url: 'http://127.0.0.1:9/deadline' });
+    await createPushConfig(t.deps, taskId, { url: 'http://127.0.0.1:9/news' });
     await patchOk(t, taskId, { status: 'accepted' });
     const { enqueueTaskEvent } = await import('../src/services/delivery/webhooks.js');
     const row = await t.store.db.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
-    await enqueueTaskEvent(t.store.db, t.deps, { ...row, deadline_passed_at: row.updated_at }, 'task.deadline_passed');
+    const later = new Date(Date.parse(row.updated_at) + 1000).toISOString();
+    await enqueueTaskEvent(t.store.db, t.deps, { ...row, deadline_passed_at: later, updated_at: later }, 'task.deadline_passed');
+    await enqueueTaskEvent(t.store.db, t.deps, { ...row, updated_at: later }, 'task.approval', '1/1');
     expect(await listWebhooks(t, taskId)).toHaveLength(1);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DirectoryServer, newAgent, signedHeaders, startDirectory, type TestAgent } from './support/agents.js';
+import { AGENTS_ENV, type TestAgent, useAgents } from './support/agents.js';
 import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, TestClock, useTestApp, validTask } from './support/app.js';
 
 /**
@@ -8,31 +8,25 @@ import { postJson, STORES, startTestApp, TEST_ADMIN_KEY, type TestApp, TestClock
  * store); a nonce is single-use across instances; the address behind a blocked agent is not blocked.
  */
 
-const BASE = 'http://localhost:8080';
 const admin = { authorization: `Bearer ${TEST_ADMIN_KEY}` };
 
 describe.each(STORES)('blocking verified agents on %s', (store) => {
   const clock = new TestClock('2030-03-10T10:00:00.000Z');
-  const env = { WEBHOOK_ALLOW_PRIVATE: 'true', BASE_URL: BASE };
+  const env = AGENTS_ENV;
   const a = useTestApp({ store, clock, env });
+  const keys = useAgents(2);
+  const [agent, other] = keys.agents as [TestAgent, TestAgent];
   let b: TestApp;
-  let directory: DirectoryServer;
-  let agent: TestAgent;
-  let other: TestAgent;
 
   beforeAll(async () => {
     b = store === 'postgres' ? await startTestApp({ store, clock, env, shareDatabaseWith: a }) : a;
-    agent = await newAgent();
-    other = await newAgent();
-    directory = await startDirectory([agent, other]);
   });
   afterAll(async () => {
-    await directory.close();
     if (b !== a) await b.close();
   });
 
   const submit = async (t: TestApp, who: TestAgent | undefined, options = {}) =>
-    postJson(`${t.url}/api/v1/tasks`, validTask(), who ? await signedHeaders(who, directory.url, BASE, 'POST', '/api/v1/tasks', clock.now(), options) : {});
+    postJson(`${t.url}/api/v1/tasks`, validTask(), who ? await keys.sign(who, 'POST', '/api/v1/tasks', clock.now(), options) : {});
   const block = async (kind: string, value: string) => {
     const res = await postJson(`${a.url}/api/v1/admin/blocklist`, { kind, value }, admin);
     expect(res.status).toBe(201);
@@ -61,8 +55,8 @@ describe.each(STORES)('blocking verified agents on %s', (store) => {
   });
 
   it('blocks every key of a directory host by agent_directory', async () => {
-    const entry = await block('agent_directory', `http://${directory.host}/.well-known/http-message-signatures-directory`);
-    expect(entry.value).toBe(directory.host);
+    const entry = await block('agent_directory', `http://${keys.directory.host}/.well-known/http-message-signatures-directory`);
+    expect(entry.value).toBe(keys.directory.host);
     for (const who of [agent, other]) expect((await submit(b, who)).status).toBe(403);
     expect((await submit(b, undefined)).status).toBe(202);
     await fetch(`${a.url}/api/v1/admin/blocklist/${entry.id}`, { method: 'DELETE', headers: admin });
@@ -80,7 +74,7 @@ describe.each(STORES)('blocking verified agents on %s', (store) => {
   });
 
   it('takes a nonce once across instances', async () => {
-    const headers = await signedHeaders(agent, directory.url, BASE, 'POST', '/api/v1/tasks', clock.now());
+    const headers = await keys.sign(agent, 'POST', '/api/v1/tasks', clock.now());
     expect((await postJson(`${a.url}/api/v1/tasks`, validTask(), headers)).status).toBe(202);
     const replay = await postJson(`${b.url}/api/v1/tasks`, validTask(), headers);
     // On SQLite there is one instance: the replay is refused by the same one.

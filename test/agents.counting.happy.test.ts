@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DirectoryServer, newAgent, signedHeaders, startDirectory, type TestAgent } from './support/agents.js';
+import { describe, expect, it } from 'vitest';
+import { type TestAgent, useCountedAgents } from './support/agents.js';
 import { postJson, STORES, TestClock, useTestApp, validTask } from './support/app.js';
 
 /**
@@ -12,22 +12,12 @@ const ACCEPT = 'sig1=("@authority" "signature-agent");tag="web-bot-auth";alg="ed
 
 describe.each(STORES)('what a verified agent is counted by, on %s', (store) => {
   const clock = new TestClock('2030-03-10T10:20:00.000Z');
-  const t = useTestApp({ store, clock, limits: 'production', env: { WEBHOOK_ALLOW_PRIVATE: 'true', BASE_URL: 'http://localhost:8080', TRUST_PROXY: '1' } });
-  let directory: DirectoryServer;
-  let alice: TestAgent;
-  let bob: TestAgent;
-
-  beforeAll(async () => {
-    alice = await newAgent();
-    bob = await newAgent();
-    directory = await startDirectory([alice, bob]);
-  });
-  afterAll(async () => directory.close());
+  const { t, keys, alice, bob } = useCountedAgents(store, clock);
 
   const submit = async (agent: TestAgent, address: string, task: Record<string, unknown>) =>
     postJson(`${t.url}/api/v1/tasks`, task, {
       'x-forwarded-for': address,
-      ...(await signedHeaders(agent, directory.url, t.config.baseUrl, 'POST', '/api/v1/tasks', clock.now())),
+      ...(await keys.sign(agent, 'POST', '/api/v1/tasks', clock.now())),
     });
 
   it('does not take two agents behind one address for duplicates of each other', async () => {

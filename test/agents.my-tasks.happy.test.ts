@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { call, connectClient } from './mcp.support.js';
-import { type DirectoryServer, newAgent, signedHeaders, startDirectory, type TestAgent } from './support/agents.js';
+import { AGENTS_ENV, type TestAgent, useAgents } from './support/agents.js';
 import { postJson, STORES, TEST_ADMIN_KEY, TestClock, useTestApp, validTask } from './support/app.js';
 import { planProblems } from './support/plans.js';
 
@@ -10,8 +10,6 @@ import { planProblems } from './support/plans.js';
  * unsigned, 400 signature_required.
  */
 
-const BASE = 'http://localhost:8080';
-
 describe.each(STORES)('my tasks on %s', (store) => {
   const clock = new TestClock('2030-03-10T10:00:00.000Z');
   const seen = new Map<string, readonly unknown[]>();
@@ -19,25 +17,21 @@ describe.each(STORES)('my tasks on %s', (store) => {
   const t = useTestApp({
     store,
     clock,
-    env: { WEBHOOK_ALLOW_PRIVATE: 'true', BASE_URL: BASE },
+    env: AGENTS_ENV,
     onQuery: (query) => {
       if (capturing) seen.set(query.sql, query.parameters);
     },
   });
-  let directory: DirectoryServer;
-  let agent: TestAgent;
-  let other: TestAgent;
+  const keys = useAgents(2);
+  const [agent, other] = keys.agents as [TestAgent, TestAgent];
   const mine: string[] = [];
 
   beforeAll(async () => {
-    agent = await newAgent();
-    other = await newAgent();
-    directory = await startDirectory([agent, other]);
     for (let batch = 0; batch < 10; batch++) {
       clock.advance(1000);
       const ids = await Promise.all(
         Array.from({ length: 50 }, async () => {
-          const headers = await signedHeaders(agent, directory.url, BASE, 'POST', '/api/v1/tasks', clock.now());
+          const headers = await keys.sign(agent, 'POST', '/api/v1/tasks', clock.now());
           const res = await postJson(`${t.url}/api/v1/tasks`, validTask({ delivery: 'status_poll', contact_email: undefined }), headers);
           expect(res.status).toBe(202);
           return ((await res.json()) as { task_id: string }).task_id;
@@ -45,14 +39,13 @@ describe.each(STORES)('my tasks on %s', (store) => {
       );
       mine.push(...ids);
     }
-    const headers = await signedHeaders(other, directory.url, BASE, 'POST', '/api/v1/tasks', clock.now());
+    const headers = await keys.sign(other, 'POST', '/api/v1/tasks', clock.now());
     expect((await postJson(`${t.url}/api/v1/tasks`, validTask(), headers)).status).toBe(202);
   }, 120_000);
-  afterAll(async () => directory.close());
 
   const list = async (who: TestAgent, query: string) => {
     const path = `/api/v1/tasks${query}`;
-    return fetch(`${t.url}${path}`, { headers: await signedHeaders(who, directory.url, BASE, 'GET', path, clock.now()) });
+    return fetch(`${t.url}${path}`, { headers: await keys.sign(who, 'GET', path, clock.now()) });
   };
 
   it('pages through 500 tasks, newest update first, each once', async () => {
@@ -122,7 +115,7 @@ describe.each(STORES)('my tasks on %s', (store) => {
   });
 
   it('answers list_my_tasks to a signed /mcp request', async () => {
-    const headers = await signedHeaders(other, directory.url, BASE, 'POST', '/mcp', clock.now());
+    const headers = await keys.sign(other, 'POST', '/mcp', clock.now());
     const res = await fetch(`${t.url}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type DirectoryServer, newAgent, signedHeaders, startDirectory, type TestAgent } from './support/agents.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AGENTS_ENV, AGENTS_BASE as BASE, bothSignatures, type DirectoryServer, signedHeaders, type TestAgent, useAgents } from './support/agents.js';
 import { postJson, STORES, TestClock, useTestApp, validTask } from './support/app.js';
 
 /**
@@ -9,28 +9,20 @@ import { postJson, STORES, TestClock, useTestApp, validTask } from './support/ap
  * of the directory host.
  */
 
-const BASE = 'http://localhost:8080';
-
 describe.each(STORES)('bad signatures on %s', (store) => {
   const clock = new TestClock('2030-03-10T10:00:00.000Z');
-  const t = useTestApp({ store, clock, env: { WEBHOOK_ALLOW_PRIVATE: 'true', BASE_URL: BASE } });
+  const t = useTestApp({ store, clock, env: AGENTS_ENV });
+  const keys = useAgents(2, 1);
+  const [agent, second, stranger] = keys.agents as [TestAgent, TestAgent, TestAgent];
   let directory: DirectoryServer;
-  let agent: TestAgent;
-  let stranger: TestAgent;
-
-  beforeAll(async () => {
-    agent = await newAgent();
-    stranger = await newAgent();
-    directory = await startDirectory([agent]);
+  let defaultRespond: DirectoryServer['respond'];
+  beforeAll(() => {
+    directory = keys.directory;
+    defaultRespond = directory.respond;
   });
-  afterAll(async () => directory.close());
   beforeEach(() => {
     clock.advance(61_000);
     directory.respond = defaultRespond;
-  });
-  let defaultRespond: DirectoryServer['respond'];
-  beforeAll(() => {
-    defaultRespond = directory.respond;
   });
 
   const submit = (headers: Record<string, string>) => postJson(`${t.url}/api/v1/tasks`, validTask(), headers);
@@ -135,16 +127,45 @@ describe.each(STORES)('bad signatures on %s', (store) => {
     await refused(await submit(await sign(agent, { signedBase: 'https://other-service.example' })), /verification failed/i);
   });
 
-  it('refuses two signatures where one is bad', async () => {
-    const good = await sign(agent);
-    const bad = await signedHeaders(stranger, directory.url, BASE, 'POST', '/api/v1/tasks', clock.now(), {});
-    const relabel = (value: string) => value.replace(/^sig1=/, 'sig2=');
-    const headers = {
-      ...good,
-      'signature-input': `${good['signature-input']}, ${relabel(bad['signature-input'])}`,
-      signature: `${good.signature}, ${relabel(bad.signature)}`,
-    };
-    await refused(await submit(headers), /not in the agent's key directory/);
+  describe('two signatures in one request: each must verify, by one key', () => {
+    // The Dictionary form: each signature covers its own member of Signature-Agent (`;key=`).
+    const twice = (first: TestAgent, then: TestAgent, agentField = `sig1="${directory.url}", sig2="${directory.url}"`) =>
+      Promise.all([
+        sign(first, { dictionary: true, agentField, member: 'sig1', label: 'sig1' }),
+        sign(then, { dictionary: true, agentField, member: 'sig2', label: 'sig2' }),
+      ]).then(([one, two]) => bothSignatures(one, two));
+
+    it('accepts two by one key, each naming its own member', async () => {
+      expect((await submit(await twice(agent, agent))).status).toBe(202);
+    });
+
+    it('refuses two where one is bad, whichever comes first', async () => {
+      await refused(await submit(await twice(agent, stranger)), /not in the agent's key directory/);
+      clock.advance(61_000);
+      await refused(await submit(await twice(stranger, agent)), /not in the agent's key directory/);
+      // The String form (web-bot-auth 0.1.x), both covering the whole field.
+      const good = await sign(agent);
+      const bad = await signedHeaders(stranger, directory.url, BASE, 'POST', '/api/v1/tasks', clock.now(), {});
+      const relabel = (value: string) => value.replace(/^sig1=/, 'sig2=');
+      await refused(
+        await submit(bothSignatures(good, { ...bad, 'signature-input': relabel(bad['signature-input']), signature: relabel(bad.signature) })),
+        /not in the agent's key directory/,
+      );
+    });
+
+    it('refuses two good ones by different keys', async () => {
+      await refused(await submit(await twice(agent, second)), /different keys/);
+    });
+
+    it('refuses a signature whose member is not in Signature-Agent', async () => {
+      const headers = await sign(agent, { dictionary: true, agentField: `sig1="${directory.url}", sig3="${directory.url}"`, member: 'sig3' });
+      await refused(await submit({ ...headers, 'signature-agent': `sig1="${directory.url}"` }), /no dictionary member sig3/);
+    });
+
+    it('refuses more than four', async () => {
+      const five = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((label) => sign(agent, { dictionary: true, label })));
+      await refused(await submit(five.reduce(bothSignatures)), /more than 4 signatures/);
+    });
   });
 
   it('refuses Signature without Signature-Agent, and a lone Signature-Agent', async () => {
@@ -174,20 +195,15 @@ describe.each(STORES)('bad signatures on %s', (store) => {
 describe('a directory on a private address, with the SSRF guard on', () => {
   const clock = new TestClock('2030-03-10T10:00:00.000Z');
   const t = useTestApp({ clock, env: { BASE_URL: BASE } });
-  let directory: DirectoryServer;
-  let agent: TestAgent;
-  beforeAll(async () => {
-    agent = await newAgent();
-    directory = await startDirectory([agent]);
-  });
-  afterAll(async () => directory.close());
+  const keys = useAgents(1);
 
   it('refuses it without fetching', async () => {
-    const headers = await signedHeaders(agent, directory.url.replace('http:', 'https:'), BASE, 'POST', '/api/v1/tasks', clock.now());
+    const agent = keys.agents[0] as TestAgent;
+    const headers = await signedHeaders(agent, keys.directory.url.replace('http:', 'https:'), BASE, 'POST', '/api/v1/tasks', clock.now());
     const res = await postJson(`${t.url}/api/v1/tasks`, validTask(), headers);
     expect(res.status).toBe(400);
     const body = (await res.json()) as { details: string[] };
     expect(body.details[0]).toMatch(/^signature: the key directory .* is refused: refused: the host is, or resolves to, a loopback/);
-    expect(directory.requests).toHaveLength(0);
+    expect(keys.directory.requests).toHaveLength(0);
   });
 });

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { envelope, MODERN } from './mcp.modern.support.js';
 import { MCP_ACCEPT, toolsCall } from './mcp.support.js';
-import { type DirectoryServer, newAgent, signedHeaders, startDirectory, type TestAgent } from './support/agents.js';
-import { postJson, STORES, TEST_ADMIN_KEY, TestClock, useTestApp, validTask } from './support/app.js';
+import { newAgent, type TestAgent, useCountedAgents } from './support/agents.js';
+import { postJson, STORES, TEST_ADMIN_KEY, TestClock, validTask } from './support/app.js';
 
 /**
  * Verified agents (docs/verified-agents.md): an agent signing its requests with Cloudflare's
@@ -12,19 +12,9 @@ import { postJson, STORES, TEST_ADMIN_KEY, TestClock, useTestApp, validTask } fr
 
 describe.each(STORES)('verified agents on %s', (store) => {
   const clock = new TestClock('2030-03-10T10:20:00.000Z');
-  const t = useTestApp({ store, clock, limits: 'production', env: { WEBHOOK_ALLOW_PRIVATE: 'true', BASE_URL: 'http://localhost:8080', TRUST_PROXY: '1' } });
-  let directory: DirectoryServer;
-  let alice: TestAgent;
-  let bob: TestAgent;
+  const { t, keys, alice, bob } = useCountedAgents(store, clock);
 
-  beforeAll(async () => {
-    alice = await newAgent();
-    bob = await newAgent();
-    directory = await startDirectory([alice, bob]);
-  });
-  afterAll(async () => directory.close());
-
-  const sign = (agent: TestAgent, method: string, path: string) => signedHeaders(agent, directory.url, t.config.baseUrl, method, path, clock.now());
+  const sign = (agent: TestAgent, method: string, path: string) => keys.sign(agent, method, path, clock.now());
   const submit = async (agent: TestAgent | undefined, overrides: Record<string, unknown> = {}) =>
     postJson(`${t.url}/api/v1/tasks`, validTask(overrides), agent ? await sign(agent, 'POST', '/api/v1/tasks') : {});
 
@@ -60,7 +50,7 @@ describe.each(STORES)('verified agents on %s', (store) => {
       string,
       unknown
     >;
-    expect(admin.agent).toEqual({ key_id: bob.keyId, directory: directory.host });
+    expect(admin.agent).toEqual({ key_id: bob.keyId, directory: keys.directory.host });
     const pub = (await (await fetch(`${t.url}/api/v1/tasks/${task_id}`)).json()) as Record<string, unknown>;
     expect(pub.agent).toBeUndefined();
   });
@@ -138,7 +128,7 @@ describe.each(STORES)('verified agents on %s', (store) => {
   it('auto-blocks a key that keeps going after its limit, by key', async () => {
     clock.set('2030-03-10T14:05:00.000Z');
     const carol = await newAgent();
-    directory.agents.push(carol);
+    keys.directory.agents.push(carol);
     clock.advance(61_000);
     for (let i = 0; i < 20; i++) expect((await submit(carol)).status).toBe(202);
     for (let i = 0; i < 10; i++) expect((await submit(carol)).status).toBe(429);

@@ -1,9 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { createConnection, createServer, type Server } from 'node:net';
-import { decodeJwt } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { htask } from '../clients/typescript/test/cli.support.js';
+import { EXAMPLE_RESPONSE_SCHEMA, EXAMPLE_RESULT } from '../src/domain/answers/answer-example.js';
 import { verifyApprovals } from '../src/receipts/approval-verify.js';
 import { verifyReceipt } from '../src/receipts/verify.js';
 import { runCli } from './receipts.support.js';
@@ -91,7 +92,7 @@ async function propose(page: Page, site: Site, taskId: string, notes: string): P
   await page.goto(`${site.base}/operator/tasks/${taskId}`);
   await page.locator('#notes').fill(notes);
   page.once('dialog', (dialog) => void dialog.accept());
-  await page.getByRole('button', { name: 'Deliver & sign receipt' }).click();
+  await page.getByRole('button', { name: 'Propose for approval' }).click();
   await page.getByRole('button', { name: 'Sign and propose' }).click();
   await page.waitForURL(`${site.base}/operator/tasks/${taskId}?done=proposed`);
 }
@@ -243,6 +244,53 @@ describe.each(STORES)('approvals signed by passkeys in Chromium on %s', (store) 
     });
     expect(unsigned.status).toBe(422);
     expect((await json(await api(t, 'GET', `/api/v1/admin/tasks/${y.id}`), 200)).approvals).toEqual({ required: 3, given: 1 });
+  });
+
+  it('a structured answer proposed and signed from the console, approved unsigned by a key: both in the receipt, the unsigned one said so', async () => {
+    const [ada, , linus] = ops as [(typeof ops)[0], (typeof ops)[0], (typeof ops)[0]];
+    const t = site.apps[0] as TestApp;
+    const res = await postJson(
+      `${t.url}/api/v1/tasks`,
+      validTask({ approvals: 2, delivery: 'status_poll', contact_email: undefined, response_schema: EXAMPLE_RESPONSE_SCHEMA }),
+    );
+    const id = ((await res.json()) as { task_id: string }).task_id;
+    await json(await api(t, 'PATCH', `/api/v1/admin/tasks/${id}`, { status: 'accepted' }), 200);
+    await ada.page.goto(`${site.base}/operator/tasks/${id}`);
+    await ada.page.getByText('Raw JSON editor').click();
+    await ada.page.locator('#result-json').fill(JSON.stringify(EXAMPLE_RESULT));
+    ada.page.once('dialog', (dialog) => void dialog.accept());
+    await ada.page.getByRole('button', { name: 'Deliver this JSON & sign receipt' }).click();
+    await ada.page.getByRole('button', { name: 'Sign and propose' }).click();
+    await ada.page.waitForURL(`${site.base}/operator/tasks/${id}?done=proposed`);
+    const key = await json(await api(t, 'POST', `/api/v1/admin/operators/${linus.operatorId}/keys`), 201);
+    const delivered = await json(
+      await api(t, 'POST', `/api/v1/admin/tasks/${id}/approvals`, { decision: 'approve' }, { authorization: `Bearer ${key.key as string}` }),
+      200,
+    );
+    expect(delivered).toMatchObject({ status: 'delivered', result: EXAMPLE_RESULT });
+    const operatorKeys = await (await fetch(`${t.url}/.well-known/operator-keys.json`)).json();
+    const jwks = await (await fetch(`${t.url}/.well-known/jwks.json`)).json();
+    const verdict = await verifyReceipt(delivered.receipt as string, { jwks, operatorKeys, expectedTaskId: id });
+    expect(verdict.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(verdict.approvals.map((a) => a.status)).toEqual(['signed', 'unsigned']);
+  });
+
+  it('publishes a removed passkey with its until, and logs each addition and removal as a signed operator_key leaf', async () => {
+    const t = site.apps[0] as TestApp;
+    const grace = ops[1] as (typeof ops)[0];
+    const listed = await json(await api(t, 'GET', `/api/v1/admin/operators/${grace.operatorId}/passkeys`), 200);
+    const passkeyId = (listed.passkeys as { passkey_id: string }[])[0]?.passkey_id ?? '';
+    expect((await api(t, 'DELETE', `/api/v1/admin/operators/${grace.operatorId}/passkeys/${passkeyId}`)).status).toBe(204);
+    const { keys } = (await (await fetch(`${t.url}/.well-known/operator-keys.json`)).json()) as { keys: { key_id: string; until: string | null }[] };
+    expect(keys.filter((k) => k.until !== null)).toHaveLength(1);
+    const jwks = createLocalJWKSet(await (await fetch(`${t.url}/.well-known/jwks.json`)).json());
+    const leaves = await t.store.db.selectFrom('log_leaves').select('data').where('task_id', 'is', null).orderBy('created_at').execute();
+    const payloads = await Promise.all(leaves.map(async (leaf) => (await jwtVerify(leaf.data, jwks)).payload));
+    const logged = payloads.filter((p) => p.kind === 'operator_key');
+    expect(logged).toHaveLength(4);
+    expect(logged.map((p) => p.until === null)).toEqual([true, true, true, false]);
+    expect(new Set(logged.map((p) => p.key_id))).toEqual(new Set(keys.map((k) => k.key_id)));
+    expect(JSON.stringify(logged)).not.toContain(grace.operatorId);
   });
 
   it('shows the Approve view on a phone without serious axe violations, with the notice when the team is too small', async () => {

@@ -1,7 +1,7 @@
-import { request as httpRequest } from 'node:http';
 import { describe, expect, it, vi } from 'vitest';
 import { patchOk, submit } from './operator.support.js';
 import { STORES, type TestApp, useTestApp, writeTask } from './support/app.js';
+import { byLane, header, type RawRead, rawRead } from './support/raw-reads.js';
 
 /**
  * The status read's fast lane (src/http/fast-reads.ts): a repeated read of an unchanged task is
@@ -11,33 +11,6 @@ import { STORES, type TestApp, useTestApp, writeTask } from './support/app.js';
  * writes X-Request-Id before the ETag.
  */
 
-interface RawRead {
-  status: number;
-  /** Header names (lower case) in the order they were sent, with their values. */
-  headers: [string, string][];
-  body: string;
-}
-
-function rawRead(t: TestApp, taskId: string, headers: Record<string, string> = {}): Promise<RawRead> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${t.url}/api/v1/tasks/${taskId}`, { headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const pairs: [string, string][] = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([(res.rawHeaders[i] ?? '').toLowerCase(), res.rawHeaders[i + 1] ?? '']);
-        resolve({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks).toString('utf8') });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-const header = (read: RawRead, name: string) => read.headers.find(([n]) => n === name)?.[1];
-const position = (read: RawRead, name: string) => read.headers.findIndex(([n]) => n === name);
-/** True when the fast lane answered (see above). */
-const byLane = (read: RawRead) => position(read, 'x-request-id') > position(read, 'etag');
 /** The headers that are the same for every answer to the same read. */
 const PER_REQUEST = new Set(['x-request-id', 'ratelimit-remaining', 'ratelimit-reset', 'date']);
 const fixed = (read: RawRead) => Object.fromEntries(read.headers.filter(([name]) => !PER_REQUEST.has(name)).sort(([a], [b]) => a.localeCompare(b)));

@@ -1,5 +1,5 @@
 import { createHash, verify as verifyBytes } from 'node:crypto';
-import { isSignatureError, type UntrustedSignatureCandidate, type VerifiedSignature, type Verifier, verifySignature } from 'http-message-sig';
+import { isSignatureError, SignatureErrorCode, type UntrustedSignatureCandidate, verifySignature } from 'http-message-sig';
 import type { Logger } from 'pino';
 import { type Dictionary, parseDictionary, parseItem, Token } from 'structured-headers';
 import { directoryUrlOf, invalidSignature } from '../domain/agents/directory.js';
@@ -34,6 +34,15 @@ export const CLOCK_SKEW_S = 30;
 const MAX_SIGNATURES = 4;
 /** Field values longer than this are refused before parsing. */
 const MAX_FIELD_CHARS = 8192;
+/** Signature-Agent values remembered with their directories; the oldest is dropped beyond. */
+const MAX_AGENT_FIELDS = 1000;
+/** What every signature must carry (http-message-sig's policy; `now` is added per request). */
+const POLICY = {
+  algorithms: ['ed25519'],
+  requiredComponents: ['@authority'],
+  requiredParameters: ['created', 'expires', 'keyid', 'tag'],
+  clockSkew: CLOCK_SKEW_S,
+} as const;
 
 /** The parts of a request a signature covers. */
 export interface SignedRequest {
@@ -66,6 +75,7 @@ export interface VerifierSettings {
 export class AgentVerifier {
   private readonly origin: string;
   private readonly nonces: NonceLedger;
+  private readonly agentFields = new Map<string, SignatureAgents>();
 
   constructor(private readonly settings: VerifierSettings) {
     this.origin = new URL(settings.baseUrl).origin;
@@ -74,65 +84,95 @@ export class AgentVerifier {
 
   /** The verified agent of a signed request, or 400 invalid_signature naming why. */
   async verify(request: SignedRequest): Promise<VerifiedAgent> {
-    const fields: { name: string; value: string }[] = [];
-    for (let i = 0; i + 1 < request.rawHeaders.length; i += 2) {
-      const value = request.rawHeaders[i + 1] ?? '';
-      if (value.length > MAX_FIELD_CHARS) throw invalidSignature(`the ${request.rawHeaders[i]} field is over ${MAX_FIELD_CHARS} characters`);
-      fields.push({ name: (request.rawHeaders[i] ?? '').toLowerCase(), value });
+    const { rawHeaders } = request;
+    let input: string | undefined;
+    let signature: string | undefined;
+    let agentField: string | undefined;
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+      const value = rawHeaders[i + 1] as string;
+      if (value.length > MAX_FIELD_CHARS) throw invalidSignature(`the ${rawHeaders[i]} field is over ${MAX_FIELD_CHARS} characters`);
+      const name = (rawHeaders[i] as string).toLowerCase();
+      if (name === 'signature-input') input = joined(input, value);
+      else if (name === 'signature') signature = joined(signature, value);
+      else if (name === 'signature-agent') agentField = joined(agentField, value);
     }
-    const field = (name: string) => {
-      const values = fields.filter((f) => f.name === name).map((f) => f.value);
-      return values.length === 0 ? undefined : values.join(', ');
-    };
-    const input = field('signature-input');
-    if (input === undefined || field('signature') === undefined) throw invalidSignature('Signature and Signature-Input are both required');
-    const labels = [...parsed(() => parseDictionary(input), 'Signature-Input').keys()];
-    if (labels.length === 0) throw invalidSignature('Signature-Input names no signature');
-    if (labels.length > MAX_SIGNATURES) throw invalidSignature(`more than ${MAX_SIGNATURES} signatures`);
-    const agentField = field('signature-agent');
+    if (input === undefined || signature === undefined) throw invalidSignature('Signature and Signature-Input are both required');
     if (agentField === undefined) throw invalidSignature('the Signature-Agent field (the key directory) is missing');
-    const agents = signatureAgents(agentField);
-
+    const agents = this.signatureAgents(agentField);
+    // The library copies and checks every field it is given: only those a signature may cover go
+    // in (a covered field is named as a quoted string in Signature-Input; a few more do no harm).
+    const fields: { name: string; value: string }[] = [];
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+      const name = (rawHeaders[i] as string).toLowerCase();
+      if (name === 'signature' || name === 'signature-input' || input.includes(`"${name}"`)) fields.push({ name, value: rawHeaders[i + 1] as string });
+    }
     const message = { kind: 'request' as const, method: request.method, targetUri: `${this.origin}${request.url}`, fields };
     const now = Math.floor(this.settings.clock.now().getTime() / 1000);
-    let agent: VerifiedAgent | undefined;
-    const nonces: { nonce: string; expires: number }[] = [];
-    for (const label of labels) {
-      let directory = '';
-      let verified: VerifiedSignature<Verifier>;
-      try {
-        verified = await verifySignature(message, {
-          label,
-          policy: {
-            algorithms: ['ed25519'],
-            requiredComponents: ['@authority'],
-            requiredParameters: ['created', 'expires', 'keyid', 'tag'],
-            clockSkew: CLOCK_SKEW_S,
-            now,
-          },
-          resolveVerifier: async (candidate) => {
-            const url = this.directoryOf(candidate, agents);
-            directory = url.host;
-            const key = await this.settings.directories.keyFor(url, String(candidate.parameters.keyid));
-            // node:crypto's one-shot Ed25519 verify: WebCrypto's runs on the thread pool, 3× slower a request.
-            return { algorithm: 'ed25519', verify: (data: Uint8Array, signature: Uint8Array) => verifyBytes(null, data, key, signature) };
-          },
-        });
-      } catch (error) {
-        throw reasonOf(error);
+    const checked: Checked[] = [];
+    try {
+      // One signature, the common case: the library finds its label, and Signature-Input is parsed once.
+      checked.push(await this.verifyOne(message, undefined, agents, now));
+    } catch (error) {
+      if (!(isSignatureError(error) && error.code === SignatureErrorCode.LabelRequired)) throw reasonOf(error);
+      // More than one (or none): each must verify, and all must name the same key.
+      const labels = [...parsed(() => parseDictionary(input), 'Signature-Input').keys()];
+      if (labels.length === 0) throw invalidSignature('Signature-Input names no signature');
+      if (labels.length > MAX_SIGNATURES) throw invalidSignature(`more than ${MAX_SIGNATURES} signatures`);
+      for (const label of labels) {
+        try {
+          checked.push(await this.verifyOne(message, label, agents, now));
+        } catch (failure) {
+          throw reasonOf(failure);
+        }
       }
-      const keyId = String(verified.parameters.keyid);
-      if (agent !== undefined && (agent.keyId !== keyId || agent.directory !== directory)) throw invalidSignature('the signatures name different keys');
-      agent = { keyId, directory };
-      const nonce = verified.parameters.nonce;
-      if (nonce !== undefined) nonces.push({ nonce: `${keyId}\n${String(nonce)}`, expires: Number(verified.parameters.expires) });
     }
-    for (const { nonce, expires } of nonces) {
-      const hash = createHash('sha256').update(nonce).digest('base64url');
+    const [first] = checked as [Checked, ...Checked[]];
+    for (const other of checked) {
+      if (other.agent.keyId !== first.agent.keyId || other.agent.directory !== first.agent.directory)
+        throw invalidSignature('the signatures name different keys');
+    }
+    for (const { agent, nonce, expires } of checked) {
+      if (nonce === undefined) continue;
+      const hash = createHash('sha256').update(`${agent.keyId}\n${nonce}`).digest('base64url');
       if (!(await this.nonces.claim(hash, new Date((expires + CLOCK_SKEW_S) * 1000)))) throw invalidSignature('the nonce was already used (a replay)');
     }
-    if (agent === undefined) throw invalidSignature('no signature');
-    return agent;
+    return first.agent;
+  }
+
+  /** One signature (`label`, or the only one), verified with http-message-sig. */
+  private async verifyOne(message: Parameters<typeof verifySignature>[0], label: string | undefined, agents: SignatureAgents, now: number): Promise<Checked> {
+    let directory = '';
+    const verified = await verifySignature(message, {
+      ...(label === undefined ? {} : { label }),
+      policy: { ...POLICY, now },
+      resolveVerifier: async (candidate) => {
+        const url = this.directoryOf(candidate, agents);
+        directory = url.host;
+        const key = await this.settings.directories.keyFor(url, String(candidate.parameters.keyid));
+        // node:crypto's one-shot Ed25519 verify: WebCrypto's runs on the thread pool, 3× slower a request.
+        return { algorithm: 'ed25519', verify: (data: Uint8Array, signature: Uint8Array) => verifyBytes(null, data, key, signature) };
+      },
+    });
+    const nonce = verified.parameters.nonce;
+    return {
+      agent: { keyId: String(verified.parameters.keyid), directory },
+      nonce: nonce === undefined ? undefined : String(nonce),
+      expires: Number(verified.parameters.expires),
+    };
+  }
+
+  /**
+   * `Signature-Agent` parsed, and the directory URL of each value worked out, remembered per
+   * field value: an agent sends the same one with every request.
+   */
+  private signatureAgents(value: string): SignatureAgents {
+    let agents = this.agentFields.get(value);
+    if (agents === undefined) {
+      agents = signatureAgents(value);
+      if (this.agentFields.size >= MAX_AGENT_FIELDS) this.agentFields.delete(this.agentFields.keys().next().value as string);
+      this.agentFields.set(value, agents);
+    }
+    return agents;
   }
 
   /** Checks the candidate's parameters that need no key, then the directory it names. */
@@ -148,20 +188,31 @@ export class AgentVerifier {
     const covered = candidate.components.find((c) => c.name === 'signature-agent');
     if (covered === undefined) throw invalidSignature('the signature-agent component is not covered');
     const member = covered.parameters.key;
-    let value: string | undefined;
-    if (member === undefined) value = agents.single;
-    else if (typeof member === 'string') value = agents.members.get(member);
-    if (value === undefined) throw invalidSignature('Signature-Agent does not name the directory the signature covers');
-    const url = directoryUrlOf(value);
+    let url: URL | null | undefined;
+    if (member === undefined) url = agents.single;
+    else if (typeof member === 'string') url = agents.members.get(member);
+    if (url === undefined) throw invalidSignature('Signature-Agent does not name the directory the signature covers');
     if (url === null) throw invalidSignature('Signature-Agent is not an http(s) URL');
     return url;
   }
 }
 
+/** One verified signature: whose key, and its nonce to claim. */
+interface Checked {
+  agent: VerifiedAgent;
+  nonce: string | undefined;
+  expires: number;
+}
+
+/** The directories a `Signature-Agent` field names: each value's URL, or null when it is not an http(s) URL. */
 interface SignatureAgents {
-  /** The String form's URL (web-bot-auth 0.1.x), or the Dictionary's one member. */
-  single: string | undefined;
-  members: Map<string, string>;
+  /** The String form's (web-bot-auth 0.1.x), or the Dictionary's one member. */
+  single: URL | null | undefined;
+  members: Map<string, URL | null>;
+}
+
+function joined(before: string | undefined, value: string): string {
+  return before === undefined ? value : `${before}, ${value}`;
 }
 
 /** `Signature-Agent` as a String (or Token) item, or as a Dictionary of them (the current draft). */
@@ -171,15 +222,15 @@ function signatureAgents(value: string): SignatureAgents {
     const [bare] = parseItem(value);
     const single = text(bare);
     if (single === undefined) throw invalidSignature('Signature-Agent must be a string or a dictionary of strings');
-    return { single, members: new Map() };
+    return { single: directoryUrlOf(single), members: new Map() };
   } catch (error) {
     if (error instanceof AppError) throw error;
   }
   const dictionary: Dictionary = parsed(() => parseDictionary(value), 'Signature-Agent');
-  const members = new Map<string, string>();
+  const members = new Map<string, URL | null>();
   for (const [name, member] of dictionary) {
     const url = Array.isArray(member[0]) ? undefined : text(member[0]);
-    if (url !== undefined) members.set(name, url);
+    if (url !== undefined) members.set(name, directoryUrlOf(url));
   }
   return { single: members.size === 1 ? [...members.values()][0] : undefined, members };
 }

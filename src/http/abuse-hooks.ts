@@ -1,11 +1,29 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isSigned } from '../abuse/agent-signatures.js';
 import { invitation, type Policies } from '../abuse/limits.js';
+import type { VerifiedAgent } from '../domain/caller.js';
 import { AppError } from '../domain/errors.js';
 import type { ServiceDeps } from '../services/context.js';
 import { clientAddressOf } from './client.js';
 import type { RequestStep, ResponseStep } from './pipeline.js';
 import { isDryRun } from './routes/public.js';
+
+const verifications = new WeakMap<IncomingMessage, Promise<VerifiedAgent>>();
+
+/**
+ * A signed request's verification, started once whichever asks first: the status read's fast lane
+ * (lanes/fast-reads.ts), which may then hand the request to the framework, or the `signed` hook.
+ * Verifying twice would refuse the request's own nonce as a replay.
+ */
+export function verificationOf(deps: ServiceDeps, request: IncomingMessage): Promise<VerifiedAgent> {
+  let verification = verifications.get(request);
+  if (verification === undefined) {
+    verification = deps.abuse.agents.verify({ method: request.method ?? 'GET', url: request.url ?? '/', rawHeaders: request.rawHeaders });
+    verifications.set(request, verification);
+  }
+  return verification;
+}
 
 /**
  * The HTTP side of abuse control, as steps of the request pipeline (pipeline.ts):
@@ -99,7 +117,7 @@ export function abuseSteps(
     signed: (request, reply, done) => {
       if (!isSigned(request.headers)) return done();
       const route = request.routeOptions.config ?? {};
-      deps.abuse.agents.verify({ method: request.method, url: request.url, rawHeaders: request.raw.rawHeaders }).then(
+      verificationOf(deps, request.raw).then(
         (agent) => {
           request.agent = agent;
           done(step(request, () => deps.abuse.agentHash(agent.keyId), deps.abuse.verified, reply, route));

@@ -12,6 +12,7 @@ from .async_client import AsyncHumanTaskClient
 from .client import HumanTaskClient
 from .errors import (
     AlreadyAnsweredError,
+    ApprovalNotAllowedError,
     CapacityReachedError,
     ClientBlockedError,
     DuplicateTaskError,
@@ -62,6 +63,7 @@ __all__ = [
     "HumanTaskError",
     "InternalError",
     "InvalidCursorError",
+    "ApprovalNotAllowedError",
     "InvalidSignatureError",
     "SignatureRequiredError",
     "InvalidJsonError",

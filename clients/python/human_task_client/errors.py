@@ -116,6 +116,10 @@ class AlreadyAnsweredError(HumanTaskError):
     """409 already_answered: the question has its answer (each question takes one)."""
 
 
+class ApprovalNotAllowedError(HumanTaskError):
+    """409 approval_not_allowed: an operator approving twice (the proposer included), or nothing proposed."""
+
+
 class InvalidSignatureError(HumanTaskError):
     """400 invalid_signature: the request's Web Bot Auth signature did not verify; ``details`` says why."""
 
@@ -157,6 +161,7 @@ _BY_CODE: dict[str, type[HumanTaskError]] = {
     "forbidden": ForbiddenError,
     "question_not_found": QuestionNotFoundError,
     "already_answered": AlreadyAnsweredError,
+    "approval_not_allowed": ApprovalNotAllowedError,
 }
 
 

@@ -37,6 +37,7 @@ export type ErrorCode =
   | 'duplicate_task'
   | 'invalid_transition'
   | 'already_answered'
+  | 'approval_not_allowed'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'validation_failed'
@@ -88,7 +89,7 @@ export interface TaskInput {
    */
   requester?: string;
   /**
-   * Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, when the operator asks a question (task.question), and when an accepted task passes its deadline (task.deadline_passed), instead of polling. Must not point at a private or loopback address; never returned.
+   * Optional https:// URL that receives a signed POST (Standard Webhooks, v1a Ed25519 signature; keys at /.well-known/jwks.json) when the task is accepted, delivered or rejected, when the operator asks a question (task.question), when an accepted task passes its deadline (task.deadline_passed), and at each approval of a task needing several (task.approval), instead of polling. Must not point at a private or loopback address; never returned.
    */
   callback_url?: string;
   /**
@@ -101,6 +102,10 @@ export interface TaskInput {
      */
     [k: string]: unknown | undefined;
   };
+  /**
+   * How many distinct operators must approve the deliverable before it is delivered, 1 to 5; default 1. With more than one, the task stays accepted while approvals are gathered (approvals: {required, given} on the task), and the receipt (receipt_version 3) lists each approval, signed by the operator’s passkey when they used one.
+   */
+  approvals?: number;
 }
 export interface SubmissionResponse {
   task_id: string;
@@ -154,7 +159,7 @@ export interface PublicTask {
   seen_by_operator_at: string | null;
   eta: string | null;
   /**
-   * Compact JWS (EdDSA, Ed25519); present once delivered. Keys: /.well-known/jwks.json. Payload (receipt_version 2): iss, sub, iat, task_id, task_type, delivery, deliverable_sha256, request_sha256, timeline, and attachments [{name, media_type, size, sha256}]; receipts issued before files existed are receipt_version 1, without attachments.
+   * Compact JWS (EdDSA, Ed25519); present once delivered. Keys: /.well-known/jwks.json. Payload (receipt_version 2): iss, sub, iat, task_id, task_type, delivery, deliverable_sha256, request_sha256, timeline, and attachments [{name, media_type, size, sha256}]; receipts issued before files existed are receipt_version 1, without attachments; a task submitted with approvals above 1 gets receipt_version 3, which also lists approvals [{key_id, at, attestation}] (passkey keys: /.well-known/operator-keys.json).
    */
   receipt?: string;
   /**
@@ -199,6 +204,19 @@ export interface PublicTask {
     answer: string | null;
     answered_at: string | null;
   }[];
+  /**
+   * Present when the request asked for more than one approval: delivered once given reaches required.
+   */
+  approvals?: {
+    /**
+     * How many distinct operators must approve (the request’s approvals).
+     */
+    required: number;
+    /**
+     * Approvals of the deliverable now proposed, the proposer’s included; 0 while nothing is proposed (and after a send-back).
+     */
+    given: number;
+  };
   /**
    * true while a question of the operator awaits your answer: answer it with POST /api/v1/tasks/{task_id}/questions/{question_id}/answer {answer} (MCP: answer_operator_question); the work waits for it.
    */
@@ -318,9 +336,9 @@ export interface ServicesPage {
  */
 export interface WebhookEvent {
   /**
-   * What happened: a status change, a question of the operator (task.question), or the deadline of an accepted task passed (task.deadline_passed).
+   * What happened: a status change, a question of the operator (task.question), the deadline of an accepted task passed (task.deadline_passed), or, on a task needing more than one approval, a proposal, an approval or a send-back (task.approval: data.approvals says where it stands).
    */
-  type: 'task.accepted' | 'task.delivered' | 'task.rejected' | 'task.question' | 'task.deadline_passed';
+  type: 'task.accepted' | 'task.delivered' | 'task.rejected' | 'task.question' | 'task.deadline_passed' | 'task.approval';
   /**
    * When it happened.
    */
@@ -382,9 +400,9 @@ export interface ReceiptPayload {
    */
   iat: number;
   /**
-   * 1: issued before attachments existed; 2: also binds `attachments` (possibly empty).
+   * 1: issued before attachments existed; 2: also binds `attachments` (possibly empty); 3: a task that needed more than one approval, also listing `approvals`.
    */
-  receipt_version: 1 | 2;
+  receipt_version: 1 | 2 | 3;
   task_id: string;
   task_type: string;
   delivery: string;
@@ -392,7 +410,39 @@ export interface ReceiptPayload {
   request_sha256: string;
   timeline: ReceiptTimeline;
   /**
-   * receipt_version 2 only: every delivered file, in the order the task lists them.
+   * receipt_version 2 and 3: every delivered file, in the order the task lists them.
    */
   attachments?: ReceiptAttachment[];
+  /**
+   * receipt_version 3 only: the approvals that delivered it, in the order given (the proposer’s first). Each attestation is a WebAuthn assertion whose challenge is the SHA-256 of the RFC 8785 JSON {task_id, request_sha256, deliverable_sha256} of this receipt.
+   *
+   * Items: One operator’s approval of the deliverable (receipt_version 3); operators stay anonymous.
+   */
+  approvals?: {
+    /**
+     * null for an approval given without a passkey.
+     */
+    key_id: string | null;
+    /**
+     * When the approval was given.
+     */
+    at: string;
+    /**
+     * The passkey’s assertion over the approval challenge; null when the operator was signed in with a key, not a passkey.
+     */
+    attestation: {
+      /**
+       * The WebAuthn authenticator data the passkey signed (base64url, no padding).
+       */
+      authenticator_data: string;
+      /**
+       * The WebAuthn client data JSON; its challenge is the approval challenge of this receipt (base64url, no padding).
+       */
+      client_data_json: string;
+      /**
+       * The passkey’s signature over authenticator_data followed by the SHA-256 of client_data_json (base64url, no padding).
+       */
+      signature: string;
+    } | null;
+  }[];
 }

@@ -116,6 +116,10 @@ export class QuestionNotFoundError extends HumanTaskError {
 export class AlreadyAnsweredError extends HumanTaskError {
   override readonly name = 'AlreadyAnsweredError';
 }
+/** 409 `approval_not_allowed`: an operator approving twice (the proposer included), or nothing proposed (admin API). */
+export class ApprovalNotAllowedError extends HumanTaskError {
+  override readonly name = 'ApprovalNotAllowedError';
+}
 /** 400 `invalid_signature`: the request's Web Bot Auth signature did not verify; `details` says why. */
 export class InvalidSignatureError extends HumanTaskError {
   override readonly name = 'InvalidSignatureError';
@@ -158,6 +162,7 @@ const BY_CODE: Record<ErrorCode, typeof HumanTaskError> = {
   forbidden: ForbiddenError,
   question_not_found: QuestionNotFoundError,
   already_answered: AlreadyAnsweredError,
+  approval_not_allowed: ApprovalNotAllowedError,
 };
 
 /** The error for a refusal: the class of its code, else a plain HumanTaskError. */

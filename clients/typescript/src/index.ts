@@ -26,6 +26,7 @@ export {
 } from './client.js';
 export {
   AlreadyAnsweredError,
+  ApprovalNotAllowedError,
   CapacityReachedError,
   ClientBlockedError,
   type ClientErrorCode,

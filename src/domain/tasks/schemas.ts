@@ -181,7 +181,8 @@ export const PublicTaskSchema = Type.Object(
       Type.String({
         description:
           'Compact JWS (EdDSA, Ed25519); present once delivered. Keys: /.well-known/jwks.json. Payload (receipt_version 2): iss, sub, iat, task_id, task_type, delivery, ' +
-          'deliverable_sha256, request_sha256, timeline, and attachments [{name, media_type, size, sha256}]; receipts issued before files existed are receipt_version 1, without attachments.',
+          'deliverable_sha256, request_sha256, timeline, and attachments [{name, media_type, size, sha256}]; receipts issued before files existed are receipt_version 1, without attachments; ' +
+          'a task submitted with approvals above 1 gets receipt_version 3, which also lists approvals [{key_id, at, attestation}] (passkey keys: /.well-known/operator-keys.json).',
       }),
     ),
     deliverable_sha256: Type.Optional(Type.String({ description: 'SHA-256 (hex) over the UTF-8 bytes of operator_notes; present once delivered.' })),

@@ -3,8 +3,10 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { isSigned } from '../../abuse/agent-signatures.js';
+import type { VerifiedAgent } from '../../domain/caller.js';
 import type { ServiceDeps } from '../../services/context.js';
 import { cachedTask } from '../../services/tasks/tasks.js';
+import { verificationOf } from '../abuse-hooks.js';
 import { clientAddressOf } from '../client.js';
 import { madeRepresentation, noneMatch } from '../conditional.js';
 import { requestIdFor } from '../guards.js';
@@ -33,7 +35,12 @@ import { holdSubmissions } from './submission-lane.js';
  *   goes to the framework, which answers as always (a read refused for its limit is then counted
  *   twice, which changes nothing: it is over the limit either way).
  * - What differs per request is made anew: the request id (guards.ts requestIdFor), the read
- *   limit's remaining count and reset (the same limiter, counting the read), Date.
+ *   limit's policy (the client's tier), remaining count and reset (the same limiter, counting the
+ *   read), Date.
+ * - A signed read (Web Bot Auth, docs/verified-agents.md) is verified first, by the same verifier
+ *   as the framework's hook and only once (abuse-hooks.ts verificationOf), and then counted by the
+ *   agent's key: a signed read costs an unsigned one plus the verification. One that does not
+ *   verify goes to the framework, which refuses it with the verification's reason.
  * - The request is counted in the same metrics series and, at log level info or below, logged
  *   with the framework's two lines ("incoming request", "request completed") and their fields.
  * `test/fast-reads.test.ts` compares the lane's answers and log lines with the framework's.
@@ -41,7 +48,16 @@ import { holdSubmissions } from './submission-lane.js';
 
 const PREFIX = STATUS_ROUTE.slice(0, STATUS_ROUTE.indexOf(':'));
 /** Headers made anew for every request, or by Node itself: never recorded. */
-const PER_REQUEST = new Set(['x-request-id', 'ratelimit-remaining', 'ratelimit-reset', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+const PER_REQUEST = new Set([
+  'x-request-id',
+  'ratelimit-policy',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+]);
 /** URLs recorded; the oldest is dropped beyond this (as many as the read cache keeps). */
 const MAX_RECORDED = 1000;
 
@@ -75,7 +91,9 @@ export interface FastReadsOptions {
 export function installFastReads(app: FastifyInstance, deps: ServiceDeps, options: FastReadsOptions): ResponseStep {
   const { countResponse, isOverCap, draining } = options;
   const entries = new Map<string, Entry>();
-  const { reads, clientHash } = deps.abuse;
+  const { reads, clientHash, agentHash } = deps.abuse;
+  const addressPolicy = deps.abuse.policies.read.policy;
+  const verifiedPolicy = deps.abuse.verified.read.policy;
   const addressOf = clientAddressOf(deps.config.trustProxy);
   const logRequests = deps.log.isLevelEnabled('info');
   const hostOf = requestHostOf(deps.config.trustProxy);
@@ -108,23 +126,30 @@ export function installFastReads(app: FastifyInstance, deps: ServiceDeps, option
     else entry.notModified = { headers, body: undefined };
   };
 
-  const answer = (request: IncomingMessage, response: ServerResponse): boolean => {
-    if (request.method !== 'GET' || draining()) return false;
+  /** The recording this request may be answered with, if any (see above). */
+  const recordingFor = (request: IncomingMessage): { url: string; recorded: Recorded } | undefined => {
+    if (request.method !== 'GET' || draining()) return undefined;
     const url = request.url ?? '';
     const entry = entries.get(url);
-    if (entry === undefined) return false;
+    if (entry === undefined) return undefined;
     const asked = request.headers;
-    // A signed request is verified, and counted by its key, by the framework (abuse-hooks.ts).
-    if (asked.prefer !== undefined || isOverCap(request.socket) || isSigned(asked)) return false;
+    if (asked.prefer !== undefined || isOverCap(request.socket)) return undefined;
     if (cachedTask(deps, url.slice(PREFIX.length)) !== entry.task) {
       entries.delete(url);
-      return false;
+      return undefined;
     }
     const recorded = noneMatch(asked['if-none-match'], entry.etag) ? entry.notModified : entry.ok;
-    if (recorded === undefined) return false;
+    return recorded === undefined ? undefined : { url, recorded };
+  };
+
+  /** Answers from the recording, counting the read against the client: its address, or the verified agent's key. */
+  const answer = (request: IncomingMessage, response: ServerResponse, agent?: VerifiedAgent): boolean => {
+    const found = recordingFor(request);
+    if (found === undefined) return false;
+    const { url, recorded } = found;
     const started = performance.now();
     const address = addressOf(request);
-    const verdict = reads.take(clientHash(address));
+    const verdict = reads.take(agent === undefined ? clientHash(address) : agentHash(agent.keyId));
     if (verdict.remaining < 0) return false;
     const status = recorded.body === undefined ? 304 : 200;
     const requestId = requestIdFor(request);
@@ -133,7 +158,17 @@ export function installFastReads(app: FastifyInstance, deps: ServiceDeps, option
       deps.log.info({ reqId: requestId, req }, 'incoming request');
     }
     const headers = recorded.headers.slice();
-    headers.push('x-request-id', requestId, 'ratelimit-remaining', String(verdict.remaining), 'ratelimit-reset', String(verdict.resetSeconds));
+    const policy = agent === undefined ? addressPolicy : verifiedPolicy;
+    headers.push(
+      'x-request-id',
+      requestId,
+      'ratelimit-policy',
+      policy,
+      'ratelimit-remaining',
+      String(verdict.remaining),
+      'ratelimit-reset',
+      String(verdict.resetSeconds),
+    );
     response.writeHead(status, headers);
     response.end(recorded.body);
     const elapsed = performance.now() - started;
@@ -150,7 +185,20 @@ export function installFastReads(app: FastifyInstance, deps: ServiceDeps, option
     app.server.on(
       'request',
       holdSubmissions((request, response) => {
-        if (!answer(request, response)) framework(request, response);
+        if (!isSigned(request.headers)) {
+          if (!answer(request, response)) framework(request, response);
+          return;
+        }
+        // A signed read the lane could answer: verified here (the framework reuses the outcome,
+        // abuse-hooks.ts verificationOf), then answered as any other, counted by the agent's key.
+        // A signature that does not verify, or a read the lane can no longer answer, goes on to the framework.
+        if (recordingFor(request) === undefined) return framework(request, response);
+        verificationOf(deps, request).then(
+          (agent) => {
+            if (!answer(request, response, agent)) framework(request, response);
+          },
+          () => framework(request, response),
+        );
       }),
     );
   }

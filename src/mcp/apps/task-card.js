@@ -169,6 +169,8 @@
     };
     if (next.eta && !FINAL[next.status]) fact('Expected by', when(next.eta));
     if (next.deadline) fact('Deadline', when(next.deadline));
+    // A task needing several operators to agree (approvals above 1): where the agreement stands.
+    if (next.approvals) fact('Approvals', next.approvals.given + ' of ' + next.approvals.required + ' approvals');
     if (next.status === 'rejected' && next.operator_notes) fact('Why', next.operator_notes);
     facts.hidden = facts.childNodes.length === 0;
     renderQuestion(next);

@@ -181,22 +181,14 @@ async function requireTask(deps: ServiceDeps, taskId: string): Promise<void> {
   if (!ANY_TASK_ID_PATTERN.test(taskId) || !(await findTask(deps.store.db, taskId))) throw taskNotFound(taskId);
 }
 
-/** What a change means to A2A: the news of a passed deadline changes no A2A state; a delivery brings the artifact first. */
-export type PushCause = 'change' | 'deadline_passed';
-
 /**
  * Queues the notifications of a change of `task` (the row after it) to each of its configs, in the
  * caller's transaction: a status update (the state with its message: a question, its answer, the
  * ETA, the reason of a rejection) and, once delivered, the deliverable as an artifact update before
- * it. A config whose receiver answered 410 Gone gets no more.
+ * it. A config whose receiver answered 410 Gone gets no more. Only for changes A2A reports: the
+ * caller decides (services/delivery/webhooks.ts: not for a passed deadline or an approval step).
  */
-export async function enqueuePushNotifications(
-  db: Db,
-  deps: Pick<ServiceDeps, 'clock' | 'webhookNudge' | 'config'>,
-  task: TaskRow,
-  cause: PushCause = 'change',
-): Promise<void> {
-  if (cause === 'deadline_passed') return;
+export async function enqueuePushNotifications(db: Db, deps: Pick<ServiceDeps, 'clock' | 'webhookNudge' | 'config'>, task: TaskRow): Promise<void> {
   const configs = await listPushConfigRows(db, task.id);
   if (configs.length === 0) return;
   const gone = await goneConfigIds(db, task.id);

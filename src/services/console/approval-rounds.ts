@@ -120,9 +120,16 @@ export async function proposalChanges(
   return { ...kept, proposal: JSON.stringify(proposal), approval_round: round, approvals_given: 1, approval_returned: null };
 }
 
-/** The approvals a receipt lists (receipt_version 3), in the order given. */
-export async function receiptApprovals(trx: Db, taskId: string, round: number): Promise<ReceiptApproval[]> {
-  const rows = await approvalsOf(trx, taskId, round);
+/**
+ * The approvals a receipt lists (receipt_version 3), in the order given: `order` names the approvers
+ * as the proposal recorded them (timestamps of one millisecond would not tell them apart).
+ */
+export async function receiptApprovals(trx: Db, taskId: string, round: number, order: string[]): Promise<ReceiptApproval[]> {
+  const rank = (row: ApprovalRow) => {
+    const at = order.indexOf(row.approver);
+    return at === -1 ? order.length : at;
+  };
+  const rows = (await approvalsOf(trx, taskId, round)).sort((a, b) => rank(a) - rank(b));
   return rows.map((row) => ({
     key_id: row.key_id,
     at: row.at,

@@ -139,7 +139,18 @@ async function approve(trx: Db, deps: ServiceDeps, actor: Actor, current: TaskRo
     now,
   );
   const changes: Partial<TaskRow> = { ...planned, approvals_given: given, proposal: null };
-  const next = await withReceipt(trx, deps, { ...current, ...changes }, now, await receiptApprovals(trx, current.id, proposal.round));
+  const next = await withReceipt(
+    trx,
+    deps,
+    { ...current, ...changes },
+    now,
+    await receiptApprovals(
+      trx,
+      current.id,
+      proposal.round,
+      recorded.approvals.map((a) => a.approver),
+    ),
+  );
   const written = await updateTaskIfStatus(
     trx,
     current.id,

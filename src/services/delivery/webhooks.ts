@@ -46,7 +46,8 @@ export async function enqueueTaskEvent(
   news?: TaskNewsEvent,
   occurrence?: string,
 ): Promise<void> {
-  await enqueuePushNotifications(db, deps, task, news === 'task.deadline_passed' ? 'deadline_passed' : 'change');
+  // A2A reports status changes and questions; a passed deadline or an approval step changes no A2A state.
+  if (news === undefined || news === 'task.question') await enqueuePushNotifications(db, deps, task);
   if (task.callback_url === null) return;
   const type = news ?? (Object.hasOwn(WEBHOOK_EVENTS, task.status) ? WEBHOOK_EVENTS[task.status as keyof typeof WEBHOOK_EVENTS] : undefined);
   if (type === undefined) return;

@@ -46,20 +46,29 @@ ${notes}</textarea>
  * The same step for a structured answer: the result as a table, and the SHA-256 of its canonical
  * JSON (the deliverable the receipt signs). Confirming posts that canonical JSON again.
  */
-export function deliverResultConfirmView(taskId: string, canonical: string, schema: unknown, session: Session): SafeHtml {
+export function deliverResultConfirmView(
+  taskId: string,
+  canonical: string,
+  schema: unknown,
+  session: Session,
+  sign?: { challenge: string; credential: string },
+): SafeHtml {
   return html`<div><a class="back" href="/operator/tasks/${taskId}">← Back to the task</a></div>
     <section class="card" aria-labelledby="confirm-heading">
-      <h1 id="confirm-heading">Deliver and sign the receipt?</h1>
-      <p>The answer below is frozen once delivered, and the receipt signs it.</p>
+      <h1 id="confirm-heading">${sign ? 'Propose and sign with your passkey?' : 'Deliver and sign the receipt?'}</h1>
+      <p>${sign ? 'Other operators approve this answer before it is delivered; your passkey signs it as your approval.' : 'The answer below is frozen once delivered, and the receipt signs it.'}</p>
+      <p id="passkey-status" class="flash error" role="alert" hidden></p>
       ${resultTable(JSON.parse(canonical), schema)}
       ${technical(deliverableSha256(canonical))}
-      <form class="action" method="post" action="/operator/tasks/${taskId}/result">
+      <form class="action" method="post" action="/operator/tasks/${taskId}/result" ${sign ? html`data-approve-challenge="${sign.challenge}" data-approve-credential="${sign.credential}"` : ''}>
         ${csrfField(session)}
         <input type="hidden" name="confirmed" value="1">
+        ${sign ? html`<input type="hidden" name="assertion" value=""><input type="hidden" name="result_source" value="json">` : ''}
         <textarea name="result_json" hidden aria-hidden="true" tabindex="-1">${canonical}</textarea>
         <div class="row end">
-          <button class="btn" type="submit" name="result_source" value="json">Confirm: deliver &amp; sign receipt</button>
+          <button class="btn" type="submit" name="result_source" value="json">${sign ? 'Sign and propose' : html`Confirm: deliver &amp; sign receipt`}</button>
         </div>
       </form>
-    </section>`;
+    </section>
+    ${sign ? PASSKEY_SCRIPTS : ''}`;
 }

@@ -6,6 +6,7 @@ import { resultProblems } from '../../../domain/answers/response-validator.js';
 import { canonicalJson } from '../../../domain/canonical.js';
 import { AppError, isAppError } from '../../../domain/errors.js';
 import { actorOf } from '../../../http/admin-auth.js';
+import { proposalChallenge } from '../../../services/console/approvals.js';
 import { holdAction } from '../../../services/console/held-actions.js';
 import { viewTask } from '../../../services/console/reads.js';
 import { checkPatchNow } from '../../../services/console/transitions.js';
@@ -15,7 +16,7 @@ import { flash } from '../layout.js';
 import { deliverResultConfirmView } from './deliver-confirm-view.js';
 import { parseResultForm, valueAt } from './result-form-parse.js';
 import type { ResultDraft } from './result-form-view.js';
-import { showTaskPage } from './task-routes.js';
+import { parsedAssertion, showTaskPage } from './task-routes.js';
 
 /**
  * The console's structured answers (docs/answers.md): the result form's own buttons (check, add or remove
@@ -70,7 +71,25 @@ async function deliverStructured(deps: ServiceDeps, kit: ConsoleKit, request: Fa
       new AppError('validation_failed', 'The answer could not be read; see the fields.', { details: read.problems }),
     );
   }
-  const patch = { status: 'delivered', result: read.value };
+  const patch: Record<string, unknown> = { status: 'delivered', result: read.value };
+  const credential = kit.session(request).credential;
+  // A passkey session proposes a deliverable needing several approvals signed (docs/approvals.md).
+  const assertion = credential.kind === 'passkey' ? text(form, 'assertion') : undefined;
+  if (assertion) patch.assertion = parsedAssertion(assertion);
+  else if (credential.kind === 'passkey' && text(form, 'confirmed') === '1') {
+    const canonical = canonicalJson(read.value);
+    const challenge = await proposalChallenge(deps, taskId, canonical);
+    if (challenge !== null) {
+      const sign = { challenge, credential: credential.id };
+      return kit.render(
+        reply,
+        kit.session(request),
+        'queue',
+        'Sign the proposal',
+        deliverResultConfirmView(taskId, canonical, schema, kit.session(request), sign),
+      );
+    }
+  }
   try {
     if (text(form, 'confirmed') !== '1') {
       await checkPatchNow(deps, taskId, patch);
@@ -90,7 +109,8 @@ async function deliverStructured(deps: ServiceDeps, kit: ConsoleKit, request: Fa
     if (!isAppError(error) || error.code === 'task_not_found') throw error;
     return show(deps, kit, request, reply, taskId, { ...draft, problems: (error.extras.details as string[] | undefined) ?? [] }, error);
   }
-  return reply.redirect(`/operator/tasks/${encodeURIComponent(taskId)}?done=delivered`, 303);
+  const proposed = (await proposalChallenge(deps, taskId, '')) !== null;
+  return reply.redirect(`/operator/tasks/${encodeURIComponent(taskId)}?done=${proposed ? 'proposed' : 'delivered'}`, 303);
 }
 
 /** Adds an empty row to the array at `pointer`, or removes the row a pointer names. */

@@ -313,7 +313,7 @@ function patchFor(action: TaskAction, form: Form, now: Date): Record<string, unk
 }
 
 /** The assertion field of a signed proposal: the JSON the page's script put there (anything else is refused by the service). */
-function parsedAssertion(value: string): unknown {
+export function parsedAssertion(value: string): unknown {
   try {
     return JSON.parse(value);
   } catch {

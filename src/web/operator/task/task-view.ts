@@ -165,10 +165,12 @@ function actions(options: TaskViewOptions): SafeHtml {
   if (task.status === 'accepted' && task.response_schema !== null) return structuredDeliver(options, task.response_schema);
   if (task.status === 'accepted') {
     const notes = draft.notes ?? task.operator_notes ?? '';
+    // A task needing several approvals: delivering proposes (docs/approvals.md).
+    const proposes = task.approvals !== undefined;
     return html`<section class="card" aria-labelledby="act">
-      <h2 id="act">Deliver</h2>
+      <h2 id="act">${proposes ? 'Propose the deliverable' : 'Deliver'}</h2>
       ${withdrawForm(task, session)}
-      <form class="action" method="post" action="/operator/tasks/${task.task_id}/deliver" data-confirm="Deliver and sign the receipt? The notes are frozen once delivered.">
+      <form class="action" method="post" action="/operator/tasks/${task.task_id}/deliver" data-confirm="${proposes ? 'Propose this deliverable? Other operators approve it before it is delivered.' : 'Deliver and sign the receipt? The notes are frozen once delivered.'}">
         ${csrfField(session)}
         <input type="hidden" name="confirmed" value="0" data-confirmed>
         <div class="field">
@@ -179,7 +181,7 @@ ${notes}</textarea>
         </div>
         <div class="row end">
           <button class="btn secondary" type="submit" formaction="/operator/tasks/${task.task_id}/notes" data-no-confirm>Save draft</button>
-          <button class="btn" type="submit">Deliver &amp; sign receipt</button>
+          <button class="btn" type="submit">${proposes ? 'Propose for approval' : html`Deliver &amp; sign receipt`}</button>
         </div>
       </form>
     </section>`;
