@@ -93,6 +93,48 @@ describe.each(STORES)('A2A and verified agents on %s', (store) => {
   });
 });
 
+describe('A2A held requests and callers that go away', () => {
+  const t = useTestApp({ store: 'sqlite' });
+
+  it('releases a blocking send and a stream on the server as soon as their caller disconnects', async () => {
+    const text = uniqueDescription();
+    const answer = await postJson(
+      `${t.url}/a2a`,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId: 'held-1', role: 'ROLE_USER', parts: [{ text }] }, configuration: { returnImmediately: true } },
+      },
+      { 'a2a-version': '1.0' },
+    );
+    const id = (((await answer.json()) as Json).result as { task: { id: string } }).task.id;
+    const before = t.deps.waits.size;
+    const aborts = [new AbortController(), new AbortController()];
+    const bodies = [
+      { jsonrpc: '2.0', id: 2, method: 'SubscribeToTask', params: { id } },
+      // The same message again, blocking: the task it created, held until final.
+      { jsonrpc: '2.0', id: 3, method: 'SendMessage', params: { message: { messageId: 'held-1', role: 'ROLE_USER', parts: [{ text }] } } },
+    ];
+    const pending = bodies.map((body, i) =>
+      fetch(`${t.url}/a2a`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+        body: JSON.stringify(body),
+        signal: aborts[i]?.signal,
+      }).then(
+        (res) => res.body?.getReader().read(),
+        () => undefined,
+      ),
+    );
+    // The stream answers its Task at once; both are then held.
+    await expect.poll(() => t.deps.waits.size, { timeout: 5000 }).toBe(before + 2);
+    for (const abort of aborts) abort.abort();
+    await Promise.allSettled(pending);
+    await expect.poll(() => t.deps.waits.size, { timeout: 5000 }).toBe(before);
+  });
+});
+
 describe('A2A and the read limit', () => {
   const t = useTestApp({ store: 'sqlite', limits: 'production', env: { READ_LIMIT_PER_MINUTE: '3' } });
 

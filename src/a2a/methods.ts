@@ -21,7 +21,7 @@ export interface MethodContext {
   deps: ServiceDeps;
   caller: () => Caller;
   /** The held response: the hold ends when it closes. */
-  closes: Closable & { destroyed?: boolean };
+  closes: Closable;
 }
 
 export type MethodOutcome = { result: unknown } | { stream: AsyncGenerator<StreamItem> };

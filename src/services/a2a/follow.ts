@@ -24,19 +24,34 @@ const BLOCKING_SLICE_MS = 5 * 60_000;
  * The task once it is final or INPUT_REQUIRED, or as it is when the caller goes away (`closes`)
  * or held requests have no room left (then at once).
  */
-export async function awaitStopState(deps: ServiceDeps, taskId: string, closes: Closable & { destroyed?: boolean }): Promise<Task> {
-  for (;;) {
-    let full = false;
-    const task = await waitForChange(deps, taskId, {
-      timeoutMs: BLOCKING_SLICE_MS,
-      unchanged: (latest) => !isStopState(a2aState(latest)),
-      closes,
-      whenFull: () => {
-        full = true;
-      },
-    });
-    if (full || isStopState(a2aState(task)) || closes.destroyed === true || deps.waits.closed) return task;
+export async function awaitStopState(deps: ServiceDeps, taskId: string, closes: Closable): Promise<Task> {
+  const caller = presence(closes);
+  try {
+    for (;;) {
+      let full = false;
+      const task = await waitForChange(deps, taskId, {
+        timeoutMs: BLOCKING_SLICE_MS,
+        unchanged: (latest) => !isStopState(a2aState(latest)),
+        closes,
+        whenFull: () => {
+          full = true;
+        },
+      });
+      if (full || isStopState(a2aState(task)) || caller.gone || deps.waits.closed) return task;
+    }
+  } finally {
+    caller.release();
   }
+}
+
+/** Whether the held response closed (the caller went away) since this was called. */
+function presence(closes: Closable): { readonly gone: boolean; release: () => void } {
+  const state = { gone: false, release: () => closes.off('close', onClose) };
+  const onClose = () => {
+    state.gone = true;
+  };
+  closes.on('close', onClose);
+  return state;
 }
 
 /** What a stream writes: an event, or a heartbeat comment. */
@@ -53,28 +68,37 @@ export async function* followTask(
   deps: ServiceDeps,
   first: Task,
   contextId: string,
-  options: MappingOptions & { closes: Closable & { destroyed?: boolean } },
+  options: MappingOptions & { closes: Closable },
 ): AsyncGenerator<StreamItem> {
   const mapping = { baseUrl: options.baseUrl };
-  yield { event: { task: toA2ATask(first, contextId, { ...mapping, historyLength: options.historyLength }) } };
-  let known = first;
-  const ends = (task: Task) => isFinalState(a2aState(task)) || (task !== first && isStopState(a2aState(task)));
-  while (!ends(known)) {
-    if (options.closes.destroyed === true || deps.waits.closed) return;
-    let full = false;
-    const latest = await waitForChange(deps, known.task_id, {
-      timeoutMs: HEARTBEAT_MS,
-      // Unchanged for the subscriber while it would be told nothing (the same state, message and artifact).
-      unchanged: (task) => changeEvents(known, task, contextId, mapping).length === 0,
-      closes: options.closes,
-      whenFull: () => {
-        full = true;
-      },
-    });
-    if (full) return;
-    const events = changeEvents(known, latest, contextId, mapping);
-    if (events.length === 0) yield { heartbeat: true };
-    for (const event of events) yield { event };
-    known = latest;
+  const caller = presence(options.closes);
+  try {
+    yield* follow();
+  } finally {
+    caller.release();
+  }
+
+  async function* follow(): AsyncGenerator<StreamItem> {
+    yield { event: { task: toA2ATask(first, contextId, { ...mapping, historyLength: options.historyLength }) } };
+    let known = first;
+    const ends = (task: Task) => isFinalState(a2aState(task)) || (task !== first && isStopState(a2aState(task)));
+    while (!ends(known)) {
+      if (caller.gone || deps.waits.closed) return;
+      let full = false;
+      const latest = await waitForChange(deps, known.task_id, {
+        timeoutMs: HEARTBEAT_MS,
+        // Unchanged for the subscriber while it would be told nothing (the same state, message and artifact).
+        unchanged: (task) => changeEvents(known, task, contextId, mapping).length === 0,
+        closes: options.closes,
+        whenFull: () => {
+          full = true;
+        },
+      });
+      if (full) return;
+      const events = changeEvents(known, latest, contextId, mapping);
+      if (events.length === 0) yield { heartbeat: true };
+      for (const event of events) yield { event };
+      known = latest;
+    }
   }
 }
