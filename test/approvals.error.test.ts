@@ -29,6 +29,18 @@ describe.each(STORES)('approvals refused on %s', (store) => {
     for (const approvals of [1, 5]) expect((await postJson(`${t.url}/api/v1/tasks`, validTask({ approvals }))).status).toBe(202);
   });
 
+  it('documents the route in OpenAPI with its contract errors', async () => {
+    const doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as {
+      paths: Record<string, { post?: { responses: Record<string, { $ref?: string }> } }>;
+      components: { responses: Record<string, { description: string }> };
+    };
+    const responses = doc.paths['/api/v1/admin/tasks/{task_id}/approvals']?.post?.responses ?? {};
+    const described = (status: string) => doc.components.responses[(responses[status]?.$ref ?? '').split('/').at(-1) ?? '']?.description ?? '';
+    expect(described('409')).toContain('approval_not_allowed');
+    expect(described('400')).toContain('invalid_signature');
+    expect(Object.keys(responses)).toEqual(expect.arrayContaining(['200', '401', '403', '404', '422']));
+  });
+
   it('refuses bad decisions: unknown decision, a send-back without reason, unknown fields, not an object, an unknown task', async () => {
     const a = await newOperator(t);
     const id = await proposed(t, a, 2);

@@ -101,7 +101,15 @@ export async function registerAdminRoutes(server: FastifyInstance, deps: Service
     '/api/v1/admin/tasks/:task_id/approvals',
     {
       onRequest,
-      config: { kind: 'admin', role: 'operator' },
+      config: {
+        kind: 'admin',
+        role: 'operator',
+        errors: {
+          400: ['invalid_json', 'malformed_request', 'invalid_signature'],
+          403: ['forbidden'],
+          409: ['approval_not_allowed', 'invalid_transition'],
+        },
+      },
       schema: {
         operationId: 'adminDecideApproval',
         summary: 'Approve the proposed deliverable of a task needing more than one approval, or send it back with a reason',
