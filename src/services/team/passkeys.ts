@@ -229,10 +229,12 @@ export async function verifyApprovalAssertion(
       expectedOrigin: origin,
       expectedRPID: rpID,
       expectedType: 'webauthn.get',
+      // Not the stored counter: a proposal held for undo is checked when it commits, possibly after
+      // the same passkey signed something else. An assertion counts once by its own hash instead.
       credential: {
         id: passkey.credential_id,
         publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')),
-        counter: passkey.counter,
+        counter: 0,
         transports: JSON.parse(passkey.transports) as string[],
       },
       requireUserVerification: false,
@@ -241,7 +243,7 @@ export async function verifyApprovalAssertion(
     throw refusedSignature(error instanceof Error ? error.message.slice(0, 200) : 'unreadable assertion.');
   }
   if (!verified.verified) throw refusedSignature('the signature does not match.');
-  await updatePasskeyCounter(db, passkey.credential_id, verified.authenticationInfo.newCounter);
+  if (verified.authenticationInfo.newCounter > passkey.counter) await updatePasskeyCounter(db, passkey.credential_id, verified.authenticationInfo.newCounter);
   const inner = response.response;
   return {
     keyId,
