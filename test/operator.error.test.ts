@@ -100,7 +100,7 @@ describe.each(STORES)('operator transitions and refusals on %s', (store) => {
     const body = (await res.json()) as { error: string; details: string[] };
     expect(body.error).toBe('validation_failed');
     expect(body.details).toEqual([
-      'notes is not a field of this request (use status, eta, operator_notes, result, assignee)',
+      'notes is not a field of this request (use status, eta, operator_notes, result, assignee, assertion)',
       'status must be one of: submitted, accepted, delivered, rejected',
       'eta must be an ISO 8601 date-time, e.g. 2030-01-31T17:00:00Z',
       'operator_notes must be a string',
