@@ -204,24 +204,19 @@ export async function enqueuePushNotifications(db: Db, deps: Pick<ServiceDeps, '
   for (const config of configs) {
     if (gone.has(config.id)) continue;
     for (const event of events) {
-      await insertWebhookEvent(db, {
-        id: newEventId(now),
-        task_id: task.id,
-        // One row per change, kind and config: the same change cannot be queued twice.
-        event: `a2a.${event.kind}/${config.id}/${task.updated_at}`,
-        url: config.url,
-        body: JSON.stringify(event.body),
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: iso(now),
-        locked_until: null,
-        claim_token: null,
-        last_status_code: null,
-        last_error: null,
-        created_at: iso(now),
-        delivered_at: null,
-        push_config_id: config.id,
-      });
+      await insertWebhookEvent(
+        db,
+        {
+          id: newEventId(now),
+          task_id: task.id,
+          // One row per change, kind and config: the same change cannot be queued twice.
+          event: `a2a.${event.kind}/${config.id}/${task.updated_at}`,
+          url: config.url,
+          body: JSON.stringify(event.body),
+          push_config_id: config.id,
+        },
+        iso(now),
+      );
       queued += 1;
     }
   }

@@ -2,7 +2,7 @@ import { type AppError, validationFailed } from '../../domain/errors.js';
 import { CONTEXT_ID_PATTERN } from '../../domain/ids.js';
 import type { PublicTask } from '../../domain/tasks/schemas.js';
 import { iso, parseDateTime } from '../../domain/time.js';
-import { countListedTasks, findContextId, findContextIds, listAgentTasks, listContextTasks, toPublicTask } from '../../store/tasks/tasks-repo.js';
+import { countListedTasks, findContextId, listAgentTasks, listContextTasks, toPublicTask } from '../../store/tasks/tasks-repo.js';
 import type { Caller, ServiceDeps } from '../context.js';
 import { openToken, signToken } from '../runtime/signed-token.js';
 import { getTask } from '../tasks/tasks.js';
@@ -85,20 +85,10 @@ export async function listA2ATasks(deps: ServiceDeps, caller: Caller, request: L
     position = { updated_at: parsed[0], id: parsed[1] };
   }
   const page = { after: position, status: state === undefined ? undefined : STATUS_OF_STATE[state], limit: pageSize + 1 };
-  const rows =
-    contextId !== undefined
-      ? await listContextTasks(deps.store.db, contextId, page)
-      : (await listAgentTasks(deps.store.db, agentKeyId ?? '', page)).map((row) => ({ ...row, context_id: '' }));
+  const rows = contextId !== undefined ? await listContextTasks(deps.store.db, contextId, page) : await listAgentTasks(deps.store.db, agentKeyId ?? '', page);
   const served = rows.slice(0, pageSize);
   const last = served.at(-1);
   const more = rows.length > pageSize && last !== undefined;
-  const contexts =
-    contextId === undefined
-      ? await contextsOf(
-          deps,
-          served.map((row) => row.id),
-        )
-      : undefined;
   const mapping = { baseUrl: deps.config.baseUrl, historyLength: request.historyLength };
   const since = after === undefined ? undefined : iso(after);
   const tasks: A2ATask[] = [];
@@ -106,7 +96,7 @@ export async function listA2ATasks(deps: ServiceDeps, caller: Caller, request: L
     const task = toPublicTask(row);
     if (state !== undefined && a2aState(task) !== state) continue;
     if (since !== undefined && task.updated_at < since) continue;
-    const a2a = toA2ATask(task, contexts?.get(row.id) ?? row.context_id, mapping);
+    const a2a = toA2ATask(task, row.context_id, mapping);
     if (request.includeArtifacts !== true) delete a2a.artifacts;
     tasks.push(a2a);
   }
@@ -121,10 +111,4 @@ export async function listA2ATasks(deps: ServiceDeps, caller: Caller, request: L
 
 function invalidList(detail: string): AppError {
   return validationFailed([detail], 'The ListTasks request has invalid fields; see details.');
-}
-
-async function contextsOf(deps: ServiceDeps, ids: string[]): Promise<Map<string, string>> {
-  const map = new Map<string, string>();
-  for (const row of await findContextIds(deps.store.db, ids)) map.set(row.id, row.context_id);
-  return map;
 }

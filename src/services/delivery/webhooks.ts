@@ -55,22 +55,11 @@ export async function enqueueTaskEvent(
   if (await taskWebhooksGone(db, task.id)) return;
   const now = deps.clock.now();
   const body = JSON.stringify({ type, timestamp: iso(now), data: toPublicTask(task) });
-  await insertWebhookEvent(db, {
-    id: newEventId(now),
-    task_id: task.id,
-    event: occurrence === undefined ? type : `${type}:${occurrence}`,
-    url: task.callback_url,
-    body,
-    status: 'pending',
-    attempts: 0,
-    next_attempt_at: iso(now),
-    locked_until: null,
-    claim_token: null,
-    last_status_code: null,
-    last_error: null,
-    created_at: iso(now),
-    delivered_at: null,
-  });
+  await insertWebhookEvent(
+    db,
+    { id: newEventId(now), task_id: task.id, event: occurrence === undefined ? type : `${type}:${occurrence}`, url: task.callback_url, body },
+    iso(now),
+  );
   whenCommitted(db, () => deps.webhookNudge.fire());
 }
 

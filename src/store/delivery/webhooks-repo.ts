@@ -16,8 +16,23 @@ export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
 export const WEBHOOK_STATUSES = ['pending', 'delivered', 'failed', 'gone'] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 
-/** Queues an event; a second event of the same kind for the same task is ignored. */
-export async function insertWebhookEvent(db: Db, row: Insertable<WebhookOutboxTable>): Promise<void> {
+/** What a caller decides of a queued event; the rest starts as every new event's (pending, due now). */
+export type NewWebhookEvent = Pick<Insertable<WebhookOutboxTable>, 'id' | 'task_id' | 'event' | 'url' | 'body' | 'push_config_id'>;
+
+/** Queues an event, due at `at`; a second event of the same kind for the same task is ignored. */
+export async function insertWebhookEvent(db: Db, event: NewWebhookEvent, at: string): Promise<void> {
+  const row: Insertable<WebhookOutboxTable> = {
+    ...event,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: at,
+    locked_until: null,
+    claim_token: null,
+    last_status_code: null,
+    last_error: null,
+    created_at: at,
+    delivered_at: null,
+  };
   await db
     .insertInto('webhook_outbox')
     .values(row)

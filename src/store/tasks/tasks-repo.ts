@@ -680,32 +680,20 @@ export async function filteredTasks(
   return query.orderBy(column, 'asc').orderBy('id', 'asc').limit(options.limit).execute();
 }
 
+/** A page of tasks down one of the listing indexes: newest update first, after the position `after`. */
+interface TaskPage {
+  after?: { updated_at: string; id: string } | undefined;
+  status?: string | undefined;
+  limit: number;
+}
+
 /**
  * One page of a verified agent's tasks (migration 295), newest update first, after the position
  * `after`: down the partial index (agent_key_id, updated_at, id), so a page reads its own rows
  * whatever the agent's history. A status filter is applied on the way down the same index.
  */
-export async function listAgentTasks(
-  db: Db,
-  keyId: string,
-  page: { after?: { updated_at: string; id: string } | undefined; status?: string | undefined; limit: number },
-): Promise<PublicTaskRow[]> {
-  const { after, status } = page;
-  return db
-    .selectFrom('tasks')
-    .select([...PUBLIC_COLUMNS])
-    .where('agent_key_id', '=', keyId)
-    .$if(status !== undefined, (q) => q.where('status', '=', status ?? ''))
-    .$if(after !== undefined, (q) =>
-      q.where((eb) =>
-        eb.or([eb('updated_at', '<', after?.updated_at ?? ''), eb.and([eb('updated_at', '=', after?.updated_at ?? ''), eb('id', '<', after?.id ?? '')])]),
-      ),
-    )
-    .orderBy('agent_key_id', 'desc')
-    .orderBy('updated_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .execute();
+export function listAgentTasks(db: Db, keyId: string, page: TaskPage): Promise<(PublicTaskRow & { context_id: string })[]> {
+  return pageDownIndex(db, 'agent_key_id', keyId, page);
 }
 
 /** A task's A2A contextId (migration 300); undefined when no task has that id. */
@@ -724,23 +712,24 @@ export async function contextExists(db: Db, contextId: string): Promise<boolean>
  * One page of the tasks of an A2A context (migration 300), newest update first, after `after`:
  * down the index (context_id, updated_at, id), so a page reads its own rows whatever the history.
  */
-export async function listContextTasks(
-  db: Db,
-  contextId: string,
-  page: { after?: { updated_at: string; id: string } | undefined; status?: string | undefined; limit: number },
-): Promise<(PublicTaskRow & { context_id: string })[]> {
+export function listContextTasks(db: Db, contextId: string, page: TaskPage): Promise<(PublicTaskRow & { context_id: string })[]> {
+  return pageDownIndex(db, 'context_id', contextId, page);
+}
+
+/** The two listings above: equality on the index's first column, then (updated_at, id) descending from `after`. */
+function pageDownIndex(db: Db, column: 'agent_key_id' | 'context_id', value: string, page: TaskPage): Promise<(PublicTaskRow & { context_id: string })[]> {
   const { after, status } = page;
   return db
     .selectFrom('tasks')
     .select([...PUBLIC_COLUMNS, 'context_id'])
-    .where('context_id', '=', contextId)
+    .where(column, '=', value)
     .$if(status !== undefined, (q) => q.where('status', '=', status ?? ''))
     .$if(after !== undefined, (q) =>
       q.where((eb) =>
         eb.or([eb('updated_at', '<', after?.updated_at ?? ''), eb.and([eb('updated_at', '=', after?.updated_at ?? ''), eb('id', '<', after?.id ?? '')])]),
       ),
     )
-    .orderBy('context_id', 'desc')
+    .orderBy(column, 'desc')
     .orderBy('updated_at', 'desc')
     .orderBy('id', 'desc')
     .limit(page.limit)
@@ -763,10 +752,4 @@ export async function countListedTasks(db: Db, scope: { contextId: string } | { 
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .executeTakeFirst();
   return Number(row?.n ?? 0);
-}
-
-/** The contextIds of some tasks (one statement). */
-export async function findContextIds(db: Db, ids: string[]): Promise<{ id: string; context_id: string }[]> {
-  if (ids.length === 0) return [];
-  return db.selectFrom('tasks').select(['id', 'context_id']).where('id', 'in', ids).execute();
 }
