@@ -231,3 +231,29 @@ describe.each(STORES)('A2A errors on %s', (store) => {
     });
   });
 });
+
+describe.each(STORES)('A2A submissions past the quota on %s', (store) => {
+  // The contract's own limit: one status_poll task a day per client (no RELAXED value here).
+  const t = useTestApp({ store, env: { STATUS_POLL_LIMIT_PER_DAY: '1' } });
+  const message = (text: string) => ({
+    message: { messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }] },
+    configuration: { returnImmediately: true },
+  });
+
+  it('answers the second status_poll task of the day -32050 with retry_after_seconds, and 429 with the contract body over HTTP+JSON', async () => {
+    const first = await postJson(`${t.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: message(uniqueDescription()) }, V1);
+    expect(((await first.json()) as Json).result).toBeDefined();
+    const second = await postJson(`${t.url}/a2a`, { jsonrpc: '2.0', id: 2, method: 'SendMessage', params: message(uniqueDescription()) }, V1);
+    const error = ((await second.json()) as Json).error as { code: number; data: { error: string; retry_after_seconds: number } };
+    expect(error).toMatchObject({ code: -32050, data: { error: 'rate_limited' } });
+    expect(error.data.retry_after_seconds).toBeGreaterThan(0);
+    expect(Number(second.headers.get('retry-after'))).toBe(error.data.retry_after_seconds);
+    const rest = await postJson(`${t.url}/a2a/v1/message:send`, message(uniqueDescription()), V1);
+    expect(rest.status).toBe(429);
+    expect(await rest.json()).toMatchObject({ error: 'rate_limited' });
+    const counted = (await (await fetch(`${t.url}/api/v1/admin/tasks?limit=10`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } })).json()) as {
+      tasks: unknown[];
+    };
+    expect(counted.tasks).toHaveLength(1);
+  });
+});
