@@ -66,6 +66,9 @@ async function verifying<T>(verify: () => Promise<T>): Promise<T> {
   }
 }
 
+/** COSE algorithms a passkey may use: EdDSA (Ed25519), ES256 (P-256) and RS256, in that order of preference. */
+const PUBLISHABLE_PASSKEY_ALGORITHMS = [-8, -7, -257];
+
 /** The operator of a usable invite (unused, unexpired, operator enabled); 404 otherwise. */
 export async function invitedOperator(deps: ServiceDeps, token: string): Promise<OperatorRow> {
   const invite = /^[A-Za-z0-9_-]{43}$/.test(token) ? await findInvite(deps.store.db, sha256Hex(token)) : undefined;
@@ -105,6 +108,11 @@ export async function registrationOptions(deps: ServiceDeps, token: string): Pro
     attestationType: 'none',
     excludeCredentials: existing.map((p) => ({ id: p.credential_id, transports: JSON.parse(p.transports) as string[] })),
     authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+    // Only the key types every verifier of a signed approval can check offline (WebCrypto in the
+    // TypeScript client and the browser, `cryptography` in Python) and operator-keys.json can
+    // publish. The library's default adds ML-DSA where the runtime has it (Node 24), and
+    // Chromium then makes an ML-DSA-44 passkey whose approvals no verifier could check.
+    supportedAlgorithmIDs: PUBLISHABLE_PASSKEY_ALGORITHMS,
   });
   return { challenge_id: await newChallenge(deps, options.challenge), options };
 }
